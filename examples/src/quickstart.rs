@@ -1,0 +1,2 @@
+//! Quickstart on the embedded engine (being written).
+fn main() {}

@@ -1,0 +1,1 @@
+//! Key codecs (being written).

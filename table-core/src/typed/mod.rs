@@ -1,0 +1,1 @@
+//! Typed entity traits (being written).

@@ -1,0 +1,370 @@
+//! The service's rules for names, keys, values and entity sizes, checked before any request.
+//!
+//! Limits follow the real service (protocol doc section 9), not Azurite's laxer checks. Sizes
+//! are counted as the service counts them: strings in UTF-16 code units, entity size by the
+//! published formula `4 + 2 * len(PK + RK) + Σ (8 + 2 * len(name) + size(value))`, where a
+//! string or binary value also pays a 4-byte length prefix.
+
+use crate::datetime::{max_datetime, min_datetime};
+use crate::entity::Entity;
+use crate::error::{KeyName, Result, Violation};
+use crate::value::{Value, utf16_len};
+
+/// Longest `PartitionKey` or `RowKey`, in UTF-16 code units.
+pub const MAX_KEY_LEN: usize = 1024;
+/// Longest property name, in characters.
+pub const MAX_PROPERTY_NAME_LEN: usize = 255;
+/// Largest property value, in bytes as the service counts them (strings: 2 per UTF-16 unit).
+pub const MAX_PROPERTY_VALUE_SIZE: usize = 64 * 1024;
+/// Largest entity, in bytes as the service counts them.
+pub const MAX_ENTITY_SIZE: usize = 1024 * 1024;
+/// Most properties on one entity, including `PartitionKey`, `RowKey` and `Timestamp`.
+pub const MAX_PROPERTIES: usize = 255;
+/// Number of system properties counted toward [`MAX_PROPERTIES`].
+pub const SYSTEM_PROPERTIES: usize = 3;
+/// Names a custom property may not take.
+pub const RESERVED_PROPERTY_NAMES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];
+
+/// Reason text of a table name whose length is out of range (mapped to `OutOfRangeInput`).
+pub const TABLE_NAME_LENGTH: &str = "it must be 3 to 63 characters long";
+
+/// Checks a `PartitionKey` or `RowKey`: length and forbidden characters
+/// (`/ \ # ?`, U+0000-U+001F, U+007F-U+009F).
+pub fn validate_key(which: KeyName, key: &str) -> Result<(), Violation> {
+    if let Some((position, character)) = key
+        .chars()
+        .enumerate()
+        .find(|(_, c)| is_forbidden_key_char(*c))
+    {
+        return Err(Violation::KeyCharacter {
+            key: which,
+            character,
+            position,
+        });
+    }
+    let length = utf16_len(key);
+    if length > MAX_KEY_LEN {
+        return Err(Violation::KeyTooLong {
+            key: which,
+            length,
+            max: MAX_KEY_LEN,
+        });
+    }
+    Ok(())
+}
+
+/// `true` for characters the service refuses in keys.
+pub fn is_forbidden_key_char(c: char) -> bool {
+    matches!(c, '/' | '\\' | '#' | '?' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+}
+
+/// Checks a custom property name: non-empty, at most 255 characters, identifier-like
+/// (letter or `_` first, then letters, digits or `_`), not a system property name, and not an
+/// OData control name.
+pub fn validate_property_name(name: &str) -> Result<(), Violation> {
+    let invalid = |reason| {
+        Err(Violation::PropertyNameInvalid {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    let length = name.chars().count();
+    if length > MAX_PROPERTY_NAME_LEN {
+        return Err(Violation::PropertyNameTooLong {
+            name: name.to_owned(),
+            length,
+            max: MAX_PROPERTY_NAME_LEN,
+        });
+    }
+    let mut chars = name.chars();
+    match chars.next() {
+        None => return invalid("it is empty"),
+        Some(c) if !(c.is_alphabetic() || c == '_') => {
+            return invalid("it must start with a letter or `_`");
+        }
+        Some(_) => {}
+    }
+    if !chars.all(|c| c.is_alphanumeric() || c == '_') {
+        return invalid("it may contain only letters, digits and `_`");
+    }
+    if RESERVED_PROPERTY_NAMES.contains(&name) {
+        return invalid("it is a system property");
+    }
+    Ok(())
+}
+
+/// Checks one property value's size and range.
+pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
+    let size = value.stored_size();
+    if size > MAX_PROPERTY_VALUE_SIZE {
+        return Err(Violation::PropertyValueTooLarge {
+            property: name.to_owned(),
+            size,
+            max: MAX_PROPERTY_VALUE_SIZE,
+        });
+    }
+    if let Value::DateTime(t) = value {
+        if *t < min_datetime() || *t > max_datetime() {
+            return Err(Violation::DateTimeOutOfRange {
+                property: name.to_owned(),
+                value: t.to_rfc3339(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// An entity's size as the service counts it toward [`MAX_ENTITY_SIZE`].
+pub fn entity_size(entity: &Entity) -> usize {
+    let keys = 4 + 2 * (utf16_len(&entity.partition_key) + utf16_len(&entity.row_key));
+    keys + entity
+        .properties
+        .iter()
+        .map(|(name, value)| {
+            let prefix = match value {
+                Value::String(_) | Value::Binary(_) => 4,
+                _ => 0,
+            };
+            8 + 2 * utf16_len(name) + prefix + value.stored_size()
+        })
+        .sum::<usize>()
+}
+
+/// Checks everything the service checks on an entity a client writes: keys, property names,
+/// values, property count and total size, in the service's order (keys first).
+pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
+    validate_key(KeyName::PartitionKey, &entity.partition_key)?;
+    validate_key(KeyName::RowKey, &entity.row_key)?;
+    let count = entity.properties.len() + SYSTEM_PROPERTIES;
+    if count > MAX_PROPERTIES {
+        return Err(Violation::TooManyProperties {
+            key: entity.key().to_string(),
+            count,
+            max: MAX_PROPERTIES,
+        });
+    }
+    for (name, value) in &entity.properties {
+        validate_property_name(name)?;
+        validate_value(name, value)?;
+    }
+    let size = entity_size(entity);
+    if size > MAX_ENTITY_SIZE {
+        return Err(Violation::EntityTooLarge {
+            key: entity.key().to_string(),
+            size,
+            max: MAX_ENTITY_SIZE,
+        });
+    }
+    Ok(())
+}
+
+/// Checks a table name: `^[A-Za-z][A-Za-z0-9]{2,62}$` and not `tables` in any case.
+pub fn validate_table_name(name: &str) -> Result<(), Violation> {
+    let invalid = |reason| {
+        Err(Violation::TableName {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    if !name.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return invalid("it may contain only ASCII letters and digits");
+    }
+    if !name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
+        return if name.is_empty() {
+            invalid(TABLE_NAME_LENGTH)
+        } else {
+            invalid("it must start with a letter")
+        };
+    }
+    if !(3..=63).contains(&name.len()) {
+        return invalid(TABLE_NAME_LENGTH);
+    }
+    if name.eq_ignore_ascii_case("tables") {
+        return invalid("`tables` is reserved");
+    }
+    Ok(())
+}
+
+/// Runs [`validate_entity`], converting the violation into an [`crate::Error`].
+pub fn check_entity(entity: &Entity) -> crate::Result<()> {
+    validate_entity(entity).map_err(crate::Error::invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_of_len(n: usize) -> String {
+        "k".repeat(n)
+    }
+
+    #[test]
+    fn key_length_limit_is_1024_utf16_units() {
+        assert!(validate_key(KeyName::RowKey, &key_of_len(1024)).is_ok());
+        assert_eq!(
+            validate_key(KeyName::RowKey, &key_of_len(1025)),
+            Err(Violation::KeyTooLong {
+                key: KeyName::RowKey,
+                length: 1025,
+                max: 1024
+            })
+        );
+        // A character outside the BMP counts twice.
+        let wide = format!("{}😀", key_of_len(1022));
+        assert!(validate_key(KeyName::PartitionKey, &wide).is_ok());
+        let wider = format!("{}😀", key_of_len(1023));
+        assert!(validate_key(KeyName::PartitionKey, &wider).is_err());
+    }
+
+    #[test]
+    fn forbidden_key_characters_are_named_with_their_position() {
+        for c in [
+            '/', '\\', '#', '?', '\u{0}', '\t', '\n', '\u{1f}', '\u{7f}', '\u{85}', '\u{9f}',
+        ] {
+            let key = format!("ab{c}");
+            assert_eq!(
+                validate_key(KeyName::PartitionKey, &key),
+                Err(Violation::KeyCharacter {
+                    key: KeyName::PartitionKey,
+                    character: c,
+                    position: 2
+                }),
+                "{c:?}"
+            );
+        }
+        for ok in ["", "a b", "it's", "%+é", "\u{2028}", "\u{20}", "\u{a0}"] {
+            assert!(validate_key(KeyName::RowKey, ok).is_ok(), "{ok:?}");
+        }
+    }
+
+    #[test]
+    fn property_names() {
+        assert!(validate_property_name(&"a".repeat(255)).is_ok());
+        assert!(matches!(
+            validate_property_name(&"a".repeat(256)),
+            Err(Violation::PropertyNameTooLong {
+                length: 256,
+                max: 255,
+                ..
+            })
+        ));
+        for ok in ["a", "_x", "Name1", "été"] {
+            assert!(validate_property_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "1ab",
+            "a-b",
+            "a b",
+            "odata.x",
+            "x@odata.type",
+            "PartitionKey",
+            "RowKey",
+            "Timestamp",
+        ] {
+            assert!(
+                matches!(
+                    validate_property_name(bad),
+                    Err(Violation::PropertyNameInvalid { .. })
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn string_values_are_limited_to_32k_utf16_units() {
+        assert!(validate_value("s", &Value::from("x".repeat(32_768))).is_ok());
+        assert_eq!(
+            validate_value("s", &Value::from("x".repeat(32_769))),
+            Err(Violation::PropertyValueTooLarge {
+                property: "s".into(),
+                size: 65_538,
+                max: 65_536
+            })
+        );
+    }
+
+    #[test]
+    fn binary_values_are_limited_to_64_kib() {
+        assert!(validate_value("b", &Value::Binary(vec![0; 65_536])).is_ok());
+        assert!(validate_value("b", &Value::Binary(vec![0; 65_537])).is_err());
+    }
+
+    #[test]
+    fn datetime_range() {
+        assert!(validate_value("t", &Value::DateTime(min_datetime())).is_ok());
+        assert!(validate_value("t", &Value::DateTime(max_datetime())).is_ok());
+        let before = min_datetime() - chrono::Duration::nanoseconds(100);
+        assert!(matches!(
+            validate_value("t", &Value::DateTime(before)),
+            Err(Violation::DateTimeOutOfRange { .. })
+        ));
+    }
+
+    #[test]
+    fn property_count_limit_is_252_custom() {
+        let mut e = Entity::new("p", "r");
+        for i in 0..252 {
+            e.insert(format!("p{i}"), 1);
+        }
+        assert!(validate_entity(&e).is_ok());
+        e.insert("one_more", 1);
+        assert!(matches!(
+            validate_entity(&e),
+            Err(Violation::TooManyProperties {
+                count: 256,
+                max: 255,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn entity_size_limit_is_1_mib() {
+        // 16 binary properties of just under 64 KiB land close to 1 MiB; tune the last one to
+        // hit the limit exactly.
+        let mut e = Entity::new("p", "r");
+        let base = entity_size(&e);
+        let per_prop_overhead = |name: &str| 8 + 2 * name.len() + 4;
+        let mut remaining = MAX_ENTITY_SIZE - base;
+        for i in 0..16 {
+            let name = format!("b{i:02}");
+            let len = (remaining - per_prop_overhead(&name)).min(65_000);
+            e.insert(name.clone(), Value::Binary(vec![0; len]));
+            remaining -= per_prop_overhead(&name) + len;
+        }
+        let name = "last";
+        let len = remaining - per_prop_overhead(name);
+        e.insert(name, Value::Binary(vec![0; len]));
+        assert_eq!(entity_size(&e), MAX_ENTITY_SIZE);
+        assert!(validate_entity(&e).is_ok());
+        e.insert(name, Value::Binary(vec![0; len + 1]));
+        assert!(
+            matches!(validate_entity(&e), Err(Violation::EntityTooLarge { size, .. }) if size == MAX_ENTITY_SIZE + 1)
+        );
+    }
+
+    #[test]
+    fn table_names() {
+        for ok in ["abc", "A12", &format!("a{}", "b".repeat(62))] {
+            assert!(validate_table_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "ab",
+            &format!("a{}", "b".repeat(63)),
+            "1abc",
+            "ab-c",
+            "tables",
+            "Tables",
+            "",
+            "abé",
+        ] {
+            assert!(validate_table_name(bad).is_err(), "{bad}");
+        }
+        let short = crate::Error::invalid(validate_table_name("ab").expect_err("too short"));
+        assert_eq!(short.code(), Some(&crate::ErrorCode::OutOfRangeInput));
+        let chars = crate::Error::invalid(validate_table_name("a-bc").expect_err("bad char"));
+        assert_eq!(chars.code(), Some(&crate::ErrorCode::InvalidResourceName));
+    }
+}

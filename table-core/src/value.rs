@@ -1,0 +1,220 @@
+//! Property values: the eight EDM types of the Table service.
+//!
+//! Invariant kept by every constructor in this crate: a `DateTime` that reaches storage or the
+//! wire has at most 100 ns precision (the service's tick); finer nanoseconds are truncated by
+//! [`truncate_to_ticks`], never rounded.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// The EDM type of a property, as named in `@odata.type` annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EdmType {
+    /// `Edm.String`
+    String,
+    /// `Edm.Int32`
+    Int32,
+    /// `Edm.Int64`
+    Int64,
+    /// `Edm.Double`
+    Double,
+    /// `Edm.Boolean`
+    Boolean,
+    /// `Edm.DateTime`
+    DateTime,
+    /// `Edm.Guid`
+    Guid,
+    /// `Edm.Binary`
+    Binary,
+}
+
+impl EdmType {
+    /// The annotation value, e.g. `"Edm.Int64"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdmType::String => "Edm.String",
+            EdmType::Int32 => "Edm.Int32",
+            EdmType::Int64 => "Edm.Int64",
+            EdmType::Double => "Edm.Double",
+            EdmType::Boolean => "Edm.Boolean",
+            EdmType::DateTime => "Edm.DateTime",
+            EdmType::Guid => "Edm.Guid",
+            EdmType::Binary => "Edm.Binary",
+        }
+    }
+
+    /// Parses an annotation value; only the eight names the service accepts.
+    pub fn from_annotation(s: &str) -> Option<EdmType> {
+        Some(match s {
+            "Edm.String" => EdmType::String,
+            "Edm.Int32" => EdmType::Int32,
+            "Edm.Int64" => EdmType::Int64,
+            "Edm.Double" => EdmType::Double,
+            "Edm.Boolean" => EdmType::Boolean,
+            "Edm.DateTime" => EdmType::DateTime,
+            "Edm.Guid" => EdmType::Guid,
+            "Edm.Binary" => EdmType::Binary,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for EdmType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A property value.
+///
+/// `PartialEq` compares doubles bitwise-equal-or-numerically-equal so that `NaN == NaN`: a
+/// stored NaN must round-trip and compare equal to itself in tests. Filter semantics (where
+/// NaN never matches) live in the filter evaluator, not here.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// `Edm.String`: at most 32 768 UTF-16 code units.
+    String(String),
+    /// `Edm.Int32`
+    Int32(i32),
+    /// `Edm.Int64` (sent as a decimal string on the wire).
+    Int64(i64),
+    /// `Edm.Double`, including NaN and the infinities.
+    Double(f64),
+    /// `Edm.Boolean`
+    Boolean(bool),
+    /// `Edm.DateTime`: UTC, 100 ns precision, 1601-01-01 to 9999-12-31.
+    DateTime(DateTime<Utc>),
+    /// `Edm.Guid`
+    Guid(Uuid),
+    /// `Edm.Binary`: at most 65 536 bytes.
+    Binary(Vec<u8>),
+}
+
+impl Value {
+    /// The EDM type of this value.
+    pub fn edm_type(&self) -> EdmType {
+        match self {
+            Value::String(_) => EdmType::String,
+            Value::Int32(_) => EdmType::Int32,
+            Value::Int64(_) => EdmType::Int64,
+            Value::Double(_) => EdmType::Double,
+            Value::Boolean(_) => EdmType::Boolean,
+            Value::DateTime(_) => EdmType::DateTime,
+            Value::Guid(_) => EdmType::Guid,
+            Value::Binary(_) => EdmType::Binary,
+        }
+    }
+
+    /// The value's size as the service counts it toward the 64 KiB property and 1 MiB entity
+    /// limits: strings as UTF-16 (2 bytes per code unit), binary by length, fixed-size types by
+    /// their storage width.
+    pub fn stored_size(&self) -> usize {
+        match self {
+            Value::String(s) => 2 * utf16_len(s),
+            Value::Binary(b) => b.len(),
+            Value::Int32(_) => 4,
+            Value::Int64(_) | Value::Double(_) | Value::DateTime(_) => 8,
+            Value::Boolean(_) => 1,
+            Value::Guid(_) => 16,
+        }
+    }
+
+    /// The string inside, if this is a `String`.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Int32(a), Value::Int32(b)) => a == b,
+            (Value::Int64(a), Value::Int64(b)) => a == b,
+            (Value::Double(a), Value::Double(b)) => a == b || (a.is_nan() && b.is_nan()),
+            (Value::Boolean(a), Value::Boolean(b)) => a == b,
+            (Value::DateTime(a), Value::DateTime(b)) => a == b,
+            (Value::Guid(a), Value::Guid(b)) => a == b,
+            (Value::Binary(a), Value::Binary(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+macro_rules! value_from {
+    ($($t:ty => $variant:ident),* $(,)?) => {$(
+        impl From<$t> for Value {
+            fn from(v: $t) -> Self { Value::$variant(v.into()) }
+        }
+    )*};
+}
+value_from!(String => String, &str => String, i32 => Int32, i64 => Int64, f64 => Double,
+    bool => Boolean, Uuid => Guid, Vec<u8> => Binary, &[u8] => Binary);
+
+impl From<DateTime<Utc>> for Value {
+    fn from(v: DateTime<Utc>) -> Self {
+        Value::DateTime(truncate_to_ticks(v))
+    }
+}
+
+/// Number of UTF-16 code units in `s`: the unit the service measures keys and strings in.
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// Drops sub-tick nanoseconds (a tick is 100 ns), as the service stores them.
+pub fn truncate_to_ticks(t: DateTime<Utc>) -> DateTime<Utc> {
+    let nanos = t.timestamp_subsec_nanos();
+    let excess = nanos % 100;
+    if excess == 0 {
+        t
+    } else {
+        t - chrono::Duration::nanoseconds(i64::from(excess))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_equals_itself_for_round_trips() {
+        assert_eq!(Value::Double(f64::NAN), Value::Double(f64::NAN));
+        assert_ne!(Value::Double(0.0), Value::Int32(0));
+    }
+
+    #[test]
+    fn string_size_counts_utf16_units() {
+        assert_eq!(Value::from("ab").stored_size(), 4);
+        assert_eq!(Value::from("😀").stored_size(), 4);
+    }
+
+    #[test]
+    fn datetimes_are_truncated_to_ticks() {
+        let t = DateTime::from_timestamp(1, 123_456_789).expect("valid instant");
+        let Value::DateTime(v) = Value::from(t) else {
+            unreachable!("From<DateTime> gives DateTime")
+        };
+        assert_eq!(v.timestamp_subsec_nanos(), 123_456_700);
+    }
+
+    #[test]
+    fn annotations_round_trip() {
+        for t in [
+            EdmType::String,
+            EdmType::Int32,
+            EdmType::Int64,
+            EdmType::Double,
+            EdmType::Boolean,
+            EdmType::DateTime,
+            EdmType::Guid,
+            EdmType::Binary,
+        ] {
+            assert_eq!(EdmType::from_annotation(t.as_str()), Some(t));
+        }
+        assert_eq!(EdmType::from_annotation("Edm.Foo"), None);
+    }
+}

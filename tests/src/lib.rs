@@ -1,0 +1,1 @@
+//! Test harness for the conformance suite (being written).
