@@ -165,6 +165,20 @@ pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
 }
 
+/// Compares two strings as the service does: ordinally by UTF-16 code units (.NET
+/// `string.CompareOrdinal`). This differs from Rust's byte (code point) order only when a
+/// character at or above U+10000 meets one in U+E000..=U+FFFF: its leading surrogate sorts first.
+pub fn compare_ordinal(a: &str, b: &str) -> std::cmp::Ordering {
+    let first_difference = a.chars().zip(b.chars()).find(|(x, y)| x != y);
+    match first_difference {
+        Some((x, y)) => {
+            let (mut ux, mut uy) = ([0u16; 2], [0u16; 2]);
+            x.encode_utf16(&mut ux).cmp(&*y.encode_utf16(&mut uy))
+        }
+        None => a.len().cmp(&b.len()),
+    }
+}
+
 /// Drops sub-tick nanoseconds (a tick is 100 ns), as the service stores them.
 pub fn truncate_to_ticks(t: DateTime<Utc>) -> DateTime<Utc> {
     let nanos = t.timestamp_subsec_nanos();
@@ -199,6 +213,18 @@ mod tests {
             unreachable!("From<DateTime> gives DateTime")
         };
         assert_eq!(v.timestamp_subsec_nanos(), 123_456_700);
+    }
+
+    #[test]
+    fn ordinal_order_is_utf16_order() {
+        use std::cmp::Ordering::*;
+        assert_eq!(compare_ordinal("", "Q"), Less);
+        assert_eq!(compare_ordinal("Q", "p"), Less);
+        assert_eq!(compare_ordinal("ab", "a"), Greater);
+        // U+FF21 (fullwidth A) sorts after U+1F600 in code points, before it in UTF-16.
+        assert_eq!("\u{ff21}".cmp("\u{1f600}"), Less);
+        assert_eq!(compare_ordinal("\u{ff21}", "\u{1f600}"), Greater);
+        assert_eq!(compare_ordinal("\u{1f600}", "\u{1f601}"), Less);
     }
 
     #[test]
