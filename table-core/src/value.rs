@@ -173,7 +173,8 @@ pub fn compare_ordinal(a: &str, b: &str) -> std::cmp::Ordering {
     match first_difference {
         Some((x, y)) => {
             let (mut ux, mut uy) = ([0u16; 2], [0u16; 2]);
-            x.encode_utf16(&mut ux).cmp(&*y.encode_utf16(&mut uy))
+            let (ex, ey): (&[u16], &[u16]) = (x.encode_utf16(&mut ux), y.encode_utf16(&mut uy));
+            ex.cmp(ey)
         }
         None => a.len().cmp(&b.len()),
     }
