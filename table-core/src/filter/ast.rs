@@ -1,6 +1,15 @@
-//! The filter AST. Comparisons are normalised with the property on the left.
+//! The filter AST, its builders and the service's limits on it.
+//!
+//! Comparisons are normalised with the property on the left (`30 lt Age` is `Age gt 30`). The
+//! AST itself accepts any property name and any value; [`Filter::check_limits`] rejects what
+//! the service would (too many comparisons, property names the grammar cannot express).
 
+use std::ops::Bound;
+
+use crate::error::{Error, Violation};
 use crate::value::Value;
+
+use super::MAX_FILTER_COMPARISONS;
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -19,7 +28,59 @@ pub enum CompareOp {
     Le,
 }
 
+impl CompareOp {
+    /// Every operator, in grammar order.
+    pub const ALL: [CompareOp; 6] = [
+        CompareOp::Eq,
+        CompareOp::Ne,
+        CompareOp::Gt,
+        CompareOp::Ge,
+        CompareOp::Lt,
+        CompareOp::Le,
+    ];
+
+    /// The keyword, e.g. `"ge"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "eq",
+            CompareOp::Ne => "ne",
+            CompareOp::Gt => "gt",
+            CompareOp::Ge => "ge",
+            CompareOp::Lt => "lt",
+            CompareOp::Le => "le",
+        }
+    }
+
+    /// The operator of a (case-sensitive) keyword.
+    pub fn from_keyword(word: &str) -> Option<CompareOp> {
+        CompareOp::ALL.into_iter().find(|op| op.as_str() == word)
+    }
+
+    /// The operator with its operands swapped: `a lt b` is `b gt a`.
+    pub fn mirrored(self) -> CompareOp {
+        match self {
+            CompareOp::Eq => CompareOp::Eq,
+            CompareOp::Ne => CompareOp::Ne,
+            CompareOp::Gt => CompareOp::Lt,
+            CompareOp::Ge => CompareOp::Le,
+            CompareOp::Lt => CompareOp::Gt,
+            CompareOp::Le => CompareOp::Ge,
+        }
+    }
+}
+
+impl std::fmt::Display for CompareOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A `$filter` expression.
+///
+/// Build one with [`Filter::eq`] and friends, combine with [`and`](Filter::and),
+/// [`or`](Filter::or) and `!` ([`std::ops::Not`]), parse one with [`Filter::parse`], print the
+/// canonical wire form with `to_string()` / [`Filter::to_odata`], and evaluate it with
+/// [`Filter::matches`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Filter {
     /// `property op literal`.
@@ -39,4 +100,232 @@ pub enum Filter {
     Or(Box<Filter>, Box<Filter>),
     /// `not inner`
     Not(Box<Filter>),
+}
+
+impl Filter {
+    /// `property op value`.
+    pub fn compare(property: impl Into<String>, op: CompareOp, value: impl Into<Value>) -> Filter {
+        Filter::Compare {
+            property: property.into(),
+            op,
+            value: value.into(),
+        }
+    }
+
+    /// `property eq value`.
+    pub fn eq(property: impl Into<String>, value: impl Into<Value>) -> Filter {
+        Filter::compare(property, CompareOp::Eq, value)
+    }
+
+    /// `property ne value` (false when the property is missing, like every comparison).
+    pub fn ne(property: impl Into<String>, value: impl Into<Value>) -> Filter {
+        Filter::compare(property, CompareOp::Ne, value)
+    }
+
+    /// `property gt value`.
+    pub fn gt(property: impl Into<String>, value: impl Into<Value>) -> Filter {
+        Filter::compare(property, CompareOp::Gt, value)
+    }
+
+    /// `property ge value`.
+    pub fn ge(property: impl Into<String>, value: impl Into<Value>) -> Filter {
+        Filter::compare(property, CompareOp::Ge, value)
+    }
+
+    /// `property lt value`.
+    pub fn lt(property: impl Into<String>, value: impl Into<Value>) -> Filter {
+        Filter::compare(property, CompareOp::Lt, value)
+    }
+
+    /// `property le value`.
+    pub fn le(property: impl Into<String>, value: impl Into<Value>) -> Filter {
+        Filter::compare(property, CompareOp::Le, value)
+    }
+
+    /// A bare Boolean property: true only when it holds Boolean `true`.
+    pub fn property(property: impl Into<String>) -> Filter {
+        Filter::Property(property.into())
+    }
+
+    /// `PartitionKey eq 'pk'`.
+    pub fn partition_key_eq(partition_key: impl Into<String>) -> Filter {
+        Filter::eq("PartitionKey", partition_key.into())
+    }
+
+    /// `self and other`.
+    #[must_use]
+    pub fn and(self, other: Filter) -> Filter {
+        Filter::And(Box::new(self), Box::new(other))
+    }
+
+    /// `self or other`.
+    #[must_use]
+    pub fn or(self, other: Filter) -> Filter {
+        Filter::Or(Box::new(self), Box::new(other))
+    }
+
+    /// All conditions joined with `and` (left to right); `None` for no condition at all, which
+    /// a query expresses by sending no `$filter`.
+    pub fn all_of(filters: impl IntoIterator<Item = Filter>) -> Option<Filter> {
+        filters.into_iter().reduce(Filter::and)
+    }
+
+    /// Entities whose `property` is a string in the given range, compared ordinally as the
+    /// service does (UTF-16 code units).
+    ///
+    /// The filter always has a lower bound (`property ge ''` when `lower` is unbounded): an
+    /// upper bound alone would also match every non-string value, because `lt`/`le` are true
+    /// for values of another type. So a missing or non-string property never matches.
+    pub fn range(property: impl Into<String>, lower: Bound<&str>, upper: Bound<&str>) -> Filter {
+        let property = property.into();
+        let low = match lower {
+            Bound::Included(s) => Filter::ge(property.clone(), s),
+            Bound::Excluded(s) => Filter::gt(property.clone(), s),
+            Bound::Unbounded => Filter::ge(property.clone(), ""),
+        };
+        match upper {
+            Bound::Included(s) => low.and(Filter::le(property, s)),
+            Bound::Excluded(s) => low.and(Filter::lt(property, s)),
+            Bound::Unbounded => low,
+        }
+    }
+
+    /// Entities whose `property` is a string starting with `prefix`:
+    /// `P ge 'pre' and P lt 'prf'`, the upper bound being the least string above every string
+    /// with the prefix in UTF-16 order.
+    ///
+    /// Edge cases: the empty prefix gives `P ge ''` (every string); a prefix ending in U+FFFF
+    /// (the largest UTF-16 unit) carries into the previous character, and a prefix made only of
+    /// U+FFFF has no upper bound. `char::MAX` (U+10FFFF, a surrogate pair) is followed by
+    /// U+E000 in UTF-16 order, not by a carry.
+    pub fn prefix(property: impl Into<String>, prefix: &str) -> Filter {
+        let upper = prefix_successor(prefix);
+        let upper = upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        Filter::range(property, Bound::Included(prefix), upper)
+    }
+
+    /// The number of discrete comparisons, as counted against the service's limit of
+    /// [`MAX_FILTER_COMPARISONS`]. A bare Boolean property counts as one (it means `P eq true`).
+    pub fn comparison_count(&self) -> usize {
+        match self {
+            Filter::Compare { .. } | Filter::Property(_) => 1,
+            Filter::And(a, b) | Filter::Or(a, b) => a.comparison_count() + b.comparison_count(),
+            Filter::Not(inner) => inner.comparison_count(),
+        }
+    }
+
+    /// Checks the rules the service applies beyond syntax, before a filter is sent or run:
+    /// at most [`MAX_FILTER_COMPARISONS`] comparisons ([`Violation::TooManyComparisons`], 400),
+    /// and every property name expressible in the grammar. A name that is not an identifier, or
+    /// is a keyword such as `and`, is printed as a string literal, which the service answers
+    /// with 501 ([`Violation::FilterUnsupported`], the position is in [`Filter::to_odata`]).
+    pub fn check_limits(&self) -> Result<(), Error> {
+        let count = self.comparison_count();
+        if count > MAX_FILTER_COMPARISONS {
+            return Err(Error::invalid(Violation::TooManyComparisons {
+                count,
+                max: MAX_FILTER_COMPARISONS,
+            }));
+        }
+        if let Some((position, name)) = super::print::first_unprintable_property(self) {
+            return Err(Error::invalid(Violation::FilterUnsupported {
+                position,
+                message: format!("property name {name:?} is not an identifier a filter can name"),
+            }));
+        }
+        Ok(())
+    }
+}
+
+impl std::ops::Not for Filter {
+    type Output = Filter;
+
+    /// `not self`.
+    fn not(self) -> Filter {
+        Filter::Not(Box::new(self))
+    }
+}
+
+/// The least string above every string that starts with `prefix`, in UTF-16 ordinal order;
+/// `None` when there is none (the prefix is empty or all U+FFFF).
+fn prefix_successor(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        if let Some(next) = next_char_utf16(last) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+/// The character right after `c` in UTF-16 code-unit order, where U+10000..=U+10FFFF (lead
+/// surrogates D800..DBFF) sort between U+D7FF and U+E000. `None` for U+FFFF, the last one.
+fn next_char_utf16(c: char) -> Option<char> {
+    match u32::from(c) {
+        0xD7FF => Some('\u{10000}'),
+        0x10FFFF => Some('\u{E000}'),
+        0xFFFF => None,
+        // Never a surrogate: the only value below one (U+D7FF) is handled above.
+        n => char::from_u32(n + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::compare_ordinal;
+    use std::cmp::Ordering;
+
+    #[test]
+    fn successor_follows_utf16_order() {
+        assert_eq!(prefix_successor("pre").as_deref(), Some("prf"));
+        assert_eq!(prefix_successor(""), None);
+        assert_eq!(prefix_successor("a\u{ffff}").as_deref(), Some("b"));
+        assert_eq!(prefix_successor("\u{ffff}\u{ffff}"), None);
+        assert_eq!(prefix_successor("a\u{d7ff}").as_deref(), Some("a\u{10000}"));
+        assert_eq!(
+            prefix_successor("a\u{10ffff}").as_deref(),
+            Some("a\u{e000}")
+        );
+        assert_eq!(
+            prefix_successor("a\u{1f600}").as_deref(),
+            Some("a\u{1f601}")
+        );
+    }
+
+    #[test]
+    fn next_char_is_the_next_utf16_string() {
+        for c in [
+            'a',
+            '\u{d7ff}',
+            '\u{e000}',
+            '\u{fffe}',
+            '\u{10000}',
+            char::MAX,
+        ] {
+            let next = next_char_utf16(c).expect("has a successor");
+            assert_eq!(
+                compare_ordinal(&c.to_string(), &next.to_string()),
+                Ordering::Less,
+                "{c:?} < {next:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn mirrored_swaps_operands() {
+        for op in CompareOp::ALL {
+            assert_eq!(op.mirrored().mirrored(), op);
+            assert_eq!(CompareOp::from_keyword(op.as_str()), Some(op));
+        }
+        assert_eq!(CompareOp::Lt.mirrored(), CompareOp::Gt);
+        assert_eq!(CompareOp::from_keyword("EQ"), None);
+    }
+
+    #[test]
+    fn comparison_count_counts_leaves() {
+        let f = Filter::eq("a", 1).and(!Filter::property("b").or(Filter::lt("c", 2)));
+        assert_eq!(f.comparison_count(), 3);
+    }
 }

@@ -1,1 +1,224 @@
+//! The evaluator: does an entity match a filter, with the real service's semantics
+//! (protocol doc 6.2; where Azurite differs, the service wins).
+//!
+//! - `PartitionKey`, `RowKey` (strings) and `Timestamp` (DateTime) are filterable like any
+//!   property.
+//! - A missing property makes every comparison false, `ne` included; `not` flips that.
+//! - A bare property is true only when it holds Boolean `true`.
+//! - Same types compare naturally: numbers numerically, strings ordinally by UTF-16 code units,
+//!   `false < true`, DateTimes by instant, Guids by value (byte order), Binary bytewise.
+//! - Across types, an Int64 property meets an Int32 literal, and a Double property an Int32 or
+//!   Int64 literal, numerically and exactly (no lossy `i64 -> f64` cast). Every other pair,
+//!   Int32 property against an Int64 or Double literal included, is "not comparable":
+//!   `eq`, `gt`, `ge` false; `ne`, `lt`, `le` true.
+//! - NaN follows IEEE 754: `ne` true, `eq` and the orderings false.
+//!
+//! This is the engine's hot path: it borrows the entity's values and never allocates.
 
+use std::cmp::Ordering;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::entity::Entity;
+use crate::value::{Value, compare_ordinal};
+
+use super::ast::{CompareOp, Filter};
+
+impl Filter {
+    /// `true` when `entity` satisfies this filter, as the service decides it (see the module
+    /// documentation of `filter::eval` for the rules).
+    pub fn matches(&self, entity: &Entity) -> bool {
+        match self {
+            Filter::Compare {
+                property,
+                op,
+                value,
+            } => lookup(entity, property)
+                .is_some_and(|found| evaluate(found, *op, Operand::of(value))),
+            Filter::Property(property) => {
+                matches!(lookup(entity, property), Some(Operand::Boolean(true)))
+            }
+            Filter::And(left, right) => left.matches(entity) && right.matches(entity),
+            Filter::Or(left, right) => left.matches(entity) || right.matches(entity),
+            Filter::Not(inner) => !inner.matches(entity),
+        }
+    }
+}
+
+/// A borrowed view of a value, so system properties (plain fields) and custom properties
+/// (`Value`s) are compared alike without cloning.
+#[derive(Debug, Clone, Copy)]
+enum Operand<'a> {
+    Str(&'a str),
+    Int32(i32),
+    Int64(i64),
+    Double(f64),
+    Boolean(bool),
+    DateTime(DateTime<Utc>),
+    Guid(&'a Uuid),
+    Binary(&'a [u8]),
+}
+
+impl<'a> Operand<'a> {
+    fn of(value: &'a Value) -> Self {
+        match value {
+            Value::String(s) => Operand::Str(s),
+            Value::Int32(i) => Operand::Int32(*i),
+            Value::Int64(i) => Operand::Int64(*i),
+            Value::Double(d) => Operand::Double(*d),
+            Value::Boolean(b) => Operand::Boolean(*b),
+            Value::DateTime(t) => Operand::DateTime(*t),
+            Value::Guid(g) => Operand::Guid(g),
+            Value::Binary(b) => Operand::Binary(b),
+        }
+    }
+}
+
+fn lookup<'a>(entity: &'a Entity, property: &str) -> Option<Operand<'a>> {
+    match property {
+        "PartitionKey" => Some(Operand::Str(&entity.partition_key)),
+        "RowKey" => Some(Operand::Str(&entity.row_key)),
+        "Timestamp" => entity.timestamp.map(Operand::DateTime),
+        _ => entity.properties.get(property).map(Operand::of),
+    }
+}
+
+/// How a property's value relates to a literal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Ordered(Ordering),
+    /// A NaN is involved.
+    Unordered,
+    /// The types do not compare.
+    NotComparable,
+}
+
+fn evaluate(property: Operand<'_>, op: CompareOp, literal: Operand<'_>) -> bool {
+    // Ordinal equality is byte equality: skip the UTF-16 walk for the most common test.
+    if let (Operand::Str(a), Operand::Str(b)) = (property, literal) {
+        match op {
+            CompareOp::Eq => return a == b,
+            CompareOp::Ne => return a != b,
+            _ => {}
+        }
+    }
+    satisfies(op, relate(property, literal))
+}
+
+fn satisfies(op: CompareOp, outcome: Outcome) -> bool {
+    match outcome {
+        Outcome::Ordered(o) => match op {
+            CompareOp::Eq => o == Ordering::Equal,
+            CompareOp::Ne => o != Ordering::Equal,
+            CompareOp::Gt => o == Ordering::Greater,
+            CompareOp::Ge => o != Ordering::Less,
+            CompareOp::Lt => o == Ordering::Less,
+            CompareOp::Le => o != Ordering::Greater,
+        },
+        Outcome::Unordered => op == CompareOp::Ne,
+        Outcome::NotComparable => matches!(op, CompareOp::Ne | CompareOp::Lt | CompareOp::Le),
+    }
+}
+
+fn relate(property: Operand<'_>, literal: Operand<'_>) -> Outcome {
+    use Operand as O;
+    let partial = |o: Option<Ordering>| o.map_or(Outcome::Unordered, Outcome::Ordered);
+    match (property, literal) {
+        (O::Str(a), O::Str(b)) => Outcome::Ordered(compare_ordinal(a, b)),
+        (O::Int32(a), O::Int32(b)) => Outcome::Ordered(a.cmp(&b)),
+        (O::Int64(a), O::Int64(b)) => Outcome::Ordered(a.cmp(&b)),
+        (O::Int64(a), O::Int32(b)) => Outcome::Ordered(a.cmp(&i64::from(b))),
+        (O::Double(a), O::Double(b)) => partial(a.partial_cmp(&b)),
+        (O::Double(a), O::Int32(b)) => partial(a.partial_cmp(&f64::from(b))),
+        (O::Double(a), O::Int64(b)) => partial(compare_f64_i64(a, b)),
+        (O::Boolean(a), O::Boolean(b)) => Outcome::Ordered(a.cmp(&b)),
+        (O::DateTime(a), O::DateTime(b)) => Outcome::Ordered(a.cmp(&b)),
+        (O::Guid(a), O::Guid(b)) => Outcome::Ordered(a.cmp(b)),
+        (O::Binary(a), O::Binary(b)) => Outcome::Ordered(a.cmp(b)),
+        _ => Outcome::NotComparable,
+    }
+}
+
+/// Compares a double with an integer exactly; `None` for NaN. Casting the integer to `f64`
+/// would round (2^53 + 1 becomes 2^53), so the double's integer part is compared as an `i64`.
+fn compare_f64_i64(d: f64, i: i64) -> Option<Ordering> {
+    // 2^63 is exact as a double; every double in [-2^63, 2^63) has its integer part in i64.
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if d.is_nan() {
+        return None;
+    }
+    if d >= TWO_POW_63 {
+        return Some(Ordering::Greater);
+    }
+    if d < -TWO_POW_63 {
+        return Some(Ordering::Less);
+    }
+    let whole = d.trunc();
+    // In range and integral, so the cast is exact.
+    let whole_int = whole as i64;
+    Some(whole_int.cmp(&i).then_with(|| {
+        // Same integer part: the fraction (sign of d - whole) decides.
+        (d - whole).partial_cmp(&0.0).unwrap_or(Ordering::Equal)
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn double_vs_int64_is_exact() {
+        use Ordering::*;
+        let big = 1i64 << 53;
+        // 2^53 + 1 is not a double; a lossy cast would call these equal.
+        assert_eq!(compare_f64_i64(big as f64, big + 1), Some(Less));
+        assert_eq!(compare_f64_i64(big as f64, big), Some(Equal));
+        assert_eq!(compare_f64_i64(-0.5, 0), Some(Less));
+        assert_eq!(compare_f64_i64(0.5, 0), Some(Greater));
+        assert_eq!(compare_f64_i64(-0.0, 0), Some(Equal));
+        assert_eq!(
+            compare_f64_i64(9.223_372_036_854_776e18, i64::MAX),
+            Some(Greater)
+        );
+        assert_eq!(
+            compare_f64_i64(-9.223_372_036_854_776e18, i64::MIN),
+            Some(Equal)
+        );
+        assert_eq!(compare_f64_i64(f64::NEG_INFINITY, i64::MIN), Some(Less));
+        assert_eq!(compare_f64_i64(f64::INFINITY, i64::MAX), Some(Greater));
+        assert_eq!(compare_f64_i64(f64::NAN, 0), None);
+    }
+
+    #[test]
+    fn outcomes_per_operator() {
+        use CompareOp::*;
+        let table = [
+            (
+                Outcome::Ordered(Ordering::Less),
+                [false, true, false, false, true, true],
+            ),
+            (
+                Outcome::Ordered(Ordering::Equal),
+                [true, false, false, true, false, true],
+            ),
+            (
+                Outcome::Ordered(Ordering::Greater),
+                [false, true, true, true, false, false],
+            ),
+            (
+                Outcome::Unordered,
+                [false, true, false, false, false, false],
+            ),
+            (
+                Outcome::NotComparable,
+                [false, true, false, false, true, true],
+            ),
+        ];
+        for (outcome, expected) in table {
+            for (op, want) in [Eq, Ne, Gt, Ge, Lt, Le].into_iter().zip(expected) {
+                assert_eq!(satisfies(op, outcome), want, "{op} on {outcome:?}");
+            }
+        }
+    }
+}
