@@ -1,1 +1,316 @@
-//! Key codecs (being written).
+//! Key codecs: how one value becomes one segment of a `PartitionKey` or `RowKey`, and back.
+//!
+//! Every encoding here is exact (decode(encode(v)) == v) and, where it promises order, the
+//! ordinal order of the encoded text equals the order of the values:
+//!
+//! - [`ticks`] / [`inverted_ticks`]: .NET ticks (100 ns since 0001-01-01T00:00:00Z), 19 digits,
+//!   zero padded, as .NET's `DateTime.Ticks.ToString("d19")`; inverted ticks are
+//!   [`MAX_TICKS`]` - ticks`, so the newest instant sorts first (the "log tail" pattern).
+//! - [`zero_pad`]: decimal digits padded to a fixed width; a value that needs more digits is an
+//!   error rather than a longer key, because a longer key would break the order.
+//! - [`ordered`]: any integer from `i64::MIN` to `u64::MAX` as `value + 2^63` in 20 digits, so
+//!   negative numbers sort before positive ones and every integer type shares one encoding
+//!   (widening a field from `i32` to `i64` keeps its keys).
+//! - [`date`]: a chrono `strftime` format; parsing back accepts formats with or without a time.
+//!
+//! The codecs know nothing about forbidden key characters: the key builder checks every
+//! encoded segment with [`validate_key`](crate::validate::validate_key).
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+
+use crate::datetime::{MAX_TICKS, from_ticks, to_ticks};
+
+/// Digits of a tick count: `MAX_TICKS` has 19.
+pub const TICKS_DIGITS: usize = 19;
+
+/// Digits of an [`ordered`] integer: `u64::MAX + 2^63` has 20.
+pub const ORDERED_DIGITS: usize = 20;
+
+/// The offset [`ordered`] adds so that `i64::MIN` encodes as zero.
+const ORDERED_OFFSET: i128 = 1 << 63;
+
+/// How one template field is written into a key (`{field}` or `{field:spec}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeySpec {
+    /// `{field}`: the value's natural text (decimal, ISO 8601, hyphenated GUID, ...).
+    Plain,
+    /// `{field:06}`: a non-negative integer, zero padded to exactly this many digits.
+    ZeroPad(usize),
+    /// `{field:ticks}`: a `DateTime<Utc>` as 19-digit .NET ticks.
+    Ticks,
+    /// `{field:inverted_ticks}`: a `DateTime<Utc>` as 19-digit inverted ticks (newest first).
+    InvertedTicks,
+    /// `{field:ordered}`: an integer in the order-preserving 20-digit encoding.
+    Ordered,
+    /// `{field:%Y%m%d}`: a `DateTime<Utc>` in a chrono `strftime` format.
+    Date(&'static str),
+}
+
+impl KeySpec {
+    /// The exact length of every encoded value, when the spec fixes one.
+    pub fn fixed_width(&self) -> Option<usize> {
+        match self {
+            KeySpec::ZeroPad(width) => Some(*width),
+            KeySpec::Ticks | KeySpec::InvertedTicks => Some(TICKS_DIGITS),
+            KeySpec::Ordered => Some(ORDERED_DIGITS),
+            KeySpec::Plain | KeySpec::Date(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for KeySpec {
+    /// The spec as written in a template, after the `:` (empty for [`KeySpec::Plain`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeySpec::Plain => Ok(()),
+            KeySpec::ZeroPad(width) => write!(f, "0{width}"),
+            KeySpec::Ticks => f.write_str("ticks"),
+            KeySpec::InvertedTicks => f.write_str("inverted_ticks"),
+            KeySpec::Ordered => f.write_str("ordered"),
+            KeySpec::Date(format) => f.write_str(format),
+        }
+    }
+}
+
+/// Why a value could not be encoded into, or decoded from, a key segment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyCodecError {
+    /// An instant outside 0001-01-01 ..= 9999-12-31T23:59:59.9999999Z has no tick count.
+    #[error("{instant} lies outside the range of .NET ticks (0001-01-01 to 9999-12-31)")]
+    TicksOutOfRange {
+        /// The instant, printed.
+        instant: String,
+    },
+    /// A value needs more digits than the spec allows.
+    #[error("{value} needs more than {width} digits")]
+    TooWide {
+        /// The value, printed.
+        value: String,
+        /// The allowed number of digits.
+        width: usize,
+    },
+    /// Zero padding applies to non-negative integers only.
+    #[error("{value} is negative and cannot be zero padded; use the `ordered` spec")]
+    Negative {
+        /// The value.
+        value: i128,
+    },
+    /// A value lies outside the range of the Rust type it is decoded into.
+    #[error("{value} is out of range for {ty}")]
+    OutOfRange {
+        /// The value, printed.
+        value: String,
+        /// The Rust type.
+        ty: &'static str,
+    },
+    /// Key text does not have the form the spec writes.
+    #[error("`{text}` is not {expected}")]
+    Malformed {
+        /// The text found in the key.
+        text: String,
+        /// What the spec writes, e.g. "19 digits of .NET ticks".
+        expected: String,
+    },
+    /// A spec was applied to a type it does not encode (the derive rejects this at compile time).
+    #[error("the key spec `{spec}` does not apply to {ty}")]
+    UnsupportedSpec {
+        /// The spec as written.
+        spec: String,
+        /// The Rust type.
+        ty: &'static str,
+    },
+}
+
+fn malformed(text: &str, expected: impl Into<String>) -> KeyCodecError {
+    KeyCodecError::Malformed {
+        text: text.to_owned(),
+        expected: expected.into(),
+    }
+}
+
+/// `true` when `text` is exactly `width` ASCII digits.
+fn is_digits(text: &str, width: usize) -> bool {
+    text.len() == width && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The 19-digit .NET tick count of an instant (`2014-08-22T00:50:32Z` -> `0635442654320000000`).
+pub fn ticks(t: DateTime<Utc>) -> Result<String, KeyCodecError> {
+    let ticks = checked_ticks(t)?;
+    Ok(format!("{ticks:019}"))
+}
+
+/// The 19-digit inverted tick count, `MAX_TICKS - ticks`
+/// (`2014-08-22T00:50:32Z` -> `2519936321679999999`).
+pub fn inverted_ticks(t: DateTime<Utc>) -> Result<String, KeyCodecError> {
+    let ticks = checked_ticks(t)?;
+    Ok(format!("{:019}", MAX_TICKS - ticks))
+}
+
+fn checked_ticks(t: DateTime<Utc>) -> Result<i64, KeyCodecError> {
+    // Computed in i128 so instants far outside .NET's range report an error, not overflow.
+    let ticks = i128::from(t.timestamp()) * 10_000_000
+        + i128::from(t.timestamp_subsec_nanos() / 100)
+        + i128::from(crate::datetime::UNIX_EPOCH_TICKS);
+    if (0..=i128::from(MAX_TICKS)).contains(&ticks) {
+        Ok(to_ticks(t))
+    } else {
+        Err(KeyCodecError::TicksOutOfRange {
+            instant: t.to_rfc3339(),
+        })
+    }
+}
+
+/// Reads a 19-digit tick count written by [`ticks`].
+pub fn parse_ticks(text: &str) -> Result<DateTime<Utc>, KeyCodecError> {
+    parse_tick_count(text).map(|(_, t)| t)
+}
+
+/// Reads a 19-digit inverted tick count written by [`inverted_ticks`].
+pub fn parse_inverted_ticks(text: &str) -> Result<DateTime<Utc>, KeyCodecError> {
+    let (inverted, _) = parse_tick_count(text)?;
+    from_ticks(MAX_TICKS - inverted).ok_or_else(|| malformed(text, "19 digits of inverted ticks"))
+}
+
+fn parse_tick_count(text: &str) -> Result<(i64, DateTime<Utc>), KeyCodecError> {
+    let expected = "19 digits of .NET ticks";
+    if !is_digits(text, TICKS_DIGITS) {
+        return Err(malformed(text, expected));
+    }
+    let count: i64 = text.parse().map_err(|_| malformed(text, expected))?;
+    if count > MAX_TICKS {
+        return Err(malformed(text, expected));
+    }
+    let instant = from_ticks(count).ok_or_else(|| malformed(text, expected))?;
+    Ok((count, instant))
+}
+
+/// A non-negative integer as exactly `width` decimal digits (123 with width 8 -> `00000123`).
+pub fn zero_pad(value: i128, width: usize) -> Result<String, KeyCodecError> {
+    if value < 0 {
+        return Err(KeyCodecError::Negative { value });
+    }
+    let text = format!("{value:0width$}");
+    if text.len() > width {
+        return Err(KeyCodecError::TooWide {
+            value: value.to_string(),
+            width,
+        });
+    }
+    Ok(text)
+}
+
+/// Reads an integer written by [`zero_pad`] with the same width.
+pub fn parse_zero_padded(text: &str, width: usize) -> Result<i128, KeyCodecError> {
+    let expected = || format!("{width} digits");
+    if !is_digits(text, width) {
+        return Err(malformed(text, expected()));
+    }
+    text.parse().map_err(|_| malformed(text, expected()))
+}
+
+/// An integer in `i64::MIN..=u64::MAX` as `value + 2^63` in 20 digits, so that text order is
+/// numeric order (`i64::MIN` -> `00000000000000000000`, `0` -> `09223372036854775808`).
+pub fn ordered(value: i128) -> Result<String, KeyCodecError> {
+    if value < i128::from(i64::MIN) || value > i128::from(u64::MAX) {
+        return Err(KeyCodecError::OutOfRange {
+            value: value.to_string(),
+            ty: "the ordered encoding (i64::MIN to u64::MAX)",
+        });
+    }
+    Ok(format!("{:020}", value + ORDERED_OFFSET))
+}
+
+/// Reads an integer written by [`ordered`].
+pub fn parse_ordered(text: &str) -> Result<i128, KeyCodecError> {
+    let expected = "20 digits of an ordered integer";
+    if !is_digits(text, ORDERED_DIGITS) {
+        return Err(malformed(text, expected));
+    }
+    let shifted: i128 = text.parse().map_err(|_| malformed(text, expected))?;
+    let value = shifted - ORDERED_OFFSET;
+    if value > i128::from(u64::MAX) {
+        return Err(malformed(text, expected));
+    }
+    Ok(value)
+}
+
+/// An instant in a chrono `strftime` format (`%Y%m%d` -> `20140822`).
+pub fn date(t: DateTime<Utc>, format: &str) -> Result<String, KeyCodecError> {
+    use std::fmt::Write;
+    let mut out = String::new();
+    // chrono reports an invalid format only while writing; the derive checks formats at compile
+    // time, so this error is for hand-written templates.
+    write!(out, "{}", t.format(format)).map_err(|_| KeyCodecError::UnsupportedSpec {
+        spec: format.to_owned(),
+        ty: "DateTime<Utc>",
+    })?;
+    Ok(out)
+}
+
+/// Reads an instant written by [`date`]; a format without a time of day reads as midnight UTC.
+pub fn parse_date(text: &str, format: &str) -> Result<DateTime<Utc>, KeyCodecError> {
+    if let Ok(t) = DateTime::parse_from_str(text, format) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    if let Ok(t) = NaiveDateTime::parse_from_str(text, format) {
+        return Ok(t.and_utc());
+    }
+    NaiveDate::parse_from_str(text, format)
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
+        .ok_or_else(|| malformed(text, format!("a date in the format `{format}`")))
+}
+
+/// The smallest string greater than every string that starts with `prefix`, in the service's
+/// ordinal UTF-16 order; `None` when no such string exists (an empty prefix, or one made only of
+/// U+FFFF). `key ge prefix and key lt successor` then selects exactly the keys with that prefix.
+pub fn prefix_successor(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        if let Some(next) = next_in_utf16_order(last) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+/// The character right after `c` when characters are ordered by their UTF-16 code units:
+/// U+0000..U+D7FF, then the supplementary planes (leading surrogates D800..DBFF), then
+/// U+E000..U+FFFF.
+fn next_in_utf16_order(c: char) -> Option<char> {
+    match u32::from(c) {
+        0xD7FF => Some('\u{10000}'),
+        0x10FFFF => Some('\u{E000}'),
+        0xFFFF => None,
+        n => char::from_u32(n + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_widths_and_text() {
+        assert_eq!(KeySpec::ZeroPad(6).fixed_width(), Some(6));
+        assert_eq!(KeySpec::InvertedTicks.fixed_width(), Some(19));
+        assert_eq!(KeySpec::Ordered.fixed_width(), Some(20));
+        assert_eq!(KeySpec::Date("%Y").fixed_width(), None);
+        assert_eq!(KeySpec::ZeroPad(6).to_string(), "06");
+        assert_eq!(KeySpec::InvertedTicks.to_string(), "inverted_ticks");
+    }
+
+    #[test]
+    fn instants_outside_dotnet_range_have_no_ticks() {
+        let before_year_one = DateTime::from_timestamp(-62_135_596_801, 0).expect("valid");
+        assert!(matches!(
+            ticks(before_year_one),
+            Err(KeyCodecError::TicksOutOfRange { .. })
+        ));
+        let after_9999 = DateTime::from_timestamp(253_402_300_800, 0).expect("valid");
+        assert!(inverted_ticks(after_9999).is_err());
+    }
+}

@@ -25,3 +25,7 @@ pub use error::{Error, ErrorCode, ErrorKind, KeyName, Result, Violation};
 pub use filter::{CompareOp, Filter};
 pub use query::{Continuation, Page, QueryRequest, TablePage, TableQuery};
 pub use value::{EdmType, Value};
+
+#[doc(hidden)]
+pub use typed::private as __private;
+pub use typed::{Column, KeyRange, Property, PropertyValue, TableEntity};

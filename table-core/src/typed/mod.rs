@@ -1,1 +1,21 @@
-//! Typed entity traits (being written).
+//! The typed layer: Rust structs as entities.
+//!
+//! [`TableEntity`] is what `#[derive(TableEntity)]` implements: the mapping between a struct and
+//! an [`Entity`](crate::Entity), key construction from [`KeyTemplate`]s, the discriminator of
+//! heterogeneous tables, projection, and index declarations ([`IndexDef`]). [`PropertyValue`] and
+//! [`Property`] convert single fields, [`KeyValue`] writes them into keys, and [`Column`] builds
+//! typed filters.
+
+mod column;
+mod entity;
+mod field;
+mod index;
+#[doc(hidden)]
+pub mod private;
+mod template;
+
+pub use column::{Column, ColumnValue, PARTITION_KEY, ROW_KEY, TIMESTAMP};
+pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
+pub use field::{KeyValue, Property, PropertyValue, ValueError};
+pub use index::{IndexDef, IndexKind};
+pub use template::{KeyBuilder, KeyRange, KeyTemplate, RangeEnd, Segment, key_filter};

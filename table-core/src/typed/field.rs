@@ -1,0 +1,378 @@
+//! How one Rust field becomes one property value, or one key segment, and back.
+//!
+//! Mapping (each round-trips its type's full range exactly):
+//!
+//! | Rust | EDM type | note |
+//! |---|---|---|
+//! | `String` | `Edm.String` | |
+//! | `bool` | `Edm.Boolean` | |
+//! | `i32` | `Edm.Int32` | |
+//! | `i64` | `Edm.Int64` | |
+//! | `u32` | `Edm.Int64` | the full range fits; reads also accept a non-negative `Edm.Int32` |
+//! | `u64` | `Edm.Int64` | two's complement bit-cast, as .NET's `unchecked((long)ulong)`: values above `i64::MAX` are stored negative, so filters compare them as negative numbers |
+//! | `f64` | `Edm.Double` | NaN and the infinities included |
+//! | `DateTime<Utc>` | `Edm.DateTime` | truncated to 100 ns, the service's precision |
+//! | `Uuid` | `Edm.Guid` | |
+//! | `Vec<u8>` | `Edm.Binary` | |
+//! | `Option<T>` | as `T` | `None` is an absent property |
+//!
+//! Reading never panics: a missing property or one of another EDM type is a [`ValueError`],
+//! which the derive turns into an error naming the property.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::datetime::format_datetime;
+use crate::keys::{self, KeyCodecError, KeySpec};
+use crate::value::{EdmType, Value, truncate_to_ticks};
+
+/// Why a property value cannot become a field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// The property is absent and the field is not an `Option`.
+    #[error("the property is missing and the field is not an Option")]
+    Missing,
+    /// The property has another EDM type than the field maps to.
+    #[error("expected {expected}, found {found}")]
+    WrongType {
+        /// The EDM type the field maps to.
+        expected: EdmType,
+        /// The EDM type found.
+        found: EdmType,
+    },
+    /// The value has the right type but does not fit the field.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A Rust type stored as one property value of one EDM type.
+///
+/// Implemented for the types in the [module table](self); `#[derive(PropertyValue)]` implements
+/// it for unit-only enums (stored as strings), and you can implement it for your own newtypes.
+pub trait PropertyValue: Sized {
+    /// The EDM type of the stored value.
+    const EDM_TYPE: EdmType;
+
+    /// The value to store.
+    fn to_value(&self) -> Value;
+
+    /// The field from a stored value.
+    fn from_value(value: Value) -> Result<Self, ValueError>;
+}
+
+/// A field stored as one property: a [`PropertyValue`] (the property must be present) or an
+/// `Option` of one (an absent property is `None`, and `None` is not written).
+pub trait Property: Sized {
+    /// The value type, which typed filter columns compare against.
+    type Value: PropertyValue;
+
+    /// The value to store, `None` to leave the property out.
+    fn to_property(&self) -> Option<Value>;
+
+    /// The field from the property, `None` when the entity does not have it.
+    fn from_property(value: Option<Value>) -> Result<Self, ValueError>;
+}
+
+impl<T: PropertyValue> Property for T {
+    type Value = T;
+
+    fn to_property(&self) -> Option<Value> {
+        Some(self.to_value())
+    }
+
+    fn from_property(value: Option<Value>) -> Result<Self, ValueError> {
+        T::from_value(value.ok_or(ValueError::Missing)?)
+    }
+}
+
+impl<T: PropertyValue> Property for Option<T> {
+    type Value = T;
+
+    fn to_property(&self) -> Option<Value> {
+        self.as_ref().map(T::to_value)
+    }
+
+    fn from_property(value: Option<Value>) -> Result<Self, ValueError> {
+        value.map(T::from_value).transpose()
+    }
+}
+
+fn wrong_type<T>(expected: EdmType, found: &Value) -> Result<T, ValueError> {
+    Err(ValueError::WrongType {
+        expected,
+        found: found.edm_type(),
+    })
+}
+
+/// Implements `PropertyValue` for a type stored as exactly one `Value` variant.
+macro_rules! exact_value {
+    ($($ty:ty => $variant:ident),* $(,)?) => {$(
+        impl PropertyValue for $ty {
+            const EDM_TYPE: EdmType = EdmType::$variant;
+
+            fn to_value(&self) -> Value {
+                Value::$variant(self.clone())
+            }
+
+            fn from_value(value: Value) -> Result<Self, ValueError> {
+                match value {
+                    Value::$variant(v) => Ok(v),
+                    other => wrong_type(EdmType::$variant, &other),
+                }
+            }
+        }
+    )*};
+}
+exact_value!(String => String, bool => Boolean, i32 => Int32, i64 => Int64, f64 => Double,
+    Uuid => Guid, Vec<u8> => Binary);
+
+impl PropertyValue for DateTime<Utc> {
+    const EDM_TYPE: EdmType = EdmType::DateTime;
+
+    fn to_value(&self) -> Value {
+        Value::DateTime(truncate_to_ticks(*self))
+    }
+
+    fn from_value(value: Value) -> Result<Self, ValueError> {
+        match value {
+            Value::DateTime(t) => Ok(t),
+            other => wrong_type(EdmType::DateTime, &other),
+        }
+    }
+}
+
+impl PropertyValue for u32 {
+    // Int64, not a bit-cast Int32: every u32 then compares numerically in filters.
+    const EDM_TYPE: EdmType = EdmType::Int64;
+
+    fn to_value(&self) -> Value {
+        Value::Int64(i64::from(*self))
+    }
+
+    fn from_value(value: Value) -> Result<Self, ValueError> {
+        let n = match value {
+            Value::Int64(n) => n,
+            Value::Int32(n) => i64::from(n),
+            other => return wrong_type(EdmType::Int64, &other),
+        };
+        u32::try_from(n).map_err(|_| ValueError::Invalid(format!("{n} is out of range for u32")))
+    }
+}
+
+impl PropertyValue for u64 {
+    // A bit-cast keeps the whole range in Edm.Int64, readable by .NET as `(ulong)long`.
+    const EDM_TYPE: EdmType = EdmType::Int64;
+
+    fn to_value(&self) -> Value {
+        Value::Int64(i64::from_ne_bytes(self.to_ne_bytes()))
+    }
+
+    fn from_value(value: Value) -> Result<Self, ValueError> {
+        match value {
+            Value::Int64(n) => Ok(u64::from_ne_bytes(n.to_ne_bytes())),
+            other => wrong_type(EdmType::Int64, &other),
+        }
+    }
+}
+
+/// A Rust type that can be one segment of a key template (`{field}` or `{field:spec}`).
+///
+/// Which specs apply: strings, GUIDs, booleans and derived enums only `{field}`; integers also
+/// zero padding (`{id:06}`) and `ordered`; `DateTime<Utc>` also `ticks`, `inverted_ticks` and
+/// date formats. `{field}` writes integers in decimal, instants as the service prints them
+/// (`2020-01-02T03:04:05.0000000Z`) and GUIDs hyphenated in lower case.
+pub trait KeyValue {
+    /// The key segment for this value.
+    fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError>;
+
+    /// The value from a key segment written by [`encode_key`](KeyValue::encode_key).
+    fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError>
+    where
+        Self: Sized;
+}
+
+fn unsupported<T>(spec: &KeySpec, ty: &'static str) -> Result<T, KeyCodecError> {
+    Err(KeyCodecError::UnsupportedSpec {
+        spec: spec.to_string(),
+        ty,
+    })
+}
+
+impl KeyValue for str {
+    fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
+        match spec {
+            KeySpec::Plain => Ok(self.to_owned()),
+            _ => unsupported(spec, "a string"),
+        }
+    }
+}
+
+impl KeyValue for String {
+    fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
+        self.as_str().encode_key(spec)
+    }
+
+    fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError> {
+        match spec {
+            KeySpec::Plain => Ok(text.to_owned()),
+            _ => unsupported(spec, "String"),
+        }
+    }
+}
+
+/// Implements `KeyValue` for an integer type through the i128 codecs of [`keys`].
+macro_rules! integer_key {
+    ($($ty:ident),*) => {$(
+        impl KeyValue for $ty {
+            fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
+                match spec {
+                    KeySpec::Plain => Ok(self.to_string()),
+                    KeySpec::ZeroPad(width) => keys::zero_pad(i128::from(*self), *width),
+                    KeySpec::Ordered => keys::ordered(i128::from(*self)),
+                    _ => unsupported(spec, stringify!($ty)),
+                }
+            }
+
+            fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError> {
+                let wide = match spec {
+                    KeySpec::Plain => text.parse::<i128>().map_err(|_| KeyCodecError::Malformed {
+                        text: text.to_owned(),
+                        expected: "a decimal integer".to_owned(),
+                    })?,
+                    KeySpec::ZeroPad(width) => keys::parse_zero_padded(text, *width)?,
+                    KeySpec::Ordered => keys::parse_ordered(text)?,
+                    _ => return unsupported(spec, stringify!($ty)),
+                };
+                $ty::try_from(wide).map_err(|_| KeyCodecError::OutOfRange {
+                    value: wide.to_string(),
+                    ty: stringify!($ty),
+                })
+            }
+        }
+    )*};
+}
+integer_key!(i32, i64, u32, u64);
+
+impl KeyValue for DateTime<Utc> {
+    fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
+        match spec {
+            KeySpec::Plain => Ok(format_datetime(*self)),
+            KeySpec::Ticks => keys::ticks(*self),
+            KeySpec::InvertedTicks => keys::inverted_ticks(*self),
+            KeySpec::Date(format) => keys::date(*self, format),
+            _ => unsupported(spec, "DateTime<Utc>"),
+        }
+    }
+
+    fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError> {
+        match spec {
+            KeySpec::Plain => {
+                crate::datetime::parse_datetime(text).map_err(|_| KeyCodecError::Malformed {
+                    text: text.to_owned(),
+                    expected: "an ISO 8601 UTC instant".to_owned(),
+                })
+            }
+            KeySpec::Ticks => keys::parse_ticks(text),
+            KeySpec::InvertedTicks => keys::parse_inverted_ticks(text),
+            KeySpec::Date(format) => keys::parse_date(text, format),
+            _ => unsupported(spec, "DateTime<Utc>"),
+        }
+    }
+}
+
+impl KeyValue for Uuid {
+    fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
+        match spec {
+            KeySpec::Plain => Ok(self.hyphenated().to_string()),
+            _ => unsupported(spec, "Uuid"),
+        }
+    }
+
+    fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError> {
+        match spec {
+            KeySpec::Plain => Uuid::parse_str(text).map_err(|_| KeyCodecError::Malformed {
+                text: text.to_owned(),
+                expected: "a GUID".to_owned(),
+            }),
+            _ => unsupported(spec, "Uuid"),
+        }
+    }
+}
+
+impl KeyValue for bool {
+    fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
+        match spec {
+            KeySpec::Plain => Ok(self.to_string()),
+            _ => unsupported(spec, "bool"),
+        }
+    }
+
+    fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError> {
+        match (spec, text) {
+            (KeySpec::Plain, "true") => Ok(true),
+            (KeySpec::Plain, "false") => Ok(false),
+            (KeySpec::Plain, _) => Err(KeyCodecError::Malformed {
+                text: text.to_owned(),
+                expected: "`true` or `false`".to_owned(),
+            }),
+            _ => unsupported(spec, "bool"),
+        }
+    }
+}
+
+impl<T: KeyValue + ?Sized> KeyValue for &T {
+    fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
+        (**self).encode_key(spec)
+    }
+
+    fn decode_key(_: &str, spec: &KeySpec) -> Result<Self, KeyCodecError>
+    where
+        Self: Sized,
+    {
+        unsupported(spec, "a reference")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_and_wrong_types_are_errors() {
+        assert_eq!(i32::from_property(None), Err(ValueError::Missing));
+        assert_eq!(Option::<i32>::from_property(None), Ok(None));
+        assert_eq!(
+            i32::from_property(Some(Value::Int64(1))),
+            Err(ValueError::WrongType {
+                expected: EdmType::Int32,
+                found: EdmType::Int64
+            })
+        );
+        assert!(matches!(
+            u32::from_value(Value::Int64(-1)),
+            Err(ValueError::Invalid(_))
+        ));
+        assert_eq!(u32::from_value(Value::Int32(7)), Ok(7));
+    }
+
+    #[test]
+    fn u64_is_bit_cast() {
+        assert_eq!(u64::MAX.to_value(), Value::Int64(-1));
+        assert_eq!(u64::from_value(Value::Int64(-1)), Ok(u64::MAX));
+    }
+
+    #[test]
+    fn specs_that_do_not_apply_are_errors_not_panics() {
+        assert!("a".encode_key(&KeySpec::Ticks).is_err());
+        assert!(5i32.encode_key(&KeySpec::Ticks).is_err());
+        assert!(i32::decode_key("99999999999", &KeySpec::Plain).is_err());
+        assert_eq!(
+            i64::decode_key(
+                &i64::MIN.encode_key(&KeySpec::Ordered).unwrap(),
+                &KeySpec::Ordered
+            ),
+            Ok(i64::MIN)
+        );
+    }
+}
