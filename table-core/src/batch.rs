@@ -1,6 +1,16 @@
-//! Write operations, alone or grouped into an entity-group transaction (a batch).
+//! Write operations, alone or grouped into an entity-group transaction (a batch), and the
+//! rules the service checks on them before touching any data.
+//!
+//! Batch rules (protocol doc section 7): at least one and at most 100 operations, one
+//! partition, one operation per row key, each entity valid, and a body of at most 4 MiB.
+//! Violations name the failing operation's zero-based index where the service does.
+
+use std::collections::HashSet;
 
 use crate::entity::{ETag, Entity, EntityKey, IfMatch};
+use crate::error::{Error, KeyName, Violation};
+use crate::validate::{validate_entity, validate_key};
+use crate::value::Value;
 
 /// Most operations in one batch.
 pub const MAX_BATCH_OPERATIONS: usize = 100;
@@ -82,4 +92,212 @@ impl Operation {
 pub struct WriteOutcome {
     /// The entity's new version; `None` after a delete.
     pub etag: Option<ETag>,
+}
+
+/// Checks what the service checks on one operation before looking at stored data: the keys,
+/// and for writes of an entity the whole entity ([`validate_entity`]).
+pub fn validate_operation(operation: &Operation) -> Result<(), Violation> {
+    match operation.entity() {
+        Some(entity) => validate_entity(entity),
+        None => {
+            validate_key(KeyName::PartitionKey, operation.partition_key())?;
+            validate_key(KeyName::RowKey, operation.row_key())
+        }
+    }
+}
+
+/// Checks the batch rules, operation by operation in order, so the error names the first
+/// failing operation: its entity ([`validate_operation`]), its partition (the first operation
+/// with another partition key fails with `MixedPartitions`) and its row key (the second
+/// occurrence fails with `DuplicateRow`). Per-operation errors carry the index
+/// ([`Error::batch_index`]); an empty batch, more than [`MAX_BATCH_OPERATIONS`] operations and
+/// an estimated body over [`MAX_BATCH_BODY`] ([`estimated_body_size`]) concern the whole
+/// batch and carry none.
+pub fn validate_batch(operations: &[Operation]) -> crate::Result<()> {
+    let Some(first) = operations.first() else {
+        return Err(Error::invalid(Violation::EmptyBatch));
+    };
+    if operations.len() > MAX_BATCH_OPERATIONS {
+        return Err(Error::invalid(Violation::TooManyOperations {
+            count: operations.len(),
+            max: MAX_BATCH_OPERATIONS,
+        }));
+    }
+    let partition_key = first.partition_key();
+    let mut row_keys = HashSet::with_capacity(operations.len());
+    for (index, op) in operations.iter().enumerate() {
+        validate_operation(op).map_err(|v| Error::invalid(v).with_batch_index(index))?;
+        if op.partition_key() != partition_key {
+            return Err(Error::invalid(Violation::MixedPartitions {
+                index,
+                expected: partition_key.to_owned(),
+                found: op.partition_key().to_owned(),
+            }));
+        }
+        if !row_keys.insert(op.row_key()) {
+            return Err(Error::invalid(Violation::DuplicateRow {
+                index,
+                row_key: op.row_key().to_owned(),
+            }));
+        }
+    }
+    let size = estimated_body_size(operations);
+    if size > MAX_BATCH_BODY {
+        return Err(Error::invalid(Violation::BatchTooLarge {
+            size,
+            max: MAX_BATCH_BODY,
+        }));
+    }
+    Ok(())
+}
+
+/// Upper estimate of the MIME headers, request line and HTTP headers of one batch part,
+/// excluding the keys in its URL.
+const PART_OVERHEAD: usize = 512;
+
+/// Estimates the size in bytes of the `$batch` body carrying `operations`: a fixed allowance
+/// per part for headers and the request line, the keys percent-encoded in the URL (at most 3
+/// bytes per byte), and the JSON body with exact string escaping, base64 for binary values,
+/// upper bounds for other values and their `@odata.type` annotations. The client checks the
+/// body it actually encodes; this lets the engine and callers refuse clearly oversized batches
+/// without encoding them.
+pub fn estimated_body_size(operations: &[Operation]) -> usize {
+    operations
+        .iter()
+        .map(|op| {
+            let keys = op.partition_key().len() + op.row_key().len();
+            let body = op.entity().map_or(0, |e| {
+                let key_fields = r#"{"PartitionKey":"","RowKey":""}"#.len()
+                    + json_string_len(&e.partition_key)
+                    + json_string_len(&e.row_key);
+                key_fields
+                    + e.properties
+                        .iter()
+                        .map(|(name, value)| json_property_len(name, value))
+                        .sum::<usize>()
+            });
+            PART_OVERHEAD + 3 * keys + body
+        })
+        .sum()
+}
+
+/// `,"name":value` plus its annotation when the value needs one.
+fn json_property_len(name: &str, value: &Value) -> usize {
+    let name_len = json_string_len(name) + 4;
+    let annotation = name_len + r#""@odata.type":"Edm.DateTime""#.len();
+    match value {
+        Value::String(s) => name_len + json_string_len(s) + 2,
+        Value::Boolean(_) => name_len + 5,
+        Value::Int32(_) => name_len + 11,
+        Value::Double(_) => name_len + 26 + annotation,
+        Value::Int64(_) => name_len + 22 + annotation,
+        Value::DateTime(_) => name_len + 30 + annotation,
+        Value::Guid(_) => name_len + 38 + annotation,
+        Value::Binary(b) => name_len + b.len().div_ceil(3) * 4 + 2 + annotation,
+    }
+}
+
+/// Length of the text inside a JSON string literal: quotes and backslashes take 2 bytes,
+/// other control characters up to 6 (`\u0001`).
+fn json_string_len(s: &str) -> usize {
+    s.len()
+        + s.chars()
+            .map(|c| match c {
+                '"' | '\\' => 1,
+                c if c < ' ' => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn insert(pk: &str, rk: &str) -> Operation {
+        Operation::Insert(Entity::new(pk, rk))
+    }
+
+    #[test]
+    fn batch_sizes() {
+        assert_eq!(
+            validate_batch(&[]).expect_err("empty").violation(),
+            Some(&Violation::EmptyBatch)
+        );
+        let full: Vec<_> = (0..100).map(|i| insert("p", &i.to_string())).collect();
+        validate_batch(&full).expect("100 operations are allowed");
+        let over: Vec<_> = (0..101).map(|i| insert("p", &i.to_string())).collect();
+        let e = validate_batch(&over).expect_err("101");
+        assert_eq!(e.code(), Some(&ErrorCode::InvalidInput));
+        assert_eq!(e.batch_index(), None);
+    }
+
+    #[test]
+    fn mixed_partitions_name_the_first_foreign_operation() {
+        let ops = [
+            insert("p", "1"),
+            insert("p", "2"),
+            insert("q", "3"),
+            insert("r", "4"),
+        ];
+        let e = validate_batch(&ops).expect_err("mixed");
+        assert_eq!(
+            e.code(),
+            Some(&ErrorCode::CommandsInBatchActOnDifferentPartitions)
+        );
+        assert_eq!(e.batch_index(), Some(2));
+    }
+
+    #[test]
+    fn duplicate_rows_name_the_second_occurrence() {
+        let delete = Operation::Delete {
+            key: EntityKey::new("p", "1"),
+            if_match: IfMatch::Any,
+        };
+        let ops = [insert("p", "1"), insert("p", "2"), delete];
+        let e = validate_batch(&ops).expect_err("duplicate");
+        assert_eq!(e.code(), Some(&ErrorCode::InvalidDuplicateRow));
+        assert_eq!(e.batch_index(), Some(2));
+    }
+
+    #[test]
+    fn invalid_entities_carry_their_index() {
+        let ops = [insert("p", "1"), insert("p", "bad/key")];
+        let e = validate_batch(&ops).expect_err("bad key");
+        assert_eq!(e.code(), Some(&ErrorCode::OutOfRangeInput));
+        assert_eq!(e.batch_index(), Some(1));
+        let delete = Operation::Delete {
+            key: EntityKey::new("p", "#"),
+            if_match: IfMatch::Any,
+        };
+        let e = validate_batch(&[insert("p", "1"), delete]).expect_err("bad delete key");
+        assert_eq!(e.batch_index(), Some(1));
+    }
+
+    #[test]
+    fn oversized_bodies_are_refused() {
+        // 100 entities of ~60 KB of JSON each exceed 4 MiB although each entity is valid.
+        let ops: Vec<_> = (0..100)
+            .map(|i| {
+                Operation::Insert(
+                    Entity::new("p", i.to_string())
+                        .with("s", "x".repeat(30_000))
+                        .with("t", "y".repeat(30_000)),
+                )
+            })
+            .collect();
+        assert!(estimated_body_size(&ops) > MAX_BATCH_BODY);
+        let e = validate_batch(&ops).expect_err("too large");
+        assert_eq!(e.code(), Some(&ErrorCode::RequestBodyTooLarge));
+        assert!(estimated_body_size(&ops[..50]) < MAX_BATCH_BODY);
+    }
+
+    #[test]
+    fn json_escapes_are_counted() {
+        assert_eq!(json_string_len("ab"), 2);
+        assert_eq!(json_string_len("a\"b"), 4);
+        assert_eq!(json_string_len("\u{1}"), 6);
+        assert_eq!(json_string_len("é"), 2);
+    }
 }

@@ -1,1 +1,344 @@
-//! The embedded engine (being written).
+//! The embedded engine: an in-process implementation of the Table service's data plane that
+//! behaves like the real service (protocol doc sections 5-9), for tests and embedded use.
+//!
+//! [`Engine`] is a cheap `Clone` handle over shared state; clones see the same tables. Each
+//! public method is one service request: it validates its input in the service's order
+//! (request shape, keys, values and sizes, then table existence, then entity existence and
+//! `If-Match`), then takes effect atomically or not at all. Every write gets a new, strictly
+//! increasing `Timestamp` (100 ns resolution, UTC) and the ETag derived from it.
+//!
+//! As a test tool it can shrink pages and split them at partition boundaries
+//! ([`EngineOptions`]), and fail chosen requests deterministically ([`Faults`]).
+//!
+//! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `query`
+//! (key ranges, page scans, continuation tokens, projection), `batch` (all-or-nothing
+//! transactions), `order` (UTF-16 ordinal key order), `clock` (timestamps), `faults`, `options`.
+
+mod batch;
+mod catalog;
+mod clock;
+mod faults;
+mod options;
+mod order;
+mod query;
+mod table;
+
+use std::fmt;
+use std::sync::Arc;
+
+pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};
+pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
+
+use self::catalog::Catalog;
+use self::clock::Clock;
+use self::query::{KeyPlan, PageLimits};
+use crate::batch::{Operation, WriteOutcome, validate_batch, validate_operation};
+use crate::entity::{Entity, EntityKey, IfMatch};
+use crate::error::{Error, ErrorCode, KeyName, Result, Violation};
+use crate::query::{Page, QueryRequest, TablePage, TableQuery};
+use crate::validate::validate_key;
+
+/// Largest `$top` the service accepts.
+const MAX_TOP: u32 = 1000;
+
+/// An in-memory Table service. Cheap to clone; clones share the same tables. `Send + Sync`.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Shared>,
+}
+
+struct Shared {
+    options: EngineOptions,
+    catalog: Catalog,
+    clock: Clock,
+    faults: Faults,
+}
+
+const _: () = {
+    const fn assert_handle<T: Send + Sync + Clone + 'static>() {}
+    assert_handle::<Engine>();
+};
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new()
+    }
+}
+
+impl fmt::Debug for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine")
+            .field("options", &self.inner.options)
+            .field("calls", &self.inner.faults.calls())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An empty engine with the default options (the plain service behaviour).
+    pub fn new() -> Engine {
+        Engine::with_options(EngineOptions::default())
+    }
+
+    /// An empty engine with `options`.
+    pub fn with_options(options: EngineOptions) -> Engine {
+        Engine {
+            inner: Arc::new(Shared {
+                options,
+                catalog: Catalog::default(),
+                clock: Clock::default(),
+                faults: Faults::default(),
+            }),
+        }
+    }
+
+    /// The options the engine was built with.
+    pub fn options(&self) -> &EngineOptions {
+        &self.inner.options
+    }
+
+    /// The fault-injection plan (see [`Faults`]).
+    pub fn faults(&self) -> &Faults {
+        &self.inner.faults
+    }
+
+    /// Creates a table. Errors: an invalid name (`InvalidResourceName`, `OutOfRangeInput`),
+    /// 409 `TableAlreadyExists` when a table of that name exists in any case, 409
+    /// `TableBeingDeleted` during the optional deleted-table cooldown.
+    pub fn create_table(&self, name: &str) -> Result<()> {
+        self.serve(|s| {
+            if s.catalog.create(name, s.options.deleted_table_cooldown)? {
+                Ok(())
+            } else {
+                Err(Error::service(
+                    ErrorCode::TableAlreadyExists,
+                    "The table specified already exists.",
+                ))
+            }
+        })
+    }
+
+    /// Creates a table unless one of that name exists; `true` when it was created. Errors as
+    /// [`create_table`](Self::create_table) except `TableAlreadyExists`.
+    pub fn create_table_if_not_exists(&self, name: &str) -> Result<bool> {
+        self.serve(|s| s.catalog.create(name, s.options.deleted_table_cooldown))
+    }
+
+    /// Deletes a table and all its entities. Errors: an invalid name, 404 `ResourceNotFound`.
+    pub fn delete_table(&self, name: &str) -> Result<()> {
+        self.serve(|s| s.catalog.delete(name, s.options.deleted_table_cooldown))
+    }
+
+    /// One page of table names, in case-insensitive name order, filtered on the `TableName`
+    /// property. The page holds at most `min(top, max_page_size)` names; `next_table_name` is
+    /// the next matching name, present exactly when one exists. Errors: `$top` outside
+    /// 1..=1000, a filter over 15 comparisons, a malformed `NextTableName` (all 400
+    /// `InvalidInput`).
+    pub fn query_tables(&self, query: &TableQuery) -> Result<TablePage> {
+        self.serve(|s| {
+            let size = s.page_size(query.top)?;
+            if let Some(filter) = &query.filter {
+                filter.check_limits()?;
+            }
+            let (tables, next_table_name) = s.catalog.list(
+                query.filter.as_ref(),
+                query.next_table_name.as_deref(),
+                size,
+            )?;
+            Ok(TablePage {
+                tables,
+                next_table_name,
+            })
+        })
+    }
+
+    /// Reads one entity, with its timestamp and ETag. With `select`, only the listed custom
+    /// properties are returned (absent ones stay absent); keys, timestamp and ETag always are.
+    /// Errors: invalid keys (400), 404 `TableNotFound`, 404 `ResourceNotFound`.
+    pub fn get(
+        &self,
+        table: &str,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[String]>,
+    ) -> Result<Entity> {
+        self.serve(|s| {
+            validate_key(KeyName::PartitionKey, partition_key)?;
+            validate_key(KeyName::RowKey, row_key)?;
+            let row = s
+                .catalog
+                .table(table)?
+                .read(|data| data.get(partition_key, row_key).cloned())
+                .ok_or_else(|| {
+                    Error::service(
+                        ErrorCode::ResourceNotFound,
+                        "The specified resource does not exist.",
+                    )
+                })?;
+            Ok(query::project(&row, select))
+        })
+    }
+
+    /// Runs one write. Errors, in the order checked: the entity or keys break a rule (400 with
+    /// the rule's code), a malformed `If-Match` ETag (400 `InvalidInput`), 404
+    /// `TableNotFound`, then 409 `EntityAlreadyExists` (insert), 404 `ResourceNotFound`
+    /// (replace, merge, delete of a missing entity) or 412 `UpdateConditionNotSatisfied`.
+    pub fn execute(&self, table: &str, operation: Operation) -> Result<WriteOutcome> {
+        self.serve(|s| {
+            validate_operation(&operation)?;
+            check_etag_syntax(&operation)?;
+            s.catalog.table(table)?.write(|data| {
+                data.check(&operation)?;
+                Ok(data.apply(operation, s.clock.tick()))
+            })
+        })
+    }
+
+    /// Inserts an entity; 409 `EntityAlreadyExists` if its key exists.
+    pub fn insert(&self, table: &str, entity: Entity) -> Result<WriteOutcome> {
+        self.execute(table, Operation::Insert(entity))
+    }
+
+    /// Replaces an existing entity's properties with exactly `entity`'s.
+    pub fn replace(&self, table: &str, entity: Entity, if_match: IfMatch) -> Result<WriteOutcome> {
+        self.execute(table, Operation::Replace { entity, if_match })
+    }
+
+    /// Merges `entity`'s properties into an existing entity, keeping the others.
+    pub fn merge(&self, table: &str, entity: Entity, if_match: IfMatch) -> Result<WriteOutcome> {
+        self.execute(table, Operation::Merge { entity, if_match })
+    }
+
+    /// Inserts the entity or replaces whatever has its key.
+    pub fn insert_or_replace(&self, table: &str, entity: Entity) -> Result<WriteOutcome> {
+        self.execute(table, Operation::InsertOrReplace(entity))
+    }
+
+    /// Inserts the entity or merges it into whatever has its key.
+    pub fn insert_or_merge(&self, table: &str, entity: Entity) -> Result<WriteOutcome> {
+        self.execute(table, Operation::InsertOrMerge(entity))
+    }
+
+    /// Deletes an existing entity.
+    pub fn delete(&self, table: &str, key: &EntityKey, if_match: IfMatch) -> Result<WriteOutcome> {
+        self.execute(
+            table,
+            Operation::Delete {
+                key: key.clone(),
+                if_match,
+            },
+        )
+    }
+
+    /// One page of entities matching the filter, ordered by `PartitionKey` then `RowKey`
+    /// (UTF-16 ordinal), projected by `select` as in [`get`](Self::get). The page holds at
+    /// most `min(top, max_page_size)` entities; its continuation names the next row to visit,
+    /// and without the test options that shorten pages it is present exactly when another
+    /// matching entity exists. Errors: `$top` outside 1..=1000, a filter over 15 comparisons
+    /// or a malformed continuation (400 `InvalidInput`), then 404 `TableNotFound`.
+    pub fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
+        self.serve(|s| {
+            let size = s.page_size(request.top)?;
+            let filter = request.filter.as_ref();
+            if let Some(filter) = filter {
+                filter.check_limits()?;
+            }
+            let resume = request
+                .continuation
+                .as_ref()
+                .map(query::read_token)
+                .transpose()?;
+            let table = s.catalog.table(table)?;
+            let limits = PageLimits {
+                size,
+                split_at_partitions: s.options.split_pages_at_partition_boundaries,
+                scan_budget: s.options.scan_budget.map(|b| b.max(1)),
+            };
+            let plan = KeyPlan::new(filter);
+            let found =
+                table.read(|data| query::scan(data, &plan, resume.as_ref(), filter, limits));
+            // Copies (and projections) are made after the lock is released.
+            Ok(Page {
+                entities: found
+                    .rows
+                    .iter()
+                    .map(|row| query::project(row, request.select.as_deref()))
+                    .collect(),
+                continuation: found.next.as_ref().map(query::token),
+            })
+        })
+    }
+
+    /// Runs an entity-group transaction: all operations or none. Errors: the batch rules
+    /// ([`validate_batch`]), a malformed `If-Match` (with the operation's index), 404
+    /// `TableNotFound` (index 0), then the first operation whose check fails, with its index
+    /// ([`Error::batch_index`]); nothing is applied on any error.
+    pub fn submit_batch(
+        &self,
+        table: &str,
+        operations: Vec<Operation>,
+    ) -> Result<Vec<WriteOutcome>> {
+        self.serve(|s| {
+            validate_batch(&operations)?;
+            for (index, op) in operations.iter().enumerate() {
+                check_etag_syntax(op).map_err(|e| e.with_batch_index(index))?;
+            }
+            let table = s.catalog.table(table).map_err(|e| e.with_batch_index(0))?;
+            table.write(|data| batch::apply_batch(data, operations, &s.clock))
+        })
+    }
+
+    /// Counts the call, applies any injected fault around `request`.
+    fn serve<T>(&self, request: impl FnOnce(&Shared) -> Result<T>) -> Result<T> {
+        match self.inner.faults.next_call() {
+            None => request(&self.inner),
+            Some(fault) => {
+                if fault.timing == FaultTiming::AfterApply {
+                    // The outcome is deliberately lost, as a response lost in transit.
+                    let _lost = request(&self.inner);
+                }
+                Err(fault.to_error())
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// The page size for `$top`, capped by the options.
+    fn page_size(&self, top: Option<u32>) -> Result<usize> {
+        let cap = self.options.max_page_size.max(1);
+        match top {
+            None => Ok(cap),
+            Some(t) if (1..=MAX_TOP).contains(&t) => {
+                Ok(cap.min(usize::try_from(t).unwrap_or(usize::MAX)))
+            }
+            Some(t) => Err(Error::invalid(Violation::Top {
+                value: u64::from(t),
+            })),
+        }
+    }
+}
+
+/// An `If-Match` ETag must look like one (`W/"..."` or `"..."`): the service answers 400
+/// `InvalidInput` otherwise, before looking at the entity.
+fn check_etag_syntax(op: &Operation) -> Result<()> {
+    let (Operation::Replace { if_match, .. }
+    | Operation::Merge { if_match, .. }
+    | Operation::Delete { if_match, .. }) = op
+    else {
+        return Ok(());
+    };
+    let IfMatch::ETag(etag) = if_match else {
+        return Ok(());
+    };
+    let text = etag.as_str();
+    let quoted = text.strip_prefix("W/").unwrap_or(text);
+    if quoted.len() >= 2 && quoted.starts_with('"') && quoted.ends_with('"') {
+        Ok(())
+    } else {
+        Err(Error::service(
+            ErrorCode::InvalidInput,
+            format!("the If-Match value {text:?} is not an ETag"),
+        ))
+    }
+}

@@ -1,0 +1,166 @@
+//! The set of tables: create, delete, look up and list, with the service's case-insensitive
+//! names.
+//!
+//! Invariants: tables are keyed by their ASCII-lowercased name, so names are unique ignoring
+//! case while each table keeps the case it was created with; listing is in that
+//! case-insensitive name order. A table's rows live behind their own lock, so work on one table
+//! never waits for another.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use super::table::TableData;
+use crate::entity::Entity;
+use crate::error::{Error, ErrorCode, Result, Violation};
+use crate::filter::Filter;
+use crate::validate::validate_table_name;
+use crate::value::Value;
+
+/// Longest valid table name; longer names can never exist.
+const MAX_TABLE_NAME: usize = 63;
+
+/// One table.
+#[derive(Debug)]
+pub(crate) struct Table {
+    // An `RwLock` rather than a `Mutex`: point reads and queries (the common case) share it,
+    // and every critical section is short, in-memory and never calls back into user code.
+    data: RwLock<TableData>,
+}
+
+impl Table {
+    /// Runs `read` with shared access to the rows.
+    pub(crate) fn read<T>(&self, read: impl FnOnce(&TableData) -> T) -> T {
+        // A panic inside a critical section cannot leave the maps half-updated in a way that
+        // breaks their invariants (each update is one map call), so a poisoned lock is usable.
+        read(&self.data.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Runs `write` with exclusive access to the rows.
+    pub(crate) fn write<T>(&self, write: impl FnOnce(&mut TableData) -> T) -> T {
+        write(&mut self.data.write().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// All tables of an engine.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    // An `RwLock`: every entity operation looks its table up (shared), while creating and
+    // deleting tables (exclusive) is rare. Only held to find or change the map itself.
+    state: RwLock<CatalogState>,
+}
+
+#[derive(Debug, Default)]
+struct CatalogState {
+    /// Lowercased name -> (name as created, table).
+    tables: BTreeMap<String, (String, Arc<Table>)>,
+    /// Lowercased name -> when the table was deleted (only with a cooldown configured).
+    deleted: HashMap<String, Instant>,
+}
+
+impl Catalog {
+    /// Creates a table; `Ok(false)` when one with that name (in any case) exists.
+    pub(crate) fn create(&self, name: &str, cooldown: Option<Duration>) -> Result<bool> {
+        validate_table_name(name)?;
+        let key = name.to_ascii_lowercase();
+        let mut state = self.write();
+        if state.tables.contains_key(&key) {
+            return Ok(false);
+        }
+        let blocked = cooldown
+            .zip(state.deleted.get(&key))
+            .is_some_and(|(cooldown, deleted)| deleted.elapsed() < cooldown);
+        if blocked {
+            return Err(Error::service(
+                ErrorCode::TableBeingDeleted,
+                "The specified table is being deleted. Try operation later.",
+            ));
+        }
+        state.deleted.remove(&key);
+        let table = Arc::new(Table {
+            data: RwLock::new(TableData::default()),
+        });
+        state.tables.insert(key, (name.to_owned(), table));
+        Ok(true)
+    }
+
+    /// Deletes a table and its rows.
+    pub(crate) fn delete(&self, name: &str, cooldown: Option<Duration>) -> Result<()> {
+        validate_table_name(name)?;
+        let key = name.to_ascii_lowercase();
+        let mut state = self.write();
+        if state.tables.remove(&key).is_none() {
+            return Err(Error::service(
+                ErrorCode::ResourceNotFound,
+                "The specified resource does not exist.",
+            ));
+        }
+        if cooldown.is_some() {
+            state.deleted.insert(key, Instant::now());
+        }
+        Ok(())
+    }
+
+    /// The table with this name in any case, or `TableNotFound`.
+    pub(crate) fn table(&self, name: &str) -> Result<Arc<Table>> {
+        // Lowercase into a stack buffer: point reads look tables up on every call and should
+        // not allocate. A name that does not fit cannot be a valid table name.
+        let mut buffer = [0u8; MAX_TABLE_NAME];
+        let found = buffer
+            .get_mut(..name.len())
+            .filter(|_| name.is_ascii())
+            .and_then(|slot| {
+                slot.copy_from_slice(name.as_bytes());
+                slot.make_ascii_lowercase();
+                let key = std::str::from_utf8(slot).ok()?;
+                self.read().tables.get(key).map(|(_, t)| Arc::clone(t))
+            });
+        found.ok_or_else(|| {
+            Error::service(
+                ErrorCode::TableNotFound,
+                "The table specified does not exist.",
+            )
+        })
+    }
+
+    /// One page of table names in order, from `start` (inclusive, any case), that `filter`
+    /// (over the `TableName` property) matches; with the next name when more match.
+    pub(crate) fn list(
+        &self,
+        filter: Option<&Filter>,
+        start: Option<&str>,
+        page_size: usize,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let start = match start {
+            Some(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric()) => {
+                s.to_ascii_lowercase()
+            }
+            Some(s) => {
+                return Err(Error::invalid(Violation::Continuation {
+                    token: s.to_owned(),
+                }));
+            }
+            None => String::new(),
+        };
+        let state = self.read();
+        let mut names = Vec::new();
+        for (name, _) in state.tables.range(start..).map(|(_, entry)| entry) {
+            let row = Entity::new("", "").with("TableName", Value::String(name.clone()));
+            if filter.is_none_or(|f| f.matches(&row)) {
+                if names.len() >= page_size {
+                    return Ok((names, Some(name.clone())));
+                }
+                names.push(name.clone());
+            }
+        }
+        Ok((names, None))
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, CatalogState> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, CatalogState> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}

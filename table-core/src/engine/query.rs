@@ -1,0 +1,372 @@
+//! Entity queries: the key range a filter allows, the ordered scan that fills one page, the
+//! engine's continuation tokens and `$select` projection.
+//!
+//! Invariants:
+//! - The key range only narrows where the scan looks; every row inside it is still tested
+//!   with the whole filter, so narrowing can never change a result, only skip rows that
+//!   cannot match.
+//! - A continuation names the next row to visit (inclusive). Resuming from it visits exactly
+//!   the rows at or after it in key order, whatever was written in between: nothing returned
+//!   before comes back, nothing still ahead is skipped.
+//! - Without `split_pages_at_partition_boundaries` or a scan budget, a page carries a
+//!   continuation exactly when another matching row exists; the continuation names that row.
+//!
+//! Token format (opaque to callers): `NextPartitionKey` and `NextRowKey` are the URL-safe
+//! base64 (no padding) of the UTF-8 key text.
+
+use std::ops::Bound;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use super::order::encode;
+use super::table::{Row, TableData};
+use crate::entity::Entity;
+use crate::error::Violation;
+use crate::filter::{CompareOp, Filter};
+use crate::query::Continuation;
+use crate::value::Value;
+
+/// A range of sortable keys.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyRange {
+    lo: Bound<Vec<u8>>,
+    hi: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    fn all() -> Self {
+        KeyRange {
+            lo: Bound::Unbounded,
+            hi: Bound::Unbounded,
+        }
+    }
+
+    /// Narrows the range to keys satisfying `key op value`.
+    fn restrict(&mut self, op: CompareOp, value: &[u8]) {
+        match op {
+            CompareOp::Eq => {
+                self.raise(Bound::Included(value));
+                self.lower(Bound::Included(value));
+            }
+            CompareOp::Gt => self.raise(Bound::Excluded(value)),
+            CompareOp::Ge => self.raise(Bound::Included(value)),
+            CompareOp::Lt => self.lower(Bound::Excluded(value)),
+            CompareOp::Le => self.lower(Bound::Included(value)),
+            CompareOp::Ne => {}
+        }
+    }
+
+    /// Raises the lower bound to `new` if that is tighter.
+    fn raise(&mut self, new: Bound<&[u8]>) {
+        let tighter = match (&self.lo, new) {
+            (_, Bound::Unbounded) => false,
+            (Bound::Unbounded, _) => true,
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b)) => b > a.as_slice(),
+            (Bound::Included(a), Bound::Excluded(b)) => b >= a.as_slice(),
+            (Bound::Excluded(a), Bound::Excluded(b)) => b > a.as_slice(),
+        };
+        if tighter {
+            self.lo = new.map(<[u8]>::to_vec);
+        }
+    }
+
+    /// Lowers the upper bound to `new` if that is tighter.
+    fn lower(&mut self, new: Bound<&[u8]>) {
+        let tighter = match (&self.hi, new) {
+            (_, Bound::Unbounded) => false,
+            (Bound::Unbounded, _) => true,
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b)) => b < a.as_slice(),
+            (Bound::Included(a), Bound::Excluded(b)) => b <= a.as_slice(),
+            (Bound::Excluded(a), Bound::Excluded(b)) => b < a.as_slice(),
+        };
+        if tighter {
+            self.hi = new.map(<[u8]>::to_vec);
+        }
+    }
+
+    /// The range's bounds, or `None` when it holds no key (`BTreeMap::range` panics on
+    /// inverted bounds, so this check must come first).
+    fn bounds(&self) -> Option<Bounds<'_>> {
+        let empty = match (&self.lo, &self.hi) {
+            (Bound::Included(a), Bound::Included(b)) => a > b,
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => {
+                a >= b
+            }
+            _ => false,
+        };
+        (!empty).then(|| (as_slice(&self.lo), as_slice(&self.hi)))
+    }
+}
+
+/// Borrowed bounds of a [`KeyRange`], as `BTreeMap::range` takes them.
+type Bounds<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
+
+fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    b.as_ref().map(Vec::as_slice)
+}
+
+/// The key ranges a filter confines matching rows to.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyPlan {
+    partition_keys: KeyRange,
+    row_keys: KeyRange,
+}
+
+impl KeyPlan {
+    /// Collects `PartitionKey`/`RowKey` comparisons with string literals from the filter's
+    /// top-level conjunction (other comparisons cannot be turned into a range safely: a
+    /// non-string literal is a type mismatch, and `or`/`not` widen).
+    pub(crate) fn new(filter: Option<&Filter>) -> Self {
+        let mut plan = KeyPlan {
+            partition_keys: KeyRange::all(),
+            row_keys: KeyRange::all(),
+        };
+        if let Some(f) = filter {
+            plan.visit(f);
+        }
+        plan
+    }
+
+    fn visit(&mut self, filter: &Filter) {
+        match filter {
+            Filter::And(a, b) => {
+                self.visit(a);
+                self.visit(b);
+            }
+            Filter::Compare {
+                property,
+                op,
+                value: Value::String(s),
+            } => match property.as_str() {
+                "PartitionKey" => self.partition_keys.restrict(*op, &encode(s)),
+                "RowKey" => self.row_keys.restrict(*op, &encode(s)),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+/// How a page may end.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PageLimits {
+    /// Most rows in the page (at least 1).
+    pub(crate) size: usize,
+    /// End the page where a partition ends.
+    pub(crate) split_at_partitions: bool,
+    /// Most rows examined (at least 1).
+    pub(crate) scan_budget: Option<usize>,
+}
+
+/// The rows of one page and where the next page starts.
+#[derive(Debug)]
+pub(crate) struct ScanResult {
+    pub(crate) rows: Vec<Row>,
+    pub(crate) next: Option<(String, String)>,
+}
+
+/// Fills one page: rows in key order from `resume` (inclusive) that `filter` matches.
+pub(crate) fn scan(
+    data: &TableData,
+    plan: &KeyPlan,
+    resume: Option<&(String, String)>,
+    filter: Option<&Filter>,
+    limits: PageLimits,
+) -> ScanResult {
+    let mut partition_keys = plan.partition_keys.clone();
+    let resume_pk = resume.map(|(pk, _)| encode(pk));
+    if let Some(pk) = &resume_pk {
+        partition_keys.raise(Bound::Included(pk));
+    }
+    let mut rows = Vec::new();
+    let Some(pk_bounds) = partition_keys.bounds() else {
+        return ScanResult { rows, next: None };
+    };
+    let mut examined = 0usize;
+    for (index, (pk, partition)) in data.partitions.range::<[u8], _>(pk_bounds).enumerate() {
+        if index > 0 && limits.split_at_partitions {
+            let next = partition
+                .values()
+                .next()
+                .map(|row| (row.partition_key.clone(), String::new()));
+            return ScanResult { rows, next };
+        }
+        let mut row_keys = plan.row_keys.clone();
+        if let (Some(resume_pk), Some((_, rk))) = (&resume_pk, resume)
+            && resume_pk.as_ref() == pk.as_ref()
+        {
+            row_keys.raise(Bound::Included(&encode(rk)));
+        }
+        let Some(rk_bounds) = row_keys.bounds() else {
+            continue;
+        };
+        for row in partition.range::<[u8], _>(rk_bounds).map(|(_, row)| row) {
+            if limits.scan_budget.is_some_and(|budget| examined >= budget) {
+                return ScanResult {
+                    rows,
+                    next: Some(key_of(row)),
+                };
+            }
+            examined += 1;
+            if filter.is_none_or(|f| f.matches(row)) {
+                if rows.len() >= limits.size {
+                    return ScanResult {
+                        rows,
+                        next: Some(key_of(row)),
+                    };
+                }
+                rows.push(Row::clone(row));
+            }
+        }
+    }
+    ScanResult { rows, next: None }
+}
+
+fn key_of(row: &Entity) -> (String, String) {
+    (row.partition_key.clone(), row.row_key.clone())
+}
+
+/// The continuation naming `next` as the next row to visit.
+pub(crate) fn token(next: &(String, String)) -> Continuation {
+    Continuation {
+        next_partition_key: URL_SAFE_NO_PAD.encode(&next.0),
+        next_row_key: Some(URL_SAFE_NO_PAD.encode(&next.1)),
+    }
+}
+
+/// Reads a continuation made by [`token`]; a missing `NextRowKey` means the partition's start.
+pub(crate) fn read_token(c: &Continuation) -> Result<(String, String), Violation> {
+    let malformed = || Violation::Continuation {
+        token: c.to_string(),
+    };
+    let decode = |text: &str| {
+        URL_SAFE_NO_PAD
+            .decode(text)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .ok_or_else(malformed)
+    };
+    let pk = decode(&c.next_partition_key)?;
+    let rk = match &c.next_row_key {
+        Some(rk) => decode(rk)?,
+        None => String::new(),
+    };
+    Ok((pk, rk))
+}
+
+/// The entity as returned to a caller: with `select`, only the listed custom properties (absent
+/// ones stay absent); keys, timestamp and ETag are always kept.
+pub(crate) fn project(row: &Entity, select: Option<&[String]>) -> Entity {
+    match select {
+        None => row.clone(),
+        Some(names) => Entity {
+            partition_key: row.partition_key.clone(),
+            row_key: row.row_key.clone(),
+            timestamp: row.timestamp,
+            etag: row.etag.clone(),
+            properties: names
+                .iter()
+                .filter_map(|n| row.properties.get_key_value(n.as_str()))
+                .map(|(n, v)| (n.clone(), v.clone()))
+                .collect(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(ops: &[(CompareOp, &str)]) -> KeyRange {
+        let mut r = KeyRange::all();
+        for (op, v) in ops {
+            r.restrict(*op, v.as_bytes());
+        }
+        r
+    }
+
+    #[test]
+    fn ranges_take_the_tighter_bound() {
+        let r = range(&[
+            (CompareOp::Ge, "b"),
+            (CompareOp::Gt, "b"),
+            (CompareOp::Ge, "a"),
+        ]);
+        assert_eq!(r.lo, Bound::Excluded(b"b".to_vec()));
+        let r = range(&[
+            (CompareOp::Lt, "m"),
+            (CompareOp::Le, "m"),
+            (CompareOp::Le, "z"),
+        ]);
+        assert_eq!(r.hi, Bound::Excluded(b"m".to_vec()));
+        let r = range(&[(CompareOp::Eq, "k"), (CompareOp::Ne, "k")]);
+        assert_eq!(
+            r.bounds(),
+            Some((Bound::Included(&b"k"[..]), Bound::Included(&b"k"[..])))
+        );
+    }
+
+    #[test]
+    fn contradictory_ranges_are_empty_instead_of_panicking() {
+        assert!(
+            range(&[(CompareOp::Gt, "b"), (CompareOp::Lt, "a")])
+                .bounds()
+                .is_none()
+        );
+        assert!(
+            range(&[(CompareOp::Gt, "a"), (CompareOp::Lt, "a")])
+                .bounds()
+                .is_none()
+        );
+        assert!(
+            range(&[(CompareOp::Ge, "a"), (CompareOp::Lt, "a")])
+                .bounds()
+                .is_none()
+        );
+        assert!(
+            range(&[(CompareOp::Eq, "a"), (CompareOp::Eq, "b")])
+                .bounds()
+                .is_none()
+        );
+        assert!(
+            range(&[(CompareOp::Ge, "a"), (CompareOp::Le, "a")])
+                .bounds()
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn only_string_comparisons_in_the_top_conjunction_narrow() {
+        let pk = |op, v: Value| Filter::Compare {
+            property: "PartitionKey".into(),
+            op,
+            value: v,
+        };
+        let and = Filter::And(
+            Box::new(pk(CompareOp::Eq, "p".into())),
+            Box::new(pk(CompareOp::Lt, Value::Int32(3))),
+        );
+        let plan = KeyPlan::new(Some(&and));
+        assert_eq!(plan.partition_keys.lo, Bound::Included(b"p".to_vec()));
+        let or = Filter::Or(
+            Box::new(pk(CompareOp::Eq, "p".into())),
+            Box::new(pk(CompareOp::Eq, "q".into())),
+        );
+        assert_eq!(KeyPlan::new(Some(&or)).partition_keys.lo, Bound::Unbounded);
+    }
+
+    #[test]
+    fn tokens_round_trip_any_key_and_reject_garbage() {
+        let next = ("a b/é'\u{1f600}".to_owned(), String::new());
+        assert_eq!(read_token(&token(&next)), Ok(next));
+        let garbage = Continuation {
+            next_partition_key: "%%%".into(),
+            next_row_key: None,
+        };
+        assert!(matches!(
+            read_token(&garbage),
+            Err(Violation::Continuation { .. })
+        ));
+    }
+}
