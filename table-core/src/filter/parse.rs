@@ -359,7 +359,7 @@ fn parse_guid(body: &str, pos: usize) -> Result<Uuid, Error> {
 
 fn parse_hex(body: &str, pos: usize) -> Result<Vec<u8>, Error> {
     let bytes = body.as_bytes();
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(syntax(pos, "binary literal needs two hex digits per byte"));
     }
     let digit = |i: usize| {
