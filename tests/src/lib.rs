@@ -1,1 +1,28 @@
-//! Test harness for the conformance suite (being written).
+//! Test harness for the conformance suite: the external peers the scenarios in `tests/*.rs`
+//! run against besides the embedded engine.
+//!
+//! - [`azurite`]: one Azurite table service per test process (`azurite::azurite()`), from
+//!   `AZURITE_TABLE_ENDPOINT` or installed from npm and started on a free loopback port.
+//! - [`python`]: the official Python SDK in a cached venv (`python::python()`), running the
+//!   helper scripts in `tests/python/` (interop: every EDM type written and read by the SDK).
+//!
+//! Environment:
+//!
+//! | variable | effect |
+//! |---|---|
+//! | `AZURITE_TABLE_ENDPOINT` | use this Azurite (e.g. `http://127.0.0.1:10002/devstoreaccount1`); nothing is started |
+//! | `AZURITE_CACHE_DIR` | where Azurite is installed (default `<target>/azurite-cache`) |
+//! | `REQUIRE_AZURITE=1` | missing node/npm fails the tests instead of skipping them |
+//! | `PYTHON_VENV_DIR` | where the Python SDK venv lives (default `<target>/python-venv`) |
+//! | `REQUIRE_PYTHON=1` | missing `python3` fails the tests instead of skipping them |
+//! | `CARGO_TARGET_DIR` | honoured for the default cache folders |
+//!
+//! A skip is never silent: it prints a banner to the process's stderr, past libtest's output
+//! capture. An install or start failure is never a skip: it panics with the tool's output.
+//! `.ci/run` sets both `REQUIRE_*` switches.
+
+#![deny(missing_docs)]
+
+pub mod azurite;
+pub mod python;
+mod tooling;
