@@ -505,6 +505,14 @@ impl Error {
         self
     }
 
+    /// Sets the service error code, keeping the kind and status (for answers whose code the
+    /// SDK does not know, where the kind follows from the HTTP status instead).
+    #[must_use]
+    pub fn with_code(mut self, code: ErrorCode) -> Self {
+        self.inner.code = Some(code);
+        self
+    }
+
     /// Sets the index of the failing operation inside a batch.
     #[must_use]
     pub fn with_batch_index(mut self, index: usize) -> Self {

@@ -1,0 +1,109 @@
+//! The two ways requests are served: the embedded engine in process, or HTTP to a Table
+//! service (Azure Storage, Cosmos DB Table API, Azurite).
+//!
+//! Both answer the same data-plane calls with the same errors, so everything above this module
+//! (clients, queries, batches, index maintenance) is written once.
+
+mod http;
+
+use table_core::engine::Engine;
+use table_core::{
+    Entity, Operation, Page, QueryRequest, Result, TablePage, TableQuery, WriteOutcome,
+};
+
+pub(crate) use http::{HttpBackend, HttpOptions};
+
+/// Where requests go.
+#[derive(Debug, Clone)]
+pub(crate) enum Backend {
+    /// The in-process engine; calls are synchronous and never block on I/O.
+    Embedded(Engine),
+    /// A Table service over HTTP.
+    Http(HttpBackend),
+}
+
+impl Backend {
+    pub(crate) async fn create_table(&self, name: &str) -> Result<()> {
+        match self {
+            Backend::Embedded(e) => e.create_table(name),
+            Backend::Http(h) => h.create_table(name).await,
+        }
+    }
+
+    pub(crate) async fn delete_table(&self, name: &str) -> Result<()> {
+        match self {
+            Backend::Embedded(e) => e.delete_table(name),
+            Backend::Http(h) => h.delete_table(name).await,
+        }
+    }
+
+    pub(crate) async fn query_tables(&self, query: &TableQuery) -> Result<TablePage> {
+        match self {
+            Backend::Embedded(e) => e.query_tables(query),
+            Backend::Http(h) => h.query_tables(query).await,
+        }
+    }
+
+    pub(crate) async fn get(
+        &self,
+        table: &str,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[String]>,
+    ) -> Result<Entity> {
+        let select = select.map(with_system_properties);
+        let select = select.as_deref();
+        match self {
+            Backend::Embedded(e) => e.get(table, partition_key, row_key, select),
+            Backend::Http(h) => h.get(table, partition_key, row_key, select).await,
+        }
+    }
+
+    pub(crate) async fn execute(&self, table: &str, operation: Operation) -> Result<WriteOutcome> {
+        match self {
+            Backend::Embedded(e) => e.execute(table, operation),
+            Backend::Http(h) => h.execute(table, operation).await,
+        }
+    }
+
+    pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
+        let normalized;
+        let request = match &request.select {
+            Some(select) => {
+                normalized = QueryRequest {
+                    select: Some(with_system_properties(select)),
+                    ..request.clone()
+                };
+                &normalized
+            }
+            None => request,
+        };
+        match self {
+            Backend::Embedded(e) => e.query(table, request),
+            Backend::Http(h) => h.query(table, request).await,
+        }
+    }
+
+    pub(crate) async fn submit_batch(
+        &self,
+        table: &str,
+        operations: Vec<Operation>,
+    ) -> Result<Vec<WriteOutcome>> {
+        match self {
+            Backend::Embedded(e) => e.submit_batch(table, operations),
+            Backend::Http(h) => h.submit_batch(table, operations).await,
+        }
+    }
+}
+
+/// The service returns only what `$select` lists; the SDK always needs the keys and the
+/// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
+fn with_system_properties(select: &[String]) -> Vec<String> {
+    let mut out = select.to_vec();
+    for system in ["PartitionKey", "RowKey", "Timestamp"] {
+        if !out.iter().any(|s| s == system) {
+            out.push(system.to_owned());
+        }
+    }
+    out
+}

@@ -1,0 +1,240 @@
+//! Entity-group transactions (batches) and the bulk helper that splits any number of
+//! operations into transactions.
+
+use futures::StreamExt;
+use table_core::{
+    ETag, Entity, EntityKey, IfMatch, MAX_BATCH_OPERATIONS, Operation, Result, WriteOutcome,
+};
+
+use crate::table::TableClient;
+
+/// The operations of one entity-group transaction, in order. All must target one partition;
+/// [`TableClient::submit_transaction`] checks the rules before sending.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Transaction {
+    operations: Vec<Operation>,
+}
+
+impl Transaction {
+    /// An empty transaction.
+    pub fn new() -> Self {
+        Transaction::default()
+    }
+
+    /// Adds any operation.
+    #[must_use]
+    pub fn push(mut self, operation: Operation) -> Self {
+        self.operations.push(operation);
+        self
+    }
+
+    /// Adds an insert.
+    #[must_use]
+    pub fn insert(self, entity: Entity) -> Self {
+        self.push(Operation::Insert(entity))
+    }
+
+    /// Adds a replace conditioned on `if_match`.
+    #[must_use]
+    pub fn replace(self, entity: Entity, if_match: IfMatch) -> Self {
+        self.push(Operation::Replace { entity, if_match })
+    }
+
+    /// Adds a merge conditioned on `if_match`.
+    #[must_use]
+    pub fn merge(self, entity: Entity, if_match: IfMatch) -> Self {
+        self.push(Operation::Merge { entity, if_match })
+    }
+
+    /// Adds an insert-or-replace.
+    #[must_use]
+    pub fn insert_or_replace(self, entity: Entity) -> Self {
+        self.push(Operation::InsertOrReplace(entity))
+    }
+
+    /// Adds an insert-or-merge.
+    #[must_use]
+    pub fn insert_or_merge(self, entity: Entity) -> Self {
+        self.push(Operation::InsertOrMerge(entity))
+    }
+
+    /// Adds a delete conditioned on `if_match`.
+    #[must_use]
+    pub fn delete(self, partition_key: &str, row_key: &str, if_match: IfMatch) -> Self {
+        self.push(Operation::Delete {
+            key: EntityKey::new(partition_key, row_key),
+            if_match,
+        })
+    }
+
+    /// The operations so far.
+    pub fn operations(&self) -> &[Operation] {
+        &self.operations
+    }
+
+    /// Number of operations.
+    pub fn len(&self) -> usize {
+        self.operations.len()
+    }
+
+    /// `true` when no operation was added.
+    pub fn is_empty(&self) -> bool {
+        self.operations.is_empty()
+    }
+
+    pub(crate) fn into_operations(self) -> Vec<Operation> {
+        self.operations
+    }
+}
+
+impl FromIterator<Operation> for Transaction {
+    fn from_iter<I: IntoIterator<Item = Operation>>(iter: I) -> Self {
+        Transaction {
+            operations: iter.into_iter().collect(),
+        }
+    }
+}
+
+/// What happened to one transaction of a bulk run.
+#[derive(Debug)]
+pub struct TransactionReport {
+    /// The partition the transaction wrote.
+    pub partition_key: String,
+    /// Positions of its operations in the input.
+    pub operations: Vec<usize>,
+    /// The per-operation outcomes, or the error (whose batch index is relative to this
+    /// transaction; map it through `operations`).
+    pub result: Result<Vec<WriteOutcome>>,
+}
+
+/// The outcome of [`TableClient::bulk`]: one report per transaction sent, in input order of
+/// their first operation.
+#[derive(Debug, Default)]
+pub struct BulkReport {
+    /// Every transaction.
+    pub transactions: Vec<TransactionReport>,
+}
+
+impl BulkReport {
+    /// `true` when every transaction succeeded.
+    pub fn is_success(&self) -> bool {
+        self.transactions.iter().all(|t| t.result.is_ok())
+    }
+
+    /// The failed transactions.
+    pub fn failures(&self) -> impl Iterator<Item = &TransactionReport> {
+        self.transactions.iter().filter(|t| t.result.is_err())
+    }
+
+    /// The ETag written by input operation `index`, if its transaction succeeded.
+    pub fn etag(&self, index: usize) -> Option<&ETag> {
+        self.transactions.iter().find_map(|t| {
+            let pos = t.operations.iter().position(|&i| i == index)?;
+            t.result.as_ref().ok()?.get(pos)?.etag.as_ref()
+        })
+    }
+}
+
+/// Splits operations into transactions: grouped by partition (first-seen order), cut at 100
+/// operations and wherever an entity repeats, so each transaction obeys the batch rules while
+/// the order of operations on one entity is kept. Returns input positions.
+pub(crate) fn plan(operations: &[Operation]) -> Vec<(String, Vec<usize>)> {
+    let mut partitions: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, op) in operations.iter().enumerate() {
+        match partitions
+            .iter_mut()
+            .find(|(pk, _)| pk == op.partition_key())
+        {
+            Some((_, ops)) => ops.push(i),
+            None => partitions.push((op.partition_key().to_owned(), vec![i])),
+        }
+    }
+    let mut transactions = Vec::new();
+    for (pk, ops) in partitions {
+        let mut current: Vec<usize> = Vec::new();
+        for i in ops {
+            let repeats = current
+                .iter()
+                .any(|&j| operations[j].row_key() == operations[i].row_key());
+            if current.len() == MAX_BATCH_OPERATIONS || repeats {
+                transactions.push((pk.clone(), std::mem::take(&mut current)));
+            }
+            current.push(i);
+        }
+        if !current.is_empty() {
+            transactions.push((pk, current));
+        }
+    }
+    transactions
+}
+
+/// Runs the plan: transactions of one partition one after another (so later operations on an
+/// entity follow earlier ones), different partitions concurrently up to `concurrency`.
+pub(crate) async fn run_bulk(
+    table: &TableClient,
+    operations: Vec<Operation>,
+    concurrency: usize,
+) -> BulkReport {
+    let planned = plan(&operations);
+    let mut slots: Vec<Option<Operation>> = operations.into_iter().map(Some).collect();
+    // Group the planned transactions by partition, keeping their order within a partition.
+    let mut per_partition: Vec<Vec<(String, Vec<usize>, Vec<Operation>)>> = Vec::new();
+    for (pk, positions) in planned {
+        let ops: Vec<Operation> = positions.iter().filter_map(|&i| slots[i].take()).collect();
+        match per_partition
+            .iter_mut()
+            .find(|g| g.first().is_some_and(|(p, _, _)| *p == pk))
+        {
+            Some(group) => group.push((pk, positions, ops)),
+            None => per_partition.push(vec![(pk, positions, ops)]),
+        }
+    }
+    let reports =
+        futures::stream::iter(per_partition.into_iter().enumerate().map(|(order, group)| {
+            let table = table.clone();
+            async move {
+                let mut reports = Vec::new();
+                for (partition_key, positions, ops) in group {
+                    let result = table.submit_transaction(ops.into_iter().collect()).await;
+                    reports.push(TransactionReport {
+                        partition_key,
+                        operations: positions,
+                        result,
+                    });
+                }
+                (order, reports)
+            }
+        }))
+        .buffer_unordered(concurrency.max(1))
+        .collect::<Vec<_>>()
+        .await;
+    let mut reports = reports;
+    reports.sort_by_key(|(order, _)| *order);
+    let mut transactions: Vec<TransactionReport> =
+        reports.into_iter().flat_map(|(_, r)| r).collect();
+    transactions.sort_by_key(|t| t.operations.first().copied());
+    BulkReport { transactions }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ins(pk: &str, rk: &str) -> Operation {
+        Operation::Insert(Entity::new(pk, rk))
+    }
+
+    #[test]
+    fn plan_groups_by_partition_and_cuts_at_100_and_repeats() {
+        let mut ops: Vec<Operation> = (0..250).map(|i| ins("a", &format!("{i:03}"))).collect();
+        ops.push(ins("b", "x"));
+        ops.push(ins("a", "249"));
+        let plan = plan(&ops);
+        let sizes: Vec<(&str, usize)> = plan.iter().map(|(pk, p)| (pk.as_str(), p.len())).collect();
+        assert_eq!(
+            sizes,
+            vec![("a", 100), ("a", 100), ("a", 50), ("a", 1), ("b", 1)]
+        );
+        assert_eq!(plan[3].1, vec![251]);
+    }
+}

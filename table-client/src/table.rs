@@ -1,0 +1,185 @@
+//! The untyped table client: every entity operation on one table, with local validation
+//! before any request.
+
+use std::sync::Arc;
+
+use table_core::validate::{check_entity, validate_key, validate_table_name};
+use table_core::{
+    ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
+};
+
+use crate::backend::Backend;
+use crate::batch::{BulkReport, Transaction, run_bulk};
+use crate::query::Query;
+
+/// A client for one table, working with untyped [`Entity`] values. Cheap to clone.
+///
+/// For typed access through `#[derive(TableEntity)]` structs use [`TableClient::typed`].
+#[derive(Debug, Clone)]
+pub struct TableClient {
+    backend: Backend,
+    name: Arc<str>,
+}
+
+impl TableClient {
+    pub(crate) fn new(backend: Backend, name: &str) -> Self {
+        TableClient {
+            backend,
+            name: Arc::from(name),
+        }
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    fn check_name(&self) -> Result<()> {
+        validate_table_name(&self.name).map_err(Error::invalid)
+    }
+
+    /// Inserts an entity; `AlreadyExists` (`EntityAlreadyExists`) if the key is taken.
+    /// Returns the new ETag.
+    pub async fn insert(&self, entity: Entity) -> Result<ETag> {
+        self.write(Operation::Insert(entity)).await
+    }
+
+    /// Replaces an existing entity (all properties), if it matches `if_match`.
+    pub async fn replace(&self, entity: Entity, if_match: IfMatch) -> Result<ETag> {
+        self.write(Operation::Replace { entity, if_match }).await
+    }
+
+    /// Merges the entity's properties into the existing entity, if it matches `if_match`.
+    pub async fn merge(&self, entity: Entity, if_match: IfMatch) -> Result<ETag> {
+        self.write(Operation::Merge { entity, if_match }).await
+    }
+
+    /// Inserts the entity or replaces whatever has its key.
+    pub async fn insert_or_replace(&self, entity: Entity) -> Result<ETag> {
+        self.write(Operation::InsertOrReplace(entity)).await
+    }
+
+    /// Inserts the entity or merges it into whatever has its key.
+    pub async fn insert_or_merge(&self, entity: Entity) -> Result<ETag> {
+        self.write(Operation::InsertOrMerge(entity)).await
+    }
+
+    /// Deletes an entity, if it matches `if_match`; `NotFound` if missing.
+    pub async fn delete(
+        &self,
+        partition_key: &str,
+        row_key: &str,
+        if_match: IfMatch,
+    ) -> Result<()> {
+        let key = EntityKey::new(partition_key, row_key);
+        self.execute(Operation::Delete { key, if_match })
+            .await
+            .map(drop)
+    }
+
+    /// Deletes an entity if it exists (any version); returns whether it existed.
+    pub async fn delete_if_exists(&self, partition_key: &str, row_key: &str) -> Result<bool> {
+        match self.delete(partition_key, row_key, IfMatch::Any).await {
+            Ok(()) => Ok(true),
+            Err(e) if e.is_not_found() && !is_table_missing(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs one write operation after validating it locally.
+    pub async fn execute(&self, operation: Operation) -> Result<WriteOutcome> {
+        self.check_name()?;
+        check_operation(&operation)?;
+        self.backend.execute(&self.name, operation).await
+    }
+
+    async fn write(&self, operation: Operation) -> Result<ETag> {
+        let outcome = self.execute(operation).await?;
+        outcome.etag.ok_or_else(|| {
+            Error::new(
+                ErrorKind::Decode,
+                "the service answered a write without an ETag",
+            )
+        })
+    }
+
+    /// Reads one entity; `NotFound` (`ResourceNotFound`) if missing.
+    pub async fn get(&self, partition_key: &str, row_key: &str) -> Result<Entity> {
+        self.get_with_select(partition_key, row_key, None).await
+    }
+
+    /// Reads one entity, or `None` if it does not exist (a missing table is still an error).
+    pub async fn get_if_exists(
+        &self,
+        partition_key: &str,
+        row_key: &str,
+    ) -> Result<Option<Entity>> {
+        match self.get(partition_key, row_key).await {
+            Ok(e) => Ok(Some(e)),
+            Err(e) if e.is_not_found() && !is_table_missing(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads only the `select`ed properties of one entity (keys, Timestamp and ETag always come).
+    pub async fn get_with_select(
+        &self,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[String]>,
+    ) -> Result<Entity> {
+        self.check_name()?;
+        validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
+        validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
+        self.backend
+            .get(&self.name, partition_key, row_key, select)
+            .await
+    }
+
+    /// A query over this table's entities; see [`Query`] for the options.
+    pub fn query(&self) -> Query<Entity> {
+        Query::new(self.clone(), Ok)
+    }
+
+    /// Submits an entity-group transaction: all operations apply, or none. The rules (one
+    /// partition, at most 100 operations, one per entity, at most 4 MiB) are checked before
+    /// sending; a failure names the failing operation's index ([`Error::batch_index`]).
+    pub async fn submit_transaction(&self, transaction: Transaction) -> Result<Vec<WriteOutcome>> {
+        self.check_name()?;
+        let operations = transaction.into_operations();
+        table_core::batch::validate_batch(&operations)?;
+        self.backend.submit_batch(&self.name, operations).await
+    }
+
+    /// Applies any number of operations as transactions grouped by partition, at most
+    /// `concurrency` transactions in flight. NOT atomic across transactions: the report says
+    /// which transactions failed and which succeeded.
+    pub async fn bulk(
+        &self,
+        operations: impl IntoIterator<Item = Operation>,
+        concurrency: usize,
+    ) -> BulkReport {
+        run_bulk(self, operations.into_iter().collect(), concurrency).await
+    }
+}
+
+/// `true` when a 404 is about the table rather than the entity.
+pub(crate) fn is_table_missing(e: &Error) -> bool {
+    e.code().is_some_and(|c| c.as_str() == "TableNotFound")
+}
+
+/// The local checks of one operation: keys always, the whole entity for writes.
+pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
+    match operation.entity() {
+        Some(entity) => check_entity(entity),
+        None => {
+            validate_key(KeyName::PartitionKey, operation.partition_key())
+                .map_err(Error::invalid)?;
+            validate_key(KeyName::RowKey, operation.row_key()).map_err(Error::invalid)
+        }
+    }
+}

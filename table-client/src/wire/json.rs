@@ -1,0 +1,500 @@
+//! JSON bodies: entities (protocol doc section 4), query pages and table lists.
+//!
+//! Writing: `PartitionKey`, `RowKey`, then every custom property in name order. Int64,
+//! Double, DateTime, Guid and Binary values always carry an `@odata.type` annotation, so the
+//! service and Azurite store exactly the type the caller chose (an unannotated `2.0` is an
+//! Int32 in Azurite, an unannotated integer above `i32::MAX` has no defined type). String,
+//! Int32 and Boolean are written plain. `Timestamp` and `odata.etag` are never written.
+//!
+//! Reading accepts `nometadata`, `minimalmetadata` and `fullmetadata` bodies: annotations may
+//! come before or after their value, `odata.*` control keys are skipped, `null` values (the
+//! service's answer for a `$select`ed property the entity lacks) mean "absent", and missing
+//! `PartitionKey`/`RowKey` (not `$select`ed) read as empty strings. Unannotated values are
+//! typed as the service types them: string -> String, bool -> Boolean, integer -> Int32, or
+//! Int64 when it does not fit an `i32` (the service never sends that, Azurite may; keeping the
+//! value beats failing), number with `.` or exponent -> Double.
+//!
+//! Invariants: decoding never panics, whatever the bytes; every malformed input (nested
+//! objects or arrays, a bad Int64/Guid/DateTime/Binary text, an unknown `Edm.*` type, a
+//! duplicate property, trailing garbage) is an [`ErrorKind::Decode`] error. Bodies are read
+//! straight from the bytes with serde visitors, without an intermediate `serde_json::Value`.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use table_core::datetime::{format_datetime, parse_datetime};
+use table_core::validate::RESERVED_PROPERTY_NAMES;
+use table_core::{ETag, EdmType, Entity, Error, ErrorKind, Result, Value};
+use uuid::Uuid;
+
+/// Suffix of a property name that makes it a type annotation.
+const TYPE_ANNOTATION: &str = "@odata.type";
+
+/// The request body of an insert, update, merge or upsert of `entity`.
+pub fn encode_entity(entity: &Entity) -> String {
+    // Serialising a map of strings and scalars into a String cannot fail: every key is a
+    // string and every f64 we pass is finite.
+    serde_json::to_string(&EntityBody(entity)).unwrap_or_default()
+}
+
+/// The request body of Create Table: `{"TableName":"<name>"}`.
+pub fn encode_create_table(name: &str) -> String {
+    serde_json::json!({ "TableName": name }).to_string()
+}
+
+/// Reads one entity (a point read or an insert echo).
+///
+/// `etag_header` is the response's `ETag` header. The entity's ETag is taken from the body's
+/// `odata.etag` when present, else from `etag_header`, else rebuilt from the `Timestamp` text
+/// exactly as received (as the Python SDK does for `nometadata`), so it stays byte-identical
+/// to what the service would send.
+pub fn decode_entity(body: &[u8], etag_header: Option<&str>) -> Result<Entity> {
+    from_slice(body, EntitySeed { etag_header }, "entity")
+}
+
+/// Reads the entities of one query page: `{"value":[{entity}, ...]}`.
+pub fn decode_query_page(body: &[u8]) -> Result<Vec<Entity>> {
+    from_slice(body, PageSeed, "query page")
+}
+
+/// Reads the table names of a Query Tables page: `{"value":[{"TableName":"t1"}, ...]}`.
+pub fn decode_table_list(body: &[u8]) -> Result<Vec<String>> {
+    #[derive(Deserialize)]
+    struct TableList {
+        value: Vec<TableEntry>,
+    }
+    let list: TableList = from_slice(body, std::marker::PhantomData, "table list")?;
+    Ok(list.value.into_iter().map(|t| t.name).collect())
+}
+
+/// Reads the table name of a Create Table echo: `{"TableName":"t1", ...}`.
+pub fn decode_table(body: &[u8]) -> Result<String> {
+    let entry: TableEntry = from_slice(body, std::marker::PhantomData, "table")?;
+    Ok(entry.name)
+}
+
+#[derive(Deserialize)]
+struct TableEntry {
+    #[serde(rename = "TableName")]
+    name: String,
+}
+
+/// Runs `seed` over the whole body, refusing trailing bytes.
+fn from_slice<'de, S: DeserializeSeed<'de>>(
+    body: &'de [u8],
+    seed: S,
+    what: &str,
+) -> Result<S::Value> {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    seed.deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| Error::new(ErrorKind::Decode, format!("invalid {what} JSON")).with_source(e))
+}
+
+struct EntityBody<'a>(&'a Entity);
+
+impl Serialize for EntityBody<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let entity = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("PartitionKey", &entity.partition_key)?;
+        map.serialize_entry("RowKey", &entity.row_key)?;
+        for (name, value) in &entity.properties {
+            // Validation refuses these names before a request is built; skipping them here
+            // keeps the body free of duplicate keys even if validation was bypassed.
+            if RESERVED_PROPERTY_NAMES.contains(&name.as_str()) {
+                continue;
+            }
+            match value {
+                Value::String(s) => map.serialize_entry(name, s)?,
+                Value::Int32(i) => map.serialize_entry(name, i)?,
+                Value::Boolean(b) => map.serialize_entry(name, b)?,
+                Value::Int64(i) => annotated(&mut map, name, EdmType::Int64, &i.to_string())?,
+                Value::Double(d) if d.is_finite() => annotated(&mut map, name, EdmType::Double, d)?,
+                Value::Double(d) => {
+                    annotated(&mut map, name, EdmType::Double, special_double_text(*d))?
+                }
+                Value::DateTime(t) => {
+                    annotated(&mut map, name, EdmType::DateTime, &format_datetime(*t))?
+                }
+                Value::Guid(g) => {
+                    annotated(&mut map, name, EdmType::Guid, &g.hyphenated().to_string())?
+                }
+                Value::Binary(b) => annotated(&mut map, name, EdmType::Binary, &BASE64.encode(b))?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// Writes `name@odata.type` then `name`.
+fn annotated<M: SerializeMap, T: Serialize + ?Sized>(
+    map: &mut M,
+    name: &str,
+    edm: EdmType,
+    value: &T,
+) -> std::result::Result<(), M::Error> {
+    map.serialize_entry(&format!("{name}{TYPE_ANNOTATION}"), edm.as_str())?;
+    map.serialize_entry(name, value)
+}
+
+/// The wire text of a non-finite double.
+fn special_double_text(d: f64) -> &'static str {
+    if d.is_nan() {
+        "NaN"
+    } else if d > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    }
+}
+
+/// A JSON string, borrowed from the body when it holds no escapes.
+struct Text<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(
+                self,
+                v: &'de str,
+            ) -> std::result::Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(TextVisitor)
+    }
+}
+
+/// One JSON value of an entity object; objects and arrays are refused by the visitor.
+enum Scalar<'de> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(Cow<'de, str>),
+}
+
+impl<'de> Deserialize<'de> for Scalar<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct ScalarVisitor;
+        impl<'de> Visitor<'de> for ScalarVisitor {
+            type Value = Scalar<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "a string, number, boolean or null (nested objects and arrays are not allowed)",
+                )
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<Scalar<'de>, E> {
+                Ok(Scalar::Null)
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<Scalar<'de>, E> {
+                Ok(Scalar::Bool(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Scalar<'de>, E> {
+                Ok(Scalar::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Scalar<'de>, E> {
+                Ok(i64::try_from(v).map_or(Scalar::UInt(v), Scalar::Int))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Scalar<'de>, E> {
+                Ok(Scalar::Float(v))
+            }
+            fn visit_borrowed_str<E: de::Error>(
+                self,
+                v: &'de str,
+            ) -> std::result::Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_any(ScalarVisitor)
+    }
+}
+
+impl Scalar<'_> {
+    fn describe(&self) -> &'static str {
+        match self {
+            Scalar::Null => "null",
+            Scalar::Bool(_) => "a boolean",
+            Scalar::Int(_) | Scalar::UInt(_) => "an integer",
+            Scalar::Float(_) => "a number",
+            Scalar::Str(_) => "a string",
+        }
+    }
+}
+
+/// Reads one entity object; `etag_header` is the fallback ETag.
+struct EntitySeed<'h> {
+    etag_header: Option<&'h str>,
+}
+
+impl<'de> DeserializeSeed<'de> for EntitySeed<'_> {
+    type Value = Entity;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Entity, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EntitySeed<'_> {
+    type Value = Entity;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an entity object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Entity, A::Error> {
+        let mut raw = RawEntity::default();
+        while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+            let value = map.next_value::<Scalar<'de>>()?;
+            raw.accept(key, value).map_err(de::Error::custom)?;
+        }
+        raw.finish(self.etag_header).map_err(de::Error::custom)
+    }
+}
+
+/// The members of an entity object as read, before annotations are applied.
+#[derive(Default)]
+struct RawEntity<'de> {
+    partition_key: Option<String>,
+    row_key: Option<String>,
+    timestamp: Option<Cow<'de, str>>,
+    etag: Option<String>,
+    values: Vec<(Cow<'de, str>, Scalar<'de>)>,
+    annotations: Vec<(Cow<'de, str>, EdmType)>,
+}
+
+impl<'de> RawEntity<'de> {
+    fn accept(
+        &mut self,
+        key: Cow<'de, str>,
+        value: Scalar<'de>,
+    ) -> std::result::Result<(), String> {
+        if let Some(base) = key.strip_suffix(TYPE_ANNOTATION) {
+            let Scalar::Str(text) = value else {
+                return Err(format!(
+                    "annotation {key:?} is {}, not a string",
+                    value.describe()
+                ));
+            };
+            let edm = EdmType::from_annotation(&text)
+                .ok_or_else(|| format!("annotation {key:?} names the unknown type {text:?}"))?;
+            // The system properties have fixed types; their annotations carry nothing.
+            if !matches!(base, "PartitionKey" | "RowKey" | "Timestamp") {
+                let base = match key {
+                    Cow::Borrowed(k) => Cow::Borrowed(&k[..base.len()]),
+                    Cow::Owned(_) => Cow::Owned(base.to_owned()),
+                };
+                self.annotations.push((base, edm));
+            }
+            return Ok(());
+        }
+        match &*key {
+            "PartitionKey" => self.partition_key = key_text("PartitionKey", value)?,
+            "RowKey" => self.row_key = key_text("RowKey", value)?,
+            "Timestamp" => match value {
+                Scalar::Null => {}
+                Scalar::Str(t) => self.timestamp = Some(t),
+                other => return Err(format!("Timestamp is {}, not a string", other.describe())),
+            },
+            "odata.etag" => match value {
+                Scalar::Str(t) => self.etag = Some(t.into_owned()),
+                other => return Err(format!("odata.etag is {}, not a string", other.describe())),
+            },
+            // Control information (`odata.metadata`, `odata.id`, ...) and annotations other
+            // than the type describe the response, not the entity.
+            k if k.starts_with("odata.") || k.contains("@odata.") => {}
+            _ => self.values.push((key, value)),
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, etag_header: Option<&str>) -> std::result::Result<Entity, String> {
+        self.annotations.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        if let Some(w) = self.annotations.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(format!("property {:?} is annotated twice", w[0].0));
+        }
+        let mut entity = Entity {
+            partition_key: self.partition_key.unwrap_or_default(),
+            row_key: self.row_key.unwrap_or_default(),
+            ..Entity::default()
+        };
+        for (name, scalar) in self.values {
+            let annotation = self
+                .annotations
+                .binary_search_by(|(n, _)| n.as_ref().cmp(name.as_ref()))
+                .ok()
+                .map(|i| self.annotations[i].1);
+            let Some(value) = property_value(&name, scalar, annotation)? else {
+                continue;
+            };
+            let name = name.into_owned();
+            if entity.properties.contains_key(&name) {
+                return Err(format!("property {name:?} appears twice"));
+            }
+            entity.properties.insert(name, value);
+        }
+        if let Some(text) = &self.timestamp {
+            let t = parse_datetime(text).map_err(|e| format!("Timestamp: {e}"))?;
+            entity.timestamp = Some(t);
+        }
+        entity.etag = match (self.etag, etag_header, &self.timestamp) {
+            (Some(e), _, _) => Some(ETag::new(e)),
+            (None, Some(h), _) => Some(ETag::new(h)),
+            (None, None, Some(t)) => Some(ETag::new(format!(
+                "W/\"datetime'{}'\"",
+                t.replace(':', "%3A")
+            ))),
+            (None, None, None) => None,
+        };
+        Ok(entity)
+    }
+}
+
+/// A key member: a string, or absent when `null` (not selected).
+fn key_text(name: &str, value: Scalar<'_>) -> std::result::Result<Option<String>, String> {
+    match value {
+        Scalar::Null => Ok(None),
+        Scalar::Str(s) => Ok(Some(s.into_owned())),
+        other => Err(format!("{name} is {}, not a string", other.describe())),
+    }
+}
+
+/// The typed value of one property; `None` for `null` (absent).
+fn property_value(
+    name: &str,
+    scalar: Scalar<'_>,
+    annotation: Option<EdmType>,
+) -> std::result::Result<Option<Value>, String> {
+    let mismatch =
+        |s: &Scalar<'_>, t: EdmType| format!("property {name:?}: {t} cannot be {}", s.describe());
+    let value = match (annotation, scalar) {
+        (_, Scalar::Null) => return Ok(None),
+        (None | Some(EdmType::String), Scalar::Str(s)) => Value::String(s.into_owned()),
+        (None | Some(EdmType::Boolean), Scalar::Bool(b)) => Value::Boolean(b),
+        (None, Scalar::Int(i)) => i32::try_from(i).map_or(Value::Int64(i), Value::Int32),
+        (None | Some(EdmType::Double), Scalar::Float(f)) => Value::Double(f),
+        (Some(EdmType::Int32), Scalar::Int(i)) => Value::Int32(
+            i32::try_from(i).map_err(|_| format!("property {name:?}: {i} is outside Edm.Int32"))?,
+        ),
+        (Some(EdmType::Int64), Scalar::Int(i)) => Value::Int64(i),
+        (Some(EdmType::Int64), Scalar::Str(s)) => Value::Int64(
+            s.parse()
+                .map_err(|_| format!("property {name:?}: {s:?} is not an Edm.Int64"))?,
+        ),
+        // i64 -> f64 may round, as any JSON reader does for a large double without a fraction.
+        (Some(EdmType::Double), Scalar::Int(i)) => Value::Double(i as f64),
+        (Some(EdmType::Double), Scalar::UInt(u)) => Value::Double(u as f64),
+        (Some(EdmType::Double), Scalar::Str(s)) => Value::Double(match &*s {
+            "NaN" => f64::NAN,
+            "Infinity" => f64::INFINITY,
+            "-Infinity" => f64::NEG_INFINITY,
+            _ => return Err(format!("property {name:?}: {s:?} is not an Edm.Double")),
+        }),
+        (Some(EdmType::DateTime), Scalar::Str(s)) => {
+            Value::DateTime(parse_datetime(&s).map_err(|e| format!("property {name:?}: {e}"))?)
+        }
+        (Some(EdmType::Guid), Scalar::Str(s)) => Value::Guid(
+            Uuid::try_parse(&s)
+                .map_err(|_| format!("property {name:?}: {s:?} is not an Edm.Guid"))?,
+        ),
+        (Some(EdmType::Binary), Scalar::Str(s)) => Value::Binary(
+            BASE64
+                .decode(s.as_bytes())
+                .map_err(|_| format!("property {name:?}: {s:?} is not base64 for Edm.Binary"))?,
+        ),
+        (None, Scalar::UInt(u)) => {
+            return Err(format!("property {name:?}: {u} is outside Edm.Int64"));
+        }
+        (Some(t), s) => return Err(mismatch(&s, t)),
+    };
+    Ok(Some(value))
+}
+
+/// Reads `{"value":[...], ...}`, ignoring the other members.
+struct PageSeed;
+
+impl<'de> DeserializeSeed<'de> for PageSeed {
+    type Value = Vec<Entity>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Vec<Entity>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PageSeed {
+    type Value = Vec<Entity>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a query result object with a `value` array")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Vec<Entity>, A::Error> {
+        let mut entities = None;
+        while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+            if key == "value" {
+                if entities.is_some() {
+                    return Err(de::Error::duplicate_field("value"));
+                }
+                entities = Some(map.next_value_seed(EntityList)?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        entities.ok_or_else(|| de::Error::missing_field("value"))
+    }
+}
+
+/// Reads the `value` array of a query page.
+struct EntityList;
+
+impl<'de> DeserializeSeed<'de> for EntityList {
+    type Value = Vec<Entity>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Vec<Entity>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EntityList {
+    type Value = Vec<Entity>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of entities")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Vec<Entity>, A::Error> {
+        // The hint comes from the body; cap it so a hostile one cannot reserve gigabytes.
+        let mut entities = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1000));
+        while let Some(e) = seq.next_element_seed(EntitySeed { etag_header: None })? {
+            entities.push(e);
+        }
+        Ok(entities)
+    }
+}

@@ -1,0 +1,18 @@
+//! The wire format of the Table service, without any I/O: JSON entity bodies, resource paths
+//! and query strings, error answers, and entity-group transaction (`$batch`) bodies.
+//!
+//! Every function here takes and returns plain strings and bytes, so the HTTP backend adapts
+//! them to its client library and the tests pin the byte layout the protocol reference
+//! verified against Azurite and the service.
+
+mod batch;
+mod error;
+mod json;
+pub mod url;
+
+pub use batch::{decode_batch_response, encode_batch};
+pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error, kind_from_status};
+pub use json::{
+    decode_entity, decode_query_page, decode_table, decode_table_list, encode_create_table,
+    encode_entity,
+};

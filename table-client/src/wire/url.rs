@@ -1,0 +1,132 @@
+//! Resource paths and query strings (protocol doc sections 1 and 6).
+//!
+//! Paths are relative to the account's base URL (which already ends in `/devstoreaccount1`
+//! for path-style emulator endpoints) and carry no leading `/`; [`resource_url`] joins them.
+//! Key literals are quoted as the Python SDK sends them (verified against Azurite): every `'`
+//! in the key is doubled, then the key text is percent-encoded as UTF-8, leaving only the
+//! unreserved characters `A-Z a-z 0-9 - . _ ~` raw (so `'` becomes `%27`, space `%20`, `+`
+//! `%2B`), and the delimiting quotes stay literal. Query values use the same encoding.
+//!
+//! Invariant: every string produced here is exactly what goes on the wire and what SharedKey
+//! signs; the `url` crate (inside reqwest) keeps it unchanged because it only contains
+//! unreserved characters, `%XX` escapes and `( ) ' , = $ & /`.
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use table_core::{QueryRequest, TableQuery};
+
+/// Everything but the RFC 3986 unreserved characters is escaped.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The path of the table collection: list tables (GET) and create table (POST).
+pub const TABLES_PATH: &str = "Tables";
+
+/// The path of an entity group transaction.
+pub const BATCH_PATH: &str = "$batch";
+
+/// Percent-encodes `text` as one URL component (path segment text or query value).
+pub fn encode_component(text: &str) -> String {
+    utf8_percent_encode(text, COMPONENT).to_string()
+}
+
+/// A quoted OData key literal: `'a%27%27b'` for the key `a'b`.
+fn key_literal(key: &str) -> String {
+    format!("'{}'", encode_component(&key.replace('\'', "''")))
+}
+
+/// The path of one table: `Tables('name')` (delete table).
+pub fn table_path(table: &str) -> String {
+    format!("Tables({})", key_literal(table))
+}
+
+/// The path of a table's entities: `name` (insert with POST, query with GET).
+pub fn entities_path(table: &str) -> String {
+    encode_component(table)
+}
+
+/// The path of one entity: `table(PartitionKey='..',RowKey='..')`, PartitionKey first
+/// (Azurite answers 404 to the reverse order).
+pub fn entity_path(table: &str, partition_key: &str, row_key: &str) -> String {
+    format!(
+        "{}(PartitionKey={},RowKey={})",
+        encode_component(table),
+        key_literal(partition_key),
+        key_literal(row_key)
+    )
+}
+
+/// Joins a base URL (with or without a trailing `/`) and a path from this module.
+pub fn resource_url(base_url: &str, path: &str) -> String {
+    format!("{}/{}", base_url.trim_end_matches('/'), path)
+}
+
+/// Appends a query string (without `?`) to a URL; an empty query leaves the URL unchanged.
+pub fn with_query(url: &str, query: &str) -> String {
+    match (query.is_empty(), url.contains('?')) {
+        (true, _) => url.to_owned(),
+        (false, true) => format!("{url}&{query}"),
+        (false, false) => format!("{url}?{query}"),
+    }
+}
+
+/// The query string (without `?`) of an entity query page: `$filter`, `$select`, `$top`,
+/// `NextPartitionKey`, `NextRowKey`, in that order. Empty when nothing is set.
+pub fn entity_query(request: &QueryRequest) -> String {
+    let mut q = QueryString::default();
+    if let Some(filter) = &request.filter {
+        q.push("$filter", &filter.to_string());
+    }
+    if let Some(select) = &request.select {
+        q.push("$select", &select.join(","));
+    }
+    if let Some(top) = request.top {
+        q.push("$top", &top.to_string());
+    }
+    if let Some(c) = &request.continuation {
+        q.push("NextPartitionKey", &c.next_partition_key);
+        if let Some(rk) = &c.next_row_key {
+            q.push("NextRowKey", rk);
+        }
+    }
+    q.into_string()
+}
+
+/// The query string (without `?`) of a Query Tables page: `$filter`, `$top`,
+/// `NextTableName`. Empty when nothing is set.
+pub fn table_query(query: &TableQuery) -> String {
+    let mut q = QueryString::default();
+    if let Some(filter) = &query.filter {
+        q.push("$filter", &filter.to_string());
+    }
+    if let Some(top) = query.top {
+        q.push("$top", &top.to_string());
+    }
+    if let Some(next) = &query.next_table_name {
+        q.push("NextTableName", next);
+    }
+    q.into_string()
+}
+
+/// A query string under construction; names are ASCII and written as given.
+#[derive(Default)]
+pub(crate) struct QueryString(String);
+
+impl QueryString {
+    /// Appends `name=<encoded value>`.
+    pub(crate) fn push(&mut self, name: &str, value: &str) {
+        if !self.0.is_empty() {
+            self.0.push('&');
+        }
+        self.0.push_str(name);
+        self.0.push('=');
+        self.0.extend(utf8_percent_encode(value, COMPONENT));
+    }
+
+    /// The finished query string.
+    pub(crate) fn into_string(self) -> String {
+        self.0
+    }
+}
