@@ -18,4 +18,4 @@ pub use column::{Column, ColumnValue, PARTITION_KEY, ROW_KEY, TIMESTAMP};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, Property, PropertyValue, ValueError};
 pub use index::{IndexDef, IndexKind};
-pub use template::{KeyBuilder, KeyRange, KeyTemplate, RangeEnd, Segment, key_filter};
+pub use template::{KeyBuilder, KeyRange, KeyTemplate, Segment};

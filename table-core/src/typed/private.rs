@@ -10,7 +10,7 @@ pub use serde_json;
 pub use crate::entity::{ETag, Entity, EntityKey};
 pub use crate::error::{Error, KeyName, Result, Violation};
 pub use crate::filter::Filter;
-pub use crate::keys::KeySpec;
+pub use crate::keys::{KeyCodecError, KeySpec};
 pub use crate::value::{EdmType, Value};
 
 pub use super::column::Column;
@@ -41,11 +41,12 @@ pub fn read_property<T: Property>(entity: &mut Entity, name: &str) -> Result<T> 
 /// Writes a `#[table(json)]` field as one JSON string property (nothing when it is `null`, so
 /// an `Option` field's `None` is an absent property).
 pub fn write_json<T: serde::Serialize>(entity: &mut Entity, name: &str, field: &T) -> Result<()> {
-    let json = serde_json::to_value(field).map_err(|e| value_error(name, e))?;
-    if !json.is_null() {
+    // `to_string` keeps the struct's field order, which `to_value` (a sorted map) would lose.
+    let json = serde_json::to_string(field).map_err(|e| value_error(name, e))?;
+    if json != "null" {
         entity
             .properties
-            .insert(name.to_owned(), Value::String(json.to_string()));
+            .insert(name.to_owned(), Value::String(json));
     }
     Ok(())
 }
@@ -175,4 +176,45 @@ pub fn entity_key(partition_key: String, row_key: String) -> EntityKey {
         partition_key,
         row_key,
     }
+}
+
+/// `false` when both variants of a heterogeneous enum declare the same discriminator.
+pub const fn distinct_entity_types(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => !str_eq(a, b),
+        _ => true,
+    }
+}
+
+/// Writes a `#[derive(PropertyValue)]` enum into a key: only `{field}` applies.
+pub fn enum_key(
+    spec: &KeySpec,
+    name: &str,
+    ty: &'static str,
+) -> core::result::Result<String, KeyCodecError> {
+    match spec {
+        KeySpec::Plain => Ok(name.to_owned()),
+        _ => Err(KeyCodecError::UnsupportedSpec {
+            spec: spec.to_string(),
+            ty,
+        }),
+    }
+}
+
+/// The error for key text that names no variant of a `#[derive(PropertyValue)]` enum.
+pub fn unknown_key_variant<T>(
+    text: &str,
+    expected: &[&str],
+) -> core::result::Result<T, KeyCodecError> {
+    Err(KeyCodecError::Malformed {
+        text: text.to_owned(),
+        expected: format!(
+            "one of {}",
+            expected
+                .iter()
+                .map(|v| format!("{v:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
 }

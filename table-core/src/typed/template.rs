@@ -7,12 +7,13 @@
 //! is followed by literal text that its value does not contain (the derive checks the template
 //! shape at compile time; the value check happens when the key is built for a key-only field).
 
-use crate::entity::EntityKey;
+use std::ops::Bound;
+
 use crate::error::{Error, KeyName, Result, Violation};
-use crate::filter::{CompareOp, Filter};
+use crate::filter::Filter;
 use crate::keys::{KeySpec, prefix_successor};
 use crate::validate::validate_key;
-use crate::value::{Value, compare_ordinal};
+use crate::value::compare_ordinal;
 
 use super::field::KeyValue;
 
@@ -216,17 +217,6 @@ impl KeyBuilder<'_> {
     }
 }
 
-/// Where a [`KeyRange`] ends.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RangeEnd {
-    /// Up to and including this key (`le`).
-    Inclusive(String),
-    /// Up to but excluding this key (`lt`).
-    Exclusive(String),
-    /// No upper bound.
-    Unbounded,
-}
-
 /// A contiguous range of `PartitionKey` or `RowKey` values, as a query filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRange {
@@ -234,15 +224,15 @@ pub struct KeyRange {
     pub key: KeyName,
     /// The smallest key in the range (`ge`).
     pub start: String,
-    /// Where the range ends.
-    pub end: RangeEnd,
+    /// Where the range ends (`le` when included, `lt` when excluded).
+    pub end: Bound<String>,
 }
 
 impl KeyRange {
     /// Every key that starts with `prefix`: `ge prefix and lt successor`.
     pub fn prefix(key: KeyName, prefix: impl Into<String>) -> Self {
         let start = prefix.into();
-        let end = prefix_successor(&start).map_or(RangeEnd::Unbounded, RangeEnd::Exclusive);
+        let end = prefix_successor(&start).map_or(Bound::Unbounded, Bound::Excluded);
         KeyRange { key, start, end }
     }
 
@@ -251,7 +241,7 @@ impl KeyRange {
         KeyRange {
             key,
             start: start.into(),
-            end: RangeEnd::Inclusive(end.into()),
+            end: Bound::Included(end.into()),
         }
     }
 
@@ -260,28 +250,39 @@ impl KeyRange {
         use std::cmp::Ordering::*;
         compare_ordinal(key, &self.start) != Less
             && match &self.end {
-                RangeEnd::Inclusive(end) => compare_ordinal(key, end) != Greater,
-                RangeEnd::Exclusive(end) => compare_ordinal(key, end) == Less,
-                RangeEnd::Unbounded => true,
+                Bound::Included(end) => compare_ordinal(key, end) != Greater,
+                Bound::Excluded(end) => compare_ordinal(key, end) == Less,
+                Bound::Unbounded => true,
             }
+    }
+
+    /// The comparisons of the range: `ge start`, then `le`/`lt end` when bounded.
+    fn comparisons(&self) -> (Filter, Option<Filter>) {
+        let property = self.key.to_string();
+        let upper = match &self.end {
+            Bound::Included(end) => Some(Filter::le(property.clone(), end.as_str())),
+            Bound::Excluded(end) => Some(Filter::lt(property.clone(), end.as_str())),
+            Bound::Unbounded => None,
+        };
+        (Filter::ge(property, self.start.as_str()), upper)
     }
 
     /// The range as a filter, e.g. `RowKey ge 'empid_000100' and RowKey le 'empid_000199'`.
     pub fn to_filter(&self) -> Filter {
-        let compare = |op, bound: &str| Filter::Compare {
-            property: self.key.to_string(),
-            op,
-            value: Value::String(bound.to_owned()),
-        };
-        let lower = compare(CompareOp::Ge, &self.start);
-        match &self.end {
-            RangeEnd::Inclusive(end) => {
-                Filter::And(Box::new(lower), Box::new(compare(CompareOp::Le, end)))
-            }
-            RangeEnd::Exclusive(end) => {
-                Filter::And(Box::new(lower), Box::new(compare(CompareOp::Lt, end)))
-            }
-            RangeEnd::Unbounded => lower,
+        match self.comparisons() {
+            (lower, Some(upper)) => lower.and(upper),
+            (lower, None) => lower,
+        }
+    }
+
+    /// A row key range inside one partition, flat as the design guide writes it:
+    /// `PartitionKey eq 'Sales' and RowKey ge 'empid_000100' and RowKey le 'empid_000199'`.
+    pub fn in_partition(&self, partition_key: impl Into<String>) -> Filter {
+        let (lower, upper) = self.comparisons();
+        let filter = Filter::partition_key_eq(partition_key).and(lower);
+        match upper {
+            Some(upper) => filter.and(upper),
+            None => filter,
         }
     }
 }
@@ -290,19 +291,6 @@ impl From<KeyRange> for Filter {
     fn from(range: KeyRange) -> Filter {
         range.to_filter()
     }
-}
-
-/// The filter matching exactly one entity: `PartitionKey eq '..' and RowKey eq '..'`.
-pub fn key_filter(key: &EntityKey) -> Filter {
-    let eq = |property: &str, value: &str| Filter::Compare {
-        property: property.to_owned(),
-        op: CompareOp::Eq,
-        value: Value::String(value.to_owned()),
-    };
-    Filter::And(
-        Box::new(eq("PartitionKey", &key.partition_key)),
-        Box::new(eq("RowKey", &key.row_key)),
-    )
 }
 
 #[cfg(test)]
