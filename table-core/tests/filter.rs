@@ -504,6 +504,21 @@ fn timestamp_missing_fails_every_comparison() {
     assert!(parse("not (Timestamp lt datetime'2020-01-01T00:00:00Z')").matches(&e));
 }
 
+#[test]
+fn wide_entities_are_looked_up_too() {
+    // Both lookup strategies: a short linear scan and the map's search for wide entities.
+    for width in [3, 40] {
+        let mut e = Entity::new("p", "r");
+        for i in 0..width {
+            e.insert(format!("P{i:02}"), i);
+        }
+        assert!(parse("P02 eq 2").matches(&e), "{width}");
+        assert!(parse("P00 lt 1 and P01 ge 1").matches(&e), "{width}");
+        assert!(!parse("P99 ne 1").matches(&e), "{width}");
+        assert!(!parse("P0 eq 0").matches(&e), "{width}");
+    }
+}
+
 // ---------------------------------------------------------------- properties
 
 fn property_name() -> impl Strategy<Value = String> {

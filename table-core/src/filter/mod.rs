@@ -2,9 +2,10 @@
 //! canonical printer sent on the wire, and the evaluator the embedded engine uses.
 //!
 //! Invariants:
-//! - `Filter::parse(&f.to_string()) == Ok(f)` for every AST whose property names are
-//!   identifiers other than keywords and whose DateTimes lie in 0001..=9999 at tick precision;
-//!   doubles come back with identical bits (NaN as a NaN).
+//! - `Filter::parse(&f.to_string()) == Ok(f)` for every AST that passes
+//!   [`Filter::check_limits`] (at most [`MAX_FILTER_COMPARISONS`] comparisons, property names
+//!   that are identifiers other than keywords) and whose DateTimes lie in 0001..=9999 at tick
+//!   precision (the `Value` invariant); doubles come back with identical bits (NaN as a NaN).
 //! - String literals are always escaped (`'` as `''`), so a value can never change the shape
 //!   of a filter. A property name the grammar cannot express is printed as a string literal,
 //!   which the service rejects (501), never spliced in; [`Filter::check_limits`] reports it.
