@@ -18,18 +18,28 @@ mod query;
 mod retry;
 mod service;
 mod table;
+mod typed_table;
 
 pub use batch::{BulkReport, Transaction, TransactionReport};
 pub use query::{MAX_PAGE_SIZE, Query, QueryPage};
 pub use retry::RetryPolicy;
 pub use service::{ClientOptions, TableServiceClient};
 pub use table::TableClient;
+pub use typed_table::TypedTable;
+
+/// The trait of types stored as entities, and its derive (`#[derive(TableEntity)]`).
+pub use table_core::typed::TableEntity;
+pub use table_derive::TableEntity;
+pub use table_core::typed;
+
+#[doc(hidden)]
+pub use table_core::__private;
 
 pub use table_core::engine::{self, Engine};
 pub use table_core::{
     CompareOp, Continuation, ETag, EdmType, Entity, EntityKey, Error, ErrorCode, ErrorKind, Filter,
     IfMatch, KeyName, Operation, Properties, Result, Value, Violation, WriteOutcome, datetime,
-    keys, validate,
+    keys, validate, value,
 };
 
 const _: () = {

@@ -89,6 +89,9 @@ scenario!(
     batch_rules_are_checked_before_sending,
     validation_errors_are_local_and_typed,
     delete_and_get_if_exists,
+    ordinal_string_order,
+    longest_keys,
+    cross_type_comparisons,
 );
 
 async fn table_lifecycle(t: Target) {
@@ -693,4 +696,108 @@ async fn validation_errors_are_local_and_typed(t: Target) {
     let filter = (0..16).fold(Filter::eq("A", 0), |f, i| f.or(Filter::eq("A", i)));
     let err = table.query().filter(filter).collect().await.unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
+}
+
+async fn ordinal_string_order(t: Target) {
+    // Row keys are ordered, and compared in filters, by UTF-16 code units (.NET ordinal
+    // order), not by Rust's code-point order: U+FF21 sorts after an astral character.
+    let table = t.fresh_table().await;
+    let keys = [
+        "",
+        "A",
+        "B",
+        "a",
+        "z",
+        "\u{e9}",
+        "\u{3b1}",
+        "\u{e000}",
+        "\u{ff21}",
+        "\u{1f600}",
+        "\u{10000}",
+    ];
+    for rk in keys {
+        table.insert(Entity::new("p", rk)).await.unwrap();
+    }
+    let mut expected: Vec<&str> = keys.to_vec();
+    expected.sort_by(|a, b| table_client::value::compare_ordinal(a, b));
+    assert_eq!(expected[expected.len() - 1], "\u{ff21}");
+    let rows = table.query().collect().await.unwrap();
+    let got: Vec<&str> = rows.iter().map(|e| e.row_key.as_str()).collect();
+    assert_eq!(got, expected);
+    let above = table
+        .query()
+        .filter(Filter::gt("RowKey", "\u{1f600}"))
+        .collect()
+        .await
+        .unwrap();
+    let got: Vec<&str> = above.iter().map(|e| e.row_key.as_str()).collect();
+    assert_eq!(got, ["\u{e000}", "\u{ff21}"]);
+}
+
+async fn longest_keys(t: Target) {
+    let table = t.fresh_table().await;
+    let key = "k".repeat(1024);
+    let result = table.insert(Entity::new(key.clone(), key.clone())).await;
+    if t.is_azurite() {
+        // Azurite deviation (protocol doc section 10.4): keys over 512 characters are refused
+        // with InvalidInput, while the service accepts 1024.
+        let err = result.unwrap_err();
+        assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
+    } else {
+        result.unwrap();
+        assert_eq!(table.get(&key, &key).await.unwrap().row_key, key);
+    }
+    let key = "k".repeat(512);
+    table
+        .insert(Entity::new(key.clone(), key.clone()))
+        .await
+        .unwrap();
+    assert_eq!(table.get(&key, &key).await.unwrap().partition_key, key);
+}
+
+async fn cross_type_comparisons(t: Target) {
+    let table = t.fresh_table().await;
+    table
+        .insert(
+            Entity::new("p", "r")
+                .with("I", 3)
+                .with("L", 3_i64)
+                .with("D", 3.0),
+        )
+        .await
+        .unwrap();
+    let count = |f: Filter| {
+        let table = table.clone();
+        async move {
+            table
+                .query()
+                .filter(f)
+                .collect()
+                .await
+                .map(|rows| rows.len())
+        }
+    };
+    // Same-type and widening comparisons agree everywhere.
+    assert_eq!(count(Filter::eq("I", 3)).await.unwrap(), 1);
+    assert_eq!(count(Filter::eq("L", 3_i64)).await.unwrap(), 1);
+    assert_eq!(count(Filter::eq("D", 3.0)).await.unwrap(), 1);
+    if t.is_azurite() {
+        // Azurite deviations (protocol doc sections 6.2 and 10.7): an Int32 or Double property
+        // against an Int64 literal is an HTTP 500; an Int64 property never equals an Int32 literal.
+        assert_eq!(
+            count(Filter::eq("I", 3_i64)).await.unwrap_err().status(),
+            Some(500)
+        );
+        assert_eq!(count(Filter::eq("L", 3)).await.unwrap(), 0);
+    } else {
+        // The service: Int64 and Double properties compare numerically with narrower literals;
+        // an Int32 property against an Int64 literal is "not comparable" (eq false, ne true).
+        assert_eq!(count(Filter::eq("L", 3)).await.unwrap(), 1);
+        assert_eq!(count(Filter::eq("D", 3)).await.unwrap(), 1);
+        assert_eq!(count(Filter::eq("D", 3_i64)).await.unwrap(), 1);
+        assert_eq!(count(Filter::eq("I", 3_i64)).await.unwrap(), 0);
+        assert_eq!(count(Filter::ne("I", 3_i64)).await.unwrap(), 1);
+    }
+    // Comparisons across unrelated types never match with eq.
+    assert_eq!(count(Filter::eq("I", "3")).await.unwrap(), 0);
 }
