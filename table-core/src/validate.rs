@@ -103,13 +103,13 @@ pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
             max: MAX_PROPERTY_VALUE_SIZE,
         });
     }
-    if let Value::DateTime(t) = value {
-        if *t < min_datetime() || *t > max_datetime() {
-            return Err(Violation::DateTimeOutOfRange {
-                property: name.to_owned(),
-                value: t.to_rfc3339(),
-            });
-        }
+    if let Value::DateTime(t) = value
+        && (*t < min_datetime() || *t > max_datetime())
+    {
+        return Err(Violation::DateTimeOutOfRange {
+            property: name.to_owned(),
+            value: t.to_rfc3339(),
+        });
     }
     Ok(())
 }

@@ -67,9 +67,9 @@ impl std::fmt::Display for EdmType {
 
 /// A property value.
 ///
-/// `PartialEq` compares doubles bitwise-equal-or-numerically-equal so that `NaN == NaN`: a
-/// stored NaN must round-trip and compare equal to itself in tests. Filter semantics (where
-/// NaN never matches) live in the filter evaluator, not here.
+/// `PartialEq` treats two NaNs as equal so that a stored NaN round-trips and compares equal
+/// to itself in tests. Filter semantics (IEEE: a NaN comparison is false except `ne`) live in
+/// the filter evaluator, not here.
 #[derive(Debug, Clone)]
 pub enum Value {
     /// `Edm.String`: at most 32 768 UTF-16 code units.

@@ -1,0 +1,377 @@
+//! Faults the real server cannot be made to produce, served by wiremock (and a raw socket for
+//! dropped connections): transient statuses and retries, timeouts, malformed answers, and
+//! short or empty pages that still carry continuations. Every failure must be a typed error,
+//! never a panic.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::time::Duration;
+
+use futures::StreamExt;
+use table_client::auth::Credential;
+use table_client::{
+    ClientOptions, Entity, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient,
+    Transaction,
+};
+use wiremock::matchers::{header_exists, method, path, query_param};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const ACCOUNT: &str = "devstoreaccount1";
+const KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+fn fast_retries() -> ClientOptions {
+    ClientOptions::default()
+        .retry(
+            RetryPolicy::default()
+                .max_retries(3)
+                .initial_backoff(Duration::from_millis(1)),
+        )
+        .timeout(Duration::from_secs(5))
+}
+
+fn client_at(base: &str, options: ClientOptions) -> TableServiceClient {
+    let credential = Credential::shared_key(ACCOUNT, KEY).unwrap();
+    TableServiceClient::http(&format!("{base}/{ACCOUNT}"), credential, options).unwrap()
+}
+
+async fn server_and_table() -> (MockServer, TableClient) {
+    let server = MockServer::start().await;
+    let table = client_at(&server.uri(), fast_retries()).table("faults");
+    (server, table)
+}
+
+fn entity_json() -> serde_json::Value {
+    serde_json::json!({
+        "odata.etag": "W/\"datetime'2024-01-01T00%3A00%3A00.0000001Z'\"",
+        "PartitionKey": "p", "RowKey": "r", "Timestamp": "2024-01-01T00:00:00.0000001Z",
+        "N": 1
+    })
+}
+
+fn entity_path() -> String {
+    format!("/{ACCOUNT}/faults(PartitionKey='p',RowKey='r')")
+}
+
+#[tokio::test]
+async fn reads_are_retried_after_503_and_429_then_succeed() {
+    let (server, table) = server_and_table().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(503).insert_header("x-ms-error-code", "ServerBusy"))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(429))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(entity_path()))
+        .and(header_exists("authorization"))
+        .and(header_exists("x-ms-date"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(entity_json()))
+        .mount(&server)
+        .await;
+    let e = table.get("p", "r").await.unwrap();
+    assert_eq!(e.get("N"), Some(&table_client::Value::Int32(1)));
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn retries_stop_at_the_policy_limit() {
+    let (server, table) = server_and_table().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(503))
+        .mount(&server)
+        .await;
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.status(), Some(503));
+    assert!(err.is_transient());
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        4,
+        "1 attempt + 3 retries"
+    );
+}
+
+#[tokio::test]
+async fn inserts_are_retried_on_429_but_not_replayed_after_500() {
+    let (server, table) = server_and_table().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(429))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(204)
+                .insert_header("ETag", "W/\"datetime'2024-01-01T00%3A00%3A00Z'\""),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    table.insert(Entity::new("p", "r")).await.unwrap();
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+
+    server.reset().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&server)
+        .await;
+    let err = table.insert(Entity::new("p", "r")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        1,
+        "an insert that may have applied is not replayed"
+    );
+
+    server.reset().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&server)
+        .await;
+    let err = table
+        .submit_transaction(Transaction::new().insert(Entity::new("p", "r")))
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), Some(500));
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        1,
+        "nor is a batch"
+    );
+}
+
+#[tokio::test]
+async fn idempotent_writes_are_retried_after_500() {
+    let (server, table) = server_and_table().await;
+    Mock::given(method("PUT"))
+        .respond_with(ResponseTemplate::new(500))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PUT"))
+        .respond_with(
+            ResponseTemplate::new(204)
+                .insert_header("ETag", "W/\"datetime'2024-01-01T00%3A00%3A00Z'\""),
+        )
+        .mount(&server)
+        .await;
+    table
+        .insert_or_replace(Entity::new("p", "r"))
+        .await
+        .unwrap();
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_slow_answer_is_a_timeout() {
+    let server = MockServer::start().await;
+    let options = ClientOptions::default()
+        .retry(RetryPolicy::none())
+        .timeout(Duration::from_millis(200));
+    let table = client_at(&server.uri(), options).table("faults");
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(entity_json())
+                .set_delay(Duration::from_secs(3)),
+        )
+        .mount(&server)
+        .await;
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+    assert!(
+        std::error::Error::source(&err).is_some(),
+        "the transport cause is kept as the source"
+    );
+}
+
+/// A server that accepts connections, reads a little, and drops them without answering.
+fn dropping_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(16) {
+            let Ok(mut stream) = stream else { break };
+            let mut buf = [0u8; 64];
+            let _ = stream.read(&mut buf);
+            drop(stream);
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn dropped_connections_are_transport_errors_and_reads_retry() {
+    let base = dropping_server();
+    let options = ClientOptions::default()
+        .retry(
+            RetryPolicy::default()
+                .max_retries(2)
+                .initial_backoff(Duration::from_millis(1)),
+        )
+        .timeout(Duration::from_secs(5));
+    let table = client_at(&base, options).table("faults");
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Transport);
+    assert!(err.is_transient());
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_transport_error() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let table = client_at(&format!("http://127.0.0.1:{port}"), fast_retries()).table("faults");
+    let err = table.insert(Entity::new("p", "r")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Transport);
+}
+
+#[tokio::test]
+async fn malformed_json_is_a_decode_error() {
+    let (server, table) = server_and_table().await;
+    for body in [
+        &b"{not json"[..],
+        b"[]",
+        b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"x\":{\"nested\":1}}",
+        b"\xff\xfe",
+    ] {
+        server.reset().await;
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(200).set_body_bytes(body))
+            .mount(&server)
+            .await;
+        let err = table.get("p", "r").await.unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::Decode,
+            "{}",
+            String::from_utf8_lossy(body)
+        );
+    }
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("{\"value\":[1,2]}"))
+        .mount(&server)
+        .await;
+    let err = table.query().collect().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode);
+}
+
+#[tokio::test]
+async fn malformed_batch_responses_are_decode_errors() {
+    let (server, table) = server_and_table().await;
+    let tx = || {
+        Transaction::new()
+            .insert(Entity::new("p", "a"))
+            .insert(Entity::new("p", "b"))
+    };
+    let bodies = [
+        ("multipart/mixed; boundary=batchresponse_x", "garbage"),
+        ("multipart/mixed", "--batchresponse_x--"),
+        ("text/plain", ""),
+        (
+            "multipart/mixed; boundary=batchresponse_x",
+            "--batchresponse_x\r\nContent-Type: multipart/mixed; boundary=changesetresponse_y\r\n\r\n--changesetresponse_y\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\nETag: W/\"1\"\r\n\r\n--changesetresponse_y--\r\n--batchresponse_x--",
+        ),
+    ];
+    for (content_type, body) in bodies {
+        server.reset().await;
+        Mock::given(method("POST"))
+            .respond_with(
+                ResponseTemplate::new(202)
+                    .insert_header("Content-Type", content_type)
+                    .set_body_string(body),
+            )
+            .mount(&server)
+            .await;
+        let err = table.submit_transaction(tx()).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode, "{content_type}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn short_and_empty_pages_with_continuations_are_followed() {
+    let (server, table) = server_and_table().await;
+    let page = |rows: &[&str]| {
+        let value: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|rk| serde_json::json!({"PartitionKey": "p", "RowKey": rk, "Timestamp": "2024-01-01T00:00:00Z"}))
+            .collect();
+        serde_json::json!({ "value": value })
+    };
+    Mock::given(method("GET"))
+        .and(query_param("NextPartitionKey", "tok2"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(page(&[]))
+                .insert_header("x-ms-continuation-NextPartitionKey", "tok3")
+                .insert_header("x-ms-continuation-NextRowKey", "rk3"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(query_param("NextPartitionKey", "tok3"))
+        .and(query_param("NextRowKey", "rk3"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(page(&["c"])))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(page(&["a", "b"]))
+                .insert_header("x-ms-continuation-nextpartitionkey", "tok2"),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    let pages: Vec<_> = table.query().pages().map(|p| p.unwrap()).collect().await;
+    let sizes: Vec<usize> = pages.iter().map(|p| p.items.len()).collect();
+    assert_eq!(sizes, [2, 0, 1], "an empty page mid-query does not end it");
+    let token = pages[1].continuation.clone().unwrap();
+    assert_eq!(token.next_partition_key, "tok3");
+    assert_eq!(token.next_row_key.as_deref(), Some("rk3"));
+
+    // Resuming from a stored token string sends the server's tokens back verbatim.
+    let rest = table
+        .query()
+        .resume(&token.to_string())
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].row_key, "c");
+}
+
+#[tokio::test]
+async fn error_answers_keep_code_status_and_request_id() {
+    let (server, table) = server_and_table().await;
+    Mock::given(method("DELETE"))
+        .respond_with(
+            ResponseTemplate::new(412)
+                .insert_header("x-ms-request-id", "req-123")
+                .set_body_string(r#"{"odata.error":{"code":"UpdateConditionNotSatisfied","message":{"lang":"en-US","value":"The update condition specified in the request was not satisfied.\nRequestId:req-123\nTime:2024-01-01T00:00:00.0000000Z"}}}"#),
+        )
+        .mount(&server)
+        .await;
+    let err = table.delete("p", "r", IfMatch::Any).await.unwrap_err();
+    assert!(err.is_precondition_failed());
+    assert_eq!(err.status(), Some(412));
+    assert_eq!(err.request_id(), Some("req-123"));
+    assert_eq!(
+        err.message(),
+        "The update condition specified in the request was not satisfied."
+    );
+}
+
+#[tokio::test]
+async fn debug_output_never_shows_the_key() {
+    let client = client_at("http://127.0.0.1:9", ClientOptions::default());
+    let text = format!("{client:?}");
+    assert!(!text.contains(KEY) && !text.contains(&KEY[..20]), "{text}");
+}
