@@ -10,6 +10,7 @@
 //! construction; `Debug` never prints it, nor any signature.
 
 use std::fmt;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -21,7 +22,8 @@ use table_core::{Error, ErrorKind, Result};
 #[derive(Clone)]
 pub struct AccountKey {
     account: String,
-    mac: Hmac<Sha256>,
+    // Shared: the keyed state is ~200 bytes and every client clone carries a credential.
+    mac: Arc<Hmac<Sha256>>,
 }
 
 impl AccountKey {
@@ -37,7 +39,7 @@ impl AccountKey {
         })?;
         Ok(AccountKey {
             account: account.into(),
-            mac,
+            mac: Arc::new(mac),
         })
     }
 
@@ -48,7 +50,7 @@ impl AccountKey {
 
     /// `base64(HMAC-SHA256(key, utf8(string_to_sign)))`.
     pub fn sign(&self, string_to_sign: &str) -> String {
-        let mut mac = self.mac.clone();
+        let mut mac = Hmac::clone(&self.mac);
         mac.update(string_to_sign.as_bytes());
         BASE64.encode(mac.finalize().into_bytes())
     }

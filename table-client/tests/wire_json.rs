@@ -1,0 +1,415 @@
+//! JSON entity bodies: protocol doc section 4.
+
+// Helpers outside #[test] functions unwrap test vectors too.
+#![allow(clippy::unwrap_used)]
+
+use chrono::{DateTime, Utc};
+use proptest::prelude::*;
+use table_client::wire::{
+    decode_entity, decode_query_page, decode_table, decode_table_list, encode_create_table,
+    encode_entity,
+};
+use table_core::datetime::parse_datetime;
+use table_core::{ETag, Entity, ErrorKind, Value};
+use uuid::Uuid;
+
+fn at(s: &str) -> DateTime<Utc> {
+    parse_datetime(s).unwrap()
+}
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap()
+}
+
+#[test]
+fn encodes_every_type_with_the_right_annotation() {
+    let e = Entity::new("p", "r")
+        .with("s", "text")
+        .with("i", 5)
+        .with("b", true)
+        .with("l", 1_099_511_627_776i64)
+        .with("d", 2.0)
+        .with("t", at("2020-01-02T03:04:05.1234567Z"))
+        .with(
+            "g",
+            Uuid::parse_str("68260b3f-beab-45e2-b900-33e2b442e724").unwrap(),
+        )
+        .with("x", vec![1u8, 2]);
+    let body = encode_entity(&e);
+    assert_eq!(
+        json(&body),
+        json(
+            r#"{"PartitionKey":"p","RowKey":"r","s":"text","i":5,"b":true,
+            "l":"1099511627776","l@odata.type":"Edm.Int64",
+            "d":2.0,"d@odata.type":"Edm.Double",
+            "t":"2020-01-02T03:04:05.1234567Z","t@odata.type":"Edm.DateTime",
+            "g":"68260b3f-beab-45e2-b900-33e2b442e724","g@odata.type":"Edm.Guid",
+            "x":"AQI=","x@odata.type":"Edm.Binary"}"#
+        )
+    );
+    // Keys first, then properties in name order, each annotation just before its value.
+    assert!(
+        body.starts_with(
+            r#"{"PartitionKey":"p","RowKey":"r","b":true,"d@odata.type":"Edm.Double","d":2.0,"#
+        ),
+        "{body}"
+    );
+}
+
+#[test]
+fn datetimes_are_written_with_seven_digits() {
+    let body = encode_entity(&Entity::new("p", "r").with("t", at("2020-01-02T03:04:05Z")));
+    assert!(
+        body.contains(r#""t":"2020-01-02T03:04:05.0000000Z""#),
+        "{body}"
+    );
+}
+
+#[test]
+fn special_doubles_are_annotated_strings() {
+    let e = Entity::new("p", "r")
+        .with("n", f64::NAN)
+        .with("pi", f64::INFINITY)
+        .with("ni", f64::NEG_INFINITY);
+    assert_eq!(
+        json(&encode_entity(&e)),
+        json(
+            r#"{"PartitionKey":"p","RowKey":"r","n":"NaN","n@odata.type":"Edm.Double",
+            "pi":"Infinity","pi@odata.type":"Edm.Double","ni":"-Infinity","ni@odata.type":"Edm.Double"}"#
+        )
+    );
+}
+
+#[test]
+fn timestamp_etag_and_reserved_names_are_never_written() {
+    let mut e = Entity::new("p", "r").with("Timestamp", "x").with("a", 1);
+    e.timestamp = Some(at("2020-01-01T00:00:00Z"));
+    e.etag = Some(ETag::new("W/\"x\""));
+    assert_eq!(
+        encode_entity(&e),
+        r#"{"PartitionKey":"p","RowKey":"r","a":1}"#
+    );
+}
+
+#[test]
+fn strings_are_escaped() {
+    let body = encode_entity(&Entity::new("a\"b", "r\n").with("s", "\u{1}é"));
+    assert_eq!(
+        body,
+        "{\"PartitionKey\":\"a\\\"b\",\"RowKey\":\"r\\n\",\"s\":\"\\u0001é\"}"
+    );
+}
+
+#[test]
+fn create_table_body() {
+    assert_eq!(encode_create_table("t1"), r#"{"TableName":"t1"}"#);
+}
+
+#[test]
+fn every_type_round_trips() {
+    let e = Entity::new("p'é", "r")
+        .with("s", "")
+        .with("i", i32::MIN)
+        .with("b", false)
+        .with("l", i64::MIN)
+        .with("d", 0.1)
+        .with("dz", -0.0)
+        .with("big", 1e300)
+        .with("n", f64::NAN)
+        .with("t", at("1601-01-01T00:00:00Z"))
+        .with("g", Uuid::new_v4())
+        .with("x", Vec::<u8>::new());
+    let back = decode_entity(encode_entity(&e).as_bytes(), None).unwrap();
+    assert_eq!(back, e);
+}
+
+#[test]
+fn decodes_nometadata_with_inference() {
+    let body = br#"{"PartitionKey":"p","RowKey":"1","s":"x","i":5,"big":2147483648,"neg":-3,
+        "d":3.0,"e":1e3,"b":true,"Timestamp":"2026-11-22T04:28:30.7063148Z"}"#;
+    let e = decode_entity(body, None).unwrap();
+    assert_eq!((e.partition_key.as_str(), e.row_key.as_str()), ("p", "1"));
+    assert_eq!(e.get("s"), Some(&Value::String("x".into())));
+    assert_eq!(e.get("i"), Some(&Value::Int32(5)));
+    assert_eq!(e.get("big"), Some(&Value::Int64(2_147_483_648)));
+    assert_eq!(e.get("neg"), Some(&Value::Int32(-3)));
+    assert_eq!(e.get("d"), Some(&Value::Double(3.0)));
+    assert_eq!(e.get("e"), Some(&Value::Double(1000.0)));
+    assert_eq!(e.get("b"), Some(&Value::Boolean(true)));
+    assert_eq!(e.timestamp, Some(at("2026-11-22T04:28:30.7063148Z")));
+    assert_eq!(e.properties.len(), 7);
+    // Rebuilt from the Timestamp text as received, like the Python SDK.
+    assert_eq!(
+        e.etag,
+        Some(ETag::new(
+            "W/\"datetime'2026-11-22T04%3A28%3A30.7063148Z'\""
+        ))
+    );
+}
+
+#[test]
+fn etag_is_rebuilt_from_the_timestamp_text_verbatim() {
+    // The service drops trailing zeros; the rebuilt ETag must keep the exact digits.
+    let e = decode_entity(
+        br#"{"PartitionKey":"p","RowKey":"r","Timestamp":"2014-01-31T10:14:18.918655Z"}"#,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        e.etag.unwrap().as_str(),
+        "W/\"datetime'2014-01-31T10%3A14%3A18.918655Z'\""
+    );
+}
+
+#[test]
+fn etag_header_is_used_without_odata_etag() {
+    let body = br#"{"PartitionKey":"p","RowKey":"r","Timestamp":"2020-01-01T00:00:00Z"}"#;
+    let e = decode_entity(body, Some("W/\"datetime'2020-01-01T00%3A00%3A00.1Z'\"")).unwrap();
+    assert_eq!(
+        e.etag.unwrap().as_str(),
+        "W/\"datetime'2020-01-01T00%3A00%3A00.1Z'\""
+    );
+    let e = decode_entity(br#"{"PartitionKey":"p","RowKey":"r"}"#, None).unwrap();
+    assert_eq!(e.etag, None);
+}
+
+#[test]
+fn decodes_minimalmetadata_with_annotations_after_values() {
+    let body =
+        br#"{"odata.metadata":"http://127.0.0.1:10002/devstoreaccount1/$metadata#t/@Element",
+        "odata.etag":"W/\"datetime'2026-11-22T04%3A28%3A30.7063148Z'\"",
+        "PartitionKey":"p","RowKey":"1",
+        "l":"1099511627776","l@odata.type":"Edm.Int64",
+        "t":"2020-01-02T03:04:05Z","t@odata.type":"Edm.DateTime",
+        "g":"68260B3F-BEAB-45E2-B900-33E2B442E724","g@odata.type":"Edm.Guid",
+        "x":"AQI=","x@odata.type":"Edm.Binary",
+        "n":"NaN","n@odata.type":"Edm.Double",
+        "ni":"-Infinity","ni@odata.type":"Edm.Double",
+        "pi":"Infinity","pi@odata.type":"Edm.Double",
+        "Timestamp":"2026-11-22T04:28:30.7063148Z"}"#;
+    let e = decode_entity(body, Some("W/\"ignored\"")).unwrap();
+    assert_eq!(e.get("l"), Some(&Value::Int64(1_099_511_627_776)));
+    assert_eq!(
+        e.get("t"),
+        Some(&Value::DateTime(at("2020-01-02T03:04:05Z")))
+    );
+    assert_eq!(
+        e.get("g"),
+        Some(&Value::Guid(
+            Uuid::parse_str("68260b3f-beab-45e2-b900-33e2b442e724").unwrap()
+        ))
+    );
+    assert_eq!(e.get("x"), Some(&Value::Binary(vec![1, 2])));
+    assert_eq!(e.get("n"), Some(&Value::Double(f64::NAN)));
+    assert_eq!(e.get("ni"), Some(&Value::Double(f64::NEG_INFINITY)));
+    assert_eq!(e.get("pi"), Some(&Value::Double(f64::INFINITY)));
+    assert_eq!(
+        e.etag.unwrap().as_str(),
+        "W/\"datetime'2026-11-22T04%3A28%3A30.7063148Z'\""
+    );
+    assert_eq!(e.properties.len(), 7);
+}
+
+#[test]
+fn decodes_fullmetadata_with_annotations_before_values() {
+    let body = br#"{"odata.type":"devstoreaccount1.t","odata.id":"http://h/t(PartitionKey='p',RowKey='1')",
+        "odata.etag":"W/\"datetime'2026-11-22T04%3A28%3A30.7063148Z'\"","odata.editLink":"t(PartitionKey='p',RowKey='1')",
+        "PartitionKey":"p","RowKey":"1","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2026-11-22T04:28:30.7063148",
+        "l@odata.type":"Edm.Int64","l":"-5","PartitionKey@odata.type":"Edm.String","s@odata.type":"Edm.String","s":"v",
+        "i@odata.type":"Edm.Int32","i":7,"d@odata.type":"Edm.Double","d":4}"#;
+    let e = decode_entity(body, None).unwrap();
+    assert_eq!(e.timestamp, Some(at("2026-11-22T04:28:30.7063148Z")));
+    assert_eq!(e.get("l"), Some(&Value::Int64(-5)));
+    assert_eq!(e.get("s"), Some(&Value::String("v".into())));
+    assert_eq!(e.get("i"), Some(&Value::Int32(7)));
+    assert_eq!(e.get("d"), Some(&Value::Double(4.0)));
+    assert_eq!(e.properties.len(), 4);
+}
+
+#[test]
+fn select_nulls_and_missing_keys_mean_absent() {
+    let e = decode_entity(
+        br#"{"a":null,"b":1,"b2@odata.type":"Edm.Int64","b2":null}"#,
+        None,
+    )
+    .unwrap();
+    assert_eq!(e.partition_key, "");
+    assert_eq!(e.row_key, "");
+    assert_eq!(e.properties.len(), 1);
+    assert_eq!(e.get("b"), Some(&Value::Int32(1)));
+}
+
+#[test]
+fn timestamp_accepts_zero_to_seven_digits() {
+    for t in [
+        "2020-01-02T03:04:05Z",
+        "2020-01-02T03:04:05.1Z",
+        "2020-01-02T03:04:05.000000Z",
+        "2020-01-02T03:04:05.1234567",
+    ] {
+        let body = format!(r#"{{"PartitionKey":"p","RowKey":"r","Timestamp":"{t}"}}"#);
+        assert!(
+            decode_entity(body.as_bytes(), None)
+                .unwrap()
+                .timestamp
+                .is_some(),
+            "{t}"
+        );
+    }
+}
+
+fn decode_error_of(body: &str) -> table_core::Error {
+    let err = decode_entity(body.as_bytes(), None).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{body}: {err:?}");
+    err
+}
+
+#[test]
+fn hostile_entities_are_decode_errors() {
+    for body in [
+        r#"{"PartitionKey":"p","RowKey":"r","a":{"b":1}}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","a":[1]}"#,
+        r#"{"PartitionKey":1,"RowKey":"r"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","g":"nope","g@odata.type":"Edm.Guid"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","x":"!!","x@odata.type":"Edm.Binary"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","t":"2020-13-01T00:00:00Z","t@odata.type":"Edm.DateTime"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","l":"12a","l@odata.type":"Edm.Int64"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","l":"9223372036854775808","l@odata.type":"Edm.Int64"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","i":2147483648,"i@odata.type":"Edm.Int32"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","d":"INF","d@odata.type":"Edm.Double"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","a":1,"a@odata.type":"Edm.Foo"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","a":1,"a@odata.type":5}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","a":"1","a@odata.type":"Edm.Boolean"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","a":1,"a":2}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","u":18446744073709551615}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","Timestamp":"yesterday"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r"} trailing"#,
+        r#"[1,2]"#,
+        r#"{"PartitionKey":"p""#,
+        "",
+    ] {
+        decode_error_of(body);
+    }
+}
+
+#[test]
+fn decode_errors_name_the_property_in_their_source() {
+    let err = decode_error_of(
+        r#"{"PartitionKey":"p","RowKey":"r","g":"nope","g@odata.type":"Edm.Guid"}"#,
+    );
+    let source = std::error::Error::source(&err).unwrap().to_string();
+    assert!(
+        source.contains("\"g\"") && source.contains("Edm.Guid"),
+        "{source}"
+    );
+}
+
+#[test]
+fn query_pages() {
+    let body = br#"{"odata.metadata":"http://h/$metadata#t","value":[
+        {"odata.etag":"W/\"1\"","PartitionKey":"p","RowKey":"1","a":1},
+        {"odata.etag":"W/\"2\"","PartitionKey":"p","RowKey":"2","a":"x"}],"extra":{"ignored":[1]}}"#;
+    let page = decode_query_page(body).unwrap();
+    assert_eq!(page.len(), 2);
+    assert_eq!(page[1].row_key, "2");
+    assert_eq!(page[1].etag.as_ref().unwrap().as_str(), "W/\"2\"");
+    assert_eq!(decode_query_page(br#"{"value":[]}"#).unwrap(), vec![]);
+    for bad in [
+        &br#"{}"#[..],
+        br#"{"value":{}}"#,
+        br#"{"value":[1]}"#,
+        br#"{"value":[],"value":[]}"#,
+    ] {
+        assert_eq!(
+            decode_query_page(bad).unwrap_err().kind(),
+            ErrorKind::Decode
+        );
+    }
+}
+
+#[test]
+fn table_lists_and_create_echo() {
+    let body = br#"{"odata.metadata":"http://h/$metadata#Tables","value":[
+        {"odata.type":"acct.Tables","odata.id":"http://h/Tables('t1')","odata.editLink":"Tables('t1')","TableName":"t1"},
+        {"TableName":"T2"}]}"#;
+    assert_eq!(decode_table_list(body).unwrap(), vec!["t1", "T2"]);
+    assert_eq!(
+        decode_table(
+            br#"{"odata.metadata":"http://h/$metadata#Tables/@Element","TableName":"t1"}"#
+        )
+        .unwrap(),
+        "t1"
+    );
+    assert_eq!(
+        decode_table_list(br#"{"value":[{}]}"#).unwrap_err().kind(),
+        ErrorKind::Decode
+    );
+}
+
+fn arb_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        any::<String>().prop_map(Value::String),
+        any::<i32>().prop_map(Value::Int32),
+        any::<i64>().prop_map(Value::Int64),
+        any::<f64>().prop_map(Value::Double),
+        any::<bool>().prop_map(Value::Boolean),
+        (-11_644_473_600i64..253_402_300_799, 0u32..10_000_000)
+            .prop_map(|(s, t)| Value::DateTime(DateTime::from_timestamp(s, t * 100).unwrap())),
+        any::<u128>().prop_map(|u| Value::Guid(Uuid::from_u128(u))),
+        proptest::collection::vec(any::<u8>(), 0..40).prop_map(Value::Binary),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_entities_round_trip(
+        pk in any::<String>(),
+        rk in any::<String>(),
+        props in proptest::collection::btree_map("[A-Za-z_][A-Za-z0-9_]{0,10}", arb_value(), 0..10),
+    ) {
+        let mut e = Entity::new(pk, rk);
+        for (k, v) in props {
+            if !["PartitionKey", "RowKey", "Timestamp"].contains(&k.as_str()) {
+                e.insert(k, v);
+            }
+        }
+        let back = decode_entity(encode_entity(&e).as_bytes(), None).unwrap();
+        prop_assert_eq!(back, e);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let _ = decode_entity(&bytes, None);
+        let _ = decode_query_page(&bytes);
+        let _ = decode_table_list(&bytes);
+    }
+
+    #[test]
+    fn arbitrary_json_objects_never_panic(
+        members in proptest::collection::vec(
+            (
+                prop_oneof!["[a-z]{1,3}", "[a-z]{1,3}@odata\\.type", Just("PartitionKey".to_owned()),
+                    Just("Timestamp".to_owned()), Just("odata.etag".to_owned())],
+                prop_oneof![
+                    Just(serde_json::Value::Null),
+                    any::<bool>().prop_map(serde_json::Value::from),
+                    any::<i64>().prop_map(serde_json::Value::from),
+                    any::<f64>().prop_map(serde_json::Value::from),
+                    "(Edm\\.(Int64|Guid|Binary|DateTime|Double|Int32|String|Foo))|.{0,12}".prop_map(serde_json::Value::from),
+                    Just(serde_json::json!({"a": [1]})),
+                ],
+            ),
+            0..12,
+        )
+    ) {
+        let object: serde_json::Map<String, serde_json::Value> = members.into_iter().collect();
+        let body = serde_json::to_vec(&object).unwrap();
+        if let Err(e) = decode_entity(&body, None) {
+            prop_assert_eq!(e.kind(), ErrorKind::Decode);
+        }
+        let page = serde_json::to_vec(&serde_json::json!({"value": [object]})).unwrap();
+        if let Err(e) = decode_query_page(&page) {
+            prop_assert_eq!(e.kind(), ErrorKind::Decode);
+        }
+    }
+}
