@@ -14,6 +14,7 @@
 //! Token format (opaque to callers): `NextPartitionKey` and `NextRowKey` are the URL-safe
 //! base64 (no padding) of the UTF-8 key text.
 
+use std::borrow::Borrow;
 use std::ops::Bound;
 
 use base64::Engine as _;
@@ -194,7 +195,7 @@ pub(crate) fn scan(
         }
         let mut row_keys = plan.row_keys.clone();
         if let (Some(resume_pk), Some((_, rk))) = (&resume_pk, resume)
-            && resume_pk.as_ref() == pk.as_ref()
+            && resume_pk.as_ref() == Borrow::<[u8]>::borrow(pk)
         {
             row_keys.raise(Bound::Included(&encode(rk)));
         }

@@ -1,0 +1,175 @@
+//! Throughput of the embedded engine on one thread, over a table of 100 000 entities with 8
+//! properties each (10 partitions of 10 000 rows): point get, insert, replace, filtered
+//! partition scan, range scan of 1000 rows, batch of 100 inserts.
+//!
+//! `cargo bench -p table-core --bench engine`
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use table_core::engine::Engine;
+use table_core::{CompareOp, Entity, Filter, IfMatch, Operation, QueryRequest};
+
+const T: &str = "Bench";
+const PARTITIONS: usize = 10;
+const ROWS: usize = 10_000;
+/// Inserts are measured on fresh tables of at most this many rows, to bound memory.
+const INSERT_CHUNK: u64 = 100_000;
+
+fn row(pk: usize, rk: usize) -> Entity {
+    Entity::new(format!("p{pk:02}"), format!("{rk:08}"))
+        .with("Name", format!("name {rk}"))
+        .with("Email", format!("user{rk}@example.com"))
+        .with("Age", (rk % 100) as i32)
+        .with("Balance", rk as f64 * 1.5)
+        .with("Active", rk.is_multiple_of(2))
+        .with("Visits", rk as i64)
+        .with("City", "Amsterdam")
+        .with("Score", (rk % 1000) as i32)
+}
+
+fn full_table() -> Engine {
+    let engine = Engine::new();
+    engine.create_table(T).expect("new table");
+    for pk in 0..PARTITIONS {
+        for rk in 0..ROWS {
+            engine.insert(T, row(pk, rk)).expect("fresh key");
+        }
+    }
+    engine
+}
+
+/// Keys visited in a scattered but deterministic order.
+fn key(i: u64) -> (usize, usize) {
+    let n = (i.wrapping_mul(7_919) % (PARTITIONS * ROWS) as u64) as usize;
+    (n % PARTITIONS, n / PARTITIONS)
+}
+
+fn benches(c: &mut Criterion) {
+    let engine = full_table();
+    let keys: Vec<(String, String)> = (0..4096)
+        .map(|i| {
+            let (pk, rk) = key(i);
+            (format!("p{pk:02}"), format!("{rk:08}"))
+        })
+        .collect();
+
+    let mut group = c.benchmark_group("engine");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("get", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            let (pk, rk) = &keys[i % keys.len()];
+            i += 1;
+            black_box(engine.get(T, pk, rk, None).expect("present"))
+        });
+    });
+
+    group.bench_function("insert", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            let mut done = 0;
+            while done < iters {
+                let n = (iters - done).min(INSERT_CHUNK);
+                let fresh = Engine::new();
+                fresh.create_table(T).expect("new table");
+                let rows: Vec<Entity> = (0..n as usize).map(|i| row(i % PARTITIONS, i)).collect();
+                let start = Instant::now();
+                for e in rows {
+                    fresh.insert(T, e).expect("fresh key");
+                }
+                total += start.elapsed();
+                done += n;
+            }
+            total
+        });
+    });
+
+    group.bench_function("replace", |b| {
+        b.iter_custom(|iters| {
+            let rows: Vec<Entity> = (0..iters)
+                .map(|i| {
+                    let (pk, rk) = key(i);
+                    row(pk, rk).with("Visits", 1i64)
+                })
+                .collect();
+            let start = Instant::now();
+            for e in rows {
+                engine.replace(T, e, IfMatch::Any).expect("present");
+            }
+            start.elapsed()
+        });
+    });
+
+    // One page over a 10 000-row partition; 1% of the rows match, so the page is not full
+    // and every row of the partition is examined.
+    group.throughput(Throughput::Elements(ROWS as u64));
+    let scan = QueryRequest {
+        filter: Some(Filter::And(
+            Box::new(Filter::compare("PartitionKey", CompareOp::Eq, "p03")),
+            Box::new(Filter::compare("Score", CompareOp::Lt, 10)),
+        )),
+        ..QueryRequest::default()
+    };
+    group.bench_function("filtered_partition_scan", |b| {
+        b.iter(|| {
+            let page = engine.query(T, &scan).expect("query");
+            assert_eq!(page.entities.len(), 100);
+            black_box(page)
+        });
+    });
+
+    group.throughput(Throughput::Elements(1000));
+    let range = QueryRequest {
+        filter: Some(Filter::And(
+            Box::new(Filter::compare("PartitionKey", CompareOp::Eq, "p05")),
+            Box::new(Filter::And(
+                Box::new(Filter::compare("RowKey", CompareOp::Ge, "00002000")),
+                Box::new(Filter::compare("RowKey", CompareOp::Lt, "00003000")),
+            )),
+        )),
+        ..QueryRequest::default()
+    };
+    group.bench_function("range_scan_1000", |b| {
+        b.iter(|| {
+            let page = engine.query(T, &range).expect("query");
+            assert_eq!(page.entities.len(), 1000);
+            black_box(page)
+        });
+    });
+
+    group.throughput(Throughput::Elements(100));
+    group.bench_function("batch_100_inserts", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            let mut done = 0;
+            while done < iters {
+                let n = (iters - done).min(INSERT_CHUNK / 100);
+                let fresh = Engine::new();
+                fresh.create_table(T).expect("new table");
+                let batches: Vec<Vec<Operation>> = (0..n as usize)
+                    .map(|b| (0..100).map(|r| Operation::Insert(row(b, r))).collect())
+                    .collect();
+                let start = Instant::now();
+                for batch in batches {
+                    fresh.submit_batch(T, batch).expect("valid batch");
+                }
+                total += start.elapsed();
+                done += n;
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = engine;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(20);
+    targets = benches
+}
+criterion_main!(engine);
