@@ -1,0 +1,11 @@
+use table_derive::TableEntity;
+
+#[derive(TableEntity)]
+#[table(crate = "table_core", partition_key = "{department}", row_key = "r")]
+struct Employee {
+    department: String,
+    #[table(key_only)]
+    id: u32,
+}
+
+fn main() {}

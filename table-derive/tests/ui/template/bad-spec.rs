@@ -1,0 +1,10 @@
+use table_derive::TableEntity;
+
+#[derive(TableEntity)]
+#[table(crate = "table_core", partition_key = "{department}", row_key = "empid_{id:6}")]
+struct Employee {
+    department: String,
+    id: u32,
+}
+
+fn main() {}
