@@ -156,15 +156,9 @@ fn install() -> Result<PathBuf, String> {
                 .arg(format!("azurite@{AZURITE_VERSION}")),
         )
         .map_err(|e| format!("installing Azurite from npm failed:\n{e}"))?;
-        if program.exists() {
-            Ok(())
-        } else {
-            Err(format!(
-                "npm install succeeded but {} is missing",
-                program.display()
-            ))
-        }
+        Ok(())
     })
+    .and_then(|()| tooling::check_installed(&cache, &marker, &program))
     .map_err(|e| format!("Azurite install into {} failed: {e}", cache.display()))?;
     Ok(program)
 }

@@ -319,6 +319,7 @@ fn resolve() -> Result<Option<Python>, String> {
         )
         .map(drop)
     })
+    .and_then(|()| tooling::check_installed(&cache, &marker, &interpreter))
     .map_err(|e| {
         format!(
             "creating the Python SDK venv with {version} in {} failed: {e}",

@@ -146,6 +146,21 @@ pub(crate) fn install_once(
     Ok(())
 }
 
+/// Checks that an install recorded by `marker` in `dir` still provides `product`; a cache
+/// damaged by hand gets a clear instruction instead of a confusing failure later.
+pub(crate) fn check_installed(dir: &Path, marker: &str, product: &Path) -> Result<(), String> {
+    if product.exists() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is missing although {} says it was installed; delete {} to reinstall",
+            product.display(),
+            dir.join(marker).display(),
+            dir.display()
+        ))
+    }
+}
+
 /// Writes the marker under a temporary name and renames it into place, so it appears whole.
 fn publish_marker(marker_path: &Path) -> Result<(), String> {
     let tmp = marker_path.with_extension(format!("tmp{}", std::process::id()));
@@ -227,6 +242,20 @@ mod tests {
         .unwrap();
         assert!(ran);
         assert!(dir.join("done").exists());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_cache_is_reported_with_the_fix() {
+        let dir = scratch("damaged");
+        install_once(&dir, "done", || Ok(())).unwrap();
+        let err = check_installed(&dir, "done", &dir.join("bin")).unwrap_err();
+        assert!(
+            err.contains("delete") && err.contains(&dir.display().to_string()),
+            "{err}"
+        );
+        fs::write(dir.join("bin"), "").unwrap();
+        check_installed(&dir, "done", &dir.join("bin")).unwrap();
         fs::remove_dir_all(dir).unwrap();
     }
 
