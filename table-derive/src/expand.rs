@@ -147,7 +147,7 @@ impl Ctx<'_, '_> {
     }
 
     /// Distinct template fields in order of first appearance.
-    fn unique_fields<'t>(&self, templates: &[&'t Template]) -> Vec<&Field<'_>> {
+    fn unique_fields(&self, templates: &[&Template]) -> Vec<&Field<'_>> {
         let mut seen = HashSet::new();
         templates
             .iter()

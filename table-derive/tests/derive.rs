@@ -76,7 +76,7 @@ fn employee() -> Employee {
 }
 
 fn at(s: &str) -> DateTime<Utc> {
-    parse_datetime(s).unwrap()
+    parse_datetime(s).expect("test instant parses")
 }
 
 #[test]

@@ -76,7 +76,7 @@ fn key() -> impl Strategy<Value = String> {
 /// Instants at 100 ns precision within the service's range.
 fn instant() -> impl Strategy<Value = DateTime<Utc>> {
     (-11_644_473_600i64..=253_402_300_799, 0u32..10_000_000)
-        .prop_map(|(s, t)| DateTime::from_timestamp(s, t * 100).unwrap())
+        .prop_map(|(s, t)| DateTime::from_timestamp(s, t * 100).expect("in range"))
 }
 
 fn double() -> impl Strategy<Value = f64> {

@@ -178,19 +178,19 @@ impl KeyBuilder<'_> {
             .map_err(|e| field_error(name, format!("cannot be written into {key}: {e}")))?;
         validate_key(key, &part)
             .map_err(|v| field_error(name, format!("cannot be written into {key}: {v}")))?;
-        if parsed && spec.fixed_width().is_none() {
-            if let Some(Segment::Literal(next)) = self.template.segments.get(index + 1) {
-                if part.contains(next) {
-                    return Err(field_error(
-                        name,
-                        format!(
-                            "{part:?} contains `{next}`, which ends this field in the {key} \
-                             template `{}`, so it could not be read back",
-                            self.template.text
-                        ),
-                    ));
-                }
-            }
+        if let Some(Segment::Literal(next)) = self.template.segments.get(index + 1)
+            && parsed
+            && spec.fixed_width().is_none()
+            && part.contains(next)
+        {
+            return Err(field_error(
+                name,
+                format!(
+                    "{part:?} contains `{next}`, which ends this field in the {key} template `{}`, \
+                     so it could not be read back",
+                    self.template.text
+                ),
+            ));
         }
         self.out.push_str(&part);
         self.next = index + 1;
