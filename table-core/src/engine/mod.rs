@@ -255,8 +255,7 @@ impl Engine {
                 scan_budget: s.options.scan_budget.map(|b| b.max(1)),
             };
             let plan = KeyPlan::new(filter);
-            let found =
-                table.read(|data| query::scan(data, &plan, resume.as_ref(), filter, limits));
+            let found = table.read(|data| query::scan(data, &plan, resume.as_ref(), limits));
             // Copies (and projections) are made after the lock is released.
             Ok(Page {
                 entities: found

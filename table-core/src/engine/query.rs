@@ -107,44 +107,53 @@ fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     b.as_ref().map(Vec::as_slice)
 }
 
-/// The key ranges a filter confines matching rows to.
+/// The key ranges a filter confines matching rows to, and what is left of the filter to
+/// test on each row in them.
 #[derive(Debug, Clone)]
 pub(crate) struct KeyPlan {
     partition_keys: KeyRange,
     row_keys: KeyRange,
+    /// The filter without the key comparisons the ranges already enforce; `None` matches all.
+    residual: Option<Filter>,
 }
 
 impl KeyPlan {
-    /// Collects `PartitionKey`/`RowKey` comparisons with string literals from the filter's
-    /// top-level conjunction (other comparisons cannot be turned into a range safely: a
-    /// non-string literal is a type mismatch, and `or`/`not` widen).
+    /// Moves `PartitionKey`/`RowKey` comparisons with string literals (except `ne`) from the
+    /// filter's top-level conjunction into key ranges. Every row inside the ranges satisfies
+    /// each of those comparisons (string comparisons are ordinal, as the ranges), so the rows
+    /// need not test them again. Nothing else becomes a range: a non-string literal is a type
+    /// mismatch, and `or`/`not` widen.
     pub(crate) fn new(filter: Option<&Filter>) -> Self {
         let mut plan = KeyPlan {
             partition_keys: KeyRange::all(),
             row_keys: KeyRange::all(),
+            residual: None,
         };
-        if let Some(f) = filter {
-            plan.visit(f);
-        }
+        plan.residual = filter.and_then(|f| plan.take_ranges(f));
         plan
     }
 
-    fn visit(&mut self, filter: &Filter) {
+    /// Records the key ranges in `filter` and returns the rest of it.
+    fn take_ranges(&mut self, filter: &Filter) -> Option<Filter> {
         match filter {
-            Filter::And(a, b) => {
-                self.visit(a);
-                self.visit(b);
-            }
+            Filter::And(a, b) => match (self.take_ranges(a), self.take_ranges(b)) {
+                (Some(a), Some(b)) => Some(Filter::And(Box::new(a), Box::new(b))),
+                (rest, None) | (None, rest) => rest,
+            },
             Filter::Compare {
                 property,
                 op,
                 value: Value::String(s),
-            } => match property.as_str() {
-                "PartitionKey" => self.partition_keys.restrict(*op, &encode(s)),
-                "RowKey" => self.row_keys.restrict(*op, &encode(s)),
-                _ => {}
-            },
-            _ => {}
+            } if *op != CompareOp::Ne => {
+                let range = match property.as_str() {
+                    "PartitionKey" => &mut self.partition_keys,
+                    "RowKey" => &mut self.row_keys,
+                    _ => return Some(filter.clone()),
+                };
+                range.restrict(*op, &encode(s));
+                None
+            }
+            other => Some(other.clone()),
         }
     }
 }
@@ -167,14 +176,15 @@ pub(crate) struct ScanResult {
     pub(crate) next: Option<(String, String)>,
 }
 
-/// Fills one page: rows in key order from `resume` (inclusive) that `filter` matches.
+/// Fills one page: rows in key order from `resume` (inclusive) that the planned filter
+/// matches.
 pub(crate) fn scan(
     data: &TableData,
     plan: &KeyPlan,
     resume: Option<&(String, String)>,
-    filter: Option<&Filter>,
     limits: PageLimits,
 ) -> ScanResult {
+    let filter = plan.residual.as_ref();
     let mut partition_keys = plan.partition_keys.clone();
     let resume_pk = resume.map(|(pk, _)| encode(pk));
     if let Some(pk) = &resume_pk {
@@ -350,6 +360,19 @@ mod tests {
         );
         let plan = KeyPlan::new(Some(&and));
         assert_eq!(plan.partition_keys.lo, Bound::Included(b"p".to_vec()));
+        assert_eq!(
+            plan.residual,
+            Some(pk(CompareOp::Lt, Value::Int32(3))),
+            "the range enforces the string comparison, not the mismatched one"
+        );
+        let ne = Filter::And(
+            Box::new(pk(CompareOp::Ne, "p".into())),
+            Box::new(pk(CompareOp::Ge, "a".into())),
+        );
+        assert_eq!(
+            KeyPlan::new(Some(&ne)).residual,
+            Some(pk(CompareOp::Ne, "p".into()))
+        );
         let or = Filter::Or(
             Box::new(pk(CompareOp::Eq, "p".into())),
             Box::new(pk(CompareOp::Eq, "q".into())),
