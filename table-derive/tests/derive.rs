@@ -506,3 +506,20 @@ fn derived_enums_are_property_values_and_key_values() {
     assert!(Contract::decode_key("x", &KeySpec::Plain).is_err());
     assert!(Contract::PartTime.encode_key(&KeySpec::Ticks).is_err());
 }
+
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core", partition_key = "p", row_key = "{id}")]
+struct Tagged<T: table_core::typed::PropertyValue> {
+    id: u32,
+    tag: T,
+}
+
+#[test]
+fn generic_structs_derive() {
+    let t = Tagged { id: 7, tag: 1.5f64 };
+    assert_eq!(
+        Tagged::<f64>::from_entity(t.to_entity().unwrap()).unwrap(),
+        t
+    );
+    assert_eq!(Tagged::<f64>::TAG.lt(2.0).to_string(), "tag lt 2.0");
+}
