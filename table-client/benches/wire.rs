@@ -20,7 +20,7 @@ fn entity(i: usize) -> Entity {
         .with("Age", (i % 90) as i32)
         .with("Balance", i as f64 * 1.25)
         .with("Visits", 1_099_511_627_776i64 + i as i64)
-        .with("Active", i % 2 == 0)
+        .with("Active", i.is_multiple_of(2))
         .with("Joined", t)
         .with("Id", Uuid::from_u128(i as u128))
 }

@@ -236,3 +236,29 @@ fn sas_tokens_are_parsed_and_appended() {
 fn http_dates_are_rfc1123() {
     assert_eq!(http_date(utc(2024, 1, 1)), DATE);
 }
+
+#[test]
+fn signed_requests_do_not_debug_print_signatures() {
+    let url = "http://127.0.0.1:10002/devstoreaccount1/QryProbe(PartitionKey='p',RowKey='01')";
+    let signed = Credential::shared_key(ACCOUNT, DEVELOPMENT_KEY)
+        .unwrap()
+        .authorize("GET", url, "", DATE)
+        .unwrap();
+    let debug = format!("{signed:?}");
+    assert!(!debug.contains("l3JirZVDQJsEuAXVB5v"), "{debug}");
+    assert!(
+        debug.contains("SharedKey devstoreaccount1:<redacted>"),
+        "{debug}"
+    );
+    assert!(debug.contains(DATE), "{debug}");
+    let signed = Credential::sas("sv=2019-02-02&sig=TOPSECRET&tn=t")
+        .unwrap()
+        .authorize("GET", "http://h/t()?$top=1", "", DATE)
+        .unwrap();
+    let debug = format!("{signed:?}");
+    assert!(!debug.contains("TOPSECRET"), "{debug}");
+    assert!(
+        debug.contains("http://h/t()?$top=1&sv=2019-02-02&sig=<redacted>&tn=t"),
+        "{debug}"
+    );
+}

@@ -12,6 +12,8 @@ mod shared_key;
 pub use sas::{DEFAULT_SAS_VERSION, SasProtocol, SasToken, TableSasBuilder, TableSasPermissions};
 pub use shared_key::{AccountKey, shared_key_lite_string_to_sign, shared_key_string_to_sign};
 
+use std::fmt;
+
 use chrono::{DateTime, Utc};
 use table_core::Result;
 
@@ -36,7 +38,7 @@ pub enum Credential {
 
 /// A request ready to send: the URL (with a SAS appended when that is the credential) and the
 /// headers to add to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct SignedRequest {
     /// The URL to send, unchanged except for an appended SAS token.
     pub url: String,
@@ -94,6 +96,26 @@ impl Credential {
             Credential::Anonymous => url.to_owned(),
         };
         Ok(SignedRequest { url, headers })
+    }
+}
+
+impl fmt::Debug for SignedRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, String)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| match value.split_once(':') {
+                // `SharedKey account:signature`: keep the scheme and account only.
+                Some((scheme_and_account, _)) if *name == AUTHORIZATION_HEADER => {
+                    (*name, format!("{scheme_and_account}:<redacted>"))
+                }
+                _ => (*name, value.clone()),
+            })
+            .collect();
+        f.debug_struct("SignedRequest")
+            .field("url", &sas::redact_signature(&self.url))
+            .field("headers", &headers)
+            .finish()
     }
 }
 

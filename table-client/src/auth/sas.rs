@@ -320,19 +320,30 @@ impl SasToken {
 
 impl fmt::Debug for SasToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let redacted: Vec<&str> = self
-            .0
-            .split('&')
-            .map(|pair| {
-                if pair.starts_with("sig=") {
-                    "sig=<redacted>"
-                } else {
-                    pair
-                }
-            })
-            .collect();
         f.debug_tuple("SasToken")
-            .field(&redacted.join("&"))
+            .field(&redact_signature(&self.0))
             .finish()
+    }
+}
+
+/// A URL or query string with the value of every `sig` parameter replaced by `<redacted>`.
+pub(crate) fn redact_signature(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (Some(base), query),
+        None => (None, url),
+    };
+    let query: Vec<&str> = query
+        .split('&')
+        .map(|pair| {
+            if pair.starts_with("sig=") {
+                "sig=<redacted>"
+            } else {
+                pair
+            }
+        })
+        .collect();
+    match base {
+        Some(base) => format!("{base}?{}", query.join("&")),
+        None => query.join("&"),
     }
 }
