@@ -168,6 +168,13 @@ pub(crate) fn plan(operations: &[Operation]) -> Vec<(String, Vec<usize>)> {
     transactions
 }
 
+/// One transaction of a bulk run: its partition, input positions and operations.
+struct Planned {
+    partition_key: String,
+    positions: Vec<usize>,
+    operations: Vec<Operation>,
+}
+
 /// Runs the plan: transactions of one partition one after another (so later operations on an
 /// entity follow earlier ones), different partitions concurrently up to `concurrency`.
 pub(crate) async fn run_bulk(
@@ -178,40 +185,49 @@ pub(crate) async fn run_bulk(
     let planned = plan(&operations);
     let mut slots: Vec<Option<Operation>> = operations.into_iter().map(Some).collect();
     // Group the planned transactions by partition, keeping their order within a partition.
-    let mut per_partition: Vec<Vec<(String, Vec<usize>, Vec<Operation>)>> = Vec::new();
-    for (pk, positions) in planned {
-        let ops: Vec<Operation> = positions.iter().filter_map(|&i| slots[i].take()).collect();
-        match per_partition
-            .iter_mut()
-            .find(|g| g.first().is_some_and(|(p, _, _)| *p == pk))
-        {
-            Some(group) => group.push((pk, positions, ops)),
-            None => per_partition.push(vec![(pk, positions, ops)]),
+    let mut per_partition: Vec<Vec<Planned>> = Vec::new();
+    for (partition_key, positions) in planned {
+        let operations = positions.iter().filter_map(|&i| slots[i].take()).collect();
+        let planned = Planned {
+            partition_key,
+            positions,
+            operations,
+        };
+        match per_partition.iter_mut().find(|g| {
+            g.first()
+                .is_some_and(|p| p.partition_key == planned.partition_key)
+        }) {
+            Some(group) => group.push(planned),
+            None => per_partition.push(vec![planned]),
         }
     }
-    let reports =
-        futures::stream::iter(per_partition.into_iter().enumerate().map(|(order, group)| {
-            let table = table.clone();
-            async move {
-                let mut reports = Vec::new();
-                for (partition_key, positions, ops) in group {
-                    let result = table.submit_transaction(ops.into_iter().collect()).await;
-                    reports.push(TransactionReport {
-                        partition_key,
-                        operations: positions,
-                        result,
-                    });
-                }
-                (order, reports)
+    let groups = per_partition.into_iter().map(|group| {
+        let table = table.clone();
+        async move {
+            let mut reports = Vec::new();
+            for Planned {
+                partition_key,
+                positions,
+                operations,
+            } in group
+            {
+                let result = table
+                    .submit_transaction(operations.into_iter().collect())
+                    .await;
+                reports.push(TransactionReport {
+                    partition_key,
+                    operations: positions,
+                    result,
+                });
             }
-        }))
+            reports
+        }
+    });
+    let reports: Vec<Vec<TransactionReport>> = futures::stream::iter(groups)
         .buffer_unordered(concurrency.max(1))
-        .collect::<Vec<_>>()
+        .collect()
         .await;
-    let mut reports = reports;
-    reports.sort_by_key(|(order, _)| *order);
-    let mut transactions: Vec<TransactionReport> =
-        reports.into_iter().flat_map(|(_, r)| r).collect();
+    let mut transactions: Vec<TransactionReport> = reports.into_iter().flatten().collect();
     transactions.sort_by_key(|t| t.operations.first().copied());
     BulkReport { transactions }
 }

@@ -14,6 +14,7 @@ pub mod wire;
 
 mod backend;
 mod batch;
+mod index;
 mod query;
 mod retry;
 mod service;
@@ -21,16 +22,17 @@ mod table;
 mod typed_table;
 
 pub use batch::{BulkReport, Transaction, TransactionReport};
+pub use index::IndexReport;
 pub use query::{MAX_PAGE_SIZE, Query, QueryPage};
 pub use retry::RetryPolicy;
 pub use service::{ClientOptions, TableServiceClient};
 pub use table::TableClient;
 pub use typed_table::TypedTable;
 
-/// The trait of types stored as entities, and its derive (`#[derive(TableEntity)]`).
-pub use table_core::typed::TableEntity;
-pub use table_derive::TableEntity;
 pub use table_core::typed;
+/// The traits of types stored as entities and as property values, with their derives.
+pub use table_core::typed::{PropertyValue, TableEntity};
+pub use table_derive::{PropertyValue, TableEntity};
 
 #[doc(hidden)]
 pub use table_core::__private;

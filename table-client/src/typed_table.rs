@@ -1,11 +1,16 @@
 //! Typed access: a [`TypedTable<T>`] reads and writes `#[derive(TableEntity)]` values, builds
-//! their keys from the key templates, and selects exactly the properties `T` reads.
+//! their keys from the key templates, selects exactly the properties `T` reads, and keeps the
+//! indexes `T` declares up to date on every write (see the `index` module for the semantics).
 
 use std::marker::PhantomData;
 
+use futures::Stream;
 use table_core::typed::TableEntity;
-use table_core::{ETag, EntityKey, IfMatch, Operation, Result, WriteOutcome};
+use table_core::{
+    ETag, EntityKey, Error, ErrorKind, Filter, IfMatch, Operation, Result, WriteOutcome,
+};
 
+use crate::index::{self, Change, IndexReport};
 use crate::query::Query;
 use crate::table::TableClient;
 
@@ -41,34 +46,69 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         &self.table
     }
 
-    /// Inserts `value`; `AlreadyExists` if its key is taken. Returns the new ETag.
+    /// `true` when writes must maintain index rows.
+    fn indexed() -> bool {
+        !T::indexes().is_empty()
+    }
+
+    async fn indexed_write(&self, change: Change<'_, T>) -> Result<ETag> {
+        index::apply(&self.table, change).await?.ok_or_else(|| {
+            Error::new(
+                ErrorKind::Decode,
+                "the service answered a write without an ETag",
+            )
+        })
+    }
+
+    /// Inserts `value`; `AlreadyExists` if its key (or a unique same-partition index key) is
+    /// taken. Returns the new ETag.
     pub async fn insert(&self, value: &T) -> Result<ETag> {
+        if Self::indexed() {
+            return self.indexed_write(Change::Insert(value)).await;
+        }
         self.table.insert(value.to_entity()?).await
     }
 
     /// Replaces the stored entity with `value`, if it matches `if_match`.
     pub async fn replace(&self, value: &T, if_match: IfMatch) -> Result<ETag> {
+        if Self::indexed() {
+            return self.indexed_write(Change::Replace(value, if_match)).await;
+        }
         self.table.replace(value.to_entity()?, if_match).await
     }
 
     /// Merges `value`'s stored properties into the stored entity, if it matches `if_match`
     /// (`None` fields are left as they are).
     pub async fn merge(&self, value: &T, if_match: IfMatch) -> Result<ETag> {
+        if Self::indexed() {
+            return self.indexed_write(Change::Merge(value, if_match)).await;
+        }
         self.table.merge(value.to_entity()?, if_match).await
     }
 
     /// Inserts `value` or replaces whatever has its key.
     pub async fn insert_or_replace(&self, value: &T) -> Result<ETag> {
+        if Self::indexed() {
+            return self.indexed_write(Change::InsertOrReplace(value)).await;
+        }
         self.table.insert_or_replace(value.to_entity()?).await
     }
 
     /// Inserts `value` or merges it into whatever has its key.
     pub async fn insert_or_merge(&self, value: &T) -> Result<ETag> {
+        if Self::indexed() {
+            return self.indexed_write(Change::InsertOrMerge(value)).await;
+        }
         self.table.insert_or_merge(value.to_entity()?).await
     }
 
-    /// Deletes the entity with `key`, if it matches `if_match`.
+    /// Deletes the entity with `key` (and its index rows), if it matches `if_match`.
     pub async fn delete(&self, key: &EntityKey, if_match: IfMatch) -> Result<()> {
+        if Self::indexed() {
+            return index::apply::<T>(&self.table, Change::Delete(key, if_match))
+                .await
+                .map(drop);
+        }
         self.table
             .delete(&key.partition_key, &key.row_key, if_match)
             .await
@@ -76,6 +116,15 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Deletes the entity with `key` if it exists; returns whether it existed.
     pub async fn delete_if_exists(&self, key: &EntityKey) -> Result<bool> {
+        if Self::indexed() {
+            let existed = self
+                .table
+                .get_if_exists(&key.partition_key, &key.row_key)
+                .await?
+                .is_some();
+            index::apply::<T>(&self.table, Change::DeleteIfExists(key)).await?;
+            return Ok(existed);
+        }
         self.table
             .delete_if_exists(&key.partition_key, &key.row_key)
             .await
@@ -103,18 +152,79 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         }
     }
 
-    /// A query returning `T`s, selecting exactly the properties `T` reads.
+    /// A query returning `T`s, selecting exactly the properties `T` reads. For an indexed
+    /// type, index rows and outbox intents sharing the table are left out.
     pub fn query(&self) -> Query<T> {
-        let query = Query::new(self.table.clone(), T::from_entity);
-        match select_of::<T>() {
-            Some(select) => query.select(select),
-            None => query,
+        let mut query = Query::new(self.table.clone(), T::from_entity);
+        if let Some(select) = select_of::<T>() {
+            query = query.select(select);
         }
+        if Self::indexed() {
+            // Every string is >= '', so this is false exactly on the rows that carry `_Index`.
+            query = query.filter(!Filter::ge(index::INDEX_PROPERTY, ""));
+        }
+        query
     }
 
-    /// Runs one write operation.
+    /// Runs one untyped write operation (no index maintenance).
     pub async fn execute(&self, operation: Operation) -> Result<WriteOutcome> {
         self.table.execute(operation).await
+    }
+
+    /// Reads, as `R` (`T` or a projection of it), the copy stored under `key` by the secondary
+    /// index `index`. Copies of cross-partition indexes are eventually consistent.
+    pub async fn get_by_index<R: TableEntity>(&self, index: &str, key: &EntityKey) -> Result<R> {
+        self.index_def(index)?;
+        let row = self.table.get(&key.partition_key, &key.row_key).await?;
+        index::read_copy(row)
+    }
+
+    /// A query over the copies of the secondary index `index`, read as `R`; narrow it with
+    /// the query's key filters (e.g. a row-key prefix built from the index template).
+    pub fn query_index<R: TableEntity + Send + 'static>(&self, index: &str) -> Result<Query<R>> {
+        self.index_def(index)?;
+        Ok(Query::new(self.table.clone(), index::read_copy::<R>)
+            .filter(Filter::eq(index::INDEX_PROPERTY, index)))
+    }
+
+    /// The entities listed by the index entity (`lookup(...)`) stored at `key`, fetched up to
+    /// `concurrency` at a time.
+    pub fn lookup(
+        &self,
+        index: &str,
+        key: &EntityKey,
+        concurrency: usize,
+    ) -> Result<impl Stream<Item = Result<T>> + Send + 'static> {
+        self.index_def(index)?;
+        Ok(index::lookup_stream::<T>(
+            self.table.clone(),
+            key.clone(),
+            concurrency,
+        ))
+    }
+
+    /// Finishes the cross-partition index work that crashed writers left in the outbox; returns
+    /// how many intents were finished.
+    pub async fn drain(&self) -> Result<usize> {
+        index::drain_index_intents::<T>(&self.table).await
+    }
+
+    /// Compares the table's index rows with a clean rebuild from its `T` primaries (a full
+    /// table scan: for tests and audits).
+    pub async fn verify_indexes(&self) -> Result<IndexReport> {
+        index::verify::<T>(&self.table).await
+    }
+
+    fn index_def(&self, name: &str) -> Result<&'static table_core::typed::IndexDef> {
+        T::indexes().iter().find(|i| i.name == name).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "`{}` declares no index named `{name}`",
+                    std::any::type_name::<T>()
+                ),
+            )
+        })
     }
 }
 

@@ -3,6 +3,9 @@
 //! short or empty pages that still carry continuations. Every failure must be a typed error,
 //! never a panic.
 
+// Test helpers unwrap freely: a failure is the test's verdict.
+#![allow(clippy::unwrap_used)]
+
 use std::io::Read;
 use std::net::TcpListener;
 use std::time::Duration;

@@ -3,6 +3,7 @@
 //!
 //! - [`azurite`]: one Azurite table service per test process (`azurite::azurite()`), from
 //!   `AZURITE_TABLE_ENDPOINT` or installed from npm and started on a free loopback port.
+//! - [`target`]: the backends a scenario runs on, and the `scenario!` macro.
 //! - [`python`]: the official Python SDK in a cached venv (`python::python()`), running the
 //!   helper scripts in `tests/python/` (interop: every EDM type written and read by the SDK).
 //!
@@ -25,4 +26,5 @@
 
 pub mod azurite;
 pub mod python;
+pub mod target;
 mod tooling;

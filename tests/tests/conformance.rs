@@ -3,79 +3,21 @@
 //! service, the scenario states the strict expectation for the engine and records Azurite's
 //! deviation explicitly through [`Target::is_azurite`].
 
+// Test helpers unwrap freely: a failure is the test's verdict.
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
 use chrono::{DateTime, Utc};
+use conformance::scenario;
+use conformance::target::{Target, unique_name};
 use futures::StreamExt;
 use table_client::datetime::{max_datetime, min_datetime, parse_datetime};
 use table_client::{
-    Engine, Entity, ErrorCode, ErrorKind, Filter, IfMatch, Operation, TableClient,
-    TableServiceClient, Transaction, Value,
+    Entity, ErrorCode, ErrorKind, Filter, IfMatch, Operation, TableClient, Transaction, Value,
 };
 use uuid::Uuid;
-
-/// Which backend a scenario runs on.
-#[derive(Clone)]
-struct Target {
-    client: TableServiceClient,
-    azurite: bool,
-}
-
-impl Target {
-    fn embedded() -> Target {
-        Target {
-            client: TableServiceClient::embedded(Engine::new()),
-            azurite: false,
-        }
-    }
-
-    fn azurite() -> Option<Target> {
-        let azurite = conformance::azurite::azurite()?;
-        let client = TableServiceClient::from_connection_string(&azurite.connection_string)
-            .expect("the harness's connection string parses");
-        Some(Target {
-            client,
-            azurite: true,
-        })
-    }
-
-    fn is_azurite(&self) -> bool {
-        self.azurite
-    }
-
-    /// A fresh table with a unique name (Azurite is shared by the tests of one process).
-    async fn fresh_table(&self) -> TableClient {
-        let name = unique_name("t");
-        self.client
-            .create_table(&name)
-            .await
-            .expect("create a fresh table")
-    }
-}
-
-fn unique_name(prefix: &str) -> String {
-    format!("{prefix}{}", Uuid::new_v4().simple())
-}
-
-/// Runs `scenario` once per backend, as two tests named after it.
-macro_rules! scenario {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test]
-            async fn embedded() {
-                super::$name(super::Target::embedded()).await;
-            }
-
-            #[tokio::test]
-            async fn azurite() {
-                if let Some(target) = super::Target::azurite() {
-                    super::$name(target).await;
-                }
-            }
-        }
-    )*};
-}
 
 scenario!(
     table_lifecycle,

@@ -1,0 +1,46 @@
+//! Automatic maintenance of the secondary indexes and index entities that
+//! `#[derive(TableEntity)]` declares, driven from [`TypedTable`](crate::TypedTable) writes.
+//!
+//! - Same-partition indexes (`index(...)` and `lookup(...)` whose partition key is the
+//!   primary's) change in ONE entity-group transaction with the primary, so they are never
+//!   out of step. Writes read the primary first (its old index keys, its ETag) and retry a
+//!   bounded number of times when a concurrent writer changed it.
+//! - Cross-partition indexes are eventually consistent and crash safe: an intent naming the
+//!   primary and its possibly-dirty index keys goes to a sharded outbox partition of the same
+//!   table before the primary changes; after the primary write the index is brought in line
+//!   with the primary's *current* state using idempotent, compare-and-swap operations; then the
+//!   intent is removed. [`TypedTable::drain`](crate::TypedTable::drain) finishes whatever a crash
+//!   left behind.
+//!
+//! Reserved names: index rows carry the properties `_Index`, `_PrimaryPartitionKey`,
+//! `_PrimaryRowKey` (and `_PrimaryTimestamp` for cross-partition copies); outbox intents live
+//! in partitions `~outbox-00` .. `~outbox-15`.
+
+mod lookup;
+mod outbox;
+mod rows;
+mod verify;
+mod write;
+
+pub use verify::IndexReport;
+
+pub(crate) use lookup::lookup_stream;
+pub(crate) use outbox::{drain_index_intents, drain_moves, move_entity};
+pub(crate) use rows::{INDEX as INDEX_PROPERTY, read_copy};
+pub(crate) use verify::verify;
+pub(crate) use write::{Change, apply};
+
+/// How many times a write re-reads and retries after a concurrent change.
+pub(crate) const MAX_ATTEMPTS: usize = 64;
+
+/// The tag recorded in intents so a drain of `T` picks up only `T`'s intents.
+pub(crate) fn type_tag<T: table_core::typed::TableEntity>() -> &'static str {
+    T::ENTITY_TYPE.unwrap_or_else(std::any::type_name::<T>)
+}
+
+/// A short pause with jitter between attempts, so contending writers spread out.
+pub(crate) async fn backoff(attempt: usize) {
+    let cap_ms = 2u64.saturating_pow(attempt.min(6) as u32).min(50);
+    let ms = fastrand::u64(0..=cap_ms);
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+}

@@ -1,0 +1,90 @@
+//! The rows index maintenance writes: copies of a primary entity under an index key, and the
+//! markers that tie them to their primary.
+
+use chrono::{DateTime, Utc};
+use table_core::typed::{IndexDef, TableEntity};
+use table_core::{Entity, EntityKey, Error, ErrorKind, Result, Value};
+
+/// Names the index a row belongs to.
+pub(crate) const INDEX: &str = "_Index";
+/// The primary's `PartitionKey`, on copies and in intents.
+pub(crate) const PRIMARY_PK: &str = "_PrimaryPartitionKey";
+/// The primary's `RowKey`, on copies and in intents.
+pub(crate) const PRIMARY_RK: &str = "_PrimaryRowKey";
+/// The primary's `Timestamp` a cross-partition copy was made from: a copy is only ever
+/// overwritten by one made from a state at least as new.
+pub(crate) const PRIMARY_TIMESTAMP: &str = "_PrimaryTimestamp";
+
+/// The copy of `primary` stored under `key` for `index`: every property, or the projected
+/// ones, plus the markers.
+pub(crate) fn make_copy(index: &IndexDef, key: &EntityKey, primary: &Entity) -> Entity {
+    let mut copy = Entity::new(key.partition_key.clone(), key.row_key.clone());
+    match index.projection {
+        Some(names) => {
+            for name in names {
+                if let Some(v) = primary.properties.get(*name) {
+                    copy.properties.insert((*name).to_owned(), v.clone());
+                }
+            }
+        }
+        None => copy.properties = primary.properties.clone(),
+    }
+    copy.insert(INDEX, index.name);
+    copy.insert(PRIMARY_PK, primary.partition_key.clone());
+    copy.insert(PRIMARY_RK, primary.row_key.clone());
+    if !index.same_partition
+        && let Some(ts) = primary.timestamp
+    {
+        copy.insert(PRIMARY_TIMESTAMP, Value::DateTime(ts));
+    }
+    copy
+}
+
+/// The primary a copy or lookup row points to, if it carries the markers.
+pub(crate) fn primary_of(row: &Entity) -> Option<EntityKey> {
+    let pk = row.get(PRIMARY_PK)?.as_str()?;
+    let rk = row.get(PRIMARY_RK)?.as_str()?;
+    Some(EntityKey::new(pk, rk))
+}
+
+/// The index name a row is marked with.
+pub(crate) fn index_of(row: &Entity) -> Option<&str> {
+    row.get(INDEX)?.as_str()
+}
+
+/// The primary timestamp a cross-partition copy was made from.
+pub(crate) fn copy_timestamp(row: &Entity) -> Option<DateTime<Utc>> {
+    match row.get(PRIMARY_TIMESTAMP)? {
+        Value::DateTime(t) => Some(*t),
+        _ => None,
+    }
+}
+
+/// Reads a copy as `R` (the indexed type, or a projection of it): the markers are removed and
+/// the primary's keys restored, so key-only fields parse from the primary's keys.
+pub(crate) fn read_copy<R: TableEntity>(mut row: Entity) -> Result<R> {
+    let primary = primary_of(&row).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Decode,
+            format!("row {} is not an index copy", row.key()),
+        )
+    })?;
+    for marker in [INDEX, PRIMARY_PK, PRIMARY_RK, PRIMARY_TIMESTAMP] {
+        row.properties.remove(marker);
+    }
+    row.partition_key = primary.partition_key;
+    row.row_key = primary.row_key;
+    R::from_entity(row)
+}
+
+/// `key`'s index keys of `value`, for every declared index (`None` where a value does not
+/// produce one).
+pub(crate) fn index_keys<T: TableEntity>(value: Option<&T>) -> Result<Vec<Option<EntityKey>>> {
+    T::indexes()
+        .iter()
+        .map(|index| match value {
+            Some(v) => v.index_key(index.name),
+            None => Ok(None),
+        })
+        .collect()
+}

@@ -1,0 +1,74 @@
+//! The backends a scenario runs on, and the `scenario!` macro that runs each scenario once per
+//! backend as two tests named after it.
+
+use table_client::{Engine, TableClient, TableServiceClient};
+
+/// Which backend a scenario runs on.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The client to use.
+    pub client: TableServiceClient,
+    /// The embedded engine behind `client`, when it is embedded (for fault injection).
+    pub engine: Option<Engine>,
+}
+
+impl Target {
+    /// A fresh embedded engine.
+    pub fn embedded() -> Target {
+        let engine = Engine::new();
+        Target {
+            client: TableServiceClient::embedded(engine.clone()),
+            engine: Some(engine),
+        }
+    }
+
+    /// The process's Azurite, or `None` (after a loud banner) when it cannot run here.
+    pub fn azurite() -> Option<Target> {
+        let azurite = crate::azurite::azurite()?;
+        let client = TableServiceClient::from_connection_string(&azurite.connection_string)
+            .expect("the harness's connection string parses");
+        Some(Target {
+            client,
+            engine: None,
+        })
+    }
+
+    /// `true` on Azurite, for scenarios that record one of its known deviations.
+    pub fn is_azurite(&self) -> bool {
+        self.engine.is_none()
+    }
+
+    /// A fresh table with a unique name (Azurite is shared by the tests of one process).
+    pub async fn fresh_table(&self) -> TableClient {
+        self.client
+            .create_table(&unique_name("t"))
+            .await
+            .expect("create a fresh table")
+    }
+}
+
+/// A table name that no other test uses.
+pub fn unique_name(prefix: &str) -> String {
+    format!("{prefix}{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Runs each named `async fn(Target)` once per backend, as `<name>::embedded` and
+/// `<name>::azurite` tests (the latter skipping loudly where Azurite cannot run).
+#[macro_export]
+macro_rules! scenario {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn embedded() {
+                super::$name($crate::target::Target::embedded()).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn azurite() {
+                if let Some(target) = $crate::target::Target::azurite() {
+                    super::$name(target).await;
+                }
+            }
+        }
+    )*};
+}
