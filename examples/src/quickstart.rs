@@ -1,2 +1,39 @@
-//! Quickstart on the embedded engine (being written).
-fn main() {}
+//! Quickstart: a typed entity, a batch and a query stream, on the embedded engine (or on any
+//! service named by `AZURE_STORAGE_CONNECTION_STRING`).
+
+use futures::StreamExt;
+use table_client::{TableEntity, TableServiceClient, Transaction};
+
+#[derive(Debug, TableEntity)]
+#[table(partition_key = "{department}", row_key = "empid_{id:06}")]
+struct Employee {
+    #[table(key_only)]
+    department: String,
+    #[table(key_only)]
+    id: u32,
+    name: String,
+    age: i32,
+}
+
+#[tokio::main]
+async fn main() -> table_client::Result<()> {
+    let connection = std::env::var("AZURE_STORAGE_CONNECTION_STRING").unwrap_or("UseEmbeddedEngine=true".into());
+    let service = TableServiceClient::from_connection_string(&connection)?;
+    let (table, _) = service.create_table_if_not_exists("Employees").await?;
+    let employees = table.typed::<Employee>();
+
+    let hire = |id, name: &str, age| Employee { department: "Sales".into(), id, name: name.into(), age };
+    employees.insert_or_replace(&hire(1, "Ann", 34)).await?;
+
+    // An entity-group transaction: both rows or neither.
+    let batch = Transaction::new().insert_or_replace(hire(2, "Bob", 28).to_entity()?);
+    table.submit_transaction(batch.insert_or_replace(hire(3, "Cy", 41).to_entity()?)).await?;
+
+    // A typed query, streamed page by page: `PartitionKey eq 'Sales' and age gt 30`.
+    let mut over_30 = Box::pin(employees.query().partition("Sales").filter(Employee::AGE.gt(30)).stream());
+    while let Some(employee) = over_30.next().await {
+        let employee = employee?;
+        println!("{} (empid {:06}) is {}", employee.name, employee.id, employee.age);
+    }
+    Ok(())
+}
