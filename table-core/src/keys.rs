@@ -292,6 +292,8 @@ fn next_in_utf16_order(c: char) -> Option<char> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::compare_ordinal;
+    use std::cmp::Ordering;
 
     #[test]
     fn spec_widths_and_text() {
@@ -312,5 +314,41 @@ mod tests {
         ));
         let after_9999 = DateTime::from_timestamp(253_402_300_800, 0).expect("valid");
         assert!(inverted_ticks(after_9999).is_err());
+    }
+
+    #[test]
+    fn successor_follows_utf16_order() {
+        assert_eq!(prefix_successor("pre").as_deref(), Some("prf"));
+        assert_eq!(prefix_successor(""), None);
+        assert_eq!(prefix_successor("a\u{ffff}").as_deref(), Some("b"));
+        assert_eq!(prefix_successor("\u{ffff}\u{ffff}"), None);
+        assert_eq!(prefix_successor("a\u{d7ff}").as_deref(), Some("a\u{10000}"));
+        assert_eq!(
+            prefix_successor("a\u{10ffff}").as_deref(),
+            Some("a\u{e000}")
+        );
+        assert_eq!(
+            prefix_successor("a\u{1f600}").as_deref(),
+            Some("a\u{1f601}")
+        );
+    }
+
+    #[test]
+    fn next_char_is_the_next_utf16_string() {
+        for c in [
+            'a',
+            '\u{d7ff}',
+            '\u{e000}',
+            '\u{fffe}',
+            '\u{10000}',
+            char::MAX,
+        ] {
+            let next = next_in_utf16_order(c).expect("has a successor");
+            assert_eq!(
+                compare_ordinal(&c.to_string(), &next.to_string()),
+                Ordering::Less,
+                "{c:?} < {next:?}"
+            );
+        }
     }
 }

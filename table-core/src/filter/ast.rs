@@ -7,6 +7,7 @@
 use std::ops::Bound;
 
 use crate::error::{Error, Violation};
+use crate::keys::prefix_successor;
 use crate::value::Value;
 
 use super::MAX_FILTER_COMPARISONS;
@@ -246,72 +247,9 @@ impl std::ops::Not for Filter {
     }
 }
 
-/// The least string above every string that starts with `prefix`, in UTF-16 ordinal order;
-/// `None` when there is none (the prefix is empty or all U+FFFF).
-fn prefix_successor(prefix: &str) -> Option<String> {
-    let mut chars: Vec<char> = prefix.chars().collect();
-    while let Some(last) = chars.pop() {
-        if let Some(next) = next_char_utf16(last) {
-            chars.push(next);
-            return Some(chars.into_iter().collect());
-        }
-    }
-    None
-}
-
-/// The character right after `c` in UTF-16 code-unit order, where U+10000..=U+10FFFF (lead
-/// surrogates D800..DBFF) sort between U+D7FF and U+E000. `None` for U+FFFF, the last one.
-fn next_char_utf16(c: char) -> Option<char> {
-    match u32::from(c) {
-        0xD7FF => Some('\u{10000}'),
-        0x10FFFF => Some('\u{E000}'),
-        0xFFFF => None,
-        // Never a surrogate: the only value below one (U+D7FF) is handled above.
-        n => char::from_u32(n + 1),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::compare_ordinal;
-    use std::cmp::Ordering;
-
-    #[test]
-    fn successor_follows_utf16_order() {
-        assert_eq!(prefix_successor("pre").as_deref(), Some("prf"));
-        assert_eq!(prefix_successor(""), None);
-        assert_eq!(prefix_successor("a\u{ffff}").as_deref(), Some("b"));
-        assert_eq!(prefix_successor("\u{ffff}\u{ffff}"), None);
-        assert_eq!(prefix_successor("a\u{d7ff}").as_deref(), Some("a\u{10000}"));
-        assert_eq!(
-            prefix_successor("a\u{10ffff}").as_deref(),
-            Some("a\u{e000}")
-        );
-        assert_eq!(
-            prefix_successor("a\u{1f600}").as_deref(),
-            Some("a\u{1f601}")
-        );
-    }
-
-    #[test]
-    fn next_char_is_the_next_utf16_string() {
-        for c in [
-            'a',
-            '\u{d7ff}',
-            '\u{e000}',
-            '\u{fffe}',
-            '\u{10000}',
-            char::MAX,
-        ] {
-            let next = next_char_utf16(c).expect("has a successor");
-            assert_eq!(
-                compare_ordinal(&c.to_string(), &next.to_string()),
-                Ordering::Less,
-                "{c:?} < {next:?}"
-            );
-        }
-    }
 
     #[test]
     fn mirrored_swaps_operands() {
