@@ -41,10 +41,38 @@ pub enum ErrorKind {
     Other,
 }
 
-/// A service error code, e.g. `EntityAlreadyExists`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorCode {
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// A service error code, e.g. `EntityAlreadyExists`.
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $($(#[$doc])* $name,)*
+            /// Any other code, verbatim.
+            Other(String),
+        }
+
+        impl ErrorCode {
+            /// The code as the service spells it.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $(ErrorCode::$name => stringify!($name),)*
+                    ErrorCode::Other(s) => s,
+                }
+            }
+
+            /// Parses a code the service sent; unknown codes are kept as [`ErrorCode::Other`].
+            pub fn parse(s: &str) -> ErrorCode {
+                match s {
+                    $(stringify!($name) => ErrorCode::$name,)*
+                    other => ErrorCode::Other(other.to_owned()),
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
     /// 409: the entity exists.
     EntityAlreadyExists,
     /// 404: the entity (or, on delete, the table) does not exist.
@@ -101,61 +129,7 @@ pub enum ErrorCode {
     OperationTimedOut,
     /// 500: internal error.
     InternalError,
-    /// Any other code, verbatim.
-    Other(String),
 }
-
-macro_rules! codes {
-    ($($name:ident),* $(,)?) => {
-        impl ErrorCode {
-            /// The code as the service spells it.
-            pub fn as_str(&self) -> &str {
-                match self {
-                    $(ErrorCode::$name => stringify!($name),)*
-                    ErrorCode::Other(s) => s,
-                }
-            }
-
-            /// Parses a code the service sent; unknown codes are kept as [`ErrorCode::Other`].
-            pub fn parse(s: &str) -> ErrorCode {
-                match s {
-                    $(stringify!($name) => ErrorCode::$name,)*
-                    other => ErrorCode::Other(other.to_owned()),
-                }
-            }
-        }
-    };
-}
-codes!(
-    EntityAlreadyExists,
-    ResourceNotFound,
-    TableNotFound,
-    TableAlreadyExists,
-    TableBeingDeleted,
-    UpdateConditionNotSatisfied,
-    InvalidInput,
-    OutOfRangeInput,
-    PropertyValueTooLarge,
-    EntityTooLarge,
-    TooManyProperties,
-    KeyValueTooLarge,
-    PropertiesNeedValue,
-    PropertyNameInvalid,
-    PropertyNameTooLong,
-    DuplicatePropertiesSpecified,
-    InvalidValueType,
-    InvalidResourceName,
-    CommandsInBatchActOnDifferentPartitions,
-    InvalidDuplicateRow,
-    RequestBodyTooLarge,
-    NotImplemented,
-    AuthenticationFailed,
-    AuthorizationFailure,
-    AuthorizationPermissionMismatch,
-    ServerBusy,
-    OperationTimedOut,
-    InternalError,
-);
 
 impl ErrorCode {
     /// The HTTP status the service answers with this code.

@@ -159,46 +159,15 @@ pub(crate) async fn sync_cross_partition<T: TableEntity>(
     ))
 }
 
-/// Makes the row at `key` reflect `state` (a copy) or list `primary` (a lookup).
-async fn ensure_present(
-    table: &TableClient,
-    index: &IndexDef,
-    key: &EntityKey,
-    primary: &EntityKey,
-    state: &Entity,
-) -> Result<()> {
+/// Runs one read-modify-write `step` on an index row until it no longer meets a concurrent
+/// change (a failed ETag condition, or a row that appeared or vanished since it was read).
+async fn until_settled<F, Fut>(key: &EntityKey, mut step: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<()>>,
+{
     for attempt in 1..=MAX_ATTEMPTS {
-        let result = match index.kind {
-            IndexKind::Lookup => {
-                let mut row = LookupRow::read(table, key).await?;
-                if !row.keys.insert(primary.clone()) {
-                    return Ok(());
-                }
-                match row.write_op(index, key)? {
-                    Some(op) => table.execute(op).await.map(drop),
-                    None => return Ok(()),
-                }
-            }
-            IndexKind::Secondary => {
-                let existing = table
-                    .get_if_exists(&key.partition_key, &key.row_key)
-                    .await?;
-                let copy = make_copy(index, key, state);
-                match existing {
-                    None => table.insert(copy).await.map(drop),
-                    Some(row) => {
-                        let newer = primary_of(&row).as_ref() == Some(primary)
-                            && copy_timestamp(&row) > state.timestamp;
-                        if newer {
-                            return Ok(());
-                        }
-                        let etag = row.etag.clone().map_or(IfMatch::Any, IfMatch::ETag);
-                        table.replace(copy, etag).await.map(drop)
-                    }
-                }
-            }
-        };
-        match result {
+        match step().await {
             Ok(()) => return Ok(()),
             Err(e) if e.is_precondition_failed() || e.is_conflict() || e.is_not_found() => {
                 backoff(attempt).await
@@ -212,6 +181,51 @@ async fn ensure_present(
     ))
 }
 
+/// Makes the row at `key` reflect `state` (a copy) or list `primary` (a lookup).
+async fn ensure_present(
+    table: &TableClient,
+    index: &IndexDef,
+    key: &EntityKey,
+    primary: &EntityKey,
+    state: &Entity,
+) -> Result<()> {
+    until_settled(key, || async {
+        match index.kind {
+            IndexKind::Lookup => {
+                let mut row = LookupRow::read(table, key).await?;
+                if !row.keys.insert(primary.clone()) {
+                    return Ok(());
+                }
+                match row.write_op(index, key)? {
+                    Some(op) => table.execute(op).await.map(drop),
+                    None => Ok(()),
+                }
+            }
+            IndexKind::Secondary => {
+                let copy = make_copy(index, key, state);
+                match table
+                    .get_if_exists(&key.partition_key, &key.row_key)
+                    .await?
+                {
+                    None => table.insert(copy).await.map(drop),
+                    // A copy made from a newer state of the same primary stays.
+                    Some(row)
+                        if primary_of(&row).as_ref() == Some(primary)
+                            && copy_timestamp(&row) > state.timestamp =>
+                    {
+                        Ok(())
+                    }
+                    Some(row) => table
+                        .replace(copy, row.etag.map_or(IfMatch::Any, IfMatch::ETag))
+                        .await
+                        .map(drop),
+                }
+            }
+        }
+    })
+    .await
+}
+
 /// Removes `primary` from the row at `key`: deletes a copy that still points to it (and was
 /// not made from a newer state than `current`), or drops it from a lookup list.
 async fn ensure_absent(
@@ -221,15 +235,14 @@ async fn ensure_absent(
     primary: &EntityKey,
     current: Option<&Entity>,
 ) -> Result<()> {
-    for attempt in 1..=MAX_ATTEMPTS {
+    until_settled(key, || async {
         let Some(row) = table
             .get_if_exists(&key.partition_key, &key.row_key)
             .await?
         else {
             return Ok(());
         };
-        let etag = row.etag.clone().map_or(IfMatch::Any, IfMatch::ETag);
-        let result = match index.kind {
+        match index.kind {
             IndexKind::Lookup => {
                 let mut list = LookupRow::from_entity(&row);
                 if !list.keys.remove(primary) {
@@ -237,7 +250,7 @@ async fn ensure_absent(
                 }
                 match list.write_op(index, key)? {
                     Some(op) => table.execute(op).await.map(drop),
-                    None => return Ok(()),
+                    None => Ok(()),
                 }
             }
             IndexKind::Secondary => {
@@ -246,21 +259,12 @@ async fn ensure_absent(
                 if !ours || newer {
                     return Ok(());
                 }
+                let etag = row.etag.map_or(IfMatch::Any, IfMatch::ETag);
                 table.delete(&key.partition_key, &key.row_key, etag).await
             }
-        };
-        match result {
-            Ok(()) => return Ok(()),
-            Err(e) if e.is_precondition_failed() || e.is_conflict() || e.is_not_found() => {
-                backoff(attempt).await
-            }
-            Err(e) => return Err(e),
         }
-    }
-    Err(Error::new(
-        ErrorKind::Unavailable,
-        format!("the index row {key} kept changing; drain later"),
-    ))
+    })
+    .await
 }
 
 /// The outbox intents of `kind` (and of `type_tag` when given), across every shard.
