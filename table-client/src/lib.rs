@@ -10,6 +10,7 @@
 
 pub mod auth;
 pub mod connection_string;
+pub mod patterns;
 pub mod wire;
 
 mod backend;

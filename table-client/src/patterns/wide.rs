@@ -1,0 +1,296 @@
+//! The wide-entity pattern: a logical entity with more properties than one row holds (252
+//! custom ones) is stored as several rows of one partition, RowKeys `<base>~0`, `<base>~1`, ...,
+//! all written in ONE entity-group transaction so a reader never sees parts of two versions.
+//!
+//! Invariants: part 0 carries `_WideParts`, the number of parts of the current version; a
+//! write replaces every part and deletes the parts a wider earlier version left, in the same
+//! transaction, conditioned on the ETags it read (retrying on a concurrent change), so the
+//! parts present are always exactly those part 0 counts. A logical entity is bounded by one
+//! transaction: at most 100 rows and a 4 MiB request body.
+
+use std::collections::BTreeMap;
+
+use table_core::batch::validate_batch;
+use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTIES, SYSTEM_PROPERTIES, entity_size};
+use table_core::{
+    Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, Operation, Result, Value, Violation,
+};
+
+use crate::batch::Transaction;
+use crate::index::{MAX_ATTEMPTS, backoff};
+use crate::table::TableClient;
+
+/// The part count, on part 0.
+const PARTS: &str = "_WideParts";
+/// Custom properties per row, leaving room for [`PARTS`].
+const PART_PROPERTIES: usize = MAX_PROPERTIES - SYSTEM_PROPERTIES - 1;
+/// Bytes per row kept free for [`PARTS`] (8 + 2 * 10 for its name, 4 for its value).
+const PARTS_SIZE: usize = 32;
+
+/// Reads and writes wide entities (over 252 properties) in one table. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct WideTable {
+    table: TableClient,
+}
+
+impl WideTable {
+    /// Wide entities stored in `table`.
+    pub fn new(table: TableClient) -> Self {
+        WideTable { table }
+    }
+
+    /// The RowKey of part `part` of the wide entity `base`: `<base>~<part>`.
+    pub fn part_row_key(base: &str, part: usize) -> String {
+        format!("{base}~{part}")
+    }
+
+    /// Writes `entity` (its RowKey is the base) as as many rows as its properties need, in one
+    /// transaction that also deletes the parts of a wider earlier version. Checked before any
+    /// request: every property as the service would, and that the new parts fit in one
+    /// transaction (`TooLarge` otherwise). Returns the number of parts written.
+    pub async fn write(&self, entity: &Entity) -> Result<usize> {
+        let key = entity.key();
+        let parts = split(entity)?;
+        let count = parts.len();
+        let upserts: Vec<Operation> = parts
+            .iter()
+            .cloned()
+            .map(Operation::InsertOrReplace)
+            .collect();
+        check_one_transaction(&key, &upserts)?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let existing = self.parts(&key.partition_key, &key.row_key).await?;
+            // Part 0 is conditioned on what was read, so two writers cannot interleave.
+            let first = match existing.get(&0) {
+                None => Operation::Insert(parts[0].clone()),
+                Some(old) => Operation::Replace {
+                    entity: parts[0].clone(),
+                    if_match: if_match_of(old),
+                },
+            };
+            let leftovers = existing.range(count..).map(|(_, old)| Operation::Delete {
+                key: old.key(),
+                if_match: if_match_of(old),
+            });
+            let operations: Vec<Operation> = std::iter::once(first)
+                .chain(upserts[1..].iter().cloned())
+                .chain(leftovers)
+                .collect();
+            check_one_transaction(&key, &operations)?;
+            match self
+                .table
+                .submit_transaction(operations.into_iter().collect())
+                .await
+            {
+                Ok(_) => return Ok(count),
+                Err(e) if is_race(&e) && attempt < MAX_ATTEMPTS => backoff(attempt).await,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads the wide entity `base` of `partition_key`, its parts joined into one entity
+    /// (Timestamp and ETag of part 0). `NotFound` when it does not exist.
+    pub async fn read(&self, partition_key: &str, base: &str) -> Result<Entity> {
+        let mut parts = self.parts(partition_key, base).await?;
+        let key = EntityKey::new(partition_key, base);
+        let Some(mut first) = parts.remove(&0) else {
+            return Err(Error::service(
+                ErrorCode::ResourceNotFound,
+                format!("no wide entity {key}"),
+            ));
+        };
+        let count = match first.properties.remove(PARTS) {
+            Some(Value::Int32(n)) => usize::try_from(n).ok(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::Decode,
+                format!("part 0 of the wide entity {key} has no valid {PARTS}"),
+            )
+        })?;
+        let mut entity = Entity {
+            partition_key: partition_key.to_owned(),
+            row_key: base.to_owned(),
+            timestamp: first.timestamp,
+            etag: first.etag.take(),
+            properties: first.properties,
+        };
+        for index in 1..count {
+            let part = parts.remove(&index).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Decode,
+                    format!("part {index} of the wide entity {key} is missing"),
+                )
+            })?;
+            entity.properties.extend(part.properties);
+        }
+        Ok(entity)
+    }
+
+    /// Deletes every part of the wide entity `base` in one transaction; returns whether it
+    /// existed.
+    pub async fn delete(&self, partition_key: &str, base: &str) -> Result<bool> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let parts = self.parts(partition_key, base).await?;
+            if parts.is_empty() {
+                return Ok(false);
+            }
+            let transaction: Transaction = parts
+                .values()
+                .map(|part| Operation::Delete {
+                    key: part.key(),
+                    if_match: if_match_of(part),
+                })
+                .collect();
+            match self.table.submit_transaction(transaction).await {
+                Ok(_) => return Ok(true),
+                Err(e) if is_race(&e) && attempt < MAX_ATTEMPTS => backoff(attempt).await,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The rows `<base>~<n>` present, by part number (other rows sharing the prefix, such as
+    /// the parts of a base `<base>~x`, are left out).
+    async fn parts(&self, partition_key: &str, base: &str) -> Result<BTreeMap<usize, Entity>> {
+        let prefix = format!("{base}~");
+        let rows = self
+            .table
+            .query()
+            .partition(partition_key)
+            .row_key_prefix(&prefix)
+            .collect()
+            .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| {
+                let suffix = row.row_key.strip_prefix(&prefix)?;
+                let canonical = suffix.bytes().all(|b| b.is_ascii_digit())
+                    && (suffix == "0" || !suffix.starts_with('0'));
+                let index = suffix.parse().ok().filter(|_| canonical)?;
+                Some((index, row))
+            })
+            .collect())
+    }
+}
+
+/// Cuts the properties, in name order, into rows of at most [`PART_PROPERTIES`] properties and
+/// 1 MiB; part 0 gets the part count.
+fn split(entity: &Entity) -> Result<Vec<Entity>> {
+    if entity.properties.contains_key(PARTS) {
+        return Err(Error::invalid(Violation::PropertyNameInvalid {
+            name: PARTS.to_owned(),
+            reason: "it is reserved for the part count of wide entities",
+        }));
+    }
+    let new_part = |index: usize| {
+        Entity::new(
+            entity.partition_key.clone(),
+            WideTable::part_row_key(&entity.row_key, index),
+        )
+    };
+    let mut parts = vec![new_part(0)];
+    for (name, value) in &entity.properties {
+        let mut current = parts.last_mut().expect("parts starts with part 0");
+        current.insert(name.clone(), value.clone());
+        let full = current.properties.len() > PART_PROPERTIES
+            || entity_size(current) + PARTS_SIZE > MAX_ENTITY_SIZE;
+        // A property too big for any row stays alone in one; the write's check names it.
+        if full && current.properties.len() > 1 {
+            current.properties.remove(name);
+            parts.push(new_part(parts.len()));
+            current = parts.last_mut().expect("a part was just pushed");
+            current.insert(name.clone(), value.clone());
+        }
+    }
+    let count = i32::try_from(parts.len()).unwrap_or(i32::MAX);
+    parts[0].insert(PARTS, count);
+    Ok(parts)
+}
+
+/// The transaction rules, with the limits of one transaction reported as `TooLarge` for the
+/// wide entity (the broken rule stays in `source()`, its code in `code()`).
+fn check_one_transaction(key: &EntityKey, operations: &[Operation]) -> Result<()> {
+    validate_batch(operations).map_err(|e| match e.violation() {
+        Some(Violation::TooManyOperations { .. } | Violation::BatchTooLarge { .. }) => {
+            let mut wrapped = Error::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "the wide entity {key} needs {} rows written in one transaction, more than \
+                     one transaction holds",
+                    operations.len()
+                ),
+            );
+            if let Some(code) = e.code() {
+                wrapped = wrapped.with_code(code.clone());
+            }
+            if let Some(status) = e.status() {
+                wrapped = wrapped.with_status(status);
+            }
+            wrapped.with_source(e)
+        }
+        _ => e,
+    })
+}
+
+fn if_match_of(row: &Entity) -> IfMatch {
+    row.etag.clone().map_or(IfMatch::Any, IfMatch::ETag)
+}
+
+/// A concurrent writer got in between the read and the transaction.
+fn is_race(e: &Error) -> bool {
+    e.is_precondition_failed()
+        || (e.is_conflict() && e.code() == Some(&ErrorCode::EntityAlreadyExists))
+        || (e.is_not_found() && e.code() != Some(&ErrorCode::TableNotFound))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wide(n: usize) -> Entity {
+        (0..n).fold(Entity::new("p", "w"), |e, i| {
+            e.with(format!("P{i:04}"), i as i32)
+        })
+    }
+
+    #[test]
+    fn properties_fill_rows_in_name_order() {
+        let parts = split(&wide(600)).unwrap();
+        let sizes: Vec<usize> = parts.iter().map(|p| p.properties.len()).collect();
+        assert_eq!(sizes, [252, 251, 98]);
+        assert_eq!(parts[2].row_key, "w~2");
+        assert_eq!(parts[0].get(PARTS), Some(&Value::Int32(3)));
+        assert_eq!(split(&wide(0)).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn rows_stay_under_the_entity_size() {
+        let big = (0..40).fold(Entity::new("p", "w"), |e, i| {
+            e.with(format!("B{i:02}"), vec![0u8; 60_000])
+        });
+        let parts = split(&big).unwrap();
+        assert!(parts.len() >= 3);
+        assert!(parts.iter().all(|p| entity_size(p) <= MAX_ENTITY_SIZE));
+        let err = check_one_transaction(
+            &big.key(),
+            &parts
+                .into_iter()
+                .map(Operation::InsertOrReplace)
+                .collect::<Vec<_>>(),
+        );
+        assert!(err.is_ok(), "2.4 MB fits one transaction: {err:?}");
+    }
+
+    #[test]
+    fn the_reserved_name_is_refused() {
+        let e = wide(3).with(PARTS, 1);
+        assert_eq!(split(&e).unwrap_err().kind(), ErrorKind::InvalidInput);
+    }
+}
