@@ -3,7 +3,8 @@
 
   interop.py write --table T [--partition P] [--connection-string CS]
       Creates table T if needed and upserts (replace) the corpus below into partition P:
-      entities of every EDM type including extremes. Prints the entities as written.
+      entities of every EDM type including extremes (rows `typed_*` hold one property of
+      every type each, for typed reads). Prints the entities as written.
   interop.py read --table T [--partition P] [--connection-string CS]
       Reads every entity of partition P through the SDK and prints them.
 
@@ -125,6 +126,57 @@ def corpus():
         },
         # Keys with quotes, non-ASCII and URL-significant characters.
         "row 'quoted' é € 😀 %+&=;": {"s_marker": "tricky row key"},
+        **typed_rows(),
+    }
+
+
+def typed_row(**overrides):
+    """One row with a property of every EDM type, named like the fields of the Rust test's
+    typed struct (`AllTypes` in tests/tests/interop.rs), so a typed client can read it."""
+    row = {
+        "i32_value": 1,
+        "i64_value": P(1, EdmType.INT64),
+        "f64_value": 0.5,
+        "bool_value": True,
+        "string_value": "typed",
+        "datetime_value": P("2020-01-02T03:04:05.1234567Z", EdmType.DATETIME),
+        "guid_value": uuid.UUID("68260b3f-beab-45e2-b900-33e2b442e724"),
+        "binary_value": b"\x00\x01\xff",
+    }
+    row.update(overrides)
+    return row
+
+
+def typed_rows():
+    """Rows `typed_*`: every EDM type at its extremes, one row per extreme of Edm.Double, and
+    the optional fields of the Rust struct present (`typed_max`) or absent (the others)."""
+    return {
+        "typed_min": typed_row(
+            i32_value=-(2**31),
+            i64_value=P(-(2**63), EdmType.INT64),
+            f64_value=-1.7976931348623157e308,
+            bool_value=False,
+            string_value="",
+            datetime_value=P("1601-01-01T00:00:00.0000000Z", EdmType.DATETIME),
+            guid_value=uuid.UUID(int=0),
+            binary_value=b"",
+        ),
+        "typed_max": typed_row(
+            i32_value=2**31 - 1,
+            i64_value=P(2**63 - 1, EdmType.INT64),
+            f64_value=1.7976931348623157e308,
+            string_value="é € 中文 😀 it's \"quoted\"",
+            datetime_value=P("9999-12-31T23:59:59.9999999Z", EdmType.DATETIME),
+            guid_value=uuid.UUID("ffffffff-ffff-ffff-ffff-ffffffffffff"),
+            binary_value=bytes(range(256)),
+            opt_i64=P(2**31, EdmType.INT64),
+            opt_string="present",
+            opt_datetime=datetime(2020, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc),
+        ),
+        "typed_nan": typed_row(f64_value=math.nan),
+        "typed_inf": typed_row(f64_value=math.inf),
+        "typed_neg_inf": typed_row(f64_value=-math.inf),
+        "typed_subnormal": typed_row(f64_value=5e-324, i32_value=0, i64_value=P(0, EdmType.INT64)),
     }
 
 
