@@ -34,6 +34,7 @@ scenario!(
     ordinal_string_order,
     longest_keys,
     cross_type_comparisons,
+    bulk_reports_each_transaction,
 );
 
 async fn table_lifecycle(t: Target) {
@@ -742,4 +743,88 @@ async fn cross_type_comparisons(t: Target) {
     }
     // Comparisons across unrelated types never match with eq.
     assert_eq!(count(Filter::eq("I", "3")).await.unwrap(), 0);
+}
+
+async fn bulk_reports_each_transaction(t: Target) {
+    let table = t.fresh_table().await;
+    table.insert(Entity::new("b", "taken")).await.unwrap();
+    // Partition a: 150 inserts (two transactions); partition b: one transaction that fails on
+    // its third operation; partition c: a row written twice (two transactions, in order).
+    let mut ops: Vec<Operation> = (0..150)
+        .map(|i| Operation::Insert(Entity::new("a", format!("{i:03}"))))
+        .collect();
+    ops.push(Operation::Insert(Entity::new("b", "x")));
+    ops.push(Operation::Insert(Entity::new("b", "y")));
+    ops.push(Operation::Insert(Entity::new("b", "taken")));
+    ops.push(Operation::Insert(Entity::new("c", "r").with("V", 1)));
+    ops.push(Operation::InsertOrReplace(
+        Entity::new("c", "r").with("V", 2),
+    ));
+    let report = table.bulk(ops, 4).await;
+    let summary: Vec<(&str, usize, bool)> = report
+        .transactions
+        .iter()
+        .map(|t| {
+            (
+                t.partition_key.as_str(),
+                t.operations.len(),
+                t.result.is_ok(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("a", 100, true),
+            ("a", 50, true),
+            ("b", 3, false),
+            ("c", 1, true),
+            ("c", 1, true)
+        ]
+    );
+    assert!(!report.is_success());
+    let failed = report.failures().next().unwrap();
+    let err = failed.result.as_ref().unwrap_err();
+    assert_eq!(err.batch_index(), Some(2));
+    assert_eq!(
+        failed.operations[2], 152,
+        "the failing operation's input position"
+    );
+    assert!(report.etag(0).is_some() && report.etag(150).is_none());
+    assert!(
+        table.get_if_exists("b", "x").await.unwrap().is_none(),
+        "the failed transaction applied nothing"
+    );
+    assert_eq!(
+        table.get("c", "r").await.unwrap().get("V"),
+        Some(&Value::Int32(2)),
+        "later operations on an entity win"
+    );
+    assert_eq!(
+        table.query().partition("a").collect().await.unwrap().len(),
+        150
+    );
+}
+
+#[tokio::test]
+async fn streams_fetch_only_the_pages_consumed() {
+    let target = Target::embedded();
+    let engine = target.engine.clone().unwrap();
+    let table = target.fresh_table().await;
+    seed_rows(&table, &["p"], 1000).await;
+    let before = engine.faults().calls();
+    let first: Vec<Entity> = table
+        .query()
+        .max_per_page(100)
+        .stream()
+        .take(150)
+        .map(|e| e.unwrap())
+        .collect()
+        .await;
+    assert_eq!(first.len(), 150);
+    assert_eq!(
+        engine.faults().calls() - before,
+        2,
+        "150 rows of 100-row pages need exactly 2 requests"
+    );
 }
