@@ -370,7 +370,9 @@ impl Attempt {
             )
         };
         Attempt::Transport {
-            error: Error::new(kind, message).with_source(e),
+            // The URL may carry a SAS signature, and the source shows in every `Debug` of the
+            // error; the span of the request already records the URL without its query.
+            error: Error::new(kind, message).with_source(e.without_url()),
             connect_failed,
         }
     }
