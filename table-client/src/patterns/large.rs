@@ -225,4 +225,25 @@ mod tests {
         assert!(body.load(&e).unwrap_err().to_string().contains("Body_1"));
         assert!(LargeProperty::new("9x").is_err());
     }
+
+    proptest::proptest! {
+        // Each case moves megabytes; a few dozen cover the boundaries.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        #[test]
+        fn any_value_joins_back_from_parts_within_the_property_limit(
+            text in proptest::string::string_regex("[a-z\u{e9}\u{1f600}\u{ffff}]{0,40000}").unwrap(),
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200_000),
+        ) {
+            let property = LargeProperty::new("V").unwrap();
+            for value in [Value::String(text.clone()), Value::Binary(bytes.clone())] {
+                let mut e = Entity::new("p", "r");
+                let parts = property.store(&mut e, value.clone()).unwrap();
+                for i in 0..parts {
+                    let part = e.get(&property.part_name(i)).unwrap();
+                    proptest::prop_assert!(part.stored_size() <= MAX_PROPERTY_VALUE_SIZE);
+                }
+                proptest::prop_assert_eq!(property.load(&e).unwrap(), Some(value));
+            }
+        }
+    }
 }

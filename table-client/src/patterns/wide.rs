@@ -253,6 +253,7 @@ fn is_race(e: &Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use table_core::validate::MAX_PROPERTY_VALUE_SIZE;
 
     fn wide(n: usize) -> Entity {
         (0..n).fold(Entity::new("p", "w"), |e, i| {
@@ -292,5 +293,26 @@ mod tests {
     fn the_reserved_name_is_refused() {
         let e = wide(3).with(PARTS, 1);
         assert_eq!(split(&e).unwrap_err().kind(), ErrorKind::InvalidInput);
+    }
+
+    proptest::proptest! {
+        // Each case moves megabytes; a few dozen cover the boundaries.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        #[test]
+        fn parts_are_valid_rows_that_join_back(
+            sizes in proptest::collection::vec(0usize..70_000, 0..600),
+        ) {
+            let entity = sizes.iter().enumerate().fold(Entity::new("p", "w"), |e, (i, n)| {
+                e.with(format!("P{i:03}"), vec![1u8; (*n).min(MAX_PROPERTY_VALUE_SIZE)])
+            });
+            let parts = split(&entity).unwrap();
+            let mut joined = BTreeMap::new();
+            for part in &parts {
+                proptest::prop_assert!(table_core::validate::validate_entity(part).is_ok());
+                joined.extend(part.properties.clone());
+            }
+            joined.remove(PARTS);
+            proptest::prop_assert_eq!(joined, entity.properties);
+        }
     }
 }
