@@ -122,7 +122,7 @@ async fn full_account_access(client: &TableServiceClient, prefix: &str) {
         .map(|r| r.unwrap())
         .collect()
         .await;
-    assert_eq!(listed, [name.clone()]);
+    assert_eq!(listed, std::slice::from_ref(&name));
     client.delete_table(&name).await.unwrap();
 }
 

@@ -1,0 +1,503 @@
+//! The client end to end, on the embedded engine and on Azurite side by side in one run.
+//!
+//! Run: `cargo bench -p table-client --bench client` (about two minutes on 2 cores once built;
+//! Azurite comes from the conformance harness: `AZURITE_TABLE_ENDPOINT`, or installed from npm
+//! and started on a free loopback port; without Node.js only the embedded figures are printed).
+//!
+//! Workload, through `TypedTable` with an 8-property entity: insert 10 000 entities one by one,
+//! point-read each of them, then scan the whole table (10 pages of 1000). Inserts and reads are
+//! timed one request at a time (median and p99 of 10 000 samples); a scan is timed whole and
+//! repeated (median). The last column is Azurite's figure over the embedded engine's.
+//!
+//! Memory: a query streamed to the end holds one page at a time, so the process's resident
+//! memory must not grow with the size of the result, unlike collecting it into a `Vec`. Shown
+//! with 10 000 and 100 000 rows on the embedded engine and 5 000 and 20 000 on Azurite (after
+//! one warm-up page, which carries the fixed costs of any query): the peak resident set
+//! (`VmHWM` of `/proc/self/status`, reset through `/proc/self/clear_refs` before each phase;
+//! `VmRSS` sampled every 1000 rows as a fallback) minus the resident set before the phase.
+//! Each of these measurements runs in a fresh process of this binary (`--memory-child`), so
+//! memory the allocator kept from earlier phases cannot absorb the growth being measured.
+//!
+//! A bench binary rather than criterion: one Azurite pass of 10 000 sequential requests takes
+//! seconds, so criterion's repeated sampling would not fit the time budget; every figure here
+//! is a median over many requests or over repeated scans.
+
+// Bench setup fails loudly: an error is the bench's verdict.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use table_client::{
+    Engine, MAX_PAGE_SIZE, Operation, TableClient, TableEntity, TableServiceClient, TypedTable,
+};
+use uuid::Uuid;
+
+/// Entities in the latency workload.
+const ENTITIES: u32 = 10_000;
+/// Partitions they are spread over.
+const PARTITIONS: u32 = 10;
+/// Result sizes of the memory demonstration on the embedded engine.
+const MEMORY_ROWS_EMBEDDED: [u32; 2] = [10_000, 100_000];
+/// Result sizes of the memory demonstration on Azurite (the table holds the largest).
+const MEMORY_ROWS_AZURITE: [u32; 2] = [5_000, 20_000];
+
+/// A customer row: two key fields and eight stored properties of six EDM types.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(rename_all = "PascalCase")]
+#[table(partition_key = "region{region:02}", row_key = "{number:08}")]
+struct Customer {
+    #[table(key_only)]
+    region: u32,
+    #[table(key_only)]
+    number: u32,
+    name: String,
+    email: String,
+    age: i32,
+    balance: f64,
+    visits: i64,
+    active: bool,
+    joined: DateTime<Utc>,
+    id: Uuid,
+}
+
+fn customer(number: u32) -> Customer {
+    Customer {
+        region: number % PARTITIONS,
+        number,
+        name: format!("customer number {number}"),
+        email: format!("user{number}@example.com"),
+        age: i32::try_from(number % 90).unwrap(),
+        balance: f64::from(number) * 1.25,
+        visits: 1_099_511_627_776 + i64::from(number),
+        active: number.is_multiple_of(2),
+        joined: DateTime::from_timestamp(1_700_000_000 + i64::from(number), 123_456_700).unwrap(),
+        id: Uuid::from_u128(u128::from(number)),
+    }
+}
+
+/// The figures of one backend.
+#[derive(Debug, Default)]
+struct Figures {
+    insert: Latency,
+    read: Latency,
+    scan_median: Duration,
+    scans: usize,
+    memory: Vec<Memory>,
+}
+
+/// One request at a time: median, 99th percentile, and the wall time of all of them.
+#[derive(Debug, Default, Clone, Copy)]
+struct Latency {
+    median: Duration,
+    p99: Duration,
+    total: Duration,
+}
+
+impl Latency {
+    fn of(mut samples: Vec<Duration>, total: Duration) -> Latency {
+        samples.sort_unstable();
+        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+        Latency {
+            median: at(0.5),
+            p99: at(0.99),
+            total,
+        }
+    }
+}
+
+/// Resident-memory growth (bytes) while streaming and while collecting one large result.
+#[derive(Debug, Clone, Copy)]
+struct Memory {
+    rows: u32,
+    stream_growth: i64,
+    collect_growth: i64,
+}
+
+/// `VmRSS` or `VmHWM` of this process, in bytes.
+fn status_bytes(field: &str) -> i64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"));
+    let kib: i64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .expect("a number of kB");
+    kib * 1024
+}
+
+/// Measures the peak resident growth of one phase: `VmHWM` after a reset when the kernel
+/// allows the reset, else the highest `VmRSS` the phase sampled.
+struct PeakMeter {
+    baseline: i64,
+    sampled_peak: i64,
+    hwm_reset: bool,
+}
+
+impl PeakMeter {
+    fn start() -> PeakMeter {
+        // "5" resets the peak resident set to the current one (Linux 4.0+).
+        let hwm_reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+        let baseline = status_bytes("VmRSS:");
+        PeakMeter {
+            baseline,
+            sampled_peak: baseline,
+            hwm_reset,
+        }
+    }
+
+    fn sample(&mut self) {
+        self.sampled_peak = self.sampled_peak.max(status_bytes("VmRSS:"));
+    }
+
+    fn growth(mut self) -> i64 {
+        self.sample();
+        let peak = if self.hwm_reset {
+            status_bytes("VmHWM:").max(self.sampled_peak)
+        } else {
+            self.sampled_peak
+        };
+        peak - self.baseline
+    }
+}
+
+async fn fresh_table(client: &TableServiceClient, prefix: &str) -> TableClient {
+    let name = format!("{prefix}{}", Uuid::new_v4().simple());
+    client
+        .create_table(&name)
+        .await
+        .expect("create the bench table")
+}
+
+/// Inserts, point reads and scans `ENTITIES` customers, timing each request.
+async fn latency_workload(client: &TableServiceClient, scans: usize) -> Figures {
+    let table: TypedTable<Customer> = fresh_table(client, "bench").await.typed();
+    let customers: Vec<Customer> = (0..ENTITIES).map(customer).collect();
+
+    let mut samples = Vec::with_capacity(customers.len());
+    let started = Instant::now();
+    for c in &customers {
+        let t = Instant::now();
+        table.insert(c).await.expect("insert");
+        samples.push(t.elapsed());
+    }
+    let insert = Latency::of(samples, started.elapsed());
+
+    let mut samples = Vec::with_capacity(customers.len());
+    let started = Instant::now();
+    for c in &customers {
+        let key = Customer::key(c.region, c.number).unwrap();
+        let t = Instant::now();
+        let got = table.get(&key).await.expect("point read");
+        samples.push(t.elapsed());
+        assert_eq!(got.number, c.number);
+    }
+    let read = Latency::of(samples, started.elapsed());
+
+    let mut times = Vec::with_capacity(scans);
+    for _ in 0..scans {
+        let t = Instant::now();
+        let rows = table
+            .query()
+            .stream()
+            .fold(0u32, |n, r| async move {
+                r.expect("scan row");
+                n + 1
+            })
+            .await;
+        times.push(t.elapsed());
+        assert_eq!(rows, ENTITIES);
+    }
+    times.sort_unstable();
+    Figures {
+        insert,
+        read,
+        scan_median: times[times.len() / 2],
+        scans,
+        memory: Vec::new(),
+    }
+}
+
+/// How a child process reads one large result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Consume {
+    /// `query().stream()` to the end, one row at a time.
+    Stream,
+    /// `query().collect()` into a `Vec`.
+    Collect,
+}
+
+impl Consume {
+    fn name(self) -> &'static str {
+        match self {
+            Consume::Stream => "stream",
+            Consume::Collect => "collect",
+        }
+    }
+}
+
+/// The environment variable through which a child gets the Azurite connection string.
+const CHILD_CONNECTION_STRING: &str = "BENCH_CLIENT_CONNECTION_STRING";
+
+/// Child process: reads `table` (filled by the parent on Azurite, or here on a fresh embedded
+/// engine when `table` is `None`) as `consume` says, and prints the peak resident growth.
+///
+/// Each measurement gets its own process so that memory the allocator kept from earlier
+/// phases cannot absorb (and hide) the growth being measured. The embedded fill inserts one
+/// entity at a time, so each freed temporary is reused by the next and leaves no slack.
+async fn memory_child(consume: Consume, rows: u32, table: Option<&str>) {
+    let (client, table) = match table {
+        Some(name) => {
+            let cs = std::env::var(CHILD_CONNECTION_STRING).expect("the connection string");
+            let client = TableServiceClient::from_connection_string(&cs).unwrap();
+            let table = client.table(name);
+            (client, table)
+        }
+        None => {
+            let client = TableServiceClient::embedded(Engine::new());
+            let table = fresh_table(&client, "benchmem").await;
+            for n in 0..rows {
+                table
+                    .insert(customer(n).to_entity().unwrap())
+                    .await
+                    .unwrap();
+            }
+            (client, table)
+        }
+    };
+    let typed = table.typed::<Customer>();
+    // One page first: the connection, the runtime's buffers and the allocator's per-thread
+    // arenas are fixed costs of any query, not growth with the size of the result.
+    let warm_up = typed
+        .query()
+        .top(MAX_PAGE_SIZE as usize)
+        .collect()
+        .await
+        .unwrap();
+    drop(warm_up);
+    let mut meter = PeakMeter::start();
+    let seen = match consume {
+        Consume::Stream => {
+            let stream = typed.query().top(rows as usize).stream();
+            futures::pin_mut!(stream);
+            let mut seen = 0usize;
+            while let Some(row) = stream.next().await {
+                row.expect("stream row");
+                seen += 1;
+                if seen.is_multiple_of(1000) {
+                    meter.sample();
+                }
+            }
+            seen
+        }
+        Consume::Collect => {
+            let all = typed
+                .query()
+                .top(rows as usize)
+                .collect()
+                .await
+                .expect("collect");
+            meter.sample();
+            all.len()
+        }
+    };
+    assert_eq!(seen, rows as usize);
+    println!("{}", meter.growth());
+    drop(client);
+}
+
+/// Runs [`memory_child`] in a fresh process of this binary; returns the growth it measured.
+fn measure_in_child(consume: Consume, rows: u32, azurite: Option<(&str, &str)>) -> i64 {
+    let exe = std::env::current_exe().expect("the bench binary's path");
+    let mut command = std::process::Command::new(exe);
+    command.args(["--memory-child", consume.name(), &rows.to_string()]);
+    if let Some((connection_string, table)) = azurite {
+        command
+            .arg(table)
+            .env(CHILD_CONNECTION_STRING, connection_string);
+    }
+    let output = command.output().expect("run the memory child");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "memory child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .trim()
+        .parse()
+        .expect("the child prints its growth in bytes")
+}
+
+/// Streaming versus collecting each result size, each measurement in its own process.
+fn memory_workload(sizes: [u32; 2], azurite: Option<(&str, &str)>) -> Vec<Memory> {
+    sizes
+        .into_iter()
+        .map(|rows| Memory {
+            rows,
+            stream_growth: measure_in_child(Consume::Stream, rows, azurite),
+            collect_growth: measure_in_child(Consume::Collect, rows, azurite),
+        })
+        .collect()
+}
+
+/// Fills a fresh Azurite table with `rows` customers through bulk transactions.
+async fn fill_azurite(client: &TableServiceClient, rows: u32) -> String {
+    let table = fresh_table(client, "benchmem").await;
+    let report = table
+        .bulk(
+            (0..rows).map(|n| Operation::Insert(customer(n).to_entity().unwrap())),
+            8,
+        )
+        .await;
+    assert!(
+        report.is_success(),
+        "bulk fill failed: {:?}",
+        report.failures().next()
+    );
+    table.name().to_owned()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+fn mib(bytes: i64) -> String {
+    format!("{:+.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn ratio(azurite: Duration, embedded: Duration) -> String {
+    format!(
+        "{:.0}x",
+        azurite.as_secs_f64() / embedded.as_secs_f64().max(1e-9)
+    )
+}
+
+fn report(embedded: &Figures, azurite: Option<&Figures>) {
+    println!();
+    println!(
+        "{ENTITIES} entities of 8 properties in {PARTITIONS} partitions, through TypedTable, one request at a time"
+    );
+    println!(
+        "{:<28} {:>14} {:>14} {:>12}",
+        "", "embedded", "Azurite", "Azurite/emb"
+    );
+    let row = |label: &str, e: Duration, a: Option<Duration>| {
+        println!(
+            "{label:<28} {:>14} {:>14} {:>12}",
+            ms(e),
+            a.map_or_else(|| "-".to_owned(), ms),
+            a.map_or_else(|| "-".to_owned(), |a| ratio(a, e)),
+        );
+    };
+    row(
+        "insert median",
+        embedded.insert.median,
+        azurite.map(|a| a.insert.median),
+    );
+    row(
+        "insert p99",
+        embedded.insert.p99,
+        azurite.map(|a| a.insert.p99),
+    );
+    row(
+        "insert all 10k",
+        embedded.insert.total,
+        azurite.map(|a| a.insert.total),
+    );
+    row(
+        "point read median",
+        embedded.read.median,
+        azurite.map(|a| a.read.median),
+    );
+    row(
+        "point read p99",
+        embedded.read.p99,
+        azurite.map(|a| a.read.p99),
+    );
+    row(
+        "point read all 10k",
+        embedded.read.total,
+        azurite.map(|a| a.read.total),
+    );
+    row(
+        &format!(
+            "scan 10k median of {}/{}",
+            embedded.scans,
+            azurite.map_or(0, |a| a.scans)
+        ),
+        embedded.scan_median,
+        azurite.map(|a| a.scan_median),
+    );
+    println!();
+    println!("peak resident growth over one result (streamed to the end vs collected into a Vec)");
+    for (name, figures) in [("embedded", Some(embedded)), ("Azurite", azurite)] {
+        for m in figures.map_or(&[][..], |f| &f.memory) {
+            println!(
+                "{name:<9} {:>7} rows   stream {:>11}   collect {:>11}",
+                m.rows,
+                mib(m.stream_growth),
+                mib(m.collect_growth)
+            );
+        }
+    }
+}
+
+async fn run() {
+    eprintln!("embedded engine: latency workload ...");
+    let mut embedded = latency_workload(&TableServiceClient::embedded(Engine::new()), 9).await;
+    eprintln!("embedded engine: memory ({MEMORY_ROWS_EMBEDDED:?} rows) ...");
+    embedded.memory = tokio::task::spawn_blocking(|| memory_workload(MEMORY_ROWS_EMBEDDED, None))
+        .await
+        .unwrap();
+
+    let azurite = match tokio::task::spawn_blocking(conformance::azurite::azurite)
+        .await
+        .expect("the Azurite harness")
+    {
+        Some(azurite) => {
+            let client = TableServiceClient::from_connection_string(&azurite.connection_string)
+                .expect("the harness's connection string");
+            eprintln!("Azurite at {}: latency workload ...", azurite.endpoint);
+            let mut figures = latency_workload(&client, 5).await;
+            eprintln!("Azurite: memory ({MEMORY_ROWS_AZURITE:?} rows) ...");
+            let largest = MEMORY_ROWS_AZURITE.into_iter().max().unwrap_or(0);
+            let table = fill_azurite(&client, largest).await;
+            let cs = azurite.connection_string.clone();
+            figures.memory = tokio::task::spawn_blocking(move || {
+                memory_workload(MEMORY_ROWS_AZURITE, Some((&cs, &table)))
+            })
+            .await
+            .unwrap();
+            Some(figures)
+        }
+        None => None,
+    };
+    report(&embedded, azurite.as_ref());
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    // Other arguments cargo passes (`--bench`, filters) do not apply: one workload.
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--memory-child") {
+        Some(i) => {
+            let consume = match args[i + 1].as_str() {
+                "stream" => Consume::Stream,
+                _ => Consume::Collect,
+            };
+            let rows = args[i + 2].parse().expect("a row count");
+            let table = args.get(i + 3).map(String::as_str);
+            runtime.block_on(memory_child(consume, rows, table));
+        }
+        None => runtime.block_on(run()),
+    }
+}
