@@ -49,4 +49,6 @@ const _: () = {
     const fn assert_send_sync_clone<T: Send + Sync + Clone + 'static>() {}
     assert_send_sync_clone::<TableServiceClient>();
     assert_send_sync_clone::<TableClient>();
+    assert_send_sync_clone::<TypedTable<Entity>>();
+    assert_send_sync_clone::<Query<Entity>>();
 };
