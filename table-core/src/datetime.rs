@@ -4,7 +4,7 @@
 //! Keys in .NET code use ticks (100 ns since 0001-01-01T00:00:00Z), so the key codecs need the
 //! exact conversion both ways.
 
-use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, NaiveDateTime, SecondsFormat, Timelike, Utc};
 
 /// Ticks at the Unix epoch: 1970-01-01T00:00:00Z.
 pub const UNIX_EPOCH_TICKS: i64 = 621_355_968_000_000_000;
@@ -24,9 +24,61 @@ pub fn max_datetime() -> DateTime<Utc> {
 
 /// Prints an instant as the service does: seven fraction digits, `Z`.
 pub fn format_datetime(t: DateTime<Utc>) -> String {
+    let mut out = String::with_capacity(28);
+    write_datetime(t, ":", &mut out);
+    out
+}
+
+/// Appends `t` as [`format_datetime`] prints it, with `colon` between hours, minutes and
+/// seconds (ETags carry it percent-encoded, as `%3A`).
+///
+/// Every write formats a timestamp for its ETag, so years 0..=9999 (all the service stores)
+/// are printed digit by digit: `strftime` cost more than the rest of an insert. Other years
+/// go through chrono (`+10000`, `-0001`). A leap second (chrono's second 59 with a fraction
+/// of a second or more) prints as second 60.
+pub(crate) fn write_datetime(t: DateTime<Utc>, colon: &str, out: &mut String) {
     let t = crate::value::truncate_to_ticks(t);
+    // Fields of the naive UTC value: `DateTime`'s own accessors convert through the offset
+    // on every call.
+    let (date, time) = (t.naive_utc().date(), t.naive_utc().time());
+    let Ok(year @ 0..=9999) = u32::try_from(date.year()) else {
+        return write_with_chrono(t, colon, out);
+    };
+    let (second, nanos) = match time.nanosecond() {
+        leap @ 1_000_000_000.. => (60, leap - 1_000_000_000),
+        nanos => (time.second(), nanos),
+    };
+    push_digits(out, year, 4);
+    out.push('-');
+    push_digits(out, date.month(), 2);
+    out.push('-');
+    push_digits(out, date.day(), 2);
+    out.push('T');
+    push_digits(out, time.hour(), 2);
+    out.push_str(colon);
+    push_digits(out, time.minute(), 2);
+    out.push_str(colon);
+    push_digits(out, second, 2);
+    out.push('.');
+    push_digits(out, nanos / 100, 7);
+    out.push('Z');
+}
+
+/// Appends the last `width` (at most 7) decimal digits of `n`, zero-padded.
+fn push_digits(out: &mut String, mut n: u32, width: usize) {
+    let mut digits = [b'0'; 7];
+    for slot in digits.iter_mut().take(width).rev() {
+        *slot = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    // ASCII digits are always UTF-8.
+    out.push_str(std::str::from_utf8(digits.get(..width).unwrap_or_default()).unwrap_or_default());
+}
+
+fn write_with_chrono(t: DateTime<Utc>, colon: &str, out: &mut String) {
     let base = t.format("%Y-%m-%dT%H:%M:%S").to_string();
-    format!("{base}.{:07}Z", t.timestamp_subsec_nanos() / 100)
+    let text = format!("{base}.{:07}Z", t.timestamp_subsec_nanos() / 100);
+    out.push_str(&text.replace(':', colon));
 }
 
 /// Prints an instant the way RFC 3339 tools expect (used in SAS times and headers).
@@ -122,6 +174,47 @@ mod tests {
         );
         assert!(parse_datetime("2020-01-02").is_err());
         assert!(parse_datetime("2020-01-02T03:04:05.Z").is_err());
+    }
+
+    /// The formatter before the digit-by-digit fast path: the reference it must match.
+    fn strftime_reference(t: DateTime<Utc>) -> String {
+        let t = crate::value::truncate_to_ticks(t);
+        let base = t.format("%Y-%m-%dT%H:%M:%S").to_string();
+        format!("{base}.{:07}Z", t.timestamp_subsec_nanos() / 100)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_formatting_matches_strftime(
+            secs in -70_000_000_000i64..300_000_000_000,
+            nanos in 0u32..1_000_000_000,
+        ) {
+            if let Some(t) = DateTime::from_timestamp(secs, nanos) {
+                let mut with_escaped_colons = String::new();
+                write_datetime(t, "%3A", &mut with_escaped_colons);
+                proptest::prop_assert_eq!(format_datetime(t), strftime_reference(t));
+                proptest::prop_assert_eq!(
+                    with_escaped_colons,
+                    strftime_reference(t).replace(':', "%3A")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn years_outside_four_digits_print_as_chrono_does() {
+        let before_year_0 = DateTime::from_timestamp(-62_200_000_000, 5).expect("valid");
+        let after_9999 = DateTime::from_timestamp(253_402_300_800, 0).expect("valid");
+        for t in [before_year_0, after_9999] {
+            assert_eq!(format_datetime(t), strftime_reference(t));
+        }
+    }
+
+    #[test]
+    fn a_leap_second_prints_as_second_60_with_seven_fraction_digits() {
+        let leap = DateTime::from_timestamp(1_483_228_799, 1_500_000_000).expect("valid");
+        // The strftime version printed the fraction past 1 s: `60.15000000Z`.
+        assert_eq!(format_datetime(leap), "2016-12-31T23:59:60.5000000Z");
     }
 
     #[test]

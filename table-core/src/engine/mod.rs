@@ -10,9 +10,10 @@
 //! As a test tool it can shrink pages and split them at partition boundaries
 //! ([`EngineOptions`]), and fail chosen requests deterministically ([`Faults`]).
 //!
-//! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `query`
-//! (key ranges, page scans, continuation tokens, projection), `batch` (all-or-nothing
-//! transactions), `order` (UTF-16 ordinal key order), `clock` (timestamps), `faults`, `options`.
+//! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `row` (the
+//! stored form of an entity, its filter lookups and `$select` projection), `query` (key
+//! ranges, page scans, continuation tokens), `batch` (all-or-nothing transactions), `order`
+//! (UTF-16 ordinal key order), `clock` (timestamps), `faults`, `options`.
 
 mod batch;
 mod catalog;
@@ -21,6 +22,7 @@ mod faults;
 mod options;
 mod order;
 mod query;
+mod row;
 mod table;
 
 use std::fmt;
@@ -175,7 +177,7 @@ impl Engine {
                         "The specified resource does not exist.",
                     )
                 })?;
-            Ok(query::project(&row, select))
+            Ok(row.to_entity(select))
         })
     }
 
@@ -261,7 +263,7 @@ impl Engine {
                 entities: found
                     .rows
                     .iter()
-                    .map(|row| query::project(row, request.select.as_deref()))
+                    .map(|row| row.to_entity(request.select.as_deref()))
                     .collect(),
                 continuation: found.next.as_ref().map(query::token),
             })

@@ -1,5 +1,5 @@
 //! Entity queries: the key range a filter allows, the ordered scan that fills one page, the
-//! engine's continuation tokens and `$select` projection.
+//! engine's continuation tokens.
 //!
 //! Invariants:
 //! - The key range only narrows where the scan looks; every row inside it is still tested
@@ -21,8 +21,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::order::encode;
-use super::table::{Row, TableData};
-use crate::entity::Entity;
+use super::row::Row;
+use super::table::TableData;
 use crate::error::Violation;
 use crate::filter::{CompareOp, Filter};
 use crate::query::Continuation;
@@ -200,7 +200,7 @@ pub(crate) fn scan(
             let next = partition
                 .values()
                 .next()
-                .map(|row| (row.partition_key.clone(), String::new()));
+                .map(|row| (row.partition_key().to_owned(), String::new()));
             return ScanResult { rows, next };
         }
         let mut row_keys = plan.row_keys.clone();
@@ -220,7 +220,7 @@ pub(crate) fn scan(
                 };
             }
             examined += 1;
-            if filter.is_none_or(|f| f.matches(row)) {
+            if filter.is_none_or(|f| f.matches_in(row)) {
                 if rows.len() >= limits.size {
                     return ScanResult {
                         rows,
@@ -234,8 +234,8 @@ pub(crate) fn scan(
     ScanResult { rows, next: None }
 }
 
-fn key_of(row: &Entity) -> (String, String) {
-    (row.partition_key.clone(), row.row_key.clone())
+fn key_of(row: &Row) -> (String, String) {
+    (row.partition_key().to_owned(), row.row_key().to_owned())
 }
 
 /// The continuation naming `next` as the next row to visit.
@@ -264,25 +264,6 @@ pub(crate) fn read_token(c: &Continuation) -> Result<(String, String), Violation
         None => String::new(),
     };
     Ok((pk, rk))
-}
-
-/// The entity as returned to a caller: with `select`, only the listed custom properties (absent
-/// ones stay absent); keys, timestamp and ETag are always kept.
-pub(crate) fn project(row: &Entity, select: Option<&[String]>) -> Entity {
-    match select {
-        None => row.clone(),
-        Some(names) => Entity {
-            partition_key: row.partition_key.clone(),
-            row_key: row.row_key.clone(),
-            timestamp: row.timestamp,
-            etag: row.etag.clone(),
-            properties: names
-                .iter()
-                .filter_map(|n| row.properties.get_key_value(n.as_str()))
-                .map(|(n, v)| (n.clone(), v.clone()))
-                .collect(),
-        },
-    }
 }
 
 #[cfg(test)]

@@ -2,22 +2,19 @@
 //!
 //! Invariants: partitions are ordered by [`SortKey`] of `PartitionKey`, rows within a
 //! partition by [`SortKey`] of `RowKey` (the service's UTF-16 ordinal order); no partition is
-//! empty; every stored row has its `timestamp` and `etag` set, and the ETag is the one derived
-//! from the timestamp. Rows are `Arc`s so a query can take a page out of the lock without
-//! copying rows it does not return.
+//! empty; every stored row is a [`Row`] stamped with the timestamp of its last write and the
+//! ETag derived from it. Rows share their buffer when cloned, so a query can take a page out
+//! of the lock without copying rows it does not return.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
 use super::order::{SortKey, encode, sort_key};
+use super::row::Row;
 use crate::batch::{Operation, WriteOutcome};
-use crate::entity::{ETag, Entity, IfMatch};
+use crate::entity::{ETag, IfMatch};
 use crate::error::{Error, ErrorCode, Result};
-
-/// A stored entity, with its timestamp and ETag set.
-pub(crate) type Row = Arc<Entity>;
 
 /// The rows of one partition, by row key.
 pub(crate) type Partition = BTreeMap<SortKey, Row>;
@@ -83,25 +80,25 @@ impl TableData {
             .entry(sort_key(&written.partition_key))
             .or_default();
         let rk = sort_key(&written.row_key);
-        let mut entity = match partition.get(&rk) {
-            Some(old) if merge => {
-                let mut merged = Entity::clone(old);
+        // Only a merge reads the old row: replacing writes skip that lookup.
+        let old = if merge { partition.get(&rk) } else { None };
+        let row = match old {
+            Some(old) => {
+                let mut merged = old.to_entity(None);
                 merged.properties.extend(written.properties);
-                merged
+                Row::new(&merged, timestamp, &etag)
             }
-            _ => written,
+            _ => Row::new(&written, timestamp, &etag),
         };
-        entity.timestamp = Some(timestamp);
-        entity.etag = Some(etag.clone());
-        partition.insert(rk, Arc::new(entity));
+        partition.insert(rk, row);
         WriteOutcome { etag: Some(etag) }
     }
 }
 
-fn check_if_match(row: &Entity, if_match: &IfMatch) -> Result<()> {
+fn check_if_match(row: &Row, if_match: &IfMatch) -> Result<()> {
     match if_match {
         IfMatch::Any => Ok(()),
-        IfMatch::ETag(expected) if row.etag.as_ref() == Some(expected) => Ok(()),
+        IfMatch::ETag(expected) if row.etag() == expected.as_str() => Ok(()),
         IfMatch::ETag(_) => Err(Error::service(
             ErrorCode::UpdateConditionNotSatisfied,
             "The update condition specified in the request was not satisfied.",
@@ -112,7 +109,7 @@ fn check_if_match(row: &Entity, if_match: &IfMatch) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entity::EntityKey;
+    use crate::entity::{Entity, EntityKey};
 
     fn ts(secs: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(secs, 0).expect("valid instant")
@@ -138,7 +135,7 @@ mod tests {
     fn stored_rows_carry_their_timestamp_and_etag() {
         let mut t = TableData::default();
         let outcome = t.apply(Operation::InsertOrMerge(Entity::new("p", "r")), ts(5));
-        let row = t.get("p", "r").expect("stored");
+        let row = t.get("p", "r").expect("stored").to_entity(None);
         assert_eq!(row.timestamp, Some(ts(5)));
         assert_eq!(row.etag, outcome.etag);
         assert_eq!(row.etag, Some(ETag::from_timestamp(ts(5))));

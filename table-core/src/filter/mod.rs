@@ -23,6 +23,7 @@ mod parse;
 mod print;
 
 pub use ast::{CompareOp, Filter};
+pub(crate) use eval::{Operand, Source, same_bytes};
 
 /// The most discrete comparisons the service accepts in one `$filter`.
 pub const MAX_FILTER_COMPARISONS: usize = 15;
