@@ -68,3 +68,21 @@ fn every_example_runs_on_azurite() {
         );
     }
 }
+
+#[test]
+fn the_quickstart_prints_the_employees_over_30() {
+    let output = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .env_remove(CONNECTION_STRING_VAR)
+        .output()
+        .expect("the quickstart starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "Ann (empid 000001) is 34\nCy (empid 000003) is 41\n"
+    );
+}
