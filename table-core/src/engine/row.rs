@@ -9,8 +9,10 @@
 //! `secs: i64, nanos: u32`; the lengths of the text section, partition key, row key and ETag),
 //! the text section, then the value section.
 //! - Text (valid UTF-8, checked once per decode): the partition key, the row key, then per
-//!   custom property in name order its name and, for a String, its value; the ETag last (only
-//!   reads and `If-Match` need it, filters never do).
+//!   custom property its name and, for a String, its value; the ETag last (only reads and
+//!   `If-Match` need it, filters never do). Properties are in descending name order: a
+//!   decode inserts each name into the `BTreeMap` before all the earlier ones, which takes
+//!   one comparison, where ascending order would compare it with every earlier name.
 //! - Values, per property in the same order: the name's length, a type tag, then 4 bytes
 //!   (Int32), 8 (Int64, Double as its bits), 1 (Boolean), 12 (DateTime as seconds and
 //!   nanoseconds), 16 (Guid), or a length (String, whose bytes are in the text; Binary,
@@ -78,7 +80,7 @@ impl Row {
             }
             text.put(pk);
             text.put(rk);
-            for (name, value) in &entity.properties {
+            for (name, value) in entity.properties.iter().rev() {
                 text.put(name.as_bytes());
                 values.len(name.len());
                 put_value(&mut text, &mut values, value);
@@ -128,7 +130,7 @@ impl Row {
                     None => continue,
                 },
             };
-            // Names arrive in order, so each insert appends to the map's last leaf.
+            // Names arrive in descending order: each goes first, after one comparison.
             properties.insert(name.to_owned(), value);
         }
         Entity {
@@ -207,7 +209,7 @@ struct Parts<'a> {
 }
 
 impl<'a> Parts<'a> {
-    /// The custom properties, in name order.
+    /// The custom properties, in descending name order.
     fn properties(&self) -> Properties<'a> {
         Properties {
             text: self.text,
@@ -510,9 +512,9 @@ mod tests {
             );
         }
         let mut bad_tag = full.to_vec();
-        // The value section follows the text "p", "r", "N", "Name", "value" and the ETag; its
-        // first entry is the name length of "N", then the tag.
-        let tag_at = HEADER + 2 + 1 + 4 + 5 + etag.as_str().len() + 4;
+        // The value section follows the text "p", "r", "Name", "value", "N" and the ETag; it
+        // starts with the name length of "Name", then its tag.
+        let tag_at = HEADER + 2 + 4 + 5 + 1 + etag.as_str().len() + 4;
         bad_tag[tag_at] = 99;
         let row = Row(Arc::from(bad_tag));
         assert!(Source::custom(&row, "N").is_none());
