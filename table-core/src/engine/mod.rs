@@ -167,17 +167,20 @@ impl Engine {
         self.serve(|s| {
             validate_key(KeyName::PartitionKey, partition_key)?;
             validate_key(KeyName::RowKey, row_key)?;
-            let row = s
-                .catalog
+            // Copied out under the shared lock: it blocks only writers, for one row's copy,
+            // and saves taking and releasing a reference to the row.
+            s.catalog
                 .table(table)?
-                .read(|data| data.get(partition_key, row_key).cloned())
+                .read(|data| {
+                    data.get(partition_key, row_key)
+                        .map(|row| row.to_entity(select))
+                })
                 .ok_or_else(|| {
                     Error::service(
                         ErrorCode::ResourceNotFound,
                         "The specified resource does not exist.",
                     )
-                })?;
-            Ok(row.to_entity(select))
+                })
         })
     }
 

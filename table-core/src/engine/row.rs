@@ -92,17 +92,20 @@ impl Row {
 
     /// The `PartitionKey`.
     pub(crate) fn partition_key(&self) -> &str {
-        text(self.parts().partition_key)
+        let parts = self.parts();
+        text(parts.text.get(parts.partition_key()).unwrap_or_default())
     }
 
     /// The `RowKey`.
     pub(crate) fn row_key(&self) -> &str {
-        text(self.parts().row_key)
+        let parts = self.parts();
+        text(parts.text.get(parts.row_key()).unwrap_or_default())
     }
 
     /// The ETag text of the write that stored the row.
     pub(crate) fn etag(&self) -> &str {
-        text(self.parts().etag)
+        let parts = self.parts();
+        text(parts.text.get(parts.etag()).unwrap_or_default())
     }
 
     /// The `Timestamp` of the write that stored the row.
@@ -114,8 +117,8 @@ impl Row {
     /// (absent ones stay absent); keys, timestamp and ETag are always kept.
     pub(crate) fn to_entity(&self, select: Option<&[String]>) -> Entity {
         let parts = self.parts();
-        // One UTF-8 check for every key, name and string value; slicing it is then free.
-        let all_text = std::str::from_utf8(parts.text).unwrap_or_default();
+        // One UTF-8 check for the keys, names, string values and ETag; slicing is then free.
+        let all_text = text(parts.text);
         let slice = |at: Range<usize>| all_text.get(at).unwrap_or_default();
         let mut properties = BTreeMap::new();
         for property in parts.properties() {
@@ -134,10 +137,10 @@ impl Row {
             properties.insert(name.to_owned(), value);
         }
         Entity {
-            partition_key: text(parts.partition_key).to_owned(),
-            row_key: text(parts.row_key).to_owned(),
+            partition_key: slice(parts.partition_key()).to_owned(),
+            row_key: slice(parts.row_key()).to_owned(),
             timestamp: self.timestamp(),
-            etag: Some(ETag::new(text(parts.etag))),
+            etag: Some(ETag::new(slice(parts.etag()))),
             properties,
         }
     }
@@ -150,15 +153,13 @@ impl Row {
             let (text_len, pk, rk, etag) =
                 (header.len()?, header.len()?, header.len()?, header.len()?);
             let (text, values) = bytes.get(HEADER..)?.split_at_checked(text_len)?;
-            let mut keys = Reader(text);
-            let partition_key = keys.take(pk)?;
-            let row_key = keys.take(rk)?;
+            let keys_end = pk.checked_add(rk)?;
             let etag_at = text.len().checked_sub(etag)?;
-            Some(Parts {
-                text: text.get(..etag_at)?,
-                partition_key,
-                row_key,
-                etag: text.get(etag_at..)?,
+            (keys_end <= etag_at).then_some(Parts {
+                text,
+                pk_len: pk,
+                keys_end,
+                etag_at,
                 values,
             })
         };
@@ -197,23 +198,37 @@ impl Source for Row {
     }
 }
 
-/// The sections of a row's buffer.
+/// The sections of a row's buffer, with where the keys and ETag are in the text.
 #[derive(Default)]
 struct Parts<'a> {
-    /// The text section without the ETag: keys, names and string values.
+    /// The whole text section.
     text: &'a [u8],
-    partition_key: &'a [u8],
-    row_key: &'a [u8],
-    etag: &'a [u8],
+    pk_len: usize,
+    /// Where the row key, and so the keys, end.
+    keys_end: usize,
+    /// Where the ETag starts (it runs to the end).
+    etag_at: usize,
     values: &'a [u8],
 }
 
 impl<'a> Parts<'a> {
+    fn partition_key(&self) -> Range<usize> {
+        0..self.pk_len
+    }
+
+    fn row_key(&self) -> Range<usize> {
+        self.pk_len..self.keys_end
+    }
+
+    fn etag(&self) -> Range<usize> {
+        self.etag_at..self.text.len()
+    }
+
     /// The custom properties, in descending name order.
     fn properties(&self) -> Properties<'a> {
         Properties {
-            text: self.text,
-            at: self.partition_key.len() + self.row_key.len(),
+            text: self.text.get(..self.etag_at).unwrap_or_default(),
+            at: self.keys_end,
             values: Reader(self.values),
         }
     }
