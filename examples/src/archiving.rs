@@ -16,9 +16,7 @@ async fn main() -> Result<()> {
     }
 
     let leaver = Employee::key("Sales", 2)?;
-    let moved = current
-        .move_entity(&archive, &leaver.partition_key, &leaver.row_key)
-        .await?;
+    let moved = current.move_entity(&archive, &leaver.partition_key, &leaver.row_key).await?;
     println!("moved employee 2 to the archive: {moved}");
     let in_current = current.typed::<Employee>().get_if_exists(&leaver).await?;
     let in_archive = archive.typed::<Employee>().get(&leaver).await?;

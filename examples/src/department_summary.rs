@@ -4,9 +4,7 @@
 //! concurrent hires retry instead of losing a count.
 
 use examples::Employee;
-use table_client::{
-    ETag, Error, ErrorKind, IfMatch, Result, TableClient, TableEntity, Transaction,
-};
+use table_client::{ETag, Error, ErrorKind, IfMatch, Result, TableClient, TableEntity, Transaction};
 
 /// One per department partition, beside its employees.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
@@ -29,11 +27,8 @@ async fn hire(table: &TableClient, employee: &Employee) -> Result<usize> {
         let current = table.get_if_exists(&department, "summary").await?;
         let summary_write = match current.map(DepartmentSummary::from_entity).transpose()? {
             None => {
-                let first = DepartmentSummary {
-                    department: department.clone(),
-                    employee_count: 1,
-                    etag: None,
-                };
+                let first =
+                    DepartmentSummary { department: department.clone(), employee_count: 1, etag: None };
                 Transaction::new().insert(first.to_entity()?)
             }
             Some(mut summary) => {
@@ -46,16 +41,11 @@ async fn hire(table: &TableClient, employee: &Employee) -> Result<usize> {
         match table.submit_transaction(transaction).await {
             Ok(_) => return Ok(attempt),
             // Operation 0 is the summary: someone else counted a hire since we read it.
-            Err(e)
-                if e.batch_index() == Some(0)
-                    && (e.is_precondition_failed() || e.is_conflict()) => {}
+            Err(e) if e.batch_index() == Some(0) && (e.is_precondition_failed() || e.is_conflict()) => {}
             Err(e) => return Err(e),
         }
     }
-    Err(Error::new(
-        ErrorKind::Unavailable,
-        format!("the {department} summary kept changing"),
-    ))
+    Err(Error::new(ErrorKind::Unavailable, format!("the {department} summary kept changing")))
 }
 
 #[tokio::main]
@@ -72,19 +62,13 @@ async fn main() -> Result<()> {
         })
     });
     for hire in hires.collect::<Vec<_>>() {
-        let (id, attempts) = hire
-            .await
-            .map_err(|e| Error::new(ErrorKind::Other, "a hire task failed").with_source(e))??;
+        let (id, attempts) =
+            hire.await.map_err(|e| Error::new(ErrorKind::Other, "a hire task failed").with_source(e))??;
         println!("hired employee {id} in {attempts} attempt(s)");
     }
 
     let summary = DepartmentSummary::from_entity(table.get("Sales", "summary").await?)?;
-    let employees = table
-        .query()
-        .partition("Sales")
-        .row_key_prefix("empid_")
-        .collect()
-        .await?;
+    let employees = table.query().partition("Sales").row_key_prefix("empid_").collect().await?;
     println!(
         "Sales summary says {} employees; the partition holds {}",
         summary.employee_count,

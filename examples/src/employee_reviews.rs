@@ -7,10 +7,7 @@ use table_client::{Result, TableEntity};
 
 /// A performance review.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(
-    partition_key = "{department}",
-    row_key = "review_{employee_id:06}_{reviewed:ticks}"
-)]
+#[table(partition_key = "{department}", row_key = "review_{employee_id:06}_{reviewed:ticks}")]
 struct Review {
     #[table(key_only)]
     department: String,
@@ -23,9 +20,8 @@ struct Review {
 }
 
 fn date(s: &str) -> Result<DateTime<Utc>> {
-    s.parse().map_err(|e| {
-        table_client::Error::new(table_client::ErrorKind::InvalidInput, format!("{s}: {e}"))
-    })
+    s.parse()
+        .map_err(|e| table_client::Error::new(table_client::ErrorKind::InvalidInput, format!("{s}: {e}")))
 }
 
 #[tokio::main]
@@ -53,19 +49,10 @@ async fn main() -> Result<()> {
     let every = Review::row_key_prefix(2)?;
     println!("filter: {}", every.in_partition("Sales"));
     for r in reviews.query_range_in("Sales", &every).collect().await? {
-        println!(
-            "  employee {} on {}: {}",
-            r.employee_id,
-            r.reviewed.date_naive(),
-            r.rating
-        );
+        println!("  employee {} on {}: {}", r.employee_id, r.reviewed.date_naive(), r.rating);
     }
 
-    let in_2025 = Review::row_key_range(
-        2,
-        date("2025-01-01T00:00:00Z")?,
-        date("2025-12-31T23:59:59Z")?,
-    )?;
+    let in_2025 = Review::row_key_range(2, date("2025-01-01T00:00:00Z")?, date("2025-12-31T23:59:59Z")?)?;
     let found = reviews.query_range_in("Sales", &in_2025).collect().await?;
     println!("employee 2's reviews in 2025: {}", found.len());
 

@@ -35,12 +35,7 @@ async fn main() -> Result<()> {
 
     println!("latest three claims:");
     for claim in claims.latest("empid_000001", 3).await? {
-        println!(
-            "  {} {:>5.1} {}",
-            claim.submitted.date_naive(),
-            claim.amount,
-            claim.description
-        );
+        println!("  {} {:>5.1} {}", claim.submitted.date_naive(), claim.amount, claim.description);
     }
 
     examples::delete_tables(&service, &[&table]).await

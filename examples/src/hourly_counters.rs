@@ -7,18 +7,13 @@ use table_client::patterns::DataSeries;
 use table_client::{Entity, EntityKey, IfMatch, Result, TableClient};
 
 /// Adds one to the counter of `hour`, re-reading and retrying on a concurrent change.
-async fn count(
-    table: &TableClient,
-    hours: &DataSeries,
-    key: &EntityKey,
-    hour: usize,
-) -> Result<()> {
+async fn count(table: &TableClient, hours: &DataSeries, key: &EntityKey, hour: usize) -> Result<()> {
     loop {
         let current = table.get(&key.partition_key, &key.row_key).await?;
         let counts = hours.load::<Option<i64>>(&current)?;
         let next = counts.get(hour).copied().flatten().unwrap_or(0) + 1;
-        let change = Entity::new(key.partition_key.clone(), key.row_key.clone())
-            .with(hours.slot_name(hour)?, next);
+        let change =
+            Entity::new(key.partition_key.clone(), key.row_key.clone()).with(hours.slot_name(hour)?, next);
         let if_match = current.etag.map_or(IfMatch::Any, IfMatch::ETag);
         match table.merge(change, if_match).await {
             Ok(_) => return Ok(()),

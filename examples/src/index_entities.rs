@@ -20,14 +20,8 @@ struct Employee {
 
 async fn joneses(employees: &table_client::TypedTable<Employee>) -> Result<Vec<String>> {
     let key = EntityKey::new("Sales", "lastname_Jones");
-    let found: Vec<Employee> = employees
-        .lookup("by_last_name", &key, 4)?
-        .try_collect()
-        .await?;
-    Ok(found
-        .into_iter()
-        .map(|e| format!("{} ({})", e.first_name, e.id))
-        .collect())
+    let found: Vec<Employee> = employees.lookup("by_last_name", &key, 4)?.try_collect().await?;
+    Ok(found.into_iter().map(|e| format!("{} ({})", e.first_name, e.id)).collect())
 }
 
 #[tokio::main]
@@ -35,16 +29,10 @@ async fn main() -> Result<()> {
     let service = examples::service()?;
     let table = examples::create_table(&service, "Employees").await?;
     let employees = table.typed::<Employee>();
-    let sales = examples::staff()
-        .into_iter()
-        .filter(|e| e.department == "Sales");
+    let sales = examples::staff().into_iter().filter(|e| e.department == "Sales");
     for e in sales {
-        let employee = Employee {
-            department: e.department,
-            id: e.id,
-            first_name: e.first_name,
-            last_name: e.last_name,
-        };
+        let employee =
+            Employee { department: e.department, id: e.id, first_name: e.first_name, last_name: e.last_name };
         employees.insert(&employee).await?;
     }
     let jones = table.get("Sales", "lastname_Jones").await?;
@@ -58,10 +46,7 @@ async fn main() -> Result<()> {
     let mut ken = employees.get(&Employee::key("Sales", 3)?).await?;
     ken.last_name = "Hall".into();
     employees.replace(&ken, IfMatch::Any).await?;
-    println!(
-        "after Ken Jones became Ken Hall: {:?}",
-        joneses(&employees).await?
-    );
+    println!("after Ken Jones became Ken Hall: {:?}", joneses(&employees).await?);
     let halls = employees.lookup("by_last_name", &EntityKey::new("Sales", "lastname_Hall"), 4)?;
     let halls: Vec<Employee> = halls.try_collect().await?;
     println!("Halls in Sales: {}", halls.len());

@@ -38,31 +38,15 @@ async fn main() -> Result<()> {
     }
 
     let by_id = employees.get(&Employee::key("Sales", 1)?).await?;
-    println!(
-        "by id:    empid_000001 -> {} {}",
-        by_id.first_name, by_id.last_name
-    );
-    let by_email: Employee = employees
-        .get_by_index(
-            "by_email",
-            &EntityKey::new("Sales", "email_ken@contoso.com"),
-        )
-        .await?;
-    println!(
-        "by email: email_ken@contoso.com -> employee {}",
-        by_email.id
-    );
+    println!("by id:    empid_000001 -> {} {}", by_id.first_name, by_id.last_name);
+    let by_email: Employee =
+        employees.get_by_index("by_email", &EntityKey::new("Sales", "email_ken@contoso.com")).await?;
+    println!("by email: email_ken@contoso.com -> employee {}", by_email.id);
 
     // A second employee with a taken email is refused, and nothing is written.
-    let clash = Employee {
-        id: 9,
-        ..by_email.clone()
-    };
+    let clash = Employee { id: 9, ..by_email.clone() };
     let err = employees.insert(&clash).await.map(drop).err();
-    println!(
-        "duplicate email refused: {}",
-        err.is_some_and(|e| e.is_conflict())
-    );
+    println!("duplicate email refused: {}", err.is_some_and(|e| e.is_conflict()));
 
     // Changing the email deletes the old copy and writes the new one in one transaction.
     let mut ken = by_email;
@@ -78,10 +62,7 @@ async fn main() -> Result<()> {
         "after the change, Sales emails starting with `ken`: {:?}",
         moved.iter().map(|e| &e.email).collect::<Vec<_>>()
     );
-    println!(
-        "indexes consistent: {}",
-        employees.verify_indexes().await?.is_consistent()
-    );
+    println!("indexes consistent: {}", employees.verify_indexes().await?.is_consistent());
 
     examples::delete_tables(&service, &[&table]).await
 }

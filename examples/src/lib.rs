@@ -30,9 +30,8 @@ pub fn service() -> Result<TableServiceClient> {
 /// A name starting with `base` that no other run uses (a letter-and-digit suffix from the
 /// clock, as table names allow nothing else).
 pub fn unique_name(base: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     format!("{base}{}", nanos % 1_000_000_000_000)
 }
 
@@ -79,11 +78,7 @@ impl Employee {
             first_name: first_name.to_owned(),
             last_name: last_name.to_owned(),
             age,
-            email: format!(
-                "{}.{}@contoso.com",
-                first_name.to_lowercase(),
-                last_name.to_lowercase()
-            ),
+            email: format!("{}.{}@contoso.com", first_name.to_lowercase(), last_name.to_lowercase()),
         }
     }
 }

@@ -1,5 +1,4 @@
-//! Quickstart: a typed entity, a batch and a query stream, on the embedded engine (or on any
-//! service named by `AZURE_STORAGE_CONNECTION_STRING`).
+//! Quickstart: a typed entity, a batch and a query stream (embedded engine by default).
 
 use futures::StreamExt;
 use table_client::{TableEntity, TableServiceClient, Transaction};
@@ -17,8 +16,8 @@ struct Employee {
 
 #[tokio::main]
 async fn main() -> table_client::Result<()> {
-    let connection = std::env::var("AZURE_STORAGE_CONNECTION_STRING").unwrap_or("UseEmbeddedEngine=true".into());
-    let service = TableServiceClient::from_connection_string(&connection)?;
+    let conn = std::env::var("AZURE_STORAGE_CONNECTION_STRING").unwrap_or("UseEmbeddedEngine=true".into());
+    let service = TableServiceClient::from_connection_string(&conn)?;
     let (table, _) = service.create_table_if_not_exists("Employees").await?;
     let employees = table.typed::<Employee>();
 

@@ -20,10 +20,7 @@ async fn main() -> Result<()> {
     let parts = wide.write(&survey(400)).await?;
     println!("400 answers written as {parts} rows in one transaction");
     let read = wide.read("Sales", "survey_empid_000001").await?;
-    println!(
-        "read back as one entity with {} properties",
-        read.properties.len()
-    );
+    println!("read back as one entity with {} properties", read.properties.len());
 
     // Fewer answers next time: the row no longer needed goes in the same transaction.
     let parts = wide.write(&survey(120)).await?;

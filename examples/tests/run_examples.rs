@@ -8,18 +8,12 @@ const CONNECTION_STRING_VAR: &str = "AZURE_STORAGE_CONNECTION_STRING";
 /// Every pattern example (the quickstart is checked by its own author).
 const EXAMPLES: [(&str, &str); 10] = [
     ("archiving", env!("CARGO_BIN_EXE_archiving")),
-    (
-        "department_summary",
-        env!("CARGO_BIN_EXE_department_summary"),
-    ),
+    ("department_summary", env!("CARGO_BIN_EXE_department_summary")),
     ("employee_reviews", env!("CARGO_BIN_EXE_employee_reviews")),
     ("expense_claims", env!("CARGO_BIN_EXE_expense_claims")),
     ("hourly_counters", env!("CARGO_BIN_EXE_hourly_counters")),
     ("index_entities", env!("CARGO_BIN_EXE_index_entities")),
-    (
-        "intra_partition_index",
-        env!("CARGO_BIN_EXE_intra_partition_index"),
-    ),
+    ("intra_partition_index", env!("CARGO_BIN_EXE_intra_partition_index")),
     ("large_entities", env!("CARGO_BIN_EXE_large_entities")),
     ("login_attempts", env!("CARGO_BIN_EXE_login_attempts")),
     ("wide_entities", env!("CARGO_BIN_EXE_wide_entities")),
@@ -37,19 +31,9 @@ fn run_all(connection_string: Option<&str>, backend_line: &str) {
         let output = command.output().expect("the example binary starts");
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.success(),
-            "{name} failed ({}):\n{stdout}\n{stderr}",
-            output.status
-        );
-        assert!(
-            stdout.starts_with(backend_line),
-            "{name} ran on another backend:\n{stdout}"
-        );
-        assert!(
-            stdout.lines().count() >= 3,
-            "{name} says too little:\n{stdout}"
-        );
+        assert!(output.status.success(), "{name} failed ({}):\n{stdout}\n{stderr}", output.status);
+        assert!(stdout.starts_with(backend_line), "{name} ran on another backend:\n{stdout}");
+        assert!(stdout.lines().count() >= 3, "{name} says too little:\n{stdout}");
     }
 }
 
@@ -62,10 +46,7 @@ fn every_example_runs_on_the_embedded_engine() {
 fn every_example_runs_on_azurite() {
     // Skips loudly (the harness prints a banner) where Azurite cannot run.
     if let Some(azurite) = conformance::azurite::azurite() {
-        run_all(
-            Some(&azurite.connection_string),
-            "backend: from AZURE_STORAGE_CONNECTION_STRING",
-        );
+        run_all(Some(&azurite.connection_string), "backend: from AZURE_STORAGE_CONNECTION_STRING");
     }
 }
 
@@ -76,13 +57,6 @@ fn the_quickstart_prints_the_employees_over_30() {
         .output()
         .expect("the quickstart starts");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(
-        stdout,
-        "Ann (empid 000001) is 34\nCy (empid 000003) is 41\n"
-    );
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(stdout, "Ann (empid 000001) is 34\nCy (empid 000003) is 41\n");
 }

@@ -99,11 +99,7 @@ impl Latency {
     fn of(mut samples: Vec<Duration>, total: Duration) -> Latency {
         samples.sort_unstable();
         let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-        Latency {
-            median: at(0.5),
-            p99: at(0.99),
-            total,
-        }
+        Latency { median: at(0.5), p99: at(0.99), total }
     }
 }
 
@@ -122,11 +118,7 @@ fn status_bytes(field: &str) -> i64 {
         .lines()
         .find(|l| l.starts_with(field))
         .unwrap_or_else(|| panic!("no {field} in /proc/self/status"));
-    let kib: i64 = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .expect("a number of kB");
+    let kib: i64 = line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("a number of kB");
     kib * 1024
 }
 
@@ -143,11 +135,7 @@ impl PeakMeter {
         // "5" resets the peak resident set to the current one (Linux 4.0+).
         let hwm_reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
         let baseline = status_bytes("VmRSS:");
-        PeakMeter {
-            baseline,
-            sampled_peak: baseline,
-            hwm_reset,
-        }
+        PeakMeter { baseline, sampled_peak: baseline, hwm_reset }
     }
 
     fn sample(&mut self) {
@@ -156,21 +144,15 @@ impl PeakMeter {
 
     fn growth(mut self) -> i64 {
         self.sample();
-        let peak = if self.hwm_reset {
-            status_bytes("VmHWM:").max(self.sampled_peak)
-        } else {
-            self.sampled_peak
-        };
+        let peak =
+            if self.hwm_reset { status_bytes("VmHWM:").max(self.sampled_peak) } else { self.sampled_peak };
         peak - self.baseline
     }
 }
 
 async fn fresh_table(client: &TableServiceClient, prefix: &str) -> TableClient {
     let name = format!("{prefix}{}", Uuid::new_v4().simple());
-    client
-        .create_table(&name)
-        .await
-        .expect("create the bench table")
+    client.create_table(&name).await.expect("create the bench table")
 }
 
 /// Inserts, point reads and scans `ENTITIES` customers, timing each request.
@@ -213,13 +195,7 @@ async fn latency_workload(client: &TableServiceClient, scans: usize) -> Figures 
         assert_eq!(rows, ENTITIES);
     }
     times.sort_unstable();
-    Figures {
-        insert,
-        read,
-        scan_median: times[times.len() / 2],
-        scans,
-        memory: Vec::new(),
-    }
+    Figures { insert, read, scan_median: times[times.len() / 2], scans, memory: Vec::new() }
 }
 
 /// How a child process reads one large result.
@@ -261,10 +237,7 @@ async fn memory_child(consume: Consume, rows: u32, table: Option<&str>) {
             let client = TableServiceClient::embedded(Engine::new());
             let table = fresh_table(&client, "benchmem").await;
             for n in 0..rows {
-                table
-                    .insert(customer(n).to_entity().unwrap())
-                    .await
-                    .unwrap();
+                table.insert(customer(n).to_entity().unwrap()).await.unwrap();
             }
             (client, table)
         }
@@ -272,12 +245,7 @@ async fn memory_child(consume: Consume, rows: u32, table: Option<&str>) {
     let typed = table.typed::<Customer>();
     // One page first: the connection, the runtime's buffers and the allocator's per-thread
     // arenas are fixed costs of any query, not growth with the size of the result.
-    let warm_up = typed
-        .query()
-        .top(MAX_PAGE_SIZE as usize)
-        .collect()
-        .await
-        .unwrap();
+    let warm_up = typed.query().top(MAX_PAGE_SIZE as usize).collect().await.unwrap();
     drop(warm_up);
     let mut meter = PeakMeter::start();
     let seen = match consume {
@@ -295,12 +263,7 @@ async fn memory_child(consume: Consume, rows: u32, table: Option<&str>) {
             seen
         }
         Consume::Collect => {
-            let all = typed
-                .query()
-                .top(rows as usize)
-                .collect()
-                .await
-                .expect("collect");
+            let all = typed.query().top(rows as usize).collect().await.expect("collect");
             meter.sample();
             all.len()
         }
@@ -316,9 +279,7 @@ fn measure_in_child(consume: Consume, rows: u32, azurite: Option<(&str, &str)>) 
     let mut command = std::process::Command::new(exe);
     command.args(["--memory-child", consume.name(), &rows.to_string()]);
     if let Some((connection_string, table)) = azurite {
-        command
-            .arg(table)
-            .env(CHILD_CONNECTION_STRING, connection_string);
+        command.arg(table).env(CHILD_CONNECTION_STRING, connection_string);
     }
     let output = command.output().expect("run the memory child");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -327,10 +288,7 @@ fn measure_in_child(consume: Consume, rows: u32, azurite: Option<(&str, &str)>) 
         "memory child failed: {stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    stdout
-        .trim()
-        .parse()
-        .expect("the child prints its growth in bytes")
+    stdout.trim().parse().expect("the child prints its growth in bytes")
 }
 
 /// Streaming versus collecting each result size, each measurement in its own process.
@@ -348,17 +306,8 @@ fn memory_workload(sizes: [u32; 2], azurite: Option<(&str, &str)>) -> Vec<Memory
 /// Fills a fresh Azurite table with `rows` customers through bulk transactions.
 async fn fill_azurite(client: &TableServiceClient, rows: u32) -> String {
     let table = fresh_table(client, "benchmem").await;
-    let report = table
-        .bulk(
-            (0..rows).map(|n| Operation::Insert(customer(n).to_entity().unwrap())),
-            8,
-        )
-        .await;
-    assert!(
-        report.is_success(),
-        "bulk fill failed: {:?}",
-        report.failures().next()
-    );
+    let report = table.bulk((0..rows).map(|n| Operation::Insert(customer(n).to_entity().unwrap())), 8).await;
+    assert!(report.is_success(), "bulk fill failed: {:?}", report.failures().next());
     table.name().to_owned()
 }
 
@@ -371,10 +320,7 @@ fn mib(bytes: i64) -> String {
 }
 
 fn ratio(azurite: Duration, embedded: Duration) -> String {
-    format!(
-        "{:.0}x",
-        azurite.as_secs_f64() / embedded.as_secs_f64().max(1e-9)
-    )
+    format!("{:.0}x", azurite.as_secs_f64() / embedded.as_secs_f64().max(1e-9))
 }
 
 fn report(embedded: &Figures, azurite: Option<&Figures>) {
@@ -382,10 +328,7 @@ fn report(embedded: &Figures, azurite: Option<&Figures>) {
     println!(
         "{ENTITIES} entities of 8 properties in {PARTITIONS} partitions, through TypedTable, one request at a time"
     );
-    println!(
-        "{:<28} {:>14} {:>14} {:>12}",
-        "", "embedded", "Azurite", "Azurite/emb"
-    );
+    println!("{:<28} {:>14} {:>14} {:>12}", "", "embedded", "Azurite", "Azurite/emb");
     let row = |label: &str, e: Duration, a: Option<Duration>| {
         println!(
             "{label:<28} {:>14} {:>14} {:>12}",
@@ -394,42 +337,14 @@ fn report(embedded: &Figures, azurite: Option<&Figures>) {
             a.map_or_else(|| "-".to_owned(), |a| ratio(a, e)),
         );
     };
+    row("insert median", embedded.insert.median, azurite.map(|a| a.insert.median));
+    row("insert p99", embedded.insert.p99, azurite.map(|a| a.insert.p99));
+    row("insert all 10k", embedded.insert.total, azurite.map(|a| a.insert.total));
+    row("point read median", embedded.read.median, azurite.map(|a| a.read.median));
+    row("point read p99", embedded.read.p99, azurite.map(|a| a.read.p99));
+    row("point read all 10k", embedded.read.total, azurite.map(|a| a.read.total));
     row(
-        "insert median",
-        embedded.insert.median,
-        azurite.map(|a| a.insert.median),
-    );
-    row(
-        "insert p99",
-        embedded.insert.p99,
-        azurite.map(|a| a.insert.p99),
-    );
-    row(
-        "insert all 10k",
-        embedded.insert.total,
-        azurite.map(|a| a.insert.total),
-    );
-    row(
-        "point read median",
-        embedded.read.median,
-        azurite.map(|a| a.read.median),
-    );
-    row(
-        "point read p99",
-        embedded.read.p99,
-        azurite.map(|a| a.read.p99),
-    );
-    row(
-        "point read all 10k",
-        embedded.read.total,
-        azurite.map(|a| a.read.total),
-    );
-    row(
-        &format!(
-            "scan 10k median of {}/{}",
-            embedded.scans,
-            azurite.map_or(0, |a| a.scans)
-        ),
+        &format!("scan 10k median of {}/{}", embedded.scans, azurite.map_or(0, |a| a.scans)),
         embedded.scan_median,
         azurite.map(|a| a.scan_median),
     );
@@ -451,9 +366,8 @@ async fn run() {
     eprintln!("embedded engine: latency workload ...");
     let mut embedded = latency_workload(&TableServiceClient::embedded(Engine::new()), 9).await;
     eprintln!("embedded engine: memory ({MEMORY_ROWS_EMBEDDED:?} rows) ...");
-    embedded.memory = tokio::task::spawn_blocking(|| memory_workload(MEMORY_ROWS_EMBEDDED, None))
-        .await
-        .unwrap();
+    embedded.memory =
+        tokio::task::spawn_blocking(|| memory_workload(MEMORY_ROWS_EMBEDDED, None)).await.unwrap();
 
     let azurite = match tokio::task::spawn_blocking(conformance::azurite::azurite)
         .await

@@ -27,9 +27,8 @@ fn entity(i: usize) -> Entity {
 
 /// A minimalmetadata page as the service sends it: `odata.etag`, `Timestamp`, annotations.
 fn page(n: usize) -> Vec<u8> {
-    let mut out = String::from(
-        r#"{"odata.metadata":"https://acct.table.core.windows.net/$metadata#bench","value":["#,
-    );
+    let mut out =
+        String::from(r#"{"odata.metadata":"https://acct.table.core.windows.net/$metadata#bench","value":["#);
     for i in 0..n {
         if i > 0 {
             out.push(',');
@@ -49,9 +48,7 @@ fn benches(c: &mut Criterion) {
     assert_eq!(decode_query_page(&body).unwrap().len(), 1000);
     let mut group = c.benchmark_group("query_page_1000");
     group.throughput(Throughput::Bytes(body.len() as u64));
-    group.bench_function("decode_query_page", |b| {
-        b.iter(|| decode_query_page(black_box(&body)).unwrap())
-    });
+    group.bench_function("decode_query_page", |b| b.iter(|| decode_query_page(black_box(&body)).unwrap()));
     group.bench_function("serde_json_value_parse", |b| {
         b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(&body)).unwrap())
     });
@@ -60,20 +57,13 @@ fn benches(c: &mut Criterion) {
     let operations: Vec<Operation> = (0..100)
         .map(|i| match i % 3 {
             0 => Operation::Insert(entity(i)),
-            1 => Operation::Merge {
-                entity: entity(i),
-                if_match: IfMatch::Any,
-            },
+            1 => Operation::Merge { entity: entity(i), if_match: IfMatch::Any },
             _ => Operation::InsertOrReplace(entity(i)),
         })
         .collect();
     c.bench_function("encode_batch_100", |b| {
         b.iter(|| {
-            encode_batch(
-                black_box("https://acct.table.core.windows.net"),
-                "bench",
-                black_box(&operations),
-            )
+            encode_batch(black_box("https://acct.table.core.windows.net"), "bench", black_box(&operations))
         })
     });
 }

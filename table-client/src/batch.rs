@@ -2,9 +2,7 @@
 //! operations into transactions.
 
 use futures::StreamExt;
-use table_core::{
-    ETag, Entity, EntityKey, IfMatch, MAX_BATCH_OPERATIONS, Operation, Result, WriteOutcome,
-};
+use table_core::{ETag, Entity, EntityKey, IfMatch, MAX_BATCH_OPERATIONS, Operation, Result, WriteOutcome};
 
 use crate::table::TableClient;
 
@@ -61,10 +59,7 @@ impl Transaction {
     /// Adds a delete conditioned on `if_match`.
     #[must_use]
     pub fn delete(self, partition_key: &str, row_key: &str, if_match: IfMatch) -> Self {
-        self.push(Operation::Delete {
-            key: EntityKey::new(partition_key, row_key),
-            if_match,
-        })
+        self.push(Operation::Delete { key: EntityKey::new(partition_key, row_key), if_match })
     }
 
     /// The operations so far.
@@ -89,9 +84,7 @@ impl Transaction {
 
 impl FromIterator<Operation> for Transaction {
     fn from_iter<I: IntoIterator<Item = Operation>>(iter: I) -> Self {
-        Transaction {
-            operations: iter.into_iter().collect(),
-        }
+        Transaction { operations: iter.into_iter().collect() }
     }
 }
 
@@ -141,10 +134,7 @@ impl BulkReport {
 pub(crate) fn plan(operations: &[Operation]) -> Vec<(String, Vec<usize>)> {
     let mut partitions: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, op) in operations.iter().enumerate() {
-        match partitions
-            .iter_mut()
-            .find(|(pk, _)| pk == op.partition_key())
-        {
+        match partitions.iter_mut().find(|(pk, _)| pk == op.partition_key()) {
             Some((_, ops)) => ops.push(i),
             None => partitions.push((op.partition_key().to_owned(), vec![i])),
         }
@@ -153,9 +143,7 @@ pub(crate) fn plan(operations: &[Operation]) -> Vec<(String, Vec<usize>)> {
     for (pk, ops) in partitions {
         let mut current: Vec<usize> = Vec::new();
         for i in ops {
-            let repeats = current
-                .iter()
-                .any(|&j| operations[j].row_key() == operations[i].row_key());
+            let repeats = current.iter().any(|&j| operations[j].row_key() == operations[i].row_key());
             if current.len() == MAX_BATCH_OPERATIONS || repeats {
                 transactions.push((pk.clone(), std::mem::take(&mut current)));
             }
@@ -188,15 +176,11 @@ pub(crate) async fn run_bulk(
     let mut per_partition: Vec<Vec<Planned>> = Vec::new();
     for (partition_key, positions) in planned {
         let operations = positions.iter().filter_map(|&i| slots[i].take()).collect();
-        let planned = Planned {
-            partition_key,
-            positions,
-            operations,
-        };
-        match per_partition.iter_mut().find(|g| {
-            g.first()
-                .is_some_and(|p| p.partition_key == planned.partition_key)
-        }) {
+        let planned = Planned { partition_key, positions, operations };
+        match per_partition
+            .iter_mut()
+            .find(|g| g.first().is_some_and(|p| p.partition_key == planned.partition_key))
+        {
             Some(group) => group.push(planned),
             None => per_partition.push(vec![planned]),
         }
@@ -205,28 +189,15 @@ pub(crate) async fn run_bulk(
         let table = table.clone();
         async move {
             let mut reports = Vec::new();
-            for Planned {
-                partition_key,
-                positions,
-                operations,
-            } in group
-            {
-                let result = table
-                    .submit_transaction(operations.into_iter().collect())
-                    .await;
-                reports.push(TransactionReport {
-                    partition_key,
-                    operations: positions,
-                    result,
-                });
+            for Planned { partition_key, positions, operations } in group {
+                let result = table.submit_transaction(operations.into_iter().collect()).await;
+                reports.push(TransactionReport { partition_key, operations: positions, result });
             }
             reports
         }
     });
-    let reports: Vec<Vec<TransactionReport>> = futures::stream::iter(groups)
-        .buffer_unordered(concurrency.max(1))
-        .collect()
-        .await;
+    let reports: Vec<Vec<TransactionReport>> =
+        futures::stream::iter(groups).buffer_unordered(concurrency.max(1)).collect().await;
     let mut transactions: Vec<TransactionReport> = reports.into_iter().flatten().collect();
     transactions.sort_by_key(|t| t.operations.first().copied());
     BulkReport { transactions }
@@ -247,10 +218,7 @@ mod tests {
         ops.push(ins("a", "249"));
         let plan = plan(&ops);
         let sizes: Vec<(&str, usize)> = plan.iter().map(|(pk, p)| (pk.as_str(), p.len())).collect();
-        assert_eq!(
-            sizes,
-            vec![("a", 100), ("a", 100), ("a", 50), ("a", 1), ("b", 1)]
-        );
+        assert_eq!(sizes, vec![("a", 100), ("a", 100), ("a", 50), ("a", 1), ("b", 1)]);
         assert_eq!(plan[3].1, vec![251]);
     }
 }

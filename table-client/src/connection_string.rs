@@ -62,9 +62,7 @@ impl ConnectionString {
         let pairs = Pairs::parse(s)?;
         if pairs.flag("UseEmbeddedEngine")? {
             pairs.only(&["UseEmbeddedEngine", "Name"])?;
-            return Ok(ConnectionString::Embedded {
-                name: pairs.get("Name").map(str::to_owned),
-            });
+            return Ok(ConnectionString::Embedded { name: pairs.get("Name").map(str::to_owned) });
         }
         if pairs.flag("UseDevelopmentStorage")? {
             pairs.only(&["UseDevelopmentStorage"])?;
@@ -86,9 +84,7 @@ impl ConnectionString {
         let endpoint = match pairs.get("TableEndpoint") {
             Some(url) => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(invalid(format!(
-                        "TableEndpoint {url:?} is not an http(s) URL"
-                    )));
+                    return Err(invalid(format!("TableEndpoint {url:?} is not an http(s) URL")));
                 }
                 url.trim_end_matches('/').to_owned()
             }
@@ -107,30 +103,20 @@ impl ConnectionString {
         let account = match pairs.get("AccountName") {
             Some(a) => a.to_owned(),
             None => account_from_endpoint(&endpoint).ok_or_else(|| {
-                invalid(
-                    "AccountName is missing and the TableEndpoint does not name an account".into(),
-                )
+                invalid("AccountName is missing and the TableEndpoint does not name an account".into())
             })?,
         };
         let credential = match (pairs.get("AccountKey"), pairs.get("SharedAccessSignature")) {
             (Some(key), None) => Credential::shared_key(account.clone(), key)?,
             (None, Some(sas)) => Credential::sas(sas)?,
             (Some(_), Some(_)) => {
-                return Err(invalid(
-                    "give AccountKey or SharedAccessSignature, not both".into(),
-                ));
+                return Err(invalid("give AccountKey or SharedAccessSignature, not both".into()));
             }
             (None, None) => {
-                return Err(invalid(
-                    "AccountKey or SharedAccessSignature is missing".into(),
-                ));
+                return Err(invalid("AccountKey or SharedAccessSignature is missing".into()));
             }
         };
-        Ok(ConnectionString::Http {
-            endpoint,
-            account,
-            credential,
-        })
+        Ok(ConnectionString::Http { endpoint, account, credential })
     }
 }
 
@@ -153,11 +139,8 @@ fn account_from_endpoint(endpoint: &str) -> Option<String> {
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = host.split(':').next().unwrap_or(host);
     let is_ip = host.parse::<std::net::Ipv4Addr>().is_ok() || host.starts_with('[');
-    let candidate = if !is_ip && host.contains('.') {
-        host.split('.').next()
-    } else {
-        path.split('/').next()
-    };
+    let candidate =
+        if !is_ip && host.contains('.') { host.split('.').next() } else { path.split('/').next() };
     candidate.filter(|a| !a.is_empty()).map(str::to_owned)
 }
 
@@ -174,9 +157,7 @@ const OTHER_SERVICE_KEYS: [&str; 7] = [
 ];
 
 fn is_other_service_key(key: &str) -> bool {
-    OTHER_SERVICE_KEYS
-        .iter()
-        .any(|k| k.eq_ignore_ascii_case(key))
+    OTHER_SERVICE_KEYS.iter().any(|k| k.eq_ignore_ascii_case(key))
 }
 
 /// The `Key=Value` pairs of a connection string.
@@ -188,12 +169,9 @@ impl<'a> Pairs<'a> {
         let segments = s.split(';').map(str::trim).filter(|p| !p.is_empty());
         for (position, segment) in segments.enumerate() {
             // The part is not echoed: it may be a key pasted without its name.
-            let (key, value) = segment.split_once('=').ok_or_else(|| {
-                invalid(format!(
-                    "connection string part {} has no `=`",
-                    position + 1
-                ))
-            })?;
+            let (key, value) = segment
+                .split_once('=')
+                .ok_or_else(|| invalid(format!("connection string part {} has no `=`", position + 1)))?;
             let (key, value) = (key.trim(), value.trim());
             if pairs.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
                 return Err(invalid(format!(
@@ -210,16 +188,11 @@ impl<'a> Pairs<'a> {
     }
 
     fn get(&self, key: &str) -> Option<&'a str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| *v)
-            .filter(|v| !v.is_empty())
+        self.0.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| *v).filter(|v| !v.is_empty())
     }
 
     fn require(&self, key: &str) -> Result<&'a str> {
-        self.get(key)
-            .ok_or_else(|| invalid(format!("{key} is missing from the connection string")))
+        self.get(key).ok_or_else(|| invalid(format!("{key} is missing from the connection string")))
     }
 
     /// `true`/`false` (any case) of a boolean key; absent is `false`.
@@ -234,13 +207,14 @@ impl<'a> Pairs<'a> {
 
     /// Fails on a key outside `allowed` that is not another service's endpoint.
     fn only(&self, allowed: &[&str]) -> Result<()> {
-        match self.0.iter().find(|(k, _)| {
-            !allowed.iter().any(|a| a.eq_ignore_ascii_case(k)) && !is_other_service_key(k)
-        }) {
-            Some((k, _)) => Err(invalid(format!(
-                "{} is not supported in this connection string",
-                key_for_message(k)
-            ))),
+        match self
+            .0
+            .iter()
+            .find(|(k, _)| !allowed.iter().any(|a| a.eq_ignore_ascii_case(k)) && !is_other_service_key(k))
+        {
+            Some((k, _)) => {
+                Err(invalid(format!("{} is not supported in this connection string", key_for_message(k))))
+            }
             None => Ok(()),
         }
     }

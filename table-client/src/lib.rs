@@ -40,9 +40,8 @@ pub use table_core::__private;
 
 pub use table_core::engine::{self, Engine};
 pub use table_core::{
-    CompareOp, Continuation, ETag, EdmType, Entity, EntityKey, Error, ErrorCode, ErrorKind, Filter,
-    IfMatch, KeyName, Operation, Properties, Result, Value, Violation, WriteOutcome, datetime,
-    keys, validate, value,
+    CompareOp, Continuation, ETag, EdmType, Entity, EntityKey, Error, ErrorCode, ErrorKind, Filter, IfMatch,
+    KeyName, Operation, Properties, Result, Value, Violation, WriteOutcome, datetime, keys, validate, value,
 };
 
 const _: () = {

@@ -149,16 +149,7 @@ impl<T: Send + 'static> Query<T> {
 
     /// The pages, each with the continuation that resumes after it.
     pub fn pages(self) -> impl Stream<Item = Result<QueryPage<T>>> + Send + 'static {
-        let Query {
-            table,
-            filter,
-            filter_text,
-            select,
-            top,
-            max_per_page,
-            resume,
-            decode,
-        } = self;
+        let Query { table, filter, filter_text, select, top, max_per_page, resume, decode } = self;
         async_stream::try_stream! {
             let mut filter = filter;
             for text in &filter_text {
@@ -231,10 +222,8 @@ impl<T: Send + 'static> Query<T> {
         partitions: impl IntoIterator<Item = P>,
         concurrency: usize,
     ) -> impl Stream<Item = Result<T>> + Send + 'static {
-        let queries: Vec<Query<T>> = partitions
-            .into_iter()
-            .map(|p| self.clone().partition(&p.into()))
-            .collect();
+        let queries: Vec<Query<T>> =
+            partitions.into_iter().map(|p| self.clone().partition(&p.into())).collect();
         futures::stream::iter(queries.into_iter().map(|q| Box::pin(q.stream())))
             .flatten_unordered(concurrency.max(1))
     }

@@ -38,10 +38,7 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// Never retry.
     pub fn none() -> Self {
-        RetryPolicy {
-            max_retries: 0,
-            ..RetryPolicy::default()
-        }
+        RetryPolicy { max_retries: 0, ..RetryPolicy::default() }
     }
 
     /// Retries after the first attempt. Default 3.
@@ -73,9 +70,7 @@ impl RetryPolicy {
     /// The pause before retry number `retry` (0-based): a uniform draw in
     /// `[0, min(max, initial * 2^retry)]` ("full jitter"), so clients do not retry in lockstep.
     pub(crate) fn backoff(&self, retry: u32) -> Duration {
-        let exp = self
-            .initial_backoff
-            .saturating_mul(2u32.saturating_pow(retry.min(20)));
+        let exp = self.initial_backoff.saturating_mul(2u32.saturating_pow(retry.min(20)));
         let cap = exp.min(self.max_backoff);
         cap.mul_f64(fastrand::f64())
     }

@@ -25,10 +25,7 @@ pub struct ClientOptions {
 impl Default for ClientOptions {
     /// The default [`RetryPolicy`] and a 30 s per-request timeout.
     fn default() -> Self {
-        ClientOptions {
-            retry: RetryPolicy::default(),
-            timeout: Duration::from_secs(30),
-        }
+        ClientOptions { retry: RetryPolicy::default(), timeout: Duration::from_secs(30) }
     }
 }
 
@@ -58,9 +55,7 @@ pub struct TableServiceClient {
 impl TableServiceClient {
     /// A client over an embedded engine. Clones of the engine handle share its data.
     pub fn embedded(engine: Engine) -> Self {
-        TableServiceClient {
-            backend: Backend::Embedded(engine),
-        }
+        TableServiceClient { backend: Backend::Embedded(engine) }
     }
 
     /// A client over the process-wide embedded engine called `name`, created on first use, so
@@ -70,9 +65,7 @@ impl TableServiceClient {
         static ENGINES: OnceLock<Mutex<HashMap<String, Engine>>> = OnceLock::new();
         let engines = ENGINES.get_or_init(Mutex::default);
         // A poisoned registry still holds valid engine handles; recover it.
-        let mut engines = engines
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut engines = engines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let engine = engines.entry(name.to_owned()).or_default().clone();
         Self::embedded(engine)
     }
@@ -88,16 +81,9 @@ impl TableServiceClient {
     }
 
     /// [`from_connection_string`](Self::from_connection_string) with transport options.
-    pub fn from_connection_string_with(
-        connection_string: &str,
-        options: ClientOptions,
-    ) -> Result<Self> {
+    pub fn from_connection_string_with(connection_string: &str, options: ClientOptions) -> Result<Self> {
         match ConnectionString::parse(connection_string)? {
-            ConnectionString::Http {
-                endpoint,
-                credential,
-                ..
-            } => Self::http(&endpoint, credential, options),
+            ConnectionString::Http { endpoint, credential, .. } => Self::http(&endpoint, credential, options),
             ConnectionString::Embedded { name: Some(name) } => Ok(Self::embedded_named(&name)),
             ConnectionString::Embedded { name: None } => Ok(Self::embedded(Engine::new())),
         }
@@ -106,13 +92,8 @@ impl TableServiceClient {
     /// A client for a Table service endpoint (base URL, path style for emulators, e.g.
     /// `http://127.0.0.1:10002/devstoreaccount1`).
     pub fn http(endpoint: &str, credential: Credential, options: ClientOptions) -> Result<Self> {
-        let options = HttpOptions {
-            retry: options.retry,
-            timeout: options.timeout,
-        };
-        Ok(TableServiceClient {
-            backend: Backend::Http(HttpBackend::new(endpoint, credential, options)?),
-        })
+        let options = HttpOptions { retry: options.retry, timeout: options.timeout };
+        Ok(TableServiceClient { backend: Backend::Http(HttpBackend::new(endpoint, credential, options)?) })
     }
 
     /// A client for the table `name`. Nothing is sent; a name that breaks the service's rules
@@ -132,10 +113,7 @@ impl TableServiceClient {
     pub async fn create_table_if_not_exists(&self, name: &str) -> Result<(TableClient, bool)> {
         match self.create_table(name).await {
             Ok(t) => Ok((t, true)),
-            Err(e)
-                if e.is_conflict()
-                    && e.code().is_some_and(|c| c.as_str() == "TableAlreadyExists") =>
-            {
+            Err(e) if e.is_conflict() && e.code().is_some_and(|c| c.as_str() == "TableAlreadyExists") => {
                 Ok((self.table(name), false))
             }
             Err(e) => Err(e),

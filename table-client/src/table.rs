@@ -23,10 +23,7 @@ pub struct TableClient {
 
 impl TableClient {
     pub(crate) fn new(backend: Backend, name: &str) -> Self {
-        TableClient {
-            backend,
-            name: Arc::from(name),
-        }
+        TableClient { backend, name: Arc::from(name) }
     }
 
     /// The table's name.
@@ -93,16 +90,9 @@ impl TableClient {
     }
 
     /// Deletes an entity, if it matches `if_match`; `NotFound` if missing.
-    pub async fn delete(
-        &self,
-        partition_key: &str,
-        row_key: &str,
-        if_match: IfMatch,
-    ) -> Result<()> {
+    pub async fn delete(&self, partition_key: &str, row_key: &str, if_match: IfMatch) -> Result<()> {
         let key = EntityKey::new(partition_key, row_key);
-        self.execute(Operation::Delete { key, if_match })
-            .await
-            .map(drop)
+        self.execute(Operation::Delete { key, if_match }).await.map(drop)
     }
 
     /// Deletes an entity if it exists (any version); returns whether it existed.
@@ -123,12 +113,9 @@ impl TableClient {
 
     async fn write(&self, operation: Operation) -> Result<ETag> {
         let outcome = self.execute(operation).await?;
-        outcome.etag.ok_or_else(|| {
-            Error::new(
-                ErrorKind::Decode,
-                "the service answered a write without an ETag",
-            )
-        })
+        outcome
+            .etag
+            .ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))
     }
 
     /// Reads one entity; `NotFound` (`ResourceNotFound`) if missing.
@@ -137,11 +124,7 @@ impl TableClient {
     }
 
     /// Reads one entity, or `None` if it does not exist (a missing table is still an error).
-    pub async fn get_if_exists(
-        &self,
-        partition_key: &str,
-        row_key: &str,
-    ) -> Result<Option<Entity>> {
+    pub async fn get_if_exists(&self, partition_key: &str, row_key: &str) -> Result<Option<Entity>> {
         match self.get(partition_key, row_key).await {
             Ok(e) => Ok(Some(e)),
             Err(e) if e.is_not_found() && !is_table_missing(&e) => Ok(None),
@@ -159,9 +142,7 @@ impl TableClient {
         self.check_name()?;
         validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
         validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
-        self.backend
-            .get(&self.name, partition_key, row_key, select)
-            .await
+        self.backend.get(&self.name, partition_key, row_key, select).await
     }
 
     /// A query over this table's entities; see [`Query`] for the options.
@@ -201,8 +182,7 @@ pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
     match operation.entity() {
         Some(entity) => check_entity(entity),
         None => {
-            validate_key(KeyName::PartitionKey, operation.partition_key())
-                .map_err(Error::invalid)?;
+            validate_key(KeyName::PartitionKey, operation.partition_key()).map_err(Error::invalid)?;
             validate_key(KeyName::RowKey, operation.row_key()).map_err(Error::invalid)
         }
     }

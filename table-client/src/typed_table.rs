@@ -6,9 +6,7 @@ use std::marker::PhantomData;
 
 use futures::Stream;
 use table_core::typed::TableEntity;
-use table_core::{
-    ETag, EntityKey, Error, ErrorKind, Filter, IfMatch, Operation, Result, WriteOutcome,
-};
+use table_core::{ETag, EntityKey, Error, ErrorKind, Filter, IfMatch, Operation, Result, WriteOutcome};
 
 use crate::index::{self, Change, IndexReport};
 use crate::query::Query;
@@ -23,20 +21,14 @@ pub struct TypedTable<T> {
 
 impl<T> Clone for TypedTable<T> {
     fn clone(&self) -> Self {
-        TypedTable {
-            table: self.table.clone(),
-            _entity: PhantomData,
-        }
+        TypedTable { table: self.table.clone(), _entity: PhantomData }
     }
 }
 
 impl TableClient {
     /// Typed access to this table's entities of type `T`.
     pub fn typed<T: TableEntity>(&self) -> TypedTable<T> {
-        TypedTable {
-            table: self.clone(),
-            _entity: PhantomData,
-        }
+        TypedTable { table: self.clone(), _entity: PhantomData }
     }
 }
 
@@ -52,12 +44,9 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     }
 
     async fn indexed_write(&self, change: Change<'_, T>) -> Result<ETag> {
-        index::apply(&self.table, change).await?.ok_or_else(|| {
-            Error::new(
-                ErrorKind::Decode,
-                "the service answered a write without an ETag",
-            )
-        })
+        index::apply(&self.table, change)
+            .await?
+            .ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))
     }
 
     /// Inserts `value`; `AlreadyExists` if its key (or a unique same-partition index key) is
@@ -105,41 +94,25 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// Deletes the entity with `key` (and its index rows), if it matches `if_match`.
     pub async fn delete(&self, key: &EntityKey, if_match: IfMatch) -> Result<()> {
         if Self::indexed() {
-            return index::apply::<T>(&self.table, Change::Delete(key, if_match))
-                .await
-                .map(drop);
+            return index::apply::<T>(&self.table, Change::Delete(key, if_match)).await.map(drop);
         }
-        self.table
-            .delete(&key.partition_key, &key.row_key, if_match)
-            .await
+        self.table.delete(&key.partition_key, &key.row_key, if_match).await
     }
 
     /// Deletes the entity with `key` if it exists; returns whether it existed.
     pub async fn delete_if_exists(&self, key: &EntityKey) -> Result<bool> {
         if Self::indexed() {
-            let existed = self
-                .table
-                .get_if_exists(&key.partition_key, &key.row_key)
-                .await?
-                .is_some();
+            let existed = self.table.get_if_exists(&key.partition_key, &key.row_key).await?.is_some();
             index::apply::<T>(&self.table, Change::DeleteIfExists(key)).await?;
             return Ok(existed);
         }
-        self.table
-            .delete_if_exists(&key.partition_key, &key.row_key)
-            .await
+        self.table.delete_if_exists(&key.partition_key, &key.row_key).await
     }
 
     /// Reads the entity with `key`; `NotFound` if missing.
     pub async fn get(&self, key: &EntityKey) -> Result<T> {
-        let entity = self
-            .table
-            .get_with_select(
-                &key.partition_key,
-                &key.row_key,
-                select_of::<T>().as_deref(),
-            )
-            .await?;
+        let entity =
+            self.table.get_with_select(&key.partition_key, &key.row_key, select_of::<T>().as_deref()).await?;
         T::from_entity(entity)
     }
 
@@ -196,11 +169,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         concurrency: usize,
     ) -> Result<impl Stream<Item = Result<T>> + Send + 'static> {
         self.index_def(index)?;
-        Ok(index::lookup_stream::<T>(
-            self.table.clone(),
-            key.clone(),
-            concurrency,
-        ))
+        Ok(index::lookup_stream::<T>(self.table.clone(), key.clone(), concurrency))
     }
 
     /// Finishes the cross-partition index work that crashed writers left in the outbox; returns
@@ -219,10 +188,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         T::indexes().iter().find(|i| i.name == name).ok_or_else(|| {
             Error::new(
                 ErrorKind::InvalidInput,
-                format!(
-                    "`{}` declares no index named `{name}`",
-                    std::any::type_name::<T>()
-                ),
+                format!("`{}` declares no index named `{name}`", std::any::type_name::<T>()),
             )
         })
     }

@@ -19,11 +19,7 @@ struct Employee {
 }
 
 #[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(
-    partition_key = "{department}",
-    row_key = "dept",
-    entity_type = "Department"
-)]
+#[table(partition_key = "{department}", row_key = "dept", entity_type = "Department")]
 struct Department {
     department: String,
 }
@@ -50,9 +46,7 @@ fn derives_through_the_facade() {
     assert_eq!(entity.key(), EntityKey::new("Sales", "empid_000223"));
     assert_eq!(Employee::from_entity(entity.clone()).unwrap(), don());
     assert!(matches!(Row::from_entity(entity).unwrap(), Row::Employee(e) if e == don()));
-    let dept = Department {
-        department: "Sales".into(),
-    };
+    let dept = Department { department: "Sales".into() };
     assert!(matches!(
         Row::from_entity(dept.to_entity().unwrap()).unwrap(),
         Row::Department(d) if d == dept
@@ -64,21 +58,14 @@ fn derives_through_the_facade() {
 fn design_guide_filters_through_the_facade() {
     let ids = Employee::row_key_range(100, 199).unwrap();
     assert_eq!(
-        ids.in_partition(Employee::partition_key_for("Sales").unwrap())
-            .to_string(),
+        ids.in_partition(Employee::partition_key_for("Sales").unwrap()).to_string(),
         "PartitionKey eq 'Sales' and RowKey ge 'empid_000100' and RowKey le 'empid_000199'"
     );
     assert_eq!(
-        PARTITION_KEY
-            .eq("Sales")
-            .and(Employee::LAST_NAME.eq("Smith"))
-            .to_string(),
+        PARTITION_KEY.eq("Sales").and(Employee::LAST_NAME.eq("Smith")).to_string(),
         "PartitionKey eq 'Sales' and LastName eq 'Smith'"
     );
     assert_eq!(Employee::AGE.gt(30).to_string(), "Age gt 30");
     assert_eq!(Employee::indexes()[0].kind, IndexKind::Secondary);
-    assert_eq!(
-        don().index_key("by_email").unwrap(),
-        Some(EntityKey::new("Sales", "email_donh@contoso.com"))
-    );
+    assert_eq!(don().index_key("by_email").unwrap(), Some(EntityKey::new("Sales", "email_donh@contoso.com")));
 }

@@ -13,23 +13,17 @@ use std::time::Duration;
 use futures::StreamExt;
 use table_client::auth::Credential;
 use table_client::{
-    ClientOptions, Entity, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient,
-    Transaction,
+    ClientOptions, Entity, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient, Transaction,
 };
 use wiremock::matchers::{header_exists, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const ACCOUNT: &str = "devstoreaccount1";
-const KEY: &str =
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 fn fast_retries() -> ClientOptions {
     ClientOptions::default()
-        .retry(
-            RetryPolicy::default()
-                .max_retries(3)
-                .initial_backoff(Duration::from_millis(1)),
-        )
+        .retry(RetryPolicy::default().max_retries(3).initial_backoff(Duration::from_millis(1)))
         .timeout(Duration::from_secs(5))
 }
 
@@ -64,11 +58,7 @@ async fn reads_are_retried_after_503_and_429_then_succeed() {
         .up_to_n_times(1)
         .mount(&server)
         .await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(429))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
+    Mock::given(method("GET")).respond_with(ResponseTemplate::new(429)).up_to_n_times(1).mount(&server).await;
     Mock::given(method("GET"))
         .and(path(entity_path()))
         .and(header_exists("authorization"))
@@ -84,18 +74,11 @@ async fn reads_are_retried_after_503_and_429_then_succeed() {
 #[tokio::test]
 async fn retries_stop_at_the_policy_limit() {
     let (server, table) = server_and_table().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(503))
-        .mount(&server)
-        .await;
+    Mock::given(method("GET")).respond_with(ResponseTemplate::new(503)).mount(&server).await;
     let err = table.get("p", "r").await.unwrap_err();
     assert_eq!(err.status(), Some(503));
     assert!(err.is_transient());
-    assert_eq!(
-        server.received_requests().await.unwrap().len(),
-        4,
-        "1 attempt + 3 retries"
-    );
+    assert_eq!(server.received_requests().await.unwrap().len(), 4, "1 attempt + 3 retries");
 }
 
 #[tokio::test]
@@ -108,8 +91,7 @@ async fn inserts_are_retried_on_429_but_not_replayed_after_500() {
         .await;
     Mock::given(method("POST"))
         .respond_with(
-            ResponseTemplate::new(204)
-                .insert_header("ETag", "W/\"datetime'2024-01-01T00%3A00%3A00Z'\""),
+            ResponseTemplate::new(204).insert_header("ETag", "W/\"datetime'2024-01-01T00%3A00%3A00Z'\""),
         )
         .up_to_n_times(1)
         .mount(&server)
@@ -118,10 +100,7 @@ async fn inserts_are_retried_on_429_but_not_replayed_after_500() {
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
 
     server.reset().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(500))
-        .mount(&server)
-        .await;
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(500)).mount(&server).await;
     let err = table.insert(Entity::new("p", "r")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable);
     assert_eq!(
@@ -131,65 +110,40 @@ async fn inserts_are_retried_on_429_but_not_replayed_after_500() {
     );
 
     server.reset().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(500))
-        .mount(&server)
-        .await;
-    let err = table
-        .submit_transaction(Transaction::new().insert(Entity::new("p", "r")))
-        .await
-        .unwrap_err();
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(500)).mount(&server).await;
+    let err = table.submit_transaction(Transaction::new().insert(Entity::new("p", "r"))).await.unwrap_err();
     assert_eq!(err.status(), Some(500));
-    assert_eq!(
-        server.received_requests().await.unwrap().len(),
-        1,
-        "nor is a batch"
-    );
+    assert_eq!(server.received_requests().await.unwrap().len(), 1, "nor is a batch");
 }
 
 #[tokio::test]
 async fn idempotent_writes_are_retried_after_500() {
     let (server, table) = server_and_table().await;
-    Mock::given(method("PUT"))
-        .respond_with(ResponseTemplate::new(500))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
+    Mock::given(method("PUT")).respond_with(ResponseTemplate::new(500)).up_to_n_times(1).mount(&server).await;
     Mock::given(method("PUT"))
         .respond_with(
-            ResponseTemplate::new(204)
-                .insert_header("ETag", "W/\"datetime'2024-01-01T00%3A00%3A00Z'\""),
+            ResponseTemplate::new(204).insert_header("ETag", "W/\"datetime'2024-01-01T00%3A00%3A00Z'\""),
         )
         .mount(&server)
         .await;
-    table
-        .insert_or_replace(Entity::new("p", "r"))
-        .await
-        .unwrap();
+    table.insert_or_replace(Entity::new("p", "r")).await.unwrap();
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
 }
 
 #[tokio::test]
 async fn a_slow_answer_is_a_timeout() {
     let server = MockServer::start().await;
-    let options = ClientOptions::default()
-        .retry(RetryPolicy::none())
-        .timeout(Duration::from_millis(200));
+    let options = ClientOptions::default().retry(RetryPolicy::none()).timeout(Duration::from_millis(200));
     let table = client_at(&server.uri(), options).table("faults");
     Mock::given(method("GET"))
         .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(entity_json())
-                .set_delay(Duration::from_secs(3)),
+            ResponseTemplate::new(200).set_body_json(entity_json()).set_delay(Duration::from_secs(3)),
         )
         .mount(&server)
         .await;
     let err = table.get("p", "r").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
-    assert!(
-        std::error::Error::source(&err).is_some(),
-        "the transport cause is kept as the source"
-    );
+    assert!(std::error::Error::source(&err).is_some(), "the transport cause is kept as the source");
 }
 
 /// A server that accepts connections, reads a little, and drops them without answering.
@@ -211,11 +165,7 @@ fn dropping_server() -> String {
 async fn dropped_connections_are_transport_errors_and_reads_retry() {
     let base = dropping_server();
     let options = ClientOptions::default()
-        .retry(
-            RetryPolicy::default()
-                .max_retries(2)
-                .initial_backoff(Duration::from_millis(1)),
-        )
+        .retry(RetryPolicy::default().max_retries(2).initial_backoff(Duration::from_millis(1)))
         .timeout(Duration::from_secs(5));
     let table = client_at(&base, options).table("faults");
     let err = table.get("p", "r").await.unwrap_err();
@@ -225,11 +175,7 @@ async fn dropped_connections_are_transport_errors_and_reads_retry() {
 
 #[tokio::test]
 async fn a_refused_connection_is_a_transport_error() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let table = client_at(&format!("http://127.0.0.1:{port}"), fast_retries()).table("faults");
     let err = table.insert(Entity::new("p", "r")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Transport);
@@ -250,12 +196,7 @@ async fn malformed_json_is_a_decode_error() {
             .mount(&server)
             .await;
         let err = table.get("p", "r").await.unwrap_err();
-        assert_eq!(
-            err.kind(),
-            ErrorKind::Decode,
-            "{}",
-            String::from_utf8_lossy(body)
-        );
+        assert_eq!(err.kind(), ErrorKind::Decode, "{}", String::from_utf8_lossy(body));
     }
     server.reset().await;
     Mock::given(method("GET"))
@@ -269,11 +210,7 @@ async fn malformed_json_is_a_decode_error() {
 #[tokio::test]
 async fn malformed_batch_responses_are_decode_errors() {
     let (server, table) = server_and_table().await;
-    let tx = || {
-        Transaction::new()
-            .insert(Entity::new("p", "a"))
-            .insert(Entity::new("p", "b"))
-    };
+    let tx = || Transaction::new().insert(Entity::new("p", "a")).insert(Entity::new("p", "b"));
     let bodies = [
         ("multipart/mixed; boundary=batchresponse_x", "garbage"),
         ("multipart/mixed", "--batchresponse_x--"),
@@ -287,9 +224,7 @@ async fn malformed_batch_responses_are_decode_errors() {
         server.reset().await;
         Mock::given(method("POST"))
             .respond_with(
-                ResponseTemplate::new(202)
-                    .insert_header("Content-Type", content_type)
-                    .set_body_string(body),
+                ResponseTemplate::new(202).insert_header("Content-Type", content_type).set_body_string(body),
             )
             .mount(&server)
             .await;
@@ -341,12 +276,7 @@ async fn short_and_empty_pages_with_continuations_are_followed() {
     assert_eq!(token.next_row_key.as_deref(), Some("rk3"));
 
     // Resuming from a stored token string sends the server's tokens back verbatim.
-    let rest = table
-        .query()
-        .resume(&token.to_string())
-        .collect()
-        .await
-        .unwrap();
+    let rest = table.query().resume(&token.to_string()).collect().await.unwrap();
     assert_eq!(rest.len(), 1);
     assert_eq!(rest[0].row_key, "c");
 }
@@ -366,10 +296,7 @@ async fn error_answers_keep_code_status_and_request_id() {
     assert!(err.is_precondition_failed());
     assert_eq!(err.status(), Some(412));
     assert_eq!(err.request_id(), Some("req-123"));
-    assert_eq!(
-        err.message(),
-        "The update condition specified in the request was not satisfied."
-    );
+    assert_eq!(err.message(), "The update condition specified in the request was not satisfied.");
 }
 
 #[tokio::test]

@@ -25,17 +25,11 @@ struct Collect<'a>(&'a Fields);
 
 impl Visit for Collect<'_> {
     fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
-        self.0
-            .lock()
-            .unwrap()
-            .push((field.name().to_owned(), format!("{value:?}")));
+        self.0.lock().unwrap().push((field.name().to_owned(), format!("{value:?}")));
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.0
-            .lock()
-            .unwrap()
-            .push((field.name().to_owned(), value.to_owned()));
+        self.0.lock().unwrap().push((field.name().to_owned(), value.to_owned()));
     }
 }
 
@@ -77,20 +71,12 @@ async fn requests_are_traced_with_the_service_request_id_and_no_secret() {
     assert_eq!(err.request_id(), Some("req-42"));
 
     let fields = fields.lock().unwrap().clone();
-    let get = |name: &str| {
-        fields
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-    };
+    let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
     assert_eq!(get("method").as_deref(), Some("GET"));
     assert_eq!(get("status").as_deref(), Some("404"));
     assert_eq!(get("request_id").as_deref(), Some("req-42"));
     let url = get("url").unwrap();
-    assert!(
-        url.ends_with("/devstoreaccount1/tracetable(PartitionKey='p',RowKey='r')"),
-        "{url}"
-    );
+    assert!(url.ends_with("/devstoreaccount1/tracetable(PartitionKey='p',RowKey='r')"), "{url}");
     assert!(
         fields.iter().all(|(_, v)| !v.contains("c2VjcmV0")),
         "no field carries the signature: {fields:?}"

@@ -15,10 +15,7 @@ const ACCOUNT: &str = "devstoreaccount1";
 const DATE: &str = "Mon, 01 Jan 2024 00:00:00 GMT";
 
 fn header<'a>(headers: &'a [(&'static str, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, v)| v.as_str())
+    headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
 }
 
 #[test]
@@ -28,10 +25,8 @@ fn shared_key_get_vector() {
         shared_key_string_to_sign(ACCOUNT, "GET", url, "", DATE).unwrap(),
         "GET\n\n\nMon, 01 Jan 2024 00:00:00 GMT\n/devstoreaccount1/devstoreaccount1/QryProbe(PartitionKey='p',RowKey='01')"
     );
-    let signed = Credential::shared_key(ACCOUNT, DEVELOPMENT_KEY)
-        .unwrap()
-        .authorize("GET", url, "", DATE)
-        .unwrap();
+    let signed =
+        Credential::shared_key(ACCOUNT, DEVELOPMENT_KEY).unwrap().authorize("GET", url, "", DATE).unwrap();
     assert_eq!(signed.url, url);
     assert_eq!(
         header(&signed.headers, "Authorization"),
@@ -80,10 +75,7 @@ fn encoded_paths_and_comp_are_signed_as_sent() {
         DATE,
     )
     .unwrap();
-    assert!(
-        s.ends_with("\n/acct/t(PartitionKey='a%20b',RowKey='r')?comp=acl"),
-        "{s}"
-    );
+    assert!(s.ends_with("\n/acct/t(PartitionKey='a%20b',RowKey='r')?comp=acl"), "{s}");
     assert_eq!(
         Credential::shared_key("a", DEVELOPMENT_KEY)
             .unwrap()
@@ -98,10 +90,7 @@ fn encoded_paths_and_comp_are_signed_as_sent() {
 fn bad_keys_are_typed_errors() {
     let err = Credential::shared_key(ACCOUNT, "not base64!").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Auth);
-    assert_eq!(
-        AccountKey::new(ACCOUNT, "%%%").unwrap_err().kind(),
-        ErrorKind::Auth
-    );
+    assert_eq!(AccountKey::new(ACCOUNT, "%%%").unwrap_err().kind(), ErrorKind::Auth);
 }
 
 #[test]
@@ -145,20 +134,14 @@ fn table_sas_vector() {
     );
     assert_eq!(
         token.append_to("http://127.0.0.1:10002/devstoreaccount1/QryProbe()?$top=1"),
-        format!(
-            "http://127.0.0.1:10002/devstoreaccount1/QryProbe()?$top=1&{}",
-            token.as_query()
-        )
+        format!("http://127.0.0.1:10002/devstoreaccount1/QryProbe()?$top=1&{}", token.as_query())
     );
 }
 
 #[test]
 fn sas_optional_fields_are_signed_and_sent() {
     let builder = TableSasBuilder::new("t1")
-        .permissions(TableSasPermissions {
-            read: true,
-            ..Default::default()
-        })
+        .permissions(TableSasPermissions { read: true, ..Default::default() })
         .expiry(utc(2030, 1, 1))
         .ip("10.0.0.1-10.0.0.9")
         .protocol(SasProtocol::HttpsAndHttp)
@@ -167,9 +150,7 @@ fn sas_optional_fields_are_signed_and_sent() {
         builder.string_to_sign("acct"),
         "r\n\n2030-01-01T00:00:00Z\n/table/acct/t1\npol\n10.0.0.1-10.0.0.9\nhttps,http\n2019-02-02\n\n\n\n"
     );
-    let token = builder
-        .sign(&AccountKey::new("acct", DEVELOPMENT_KEY).unwrap())
-        .unwrap();
+    let token = builder.sign(&AccountKey::new("acct", DEVELOPMENT_KEY).unwrap()).unwrap();
     assert!(
         token.as_query().starts_with("sv=2019-02-02&tn=t1&se=2030-01-01T00%3A00%3A00Z&sp=r&sip=10.0.0.1-10.0.0.9&spr=https%2Chttp&si=pol&sig="),
         "{}",
@@ -189,20 +170,11 @@ fn sas_builder_rejects_incomplete_or_old_requests() {
     for builder in [
         TableSasBuilder::new("t").expiry(utc(2030, 1, 1)),
         TableSasBuilder::new("t").permissions(all),
-        TableSasBuilder::new("t")
-            .permissions(all)
-            .expiry(utc(2030, 1, 1))
-            .version("2017-07-29"),
+        TableSasBuilder::new("t").permissions(all).expiry(utc(2030, 1, 1)).version("2017-07-29"),
     ] {
-        assert_eq!(
-            builder.sign(&key).unwrap_err().kind(),
-            ErrorKind::InvalidInput
-        );
+        assert_eq!(builder.sign(&key).unwrap_err().kind(), ErrorKind::InvalidInput);
     }
-    assert_eq!(
-        TableSasPermissions::parse("rx").unwrap_err().kind(),
-        ErrorKind::InvalidInput
-    );
+    assert_eq!(TableSasPermissions::parse("rx").unwrap_err().kind(), ErrorKind::InvalidInput);
     assert_eq!(TableSasPermissions::all().to_string(), "raud");
     assert_eq!(TableSasPermissions::parse("ud").unwrap().to_string(), "ud");
 }
@@ -211,23 +183,13 @@ fn sas_builder_rejects_incomplete_or_old_requests() {
 fn sas_tokens_are_parsed_and_appended() {
     let token = SasToken::parse(" ?sv=2019-02-02&sig=abc ").unwrap();
     assert_eq!(token.as_query(), "sv=2019-02-02&sig=abc");
-    assert_eq!(
-        token.append_to("http://h/t"),
-        "http://h/t?sv=2019-02-02&sig=abc"
-    );
-    assert_eq!(
-        SasToken::parse("sv=1&sig=").unwrap_err().kind(),
-        ErrorKind::Auth
-    );
+    assert_eq!(token.append_to("http://h/t"), "http://h/t?sv=2019-02-02&sig=abc");
+    assert_eq!(SasToken::parse("sv=1&sig=").unwrap_err().kind(), ErrorKind::Auth);
     assert_eq!(SasToken::parse("sv=1").unwrap_err().kind(), ErrorKind::Auth);
-    let signed = Credential::Sas(token)
-        .authorize("GET", "http://h/t()?$top=1", "", DATE)
-        .unwrap();
+    let signed = Credential::Sas(token).authorize("GET", "http://h/t()?$top=1", "", DATE).unwrap();
     assert_eq!(signed.url, "http://h/t()?$top=1&sv=2019-02-02&sig=abc");
     assert_eq!(header(&signed.headers, "Authorization"), None);
-    let anonymous = Credential::Anonymous
-        .authorize("GET", "http://h/t", "", DATE)
-        .unwrap();
+    let anonymous = Credential::Anonymous.authorize("GET", "http://h/t", "", DATE).unwrap();
     assert_eq!(anonymous.url, "http://h/t");
     assert_eq!(anonymous.headers, vec![("x-ms-date", DATE.to_owned())]);
 }
@@ -240,16 +202,11 @@ fn http_dates_are_rfc1123() {
 #[test]
 fn signed_requests_do_not_debug_print_signatures() {
     let url = "http://127.0.0.1:10002/devstoreaccount1/QryProbe(PartitionKey='p',RowKey='01')";
-    let signed = Credential::shared_key(ACCOUNT, DEVELOPMENT_KEY)
-        .unwrap()
-        .authorize("GET", url, "", DATE)
-        .unwrap();
+    let signed =
+        Credential::shared_key(ACCOUNT, DEVELOPMENT_KEY).unwrap().authorize("GET", url, "", DATE).unwrap();
     let debug = format!("{signed:?}");
     assert!(!debug.contains("l3JirZVDQJsEuAXVB5v"), "{debug}");
-    assert!(
-        debug.contains("SharedKey devstoreaccount1:<redacted>"),
-        "{debug}"
-    );
+    assert!(debug.contains("SharedKey devstoreaccount1:<redacted>"), "{debug}");
     assert!(debug.contains(DATE), "{debug}");
     let signed = Credential::sas("sv=2019-02-02&sig=TOPSECRET&tn=t")
         .unwrap()
@@ -257,8 +214,5 @@ fn signed_requests_do_not_debug_print_signatures() {
         .unwrap();
     let debug = format!("{signed:?}");
     assert!(!debug.contains("TOPSECRET"), "{debug}");
-    assert!(
-        debug.contains("http://h/t()?$top=1&sv=2019-02-02&sig=<redacted>&tn=t"),
-        "{debug}"
-    );
+    assert!(debug.contains("http://h/t()?$top=1&sv=2019-02-02&sig=<redacted>&tn=t"), "{debug}");
 }

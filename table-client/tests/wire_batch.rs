@@ -19,53 +19,24 @@ fn every_operation_gets_its_verb_url_and_condition() {
     let e = |rk: &str| Entity::new("p", rk).with("a", 1);
     let ops = vec![
         Operation::Insert(e("0")),
-        Operation::Replace {
-            entity: e("1"),
-            if_match: IfMatch::ETag(etag.clone()),
-        },
-        Operation::Merge {
-            entity: e("2"),
-            if_match: IfMatch::Any,
-        },
+        Operation::Replace { entity: e("1"), if_match: IfMatch::ETag(etag.clone()) },
+        Operation::Merge { entity: e("2"), if_match: IfMatch::Any },
         Operation::InsertOrReplace(e("3")),
         Operation::InsertOrMerge(e("4")),
-        Operation::Delete {
-            key: EntityKey::new("p", "5 '"),
-            if_match: IfMatch::ETag(etag.clone()),
-        },
+        Operation::Delete { key: EntityKey::new("p", "5 '"), if_match: IfMatch::ETag(etag.clone()) },
     ];
     let (content_type, body) = encode_batch(BASE, "mytable", &ops);
-    let boundary = content_type
-        .strip_prefix("multipart/mixed; boundary=")
-        .unwrap();
-    assert!(
-        boundary.starts_with("batch_") && boundary.len() == "batch_".len() + 36,
-        "{boundary}"
-    );
-    assert!(body.starts_with(&format!(
-        "--{boundary}\r\nContent-Type: multipart/mixed; boundary=changeset_"
-    )));
+    let boundary = content_type.strip_prefix("multipart/mixed; boundary=").unwrap();
+    assert!(boundary.starts_with("batch_") && boundary.len() == "batch_".len() + 36, "{boundary}");
+    assert!(body.starts_with(&format!("--{boundary}\r\nContent-Type: multipart/mixed; boundary=changeset_")));
     assert!(body.ends_with(&format!("--\r\n\r\n--{boundary}--\r\n")));
-    assert!(
-        !body.replace("\r\n", "").contains('\n'),
-        "only CRLF line ends"
-    );
+    assert!(!body.replace("\r\n", "").contains('\n'), "only CRLF line ends");
 
-    let changeset = body
-        .split("boundary=")
-        .nth(1)
-        .unwrap()
-        .split("\r\n")
-        .next()
-        .unwrap();
+    let changeset = body.split("boundary=").nth(1).unwrap().split("\r\n").next().unwrap();
     let parts: Vec<&str> = body.split(&format!("--{changeset}\r\n")).skip(1).collect();
     assert_eq!(parts.len(), 6);
     let expect = [
-        (
-            "POST http://127.0.0.1:10002/devstoreaccount1/mytable HTTP/1.1",
-            None,
-            true,
-        ),
+        ("POST http://127.0.0.1:10002/devstoreaccount1/mytable HTTP/1.1", None, true),
         (
             "PUT http://127.0.0.1:10002/devstoreaccount1/mytable(PartitionKey='p',RowKey='1') HTTP/1.1",
             Some(etag.as_str()),
@@ -93,31 +64,13 @@ fn every_operation_gets_its_verb_url_and_condition() {
         ),
     ];
     for (i, (part, (request_line, if_match, prefer))) in parts.iter().zip(expect).enumerate() {
-        assert!(
-            part.contains(&format!("Content-ID: {i}\r\n\r\n{request_line}\r\n")),
-            "{part}"
-        );
-        assert_eq!(
-            part.lines().find_map(|l| l.strip_prefix("If-Match: ")),
-            if_match,
-            "{part}"
-        );
-        assert_eq!(
-            part.contains("Prefer: return-no-content\r\n"),
-            prefer,
-            "{part}"
-        );
+        assert!(part.contains(&format!("Content-ID: {i}\r\n\r\n{request_line}\r\n")), "{part}");
+        assert_eq!(part.lines().find_map(|l| l.strip_prefix("If-Match: ")), if_match, "{part}");
+        assert_eq!(part.contains("Prefer: return-no-content\r\n"), prefer, "{part}");
         let has_body = i != 5;
-        assert_eq!(
-            part.contains("Content-Type: application/json\r\n"),
-            has_body,
-            "{part}"
-        );
+        assert_eq!(part.contains("Content-Type: application/json\r\n"), has_body, "{part}");
         if has_body {
-            assert!(
-                part.contains(&format!(r#"{{"PartitionKey":"p","RowKey":"{i}","a":1}}"#)),
-                "{part}"
-            );
+            assert!(part.contains(&format!(r#"{{"PartitionKey":"p","RowKey":"{i}","a":1}}"#)), "{part}");
         }
     }
 }
@@ -125,10 +78,7 @@ fn every_operation_gets_its_verb_url_and_condition() {
 #[test]
 fn boundaries_are_fresh_per_batch() {
     let ops = [Operation::InsertOrMerge(Entity::new("p", "r"))];
-    assert_ne!(
-        encode_batch(BASE, "t", &ops).0,
-        encode_batch(BASE, "t", &ops).0
-    );
+    assert_ne!(encode_batch(BASE, "t", &ops).0, encode_batch(BASE, "t", &ops).0);
 }
 
 /// The success response of protocol doc section 7.2 (real service recording).
@@ -168,19 +118,14 @@ DataServiceVersion: 1.0;
 #[test]
 fn success_response_from_the_reference() {
     let expected = vec![
-        WriteOutcome {
-            etag: Some(ETag::new("W/\"datetime'2014-01-31T10%3A14%3A18.918655Z'\"")),
-        },
+        WriteOutcome { etag: Some(ETag::new("W/\"datetime'2014-01-31T10%3A14%3A18.918655Z'\"")) },
         WriteOutcome { etag: None },
     ];
     let ct = "multipart/mixed; boundary=batchresponse_u";
     assert_eq!(decode_batch_response(ct, &crlf(SUCCESS)).unwrap(), expected);
     // LF-only line ends and a quoted boundary are accepted too.
     let quoted = "multipart/mixed; charset=utf-8; boundary=\"batchresponse_u\"";
-    assert_eq!(
-        decode_batch_response(quoted, SUCCESS.as_bytes()).unwrap(),
-        expected
-    );
+    assert_eq!(decode_batch_response(quoted, SUCCESS.as_bytes()).unwrap(), expected);
 }
 
 #[test]
@@ -208,12 +153,8 @@ etag: W/\"2\"
 
 --changesetresponse_b--
 --batchresponse_a--";
-    let outcomes =
-        decode_batch_response("multipart/mixed; boundary=batchresponse_a", &crlf(body)).unwrap();
-    let etags: Vec<_> = outcomes
-        .iter()
-        .map(|o| o.etag.as_ref().unwrap().as_str())
-        .collect();
+    let outcomes = decode_batch_response("multipart/mixed; boundary=batchresponse_a", &crlf(body)).unwrap();
+    let etags: Vec<_> = outcomes.iter().map(|o| o.etag.as_ref().unwrap().as_str()).collect();
     assert_eq!(etags, ["W/\"1\"", "W/\"2\""]);
 }
 
@@ -241,8 +182,7 @@ Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-
 #[test]
 fn failure_response_from_the_reference() {
     for body in [crlf(FAILURE), FAILURE.as_bytes().to_vec()] {
-        let e =
-            decode_batch_response("multipart/mixed; boundary=batchresponse_u", &body).unwrap_err();
+        let e = decode_batch_response("multipart/mixed; boundary=batchresponse_u", &body).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::AlreadyExists);
         assert_eq!(e.code(), Some(&ErrorCode::EntityAlreadyExists));
         assert_eq!(e.status(), Some(409));
@@ -270,12 +210,8 @@ x-ms-error-code: InvalidInput
 --changesetresponse_y--
 --changesetresponse_y
 --batchresponse_x--";
-    let e = decode_batch_response("multipart/mixed; boundary=batchresponse_x", body.as_bytes())
-        .unwrap_err();
-    assert_eq!(
-        (e.kind(), e.batch_index(), e.status()),
-        (ErrorKind::InvalidInput, Some(0), Some(400))
-    );
+    let e = decode_batch_response("multipart/mixed; boundary=batchresponse_x", body.as_bytes()).unwrap_err();
+    assert_eq!((e.kind(), e.batch_index(), e.status()), (ErrorKind::InvalidInput, Some(0), Some(400)));
 }
 
 #[test]

@@ -9,11 +9,7 @@ use table_core::ErrorKind;
 
 fn http(s: &str) -> (String, String, Credential) {
     match ConnectionString::parse(s).unwrap() {
-        ConnectionString::Http {
-            endpoint,
-            account,
-            credential,
-        } => (endpoint, account, credential),
+        ConnectionString::Http { endpoint, account, credential } => (endpoint, account, credential),
         other => panic!("expected HTTP, got {other:?}"),
     }
 }
@@ -39,13 +35,10 @@ fn account_key_with_default_and_custom_suffix() {
     assert_eq!(endpoint, "https://acct.table.core.windows.net");
     assert_eq!(account, "acct");
     assert!(matches!(credential, Credential::SharedKey(_)));
-    let (endpoint, ..) = http(&format!(
-        "accountname=acct;accountkey={key};endpointsuffix=core.chinacloudapi.cn"
-    ));
+    let (endpoint, ..) =
+        http(&format!("accountname=acct;accountkey={key};endpointsuffix=core.chinacloudapi.cn"));
     assert_eq!(endpoint, "https://acct.table.core.chinacloudapi.cn");
-    let (endpoint, ..) = http(&format!(
-        "DefaultEndpointsProtocol=http;AccountName=acct;AccountKey={key}"
-    ));
+    let (endpoint, ..) = http(&format!("DefaultEndpointsProtocol=http;AccountName=acct;AccountKey={key}"));
     assert_eq!(endpoint, "http://acct.table.core.windows.net");
 }
 
@@ -58,18 +51,12 @@ fn table_endpoints_for_azurite_and_cosmos() {
     ));
     assert_eq!(
         (endpoint.as_str(), account.as_str()),
-        (
-            "http://127.0.0.1:10002/devstoreaccount1",
-            "devstoreaccount1"
-        )
+        ("http://127.0.0.1:10002/devstoreaccount1", "devstoreaccount1")
     );
     let (endpoint, account, _) = http(&format!(
         "DefaultEndpointsProtocol=https;AccountName=cos;AccountKey={key};TableEndpoint=https://cos.table.cosmos.azure.com:443/;"
     ));
-    assert_eq!(
-        (endpoint.as_str(), account.as_str()),
-        ("https://cos.table.cosmos.azure.com:443", "cos")
-    );
+    assert_eq!((endpoint.as_str(), account.as_str()), ("https://cos.table.cosmos.azure.com:443", "cos"));
 }
 
 #[test]
@@ -77,10 +64,7 @@ fn sas_connection_strings_derive_the_account() {
     let (endpoint, account, credential) = http(
         "TableEndpoint=https://acct.table.core.windows.net/;SharedAccessSignature=sv=2019-02-02&tn=t&sig=a%2Fb%3D",
     );
-    assert_eq!(
-        (endpoint.as_str(), account.as_str()),
-        ("https://acct.table.core.windows.net", "acct")
-    );
+    assert_eq!((endpoint.as_str(), account.as_str()), ("https://acct.table.core.windows.net", "acct"));
     match credential {
         Credential::Sas(token) => assert_eq!(token.as_query(), "sv=2019-02-02&tn=t&sig=a%2Fb%3D"),
         other => panic!("expected SAS, got {other:?}"),
@@ -100,10 +84,7 @@ fn embedded_engine() {
         "useembeddedengine=TRUE; Name = shared ;".parse::<ConnectionString>().unwrap(),
         ConnectionString::Embedded { name: Some(n) } if n == "shared"
     ));
-    assert_eq!(
-        error_kind("UseEmbeddedEngine=true;AccountName=a"),
-        ErrorKind::InvalidInput
-    );
+    assert_eq!(error_kind("UseEmbeddedEngine=true;AccountName=a"), ErrorKind::InvalidInput);
 }
 
 #[test]
@@ -126,15 +107,9 @@ fn missing_or_wrong_parts_are_typed_errors() {
         "justtext",
     ] {
         let kind = error_kind(s);
-        assert!(
-            matches!(kind, ErrorKind::InvalidInput | ErrorKind::Auth),
-            "{s}: {kind:?}"
-        );
+        assert!(matches!(kind, ErrorKind::InvalidInput | ErrorKind::Auth), "{s}: {kind:?}");
     }
-    assert_eq!(
-        error_kind("AccountName=acct;AccountKey=not*base64"),
-        ErrorKind::Auth
-    );
+    assert_eq!(error_kind("AccountName=acct;AccountKey=not*base64"), ErrorKind::Auth);
 }
 
 #[test]
@@ -144,7 +119,10 @@ fn debug_redacts_secrets() {
     assert!(!debug.contains(&DEVELOPMENT_KEY[..10]), "{debug}");
     let debug = format!(
         "{:?}",
-        ConnectionString::parse("TableEndpoint=https://a.table.core.windows.net;SharedAccessSignature=sv=1&sig=TOPSECRET").unwrap()
+        ConnectionString::parse(
+            "TableEndpoint=https://a.table.core.windows.net;SharedAccessSignature=sv=1&sig=TOPSECRET"
+        )
+        .unwrap()
     );
     assert!(!debug.contains("TOPSECRET"), "{debug}");
     // Errors never echo a value either.

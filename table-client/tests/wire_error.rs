@@ -23,18 +23,12 @@ fn batch_index_prefix_and_request_id_from_the_message() {
     let body = br#"{"odata.error":{"code":"InvalidDuplicateRow","message":{"lang":"en-US","value":"12:A command with RowKey 'r' is already present in the batch.\nRequestId:abc-123\nTime:2014-01-31T10:28:02.590Z"}}}"#;
     let e = decode_error(400, &[], body);
     assert_eq!(e.batch_index(), Some(12));
-    assert_eq!(
-        e.message(),
-        "A command with RowKey 'r' is already present in the batch."
-    );
+    assert_eq!(e.message(), "A command with RowKey 'r' is already present in the batch.");
     assert_eq!(e.request_id(), Some("abc-123"));
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     // Digits without a colon are not an index.
-    let e = decode_error(
-        400,
-        &[],
-        br#"{"odata.error":{"code":"InvalidInput","message":{"value":"12 things"}}}"#,
-    );
+    let e =
+        decode_error(400, &[], br#"{"odata.error":{"code":"InvalidInput","message":{"value":"12 things"}}}"#);
     assert_eq!((e.batch_index(), e.message()), (None, "12 things"));
 }
 
@@ -50,11 +44,7 @@ Time:2014-01-31T10:28:02.5907425Z</m:message>
     let e = decode_error(403, &[], service);
     assert_eq!(e.code(), Some(&ErrorCode::AuthenticationFailed));
     assert_eq!(e.kind(), ErrorKind::Auth);
-    assert!(
-        e.message().starts_with("Server failed to authenticate"),
-        "{}",
-        e.message()
-    );
+    assert!(e.message().starts_with("Server failed to authenticate"), "{}", e.message());
     assert_eq!(e.request_id(), Some("5f3b"));
 
     let azurite = br#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
@@ -66,10 +56,7 @@ Time:2026-11-22T04:28:30.706Z</Message>
 </Error>"#;
     let e = decode_error(403, &[("x-ms-request-id", "hdr")], azurite);
     assert_eq!(e.code(), Some(&ErrorCode::AuthorizationFailure));
-    assert_eq!(
-        e.message(),
-        "Server failed to authorize & <reject> the request."
-    );
+    assert_eq!(e.message(), "Server failed to authorize & <reject> the request.");
     assert_eq!(e.request_id(), Some("hdr"));
 }
 
@@ -102,11 +89,7 @@ fn empty_bodies_fall_back_to_the_header_then_the_status() {
 
 #[test]
 fn unknown_codes_are_kept_with_the_kind_of_the_status() {
-    let e = decode_error(
-        409,
-        &[],
-        br#"{"odata.error":{"code":"SomethingNew","message":{"value":"x"}}}"#,
-    );
+    let e = decode_error(409, &[], br#"{"odata.error":{"code":"SomethingNew","message":{"value":"x"}}}"#);
     assert_eq!(e.code(), Some(&ErrorCode::Other("SomethingNew".into())));
     assert_eq!(e.kind(), ErrorKind::AlreadyExists);
     // A known code decides the kind: ServerBusy is throttling even as a 500.
@@ -118,22 +101,12 @@ fn unknown_codes_are_kept_with_the_kind_of_the_status() {
         &[("x-ms-error-code", "")],
         br#"{"odata.error":{"code":"","message":{"value":"bad name"}}}"#,
     );
-    assert_eq!(
-        (e.code(), e.kind(), e.message()),
-        (None, ErrorKind::InvalidInput, "bad name")
-    );
+    assert_eq!((e.code(), e.kind(), e.message()), (None, ErrorKind::InvalidInput, "bad name"));
 }
 
 #[test]
 fn garbage_bodies_still_give_an_error() {
-    for body in [
-        &b"{"[..],
-        b"<",
-        b"<a",
-        b"\xff\xfe",
-        br#"{"odata.error":5}"#,
-        b"<m:code>",
-    ] {
+    for body in [&b"{"[..], b"<", b"<a", b"\xff\xfe", br#"{"odata.error":5}"#, b"<m:code>"] {
         let e = decode_error(500, &[], body);
         assert_eq!(e.status(), Some(500));
     }

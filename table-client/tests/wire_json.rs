@@ -6,8 +6,7 @@
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
 use table_client::wire::{
-    decode_entity, decode_query_page, decode_table, decode_table_list, encode_create_table,
-    encode_entity,
+    decode_entity, decode_query_page, decode_table, decode_table_list, encode_create_table, encode_entity,
 };
 use table_core::datetime::parse_datetime;
 use table_core::{ETag, Entity, ErrorKind, Value};
@@ -30,10 +29,7 @@ fn encodes_every_type_with_the_right_annotation() {
         .with("l", 1_099_511_627_776i64)
         .with("d", 2.0)
         .with("t", at("2020-01-02T03:04:05.1234567Z"))
-        .with(
-            "g",
-            Uuid::parse_str("68260b3f-beab-45e2-b900-33e2b442e724").unwrap(),
-        )
+        .with("g", Uuid::parse_str("68260b3f-beab-45e2-b900-33e2b442e724").unwrap())
         .with("x", vec![1u8, 2]);
     let body = encode_entity(&e);
     assert_eq!(
@@ -49,9 +45,7 @@ fn encodes_every_type_with_the_right_annotation() {
     );
     // Keys first, then properties in name order, each annotation just before its value.
     assert!(
-        body.starts_with(
-            r#"{"PartitionKey":"p","RowKey":"r","b":true,"d@odata.type":"Edm.Double","d":2.0,"#
-        ),
+        body.starts_with(r#"{"PartitionKey":"p","RowKey":"r","b":true,"d@odata.type":"Edm.Double","d":2.0,"#),
         "{body}"
     );
 }
@@ -59,18 +53,12 @@ fn encodes_every_type_with_the_right_annotation() {
 #[test]
 fn datetimes_are_written_with_seven_digits() {
     let body = encode_entity(&Entity::new("p", "r").with("t", at("2020-01-02T03:04:05Z")));
-    assert!(
-        body.contains(r#""t":"2020-01-02T03:04:05.0000000Z""#),
-        "{body}"
-    );
+    assert!(body.contains(r#""t":"2020-01-02T03:04:05.0000000Z""#), "{body}");
 }
 
 #[test]
 fn special_doubles_are_annotated_strings() {
-    let e = Entity::new("p", "r")
-        .with("n", f64::NAN)
-        .with("pi", f64::INFINITY)
-        .with("ni", f64::NEG_INFINITY);
+    let e = Entity::new("p", "r").with("n", f64::NAN).with("pi", f64::INFINITY).with("ni", f64::NEG_INFINITY);
     assert_eq!(
         json(&encode_entity(&e)),
         json(
@@ -85,19 +73,13 @@ fn timestamp_etag_and_reserved_names_are_never_written() {
     let mut e = Entity::new("p", "r").with("Timestamp", "x").with("a", 1);
     e.timestamp = Some(at("2020-01-01T00:00:00Z"));
     e.etag = Some(ETag::new("W/\"x\""));
-    assert_eq!(
-        encode_entity(&e),
-        r#"{"PartitionKey":"p","RowKey":"r","a":1}"#
-    );
+    assert_eq!(encode_entity(&e), r#"{"PartitionKey":"p","RowKey":"r","a":1}"#);
 }
 
 #[test]
 fn strings_are_escaped() {
     let body = encode_entity(&Entity::new("a\"b", "r\n").with("s", "\u{1}é"));
-    assert_eq!(
-        body,
-        "{\"PartitionKey\":\"a\\\"b\",\"RowKey\":\"r\\n\",\"s\":\"\\u0001é\"}"
-    );
+    assert_eq!(body, "{\"PartitionKey\":\"a\\\"b\",\"RowKey\":\"r\\n\",\"s\":\"\\u0001é\"}");
 }
 
 #[test]
@@ -139,12 +121,7 @@ fn decodes_nometadata_with_inference() {
     assert_eq!(e.timestamp, Some(at("2026-11-22T04:28:30.7063148Z")));
     assert_eq!(e.properties.len(), 7);
     // Rebuilt from the Timestamp text as received, like the Python SDK.
-    assert_eq!(
-        e.etag,
-        Some(ETag::new(
-            "W/\"datetime'2026-11-22T04%3A28%3A30.7063148Z'\""
-        ))
-    );
+    assert_eq!(e.etag, Some(ETag::new("W/\"datetime'2026-11-22T04%3A28%3A30.7063148Z'\"")));
 }
 
 #[test]
@@ -155,28 +132,21 @@ fn etag_is_rebuilt_from_the_timestamp_text_verbatim() {
         None,
     )
     .unwrap();
-    assert_eq!(
-        e.etag.unwrap().as_str(),
-        "W/\"datetime'2014-01-31T10%3A14%3A18.918655Z'\""
-    );
+    assert_eq!(e.etag.unwrap().as_str(), "W/\"datetime'2014-01-31T10%3A14%3A18.918655Z'\"");
 }
 
 #[test]
 fn etag_header_is_used_without_odata_etag() {
     let body = br#"{"PartitionKey":"p","RowKey":"r","Timestamp":"2020-01-01T00:00:00Z"}"#;
     let e = decode_entity(body, Some("W/\"datetime'2020-01-01T00%3A00%3A00.1Z'\"")).unwrap();
-    assert_eq!(
-        e.etag.unwrap().as_str(),
-        "W/\"datetime'2020-01-01T00%3A00%3A00.1Z'\""
-    );
+    assert_eq!(e.etag.unwrap().as_str(), "W/\"datetime'2020-01-01T00%3A00%3A00.1Z'\"");
     let e = decode_entity(br#"{"PartitionKey":"p","RowKey":"r"}"#, None).unwrap();
     assert_eq!(e.etag, None);
 }
 
 #[test]
 fn decodes_minimalmetadata_with_annotations_after_values() {
-    let body =
-        br#"{"odata.metadata":"http://127.0.0.1:10002/devstoreaccount1/$metadata#t/@Element",
+    let body = br#"{"odata.metadata":"http://127.0.0.1:10002/devstoreaccount1/$metadata#t/@Element",
         "odata.etag":"W/\"datetime'2026-11-22T04%3A28%3A30.7063148Z'\"",
         "PartitionKey":"p","RowKey":"1",
         "l":"1099511627776","l@odata.type":"Edm.Int64",
@@ -189,24 +159,16 @@ fn decodes_minimalmetadata_with_annotations_after_values() {
         "Timestamp":"2026-11-22T04:28:30.7063148Z"}"#;
     let e = decode_entity(body, Some("W/\"ignored\"")).unwrap();
     assert_eq!(e.get("l"), Some(&Value::Int64(1_099_511_627_776)));
-    assert_eq!(
-        e.get("t"),
-        Some(&Value::DateTime(at("2020-01-02T03:04:05Z")))
-    );
+    assert_eq!(e.get("t"), Some(&Value::DateTime(at("2020-01-02T03:04:05Z"))));
     assert_eq!(
         e.get("g"),
-        Some(&Value::Guid(
-            Uuid::parse_str("68260b3f-beab-45e2-b900-33e2b442e724").unwrap()
-        ))
+        Some(&Value::Guid(Uuid::parse_str("68260b3f-beab-45e2-b900-33e2b442e724").unwrap()))
     );
     assert_eq!(e.get("x"), Some(&Value::Binary(vec![1, 2])));
     assert_eq!(e.get("n"), Some(&Value::Double(f64::NAN)));
     assert_eq!(e.get("ni"), Some(&Value::Double(f64::NEG_INFINITY)));
     assert_eq!(e.get("pi"), Some(&Value::Double(f64::INFINITY)));
-    assert_eq!(
-        e.etag.unwrap().as_str(),
-        "W/\"datetime'2026-11-22T04%3A28%3A30.7063148Z'\""
-    );
+    assert_eq!(e.etag.unwrap().as_str(), "W/\"datetime'2026-11-22T04%3A28%3A30.7063148Z'\"");
     assert_eq!(e.properties.len(), 7);
 }
 
@@ -228,11 +190,7 @@ fn decodes_fullmetadata_with_annotations_before_values() {
 
 #[test]
 fn select_nulls_and_missing_keys_mean_absent() {
-    let e = decode_entity(
-        br#"{"a":null,"b":1,"b2@odata.type":"Edm.Int64","b2":null}"#,
-        None,
-    )
-    .unwrap();
+    let e = decode_entity(br#"{"a":null,"b":1,"b2@odata.type":"Edm.Int64","b2":null}"#, None).unwrap();
     assert_eq!(e.partition_key, "");
     assert_eq!(e.row_key, "");
     assert_eq!(e.properties.len(), 1);
@@ -248,13 +206,7 @@ fn timestamp_accepts_zero_to_seven_digits() {
         "2020-01-02T03:04:05.1234567",
     ] {
         let body = format!(r#"{{"PartitionKey":"p","RowKey":"r","Timestamp":"{t}"}}"#);
-        assert!(
-            decode_entity(body.as_bytes(), None)
-                .unwrap()
-                .timestamp
-                .is_some(),
-            "{t}"
-        );
+        assert!(decode_entity(body.as_bytes(), None).unwrap().timestamp.is_some(), "{t}");
     }
 }
 
@@ -294,14 +246,9 @@ fn hostile_entities_are_decode_errors() {
 
 #[test]
 fn decode_errors_name_the_property_in_their_source() {
-    let err = decode_error_of(
-        r#"{"PartitionKey":"p","RowKey":"r","g":"nope","g@odata.type":"Edm.Guid"}"#,
-    );
+    let err = decode_error_of(r#"{"PartitionKey":"p","RowKey":"r","g":"nope","g@odata.type":"Edm.Guid"}"#);
     let source = std::error::Error::source(&err).unwrap().to_string();
-    assert!(
-        source.contains("\"g\"") && source.contains("Edm.Guid"),
-        "{source}"
-    );
+    assert!(source.contains("\"g\"") && source.contains("Edm.Guid"), "{source}");
 }
 
 #[test]
@@ -314,16 +261,8 @@ fn query_pages() {
     assert_eq!(page[1].row_key, "2");
     assert_eq!(page[1].etag.as_ref().unwrap().as_str(), "W/\"2\"");
     assert_eq!(decode_query_page(br#"{"value":[]}"#).unwrap(), vec![]);
-    for bad in [
-        &br#"{}"#[..],
-        br#"{"value":{}}"#,
-        br#"{"value":[1]}"#,
-        br#"{"value":[],"value":[]}"#,
-    ] {
-        assert_eq!(
-            decode_query_page(bad).unwrap_err().kind(),
-            ErrorKind::Decode
-        );
+    for bad in [&br#"{}"#[..], br#"{"value":{}}"#, br#"{"value":[1]}"#, br#"{"value":[],"value":[]}"#] {
+        assert_eq!(decode_query_page(bad).unwrap_err().kind(), ErrorKind::Decode);
     }
 }
 
@@ -334,16 +273,10 @@ fn table_lists_and_create_echo() {
         {"TableName":"T2"}]}"#;
     assert_eq!(decode_table_list(body).unwrap(), vec!["t1", "T2"]);
     assert_eq!(
-        decode_table(
-            br#"{"odata.metadata":"http://h/$metadata#Tables/@Element","TableName":"t1"}"#
-        )
-        .unwrap(),
+        decode_table(br#"{"odata.metadata":"http://h/$metadata#Tables/@Element","TableName":"t1"}"#).unwrap(),
         "t1"
     );
-    assert_eq!(
-        decode_table_list(br#"{"value":[{}]}"#).unwrap_err().kind(),
-        ErrorKind::Decode
-    );
+    assert_eq!(decode_table_list(br#"{"value":[{}]}"#).unwrap_err().kind(), ErrorKind::Decode);
 }
 
 fn arb_value() -> impl Strategy<Value = Value> {

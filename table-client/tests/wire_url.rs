@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 use table_client::wire::url::{
-    encode_component, entities_path, entity_path, entity_query, resource_url, table_path,
-    table_query, with_query,
+    encode_component, entities_path, entity_path, entity_query, resource_url, table_path, table_query,
+    with_query,
 };
 use table_core::{CompareOp, Continuation, Filter, QueryRequest, TableQuery, Value};
 
@@ -15,18 +15,9 @@ fn entity_paths_quote_and_encode_keys_like_the_python_sdk() {
         entity_path("mytable", "a b'é%+x", "r1"),
         "mytable(PartitionKey='a%20b%27%27%C3%A9%25%2Bx',RowKey='r1')"
     );
-    assert_eq!(
-        entity_path("QryProbe", "p", "01"),
-        "QryProbe(PartitionKey='p',RowKey='01')"
-    );
-    assert_eq!(
-        entity_path("t", "", "''"),
-        "t(PartitionKey='',RowKey='%27%27%27%27')"
-    );
-    assert_eq!(
-        entity_path("t", "a-b.c_d~e", "😀"),
-        "t(PartitionKey='a-b.c_d~e',RowKey='%F0%9F%98%80')"
-    );
+    assert_eq!(entity_path("QryProbe", "p", "01"), "QryProbe(PartitionKey='p',RowKey='01')");
+    assert_eq!(entity_path("t", "", "''"), "t(PartitionKey='',RowKey='%27%27%27%27')");
+    assert_eq!(entity_path("t", "a-b.c_d~e", "😀"), "t(PartitionKey='a-b.c_d~e',RowKey='%F0%9F%98%80')");
 }
 
 #[test]
@@ -52,11 +43,7 @@ fn query_strings_match_the_python_sdk() {
                 op: CompareOp::Eq,
                 value: Value::String("p".into()),
             }),
-            Box::new(Filter::Compare {
-                property: "x".into(),
-                op: CompareOp::Ge,
-                value: Value::Int32(1),
-            }),
+            Box::new(Filter::Compare { property: "x".into(), op: CompareOp::Ge, value: Value::Int32(1) }),
         )),
         select: Some(vec!["x".into(), "RowKey".into()]),
         top: Some(1),
@@ -77,15 +64,9 @@ fn continuation_tokens_are_encoded() {
         }),
         ..QueryRequest::default()
     };
-    assert_eq!(
-        entity_query(&request),
-        "NextPartitionKey=1%214%21MTM-&NextRowKey=cGE%3D"
-    );
+    assert_eq!(entity_query(&request), "NextPartitionKey=1%214%21MTM-&NextRowKey=cGE%3D");
     let request = QueryRequest {
-        continuation: Some(Continuation {
-            next_partition_key: "a+b/c".into(),
-            next_row_key: None,
-        }),
+        continuation: Some(Continuation { next_partition_key: "a+b/c".into(), next_row_key: None }),
         ..QueryRequest::default()
     };
     assert_eq!(entity_query(&request), "NextPartitionKey=a%2Bb%2Fc");
@@ -103,23 +84,14 @@ fn table_query_strings() {
         top: Some(5),
         next_table_name: Some("t 2".into()),
     };
-    assert_eq!(
-        table_query(&q),
-        "$filter=TableName%20ge%20%27a%26b%27&$top=5&NextTableName=t%202"
-    );
+    assert_eq!(table_query(&q), "$filter=TableName%20ge%20%27a%26b%27&$top=5&NextTableName=t%202");
     assert_eq!(table_query(&TableQuery::default()), "");
 }
 
 #[test]
 fn reserved_query_characters_are_encoded() {
-    assert_eq!(
-        encode_component("/?:@&=+,$ %'"),
-        "%2F%3F%3A%40%26%3D%2B%2C%24%20%25%27"
-    );
+    assert_eq!(encode_component("/?:@&=+,$ %'"), "%2F%3F%3A%40%26%3D%2B%2C%24%20%25%27");
     assert_eq!(with_query("http://h/t()", ""), "http://h/t()");
     assert_eq!(with_query("http://h/t()", "a=1"), "http://h/t()?a=1");
-    assert_eq!(
-        with_query("http://h/t()?a=1", "b=2"),
-        "http://h/t()?a=1&b=2"
-    );
+    assert_eq!(with_query("http://h/t()?a=1", "b=2"), "http://h/t()?a=1&b=2");
 }

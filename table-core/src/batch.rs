@@ -135,18 +135,12 @@ pub fn validate_batch(operations: &[Operation]) -> crate::Result<()> {
             }));
         }
         if !row_keys.insert(op.row_key()) {
-            return Err(Error::invalid(Violation::DuplicateRow {
-                index,
-                row_key: op.row_key().to_owned(),
-            }));
+            return Err(Error::invalid(Violation::DuplicateRow { index, row_key: op.row_key().to_owned() }));
         }
     }
     let size = estimated_body_size(operations);
     if size > MAX_BATCH_BODY {
-        return Err(Error::invalid(Violation::BatchTooLarge {
-            size,
-            max: MAX_BATCH_BODY,
-        }));
+        return Err(Error::invalid(Violation::BatchTooLarge { size, max: MAX_BATCH_BODY }));
     }
     Ok(())
 }
@@ -171,10 +165,7 @@ pub fn estimated_body_size(operations: &[Operation]) -> usize {
                     + json_string_len(&e.partition_key)
                     + json_string_len(&e.row_key);
                 key_fields
-                    + e.properties
-                        .iter()
-                        .map(|(name, value)| json_property_len(name, value))
-                        .sum::<usize>()
+                    + e.properties.iter().map(|(name, value)| json_property_len(name, value)).sum::<usize>()
             });
             PART_OVERHEAD + 3 * keys + body
         })
@@ -221,10 +212,7 @@ mod tests {
 
     #[test]
     fn batch_sizes() {
-        assert_eq!(
-            validate_batch(&[]).expect_err("empty").violation(),
-            Some(&Violation::EmptyBatch)
-        );
+        assert_eq!(validate_batch(&[]).expect_err("empty").violation(), Some(&Violation::EmptyBatch));
         let full: Vec<_> = (0..100).map(|i| insert("p", &i.to_string())).collect();
         validate_batch(&full).expect("100 operations are allowed");
         let over: Vec<_> = (0..101).map(|i| insert("p", &i.to_string())).collect();
@@ -235,26 +223,15 @@ mod tests {
 
     #[test]
     fn mixed_partitions_name_the_first_foreign_operation() {
-        let ops = [
-            insert("p", "1"),
-            insert("p", "2"),
-            insert("q", "3"),
-            insert("r", "4"),
-        ];
+        let ops = [insert("p", "1"), insert("p", "2"), insert("q", "3"), insert("r", "4")];
         let e = validate_batch(&ops).expect_err("mixed");
-        assert_eq!(
-            e.code(),
-            Some(&ErrorCode::CommandsInBatchActOnDifferentPartitions)
-        );
+        assert_eq!(e.code(), Some(&ErrorCode::CommandsInBatchActOnDifferentPartitions));
         assert_eq!(e.batch_index(), Some(2));
     }
 
     #[test]
     fn duplicate_rows_name_the_second_occurrence() {
-        let delete = Operation::Delete {
-            key: EntityKey::new("p", "1"),
-            if_match: IfMatch::Any,
-        };
+        let delete = Operation::Delete { key: EntityKey::new("p", "1"), if_match: IfMatch::Any };
         let ops = [insert("p", "1"), insert("p", "2"), delete];
         let e = validate_batch(&ops).expect_err("duplicate");
         assert_eq!(e.code(), Some(&ErrorCode::InvalidDuplicateRow));
@@ -267,10 +244,7 @@ mod tests {
         let e = validate_batch(&ops).expect_err("bad key");
         assert_eq!(e.code(), Some(&ErrorCode::OutOfRangeInput));
         assert_eq!(e.batch_index(), Some(1));
-        let delete = Operation::Delete {
-            key: EntityKey::new("p", "#"),
-            if_match: IfMatch::Any,
-        };
+        let delete = Operation::Delete { key: EntityKey::new("p", "#"), if_match: IfMatch::Any };
         let e = validate_batch(&[insert("p", "1"), delete]).expect_err("bad delete key");
         assert_eq!(e.batch_index(), Some(1));
     }

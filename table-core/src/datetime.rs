@@ -95,10 +95,7 @@ pub struct DateTimeParseError(pub String);
 /// service and Azurite print). More than seven digits are truncated to the tick.
 pub fn parse_datetime(s: &str) -> Result<DateTime<Utc>, DateTimeParseError> {
     let err = || DateTimeParseError(s.to_owned());
-    let body = s
-        .strip_suffix('Z')
-        .or_else(|| s.strip_suffix("+00:00"))
-        .unwrap_or(s);
+    let body = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00")).unwrap_or(s);
     let (main, frac) = match body.split_once('.') {
         Some((m, f)) => (m, Some(f)),
         None => (body, None),
@@ -146,15 +143,9 @@ mod tests {
     #[test]
     fn dotnet_tick_vectors() {
         assert_eq!(to_ticks(at("1970-01-01T00:00:00Z")), UNIX_EPOCH_TICKS);
-        assert_eq!(
-            to_ticks(at("2014-08-22T00:50:32Z")),
-            635_442_654_320_000_000
-        );
+        assert_eq!(to_ticks(at("2014-08-22T00:50:32Z")), 635_442_654_320_000_000);
         assert_eq!(to_ticks(max_datetime()), MAX_TICKS);
-        assert_eq!(
-            from_ticks(635_442_654_320_000_000),
-            Some(at("2014-08-22T00:50:32Z"))
-        );
+        assert_eq!(from_ticks(635_442_654_320_000_000), Some(at("2014-08-22T00:50:32Z")));
     }
 
     #[test]
@@ -168,10 +159,7 @@ mod tests {
         ] {
             parse_datetime(s).expect(s);
         }
-        assert_eq!(
-            format_datetime(at("2020-01-02T03:04:05.123456789Z")),
-            "2020-01-02T03:04:05.1234567Z"
-        );
+        assert_eq!(format_datetime(at("2020-01-02T03:04:05.123456789Z")), "2020-01-02T03:04:05.1234567Z");
         assert!(parse_datetime("2020-01-02").is_err());
         assert!(parse_datetime("2020-01-02T03:04:05.Z").is_err());
     }
@@ -219,13 +207,7 @@ mod tests {
 
     #[test]
     fn range_ends() {
-        assert_eq!(
-            format_datetime(min_datetime()),
-            "1601-01-01T00:00:00.0000000Z"
-        );
-        assert_eq!(
-            format_datetime(max_datetime()),
-            "9999-12-31T23:59:59.9999999Z"
-        );
+        assert_eq!(format_datetime(min_datetime()), "1601-01-01T00:00:00.0000000Z");
+        assert_eq!(format_datetime(max_datetime()), "9999-12-31T23:59:59.9999999Z");
     }
 }

@@ -21,20 +21,13 @@ pub struct EntityKey {
 impl EntityKey {
     /// A key from its two parts.
     pub fn new(partition_key: impl Into<String>, row_key: impl Into<String>) -> Self {
-        EntityKey {
-            partition_key: partition_key.into(),
-            row_key: row_key.into(),
-        }
+        EntityKey { partition_key: partition_key.into(), row_key: row_key.into() }
     }
 }
 
 impl std::fmt::Display for EntityKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "(PartitionKey={:?}, RowKey={:?})",
-            self.partition_key, self.row_key
-        )
+        write!(f, "(PartitionKey={:?}, RowKey={:?})", self.partition_key, self.row_key)
     }
 }
 
@@ -125,11 +118,7 @@ pub struct Entity {
 impl Entity {
     /// An entity with keys and no properties.
     pub fn new(partition_key: impl Into<String>, row_key: impl Into<String>) -> Self {
-        Entity {
-            partition_key: partition_key.into(),
-            row_key: row_key.into(),
-            ..Entity::default()
-        }
+        Entity { partition_key: partition_key.into(), row_key: row_key.into(), ..Entity::default() }
     }
 
     /// Adds or replaces a property, builder style.

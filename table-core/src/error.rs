@@ -152,9 +152,7 @@ impl ErrorCode {
     pub fn kind(&self) -> ErrorKind {
         use ErrorCode::*;
         match self {
-            EntityAlreadyExists | TableAlreadyExists | TableBeingDeleted => {
-                ErrorKind::AlreadyExists
-            }
+            EntityAlreadyExists | TableAlreadyExists | TableBeingDeleted => ErrorKind::AlreadyExists,
             ResourceNotFound | TableNotFound => ErrorKind::NotFound,
             UpdateConditionNotSatisfied => ErrorKind::PreconditionFailed,
             PropertyValueTooLarge
@@ -163,9 +161,7 @@ impl ErrorCode {
             | RequestBodyTooLarge
             | TooManyProperties => ErrorKind::TooLarge,
             NotImplemented => ErrorKind::NotImplemented,
-            AuthenticationFailed | AuthorizationFailure | AuthorizationPermissionMismatch => {
-                ErrorKind::Auth
-            }
+            AuthenticationFailed | AuthorizationFailure | AuthorizationPermissionMismatch => ErrorKind::Auth,
             ServerBusy => ErrorKind::Throttled,
             OperationTimedOut => ErrorKind::Timeout,
             InternalError => ErrorKind::Unavailable,
@@ -315,9 +311,7 @@ pub enum Violation {
         found: String,
     },
     /// A batch touches one entity twice.
-    #[error(
-        "operation {index} touches RowKey {row_key:?} again; an entity can appear only once in a batch"
-    )]
+    #[error("operation {index} touches RowKey {row_key:?} again; an entity can appear only once in a batch")]
     DuplicateRow {
         /// The second occurrence.
         index: usize,
@@ -412,9 +406,7 @@ impl Violation {
     /// The operation index inside a batch, for the batch rules that name one.
     pub fn batch_index(&self) -> Option<usize> {
         match self {
-            Violation::MixedPartitions { index, .. } | Violation::DuplicateRow { index, .. } => {
-                Some(*index)
-            }
+            Violation::MixedPartitions { index, .. } | Violation::DuplicateRow { index, .. } => Some(*index),
             _ => None,
         }
     }
@@ -562,10 +554,7 @@ impl Error {
     pub fn is_transient(&self) -> bool {
         matches!(
             self.kind(),
-            ErrorKind::Throttled
-                | ErrorKind::Unavailable
-                | ErrorKind::Timeout
-                | ErrorKind::Transport
+            ErrorKind::Throttled | ErrorKind::Unavailable | ErrorKind::Timeout | ErrorKind::Transport
         )
     }
 }
@@ -613,10 +602,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.inner
-            .source
-            .as_deref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
+        self.inner.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 
@@ -640,10 +626,7 @@ mod tests {
 
     #[test]
     fn violations_carry_the_service_code_status_and_index() {
-        let e = Error::invalid(Violation::DuplicateRow {
-            index: 3,
-            row_key: "r".into(),
-        });
+        let e = Error::invalid(Violation::DuplicateRow { index: 3, row_key: "r".into() });
         assert_eq!(e.code(), Some(&ErrorCode::InvalidDuplicateRow));
         assert_eq!(e.status(), Some(400));
         assert_eq!(e.batch_index(), Some(3));

@@ -123,10 +123,7 @@ pub enum KeyCodecError {
 }
 
 fn malformed(text: &str, expected: impl Into<String>) -> KeyCodecError {
-    KeyCodecError::Malformed {
-        text: text.to_owned(),
-        expected: expected.into(),
-    }
+    KeyCodecError::Malformed { text: text.to_owned(), expected: expected.into() }
 }
 
 /// `true` when `text` is exactly `width` ASCII digits.
@@ -155,9 +152,7 @@ fn checked_ticks(t: DateTime<Utc>) -> Result<i64, KeyCodecError> {
     if (0..=i128::from(MAX_TICKS)).contains(&ticks) {
         Ok(to_ticks(t))
     } else {
-        Err(KeyCodecError::TicksOutOfRange {
-            instant: t.to_rfc3339(),
-        })
+        Err(KeyCodecError::TicksOutOfRange { instant: t.to_rfc3339() })
     }
 }
 
@@ -192,10 +187,7 @@ pub fn zero_pad(value: i128, width: usize) -> Result<String, KeyCodecError> {
     }
     let text = format!("{value:0width$}");
     if text.len() > width {
-        return Err(KeyCodecError::TooWide {
-            value: value.to_string(),
-            width,
-        });
+        return Err(KeyCodecError::TooWide { value: value.to_string(), width });
     }
     Ok(text)
 }
@@ -241,10 +233,8 @@ pub fn date(t: DateTime<Utc>, format: &str) -> Result<String, KeyCodecError> {
     let mut out = String::new();
     // chrono reports an invalid format only while writing; the derive checks formats at compile
     // time, so this error is for hand-written templates.
-    write!(out, "{}", t.format(format)).map_err(|_| KeyCodecError::UnsupportedSpec {
-        spec: format.to_owned(),
-        ty: "DateTime<Utc>",
-    })?;
+    write!(out, "{}", t.format(format))
+        .map_err(|_| KeyCodecError::UnsupportedSpec { spec: format.to_owned(), ty: "DateTime<Utc>" })?;
     Ok(out)
 }
 
@@ -308,10 +298,7 @@ mod tests {
     #[test]
     fn instants_outside_dotnet_range_have_no_ticks() {
         let before_year_one = DateTime::from_timestamp(-62_135_596_801, 0).expect("valid");
-        assert!(matches!(
-            ticks(before_year_one),
-            Err(KeyCodecError::TicksOutOfRange { .. })
-        ));
+        assert!(matches!(ticks(before_year_one), Err(KeyCodecError::TicksOutOfRange { .. })));
         let after_9999 = DateTime::from_timestamp(253_402_300_800, 0).expect("valid");
         assert!(inverted_ticks(after_9999).is_err());
     }
@@ -323,26 +310,13 @@ mod tests {
         assert_eq!(prefix_successor("a\u{ffff}").as_deref(), Some("b"));
         assert_eq!(prefix_successor("\u{ffff}\u{ffff}"), None);
         assert_eq!(prefix_successor("a\u{d7ff}").as_deref(), Some("a\u{10000}"));
-        assert_eq!(
-            prefix_successor("a\u{10ffff}").as_deref(),
-            Some("a\u{e000}")
-        );
-        assert_eq!(
-            prefix_successor("a\u{1f600}").as_deref(),
-            Some("a\u{1f601}")
-        );
+        assert_eq!(prefix_successor("a\u{10ffff}").as_deref(), Some("a\u{e000}"));
+        assert_eq!(prefix_successor("a\u{1f600}").as_deref(), Some("a\u{1f601}"));
     }
 
     #[test]
     fn next_char_is_the_next_utf16_string() {
-        for c in [
-            'a',
-            '\u{d7ff}',
-            '\u{e000}',
-            '\u{fffe}',
-            '\u{10000}',
-            char::MAX,
-        ] {
+        for c in ['a', '\u{d7ff}', '\u{e000}', '\u{fffe}', '\u{10000}', char::MAX] {
             let next = next_in_utf16_order(c).expect("has a successor");
             assert_eq!(
                 compare_ordinal(&c.to_string(), &next.to_string()),

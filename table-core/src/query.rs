@@ -23,12 +23,7 @@ pub struct Continuation {
 /// or `:` followed by it. Any two token strings round-trip through [`str::parse`].
 impl std::fmt::Display for Continuation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}",
-            self.next_partition_key.len(),
-            self.next_partition_key
-        )?;
+        write!(f, "{}:{}", self.next_partition_key.len(), self.next_partition_key)?;
         match &self.next_row_key {
             Some(rk) => write!(f, ":{rk}"),
             None => Ok(()),
@@ -42,11 +37,7 @@ impl std::str::FromStr for Continuation {
     /// Parses the form [`Display`](std::fmt::Display) prints; anything else is
     /// [`Violation::Continuation`].
     fn from_str(s: &str) -> Result<Self, Error> {
-        let malformed = || {
-            Error::invalid(Violation::Continuation {
-                token: s.to_owned(),
-            })
-        };
+        let malformed = || Error::invalid(Violation::Continuation { token: s.to_owned() });
         let (length, rest) = s.split_once(':').ok_or_else(malformed)?;
         if length.is_empty() || !length.bytes().all(|b| b.is_ascii_digit()) {
             return Err(malformed());
@@ -57,10 +48,7 @@ impl std::str::FromStr for Continuation {
             "" => None,
             tail => Some(tail.strip_prefix(':').ok_or_else(malformed)?.to_owned()),
         };
-        Ok(Continuation {
-            next_partition_key: pk.to_owned(),
-            next_row_key,
-        })
+        Ok(Continuation { next_partition_key: pk.to_owned(), next_row_key })
     }
 }
 
@@ -124,15 +112,9 @@ mod tests {
 
     #[test]
     fn string_forms() {
-        let c = Continuation {
-            next_partition_key: "1!4!MTM-".into(),
-            next_row_key: Some(String::new()),
-        };
+        let c = Continuation { next_partition_key: "1!4!MTM-".into(), next_row_key: Some(String::new()) };
         assert_eq!(c.to_string(), "8:1!4!MTM-:");
-        let none = Continuation {
-            next_partition_key: "a:b".into(),
-            next_row_key: None,
-        };
+        let none = Continuation { next_partition_key: "a:b".into(), next_row_key: None };
         assert_eq!(none.to_string(), "3:a:b");
         for bad in ["", "x", "3:ab", "2:abc", "-1:a", ":a", "1:\u{e9}"] {
             assert!(bad.parse::<Continuation>().is_err(), "{bad:?}");

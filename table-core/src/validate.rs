@@ -31,24 +31,12 @@ pub const TABLE_NAME_LENGTH: &str = "it must be 3 to 63 characters long";
 /// Checks a `PartitionKey` or `RowKey`: length and forbidden characters
 /// (`/ \ # ?`, U+0000-U+001F, U+007F-U+009F).
 pub fn validate_key(which: KeyName, key: &str) -> Result<(), Violation> {
-    if let Some((position, character)) = key
-        .chars()
-        .enumerate()
-        .find(|(_, c)| is_forbidden_key_char(*c))
-    {
-        return Err(Violation::KeyCharacter {
-            key: which,
-            character,
-            position,
-        });
+    if let Some((position, character)) = key.chars().enumerate().find(|(_, c)| is_forbidden_key_char(*c)) {
+        return Err(Violation::KeyCharacter { key: which, character, position });
     }
     let length = utf16_len(key);
     if length > MAX_KEY_LEN {
-        return Err(Violation::KeyTooLong {
-            key: which,
-            length,
-            max: MAX_KEY_LEN,
-        });
+        return Err(Violation::KeyTooLong { key: which, length, max: MAX_KEY_LEN });
     }
     Ok(())
 }
@@ -62,12 +50,7 @@ pub fn is_forbidden_key_char(c: char) -> bool {
 /// (letter or `_` first, then letters, digits or `_`), not a system property name, and not an
 /// OData control name.
 pub fn validate_property_name(name: &str) -> Result<(), Violation> {
-    let invalid = |reason| {
-        Err(Violation::PropertyNameInvalid {
-            name: name.to_owned(),
-            reason,
-        })
-    };
+    let invalid = |reason| Err(Violation::PropertyNameInvalid { name: name.to_owned(), reason });
     let length = name.chars().count();
     if length > MAX_PROPERTY_NAME_LEN {
         return Err(Violation::PropertyNameTooLong {
@@ -106,10 +89,7 @@ pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
     if let Value::DateTime(t) = value
         && (*t < min_datetime() || *t > max_datetime())
     {
-        return Err(Violation::DateTimeOutOfRange {
-            property: name.to_owned(),
-            value: t.to_rfc3339(),
-        });
+        return Err(Violation::DateTimeOutOfRange { property: name.to_owned(), value: t.to_rfc3339() });
     }
     Ok(())
 }
@@ -149,23 +129,14 @@ pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
     }
     let size = entity_size(entity);
     if size > MAX_ENTITY_SIZE {
-        return Err(Violation::EntityTooLarge {
-            key: entity.key().to_string(),
-            size,
-            max: MAX_ENTITY_SIZE,
-        });
+        return Err(Violation::EntityTooLarge { key: entity.key().to_string(), size, max: MAX_ENTITY_SIZE });
     }
     Ok(())
 }
 
 /// Checks a table name: `^[A-Za-z][A-Za-z0-9]{2,62}$` and not `tables` in any case.
 pub fn validate_table_name(name: &str) -> Result<(), Violation> {
-    let invalid = |reason| {
-        Err(Violation::TableName {
-            name: name.to_owned(),
-            reason,
-        })
-    };
+    let invalid = |reason| Err(Violation::TableName { name: name.to_owned(), reason });
     if !name.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return invalid("it may contain only ASCII letters and digits");
     }
@@ -203,11 +174,7 @@ mod tests {
         assert!(validate_key(KeyName::RowKey, &key_of_len(1024)).is_ok());
         assert_eq!(
             validate_key(KeyName::RowKey, &key_of_len(1025)),
-            Err(Violation::KeyTooLong {
-                key: KeyName::RowKey,
-                length: 1025,
-                max: 1024
-            })
+            Err(Violation::KeyTooLong { key: KeyName::RowKey, length: 1025, max: 1024 })
         );
         // A character outside the BMP counts twice.
         let wide = format!("{}😀", key_of_len(1022));
@@ -218,17 +185,11 @@ mod tests {
 
     #[test]
     fn forbidden_key_characters_are_named_with_their_position() {
-        for c in [
-            '/', '\\', '#', '?', '\u{0}', '\t', '\n', '\u{1f}', '\u{7f}', '\u{85}', '\u{9f}',
-        ] {
+        for c in ['/', '\\', '#', '?', '\u{0}', '\t', '\n', '\u{1f}', '\u{7f}', '\u{85}', '\u{9f}'] {
             let key = format!("ab{c}");
             assert_eq!(
                 validate_key(KeyName::PartitionKey, &key),
-                Err(Violation::KeyCharacter {
-                    key: KeyName::PartitionKey,
-                    character: c,
-                    position: 2
-                }),
+                Err(Violation::KeyCharacter { key: KeyName::PartitionKey, character: c, position: 2 }),
                 "{c:?}"
             );
         }
@@ -242,31 +203,15 @@ mod tests {
         assert!(validate_property_name(&"a".repeat(255)).is_ok());
         assert!(matches!(
             validate_property_name(&"a".repeat(256)),
-            Err(Violation::PropertyNameTooLong {
-                length: 256,
-                max: 255,
-                ..
-            })
+            Err(Violation::PropertyNameTooLong { length: 256, max: 255, .. })
         ));
         for ok in ["a", "_x", "Name1", "été"] {
             assert!(validate_property_name(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "",
-            "1ab",
-            "a-b",
-            "a b",
-            "odata.x",
-            "x@odata.type",
-            "PartitionKey",
-            "RowKey",
-            "Timestamp",
-        ] {
+        for bad in ["", "1ab", "a-b", "a b", "odata.x", "x@odata.type", "PartitionKey", "RowKey", "Timestamp"]
+        {
             assert!(
-                matches!(
-                    validate_property_name(bad),
-                    Err(Violation::PropertyNameInvalid { .. })
-                ),
+                matches!(validate_property_name(bad), Err(Violation::PropertyNameInvalid { .. })),
                 "{bad}"
             );
         }
@@ -277,11 +222,7 @@ mod tests {
         assert!(validate_value("s", &Value::from("x".repeat(32_768))).is_ok());
         assert_eq!(
             validate_value("s", &Value::from("x".repeat(32_769))),
-            Err(Violation::PropertyValueTooLarge {
-                property: "s".into(),
-                size: 65_538,
-                max: 65_536
-            })
+            Err(Violation::PropertyValueTooLarge { property: "s".into(), size: 65_538, max: 65_536 })
         );
     }
 
@@ -312,11 +253,7 @@ mod tests {
         e.insert("one_more", 1);
         assert!(matches!(
             validate_entity(&e),
-            Err(Violation::TooManyProperties {
-                count: 256,
-                max: 255,
-                ..
-            })
+            Err(Violation::TooManyProperties { count: 256, max: 255, .. })
         ));
     }
 
@@ -350,16 +287,7 @@ mod tests {
         for ok in ["abc", "A12", &format!("a{}", "b".repeat(62))] {
             assert!(validate_table_name(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "ab",
-            &format!("a{}", "b".repeat(63)),
-            "1abc",
-            "ab-c",
-            "tables",
-            "Tables",
-            "",
-            "abé",
-        ] {
+        for bad in ["ab", &format!("a{}", "b".repeat(63)), "1abc", "ab-c", "tables", "Tables", "", "abé"] {
             assert!(validate_table_name(bad).is_err(), "{bad}");
         }
         let short = crate::Error::invalid(validate_table_name("ab").expect_err("too short"));

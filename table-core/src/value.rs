@@ -184,11 +184,7 @@ pub fn compare_ordinal(a: &str, b: &str) -> std::cmp::Ordering {
 pub fn truncate_to_ticks(t: DateTime<Utc>) -> DateTime<Utc> {
     let nanos = t.timestamp_subsec_nanos();
     let excess = nanos % 100;
-    if excess == 0 {
-        t
-    } else {
-        t - chrono::Duration::nanoseconds(i64::from(excess))
-    }
+    if excess == 0 { t } else { t - chrono::Duration::nanoseconds(i64::from(excess)) }
 }
 
 #[cfg(test)]
@@ -210,9 +206,7 @@ mod tests {
     #[test]
     fn datetimes_are_truncated_to_ticks() {
         let t = DateTime::from_timestamp(1, 123_456_789).expect("valid instant");
-        let Value::DateTime(v) = Value::from(t) else {
-            unreachable!("From<DateTime> gives DateTime")
-        };
+        let Value::DateTime(v) = Value::from(t) else { unreachable!("From<DateTime> gives DateTime") };
         assert_eq!(v.timestamp_subsec_nanos(), 123_456_700);
     }
 

@@ -27,11 +27,7 @@ fn engine_with(options: EngineOptions) -> Engine {
 }
 
 fn cmp(property: &str, op: CompareOp, value: impl Into<Value>) -> Filter {
-    Filter::Compare {
-        property: property.into(),
-        op,
-        value: value.into(),
-    }
+    Filter::Compare { property: property.into(), op, value: value.into() }
 }
 
 fn and(a: Filter, b: Filter) -> Filter {
@@ -43,10 +39,7 @@ fn code<T: std::fmt::Debug>(r: table_core::Result<T>) -> ErrorCode {
 }
 
 fn keys(entities: &[Entity]) -> Vec<(String, String)> {
-    entities
-        .iter()
-        .map(|e| (e.partition_key.clone(), e.row_key.clone()))
-        .collect()
+    entities.iter().map(|e| (e.partition_key.clone(), e.row_key.clone())).collect()
 }
 
 fn k(pk: &str, rk: &str) -> (String, String) {
@@ -70,8 +63,7 @@ fn all_pages(e: &Engine, request: &QueryRequest) -> Vec<Vec<Entity>> {
 fn seed(e: &Engine, partitions: &[&str], rows: usize) {
     for pk in partitions {
         for r in 0..rows {
-            e.insert(T, Entity::new(*pk, format!("{r:03}")).with("n", r as i32))
-                .unwrap();
+            e.insert(T, Entity::new(*pk, format!("{r:03}")).with("n", r as i32)).unwrap();
         }
     }
 }
@@ -99,10 +91,7 @@ fn invalid_table_names_are_refused_with_the_service_codes() {
     let e = Engine::new();
     assert_eq!(code(e.create_table("a-bc")), ErrorCode::InvalidResourceName);
     assert_eq!(code(e.create_table("ab")), ErrorCode::OutOfRangeInput);
-    assert_eq!(
-        code(e.create_table("tables")),
-        ErrorCode::InvalidResourceName
-    );
+    assert_eq!(code(e.create_table("tables")), ErrorCode::InvalidResourceName);
 }
 
 #[test]
@@ -125,21 +114,15 @@ fn a_deleted_table_loses_its_rows_and_its_name_is_free_by_default() {
 
 #[test]
 fn the_deleted_table_cooldown_blocks_the_name() {
-    let e = engine_with(
-        EngineOptions::default().deleted_table_cooldown(Some(Duration::from_secs(3600))),
-    );
+    let e = engine_with(EngineOptions::default().deleted_table_cooldown(Some(Duration::from_secs(3600))));
     e.delete_table(T).unwrap();
     let err = e.create_table(T).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::TableBeingDeleted));
     assert_eq!(err.status(), Some(409));
-    assert_eq!(
-        code(e.create_table_if_not_exists("PEOPLE")),
-        ErrorCode::TableBeingDeleted
-    );
+    assert_eq!(code(e.create_table_if_not_exists("PEOPLE")), ErrorCode::TableBeingDeleted);
     e.create_table("Others").unwrap();
 
-    let expired =
-        engine_with(EngineOptions::default().deleted_table_cooldown(Some(Duration::ZERO)));
+    let expired = engine_with(EngineOptions::default().deleted_table_cooldown(Some(Duration::ZERO)));
     expired.delete_table(T).unwrap();
     expired.create_table(T).unwrap();
 }
@@ -151,21 +134,11 @@ fn tables_are_listed_in_name_order_with_prefix_filters_and_paging() {
         e.create_table(name).unwrap();
     }
     let all = e.query_tables(&TableQuery::default()).unwrap();
-    assert_eq!(
-        all.tables,
-        ["Alpha", "beta1", "beta2", "beta3", "delta", "Gamma"]
-    );
+    assert_eq!(all.tables, ["Alpha", "beta1", "beta2", "beta3", "delta", "Gamma"]);
     assert_eq!(all.next_table_name, None);
 
-    let prefix = and(
-        cmp("TableName", CompareOp::Ge, "beta"),
-        cmp("TableName", CompareOp::Lt, "betb"),
-    );
-    let mut query = TableQuery {
-        filter: Some(prefix),
-        top: Some(2),
-        next_table_name: None,
-    };
+    let prefix = and(cmp("TableName", CompareOp::Ge, "beta"), cmp("TableName", CompareOp::Lt, "betb"));
+    let mut query = TableQuery { filter: Some(prefix), top: Some(2), next_table_name: None };
     let first = e.query_tables(&query).unwrap();
     assert_eq!(first.tables, ["beta1", "beta2"]);
     assert_eq!(first.next_table_name.as_deref(), Some("beta3"));
@@ -179,24 +152,13 @@ fn tables_are_listed_in_name_order_with_prefix_filters_and_paging() {
 fn table_queries_check_top_and_tokens() {
     let e = engine();
     for top in [0, 1001] {
-        let err = e
-            .query_tables(&TableQuery {
-                top: Some(top),
-                ..TableQuery::default()
-            })
-            .unwrap_err();
+        let err = e.query_tables(&TableQuery { top: Some(top), ..TableQuery::default() }).unwrap_err();
         assert_eq!(err.violation(), Some(&Violation::Top { value: top.into() }));
     }
     let err = e
-        .query_tables(&TableQuery {
-            next_table_name: Some("not a name!".into()),
-            ..TableQuery::default()
-        })
+        .query_tables(&TableQuery { next_table_name: Some("not a name!".into()), ..TableQuery::default() })
         .unwrap_err();
-    assert!(matches!(
-        err.violation(),
-        Some(Violation::Continuation { .. })
-    ));
+    assert!(matches!(err.violation(), Some(Violation::Continuation { .. })));
     assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
 }
 
@@ -219,58 +181,30 @@ fn entity_operations_on_a_missing_table_are_table_not_found() {
     let err = e.insert("Missing", Entity::new("p", "r")).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::TableNotFound));
     assert_eq!(err.status(), Some(404));
-    assert_eq!(
-        code(e.get("Missing", "p", "r", None)),
-        ErrorCode::TableNotFound
-    );
-    assert_eq!(
-        code(e.query("Missing", &QueryRequest::default())),
-        ErrorCode::TableNotFound
-    );
-    assert_eq!(
-        code(e.delete("Missing", &EntityKey::new("p", "r"), IfMatch::Any)),
-        ErrorCode::TableNotFound
-    );
+    assert_eq!(code(e.get("Missing", "p", "r", None)), ErrorCode::TableNotFound);
+    assert_eq!(code(e.query("Missing", &QueryRequest::default())), ErrorCode::TableNotFound);
+    assert_eq!(code(e.delete("Missing", &EntityKey::new("p", "r"), IfMatch::Any)), ErrorCode::TableNotFound);
 }
 
 #[test]
 fn entity_rules_are_checked_before_the_table() {
     let e = Engine::new();
-    assert_eq!(
-        code(e.insert("Missing", Entity::new("a/b", "r"))),
-        ErrorCode::OutOfRangeInput
-    );
-    assert_eq!(
-        code(e.get("Missing", "p", &"k".repeat(1025), None)),
-        ErrorCode::KeyValueTooLarge
-    );
+    assert_eq!(code(e.insert("Missing", Entity::new("a/b", "r"))), ErrorCode::OutOfRangeInput);
+    assert_eq!(code(e.get("Missing", "p", &"k".repeat(1025), None)), ErrorCode::KeyValueTooLarge);
     let big = Entity::new("p", "r").with("s", "x".repeat(32_769));
-    assert_eq!(
-        code(e.insert("Missing", big)),
-        ErrorCode::PropertyValueTooLarge
-    );
+    assert_eq!(code(e.insert("Missing", big)), ErrorCode::PropertyValueTooLarge);
     assert_eq!(
         code(e.insert("Missing", Entity::new("p", "r").with("bad-name", 1))),
         ErrorCode::PropertyNameInvalid
     );
-    let err = e
-        .query(
-            "Missing",
-            &QueryRequest {
-                top: Some(0),
-                ..QueryRequest::default()
-            },
-        )
-        .unwrap_err();
+    let err = e.query("Missing", &QueryRequest { top: Some(0), ..QueryRequest::default() }).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
 }
 
 #[test]
 fn table_existence_is_checked_before_the_entity() {
     let e = Engine::new();
-    let err = e
-        .replace("Missing", Entity::new("p", "r"), IfMatch::Any)
-        .unwrap_err();
+    let err = e.replace("Missing", Entity::new("p", "r"), IfMatch::Any).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::TableNotFound));
 }
 
@@ -304,9 +238,7 @@ fn every_write_gets_a_new_strictly_later_timestamp() {
     let mut etags = BTreeSet::new();
     let mut last = None;
     for i in 0..2000 {
-        let outcome = e
-            .insert_or_replace(T, Entity::new("p", "r").with("i", i))
-            .unwrap();
+        let outcome = e.insert_or_replace(T, Entity::new("p", "r").with("i", i)).unwrap();
         assert!(etags.insert(outcome.etag.unwrap().to_string()));
         let ts = e.get(T, "p", "r", None).unwrap().timestamp.unwrap();
         assert!(last.is_none_or(|l| ts > l));
@@ -317,23 +249,12 @@ fn every_write_gets_a_new_strictly_later_timestamp() {
 #[test]
 fn replace_and_merge_need_an_existing_entity() {
     let e = engine();
-    for if_match in [
-        IfMatch::Any,
-        IfMatch::ETag(table_core::ETag::new("W/\"x\"")),
-    ] {
-        let err = e
-            .replace(T, Entity::new("p", "r"), if_match.clone())
-            .unwrap_err();
+    for if_match in [IfMatch::Any, IfMatch::ETag(table_core::ETag::new("W/\"x\""))] {
+        let err = e.replace(T, Entity::new("p", "r"), if_match.clone()).unwrap_err();
         assert_eq!(err.code(), Some(&ErrorCode::ResourceNotFound));
         assert_eq!(err.status(), Some(404));
-        assert_eq!(
-            code(e.merge(T, Entity::new("p", "r"), if_match.clone())),
-            ErrorCode::ResourceNotFound
-        );
-        assert_eq!(
-            code(e.delete(T, &EntityKey::new("p", "r"), if_match)),
-            ErrorCode::ResourceNotFound
-        );
+        assert_eq!(code(e.merge(T, Entity::new("p", "r"), if_match.clone())), ErrorCode::ResourceNotFound);
+        assert_eq!(code(e.delete(T, &EntityKey::new("p", "r"), if_match)), ErrorCode::ResourceNotFound);
     }
 }
 
@@ -341,15 +262,8 @@ fn replace_and_merge_need_an_existing_entity() {
 fn if_match_compares_etags_exactly() {
     let e = engine();
     let v1 = e.insert(T, Entity::new("p", "r")).unwrap().etag.unwrap();
-    let v2 = e
-        .replace(
-            T,
-            Entity::new("p", "r").with("a", 1),
-            IfMatch::ETag(v1.clone()),
-        )
-        .unwrap()
-        .etag
-        .unwrap();
+    let v2 =
+        e.replace(T, Entity::new("p", "r").with("a", 1), IfMatch::ETag(v1.clone())).unwrap().etag.unwrap();
     assert_ne!(v1, v2);
     for op in [
         e.replace(T, Entity::new("p", "r"), IfMatch::ETag(v1.clone())),
@@ -361,27 +275,14 @@ fn if_match_compares_etags_exactly() {
         assert_eq!(err.status(), Some(412));
         assert!(err.is_precondition_failed());
     }
-    let v3 = e
-        .merge(
-            T,
-            Entity::new("p", "r").with("b", 2),
-            IfMatch::ETag(v2.clone()),
-        )
-        .unwrap()
-        .etag
-        .unwrap();
+    let v3 = e.merge(T, Entity::new("p", "r").with("b", 2), IfMatch::ETag(v2.clone())).unwrap().etag.unwrap();
     e.merge(T, Entity::new("p", "r"), IfMatch::Any).unwrap();
     assert_eq!(
         code(e.delete(T, &EntityKey::new("p", "r"), IfMatch::ETag(v3))),
         ErrorCode::UpdateConditionNotSatisfied
     );
     let current = e.get(T, "p", "r", None).unwrap().etag.unwrap();
-    assert_eq!(
-        e.delete(T, &EntityKey::new("p", "r"), IfMatch::ETag(current))
-            .unwrap()
-            .etag,
-        None
-    );
+    assert_eq!(e.delete(T, &EntityKey::new("p", "r"), IfMatch::ETag(current)).unwrap().etag, None);
     assert_eq!(code(e.get(T, "p", "r", None)), ErrorCode::ResourceNotFound);
 }
 
@@ -389,13 +290,8 @@ fn if_match_compares_etags_exactly() {
 fn a_malformed_etag_is_invalid_input() {
     let e = engine();
     e.insert(T, Entity::new("p", "r")).unwrap();
-    let err = e
-        .replace(
-            T,
-            Entity::new("p", "r"),
-            IfMatch::ETag(table_core::ETag::new("garbage")),
-        )
-        .unwrap_err();
+    let err =
+        e.replace(T, Entity::new("p", "r"), IfMatch::ETag(table_core::ETag::new("garbage"))).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
     assert_eq!(err.status(), Some(400));
 }
@@ -403,51 +299,30 @@ fn a_malformed_etag_is_invalid_input() {
 #[test]
 fn replace_stores_exactly_the_given_properties() {
     let e = engine();
-    e.insert(T, Entity::new("p", "r").with("a", 1).with("b", "x"))
-        .unwrap();
-    e.replace(T, Entity::new("p", "r").with("c", true), IfMatch::Any)
-        .unwrap();
+    e.insert(T, Entity::new("p", "r").with("a", 1).with("b", "x")).unwrap();
+    e.replace(T, Entity::new("p", "r").with("c", true), IfMatch::Any).unwrap();
     let read = e.get(T, "p", "r", None).unwrap();
-    assert_eq!(
-        read.properties,
-        Entity::new("p", "r").with("c", true).properties
-    );
+    assert_eq!(read.properties, Entity::new("p", "r").with("c", true).properties);
 }
 
 #[test]
 fn merge_overwrites_given_properties_keeps_others_and_may_change_types() {
     let e = engine();
-    e.insert(T, Entity::new("p", "r").with("a", 1).with("b", "x"))
-        .unwrap();
-    e.merge(
-        T,
-        Entity::new("p", "r").with("a", "now text").with("c", 2.5),
-        IfMatch::Any,
-    )
-    .unwrap();
+    e.insert(T, Entity::new("p", "r").with("a", 1).with("b", "x")).unwrap();
+    e.merge(T, Entity::new("p", "r").with("a", "now text").with("c", 2.5), IfMatch::Any).unwrap();
     let read = e.get(T, "p", "r", None).unwrap();
-    let expected = Entity::new("p", "r")
-        .with("a", "now text")
-        .with("b", "x")
-        .with("c", 2.5);
+    let expected = Entity::new("p", "r").with("a", "now text").with("b", "x").with("c", 2.5);
     assert_eq!(read.properties, expected.properties);
 }
 
 #[test]
 fn upserts_insert_when_missing_and_replace_or_merge_when_present() {
     let e = engine();
-    e.insert_or_replace(T, Entity::new("p", "1").with("a", 1))
-        .unwrap();
-    e.insert_or_merge(T, Entity::new("p", "2").with("a", 1))
-        .unwrap();
-    e.insert_or_replace(T, Entity::new("p", "1").with("b", 2))
-        .unwrap();
-    e.insert_or_merge(T, Entity::new("p", "2").with("b", 2))
-        .unwrap();
-    assert_eq!(
-        e.get(T, "p", "1", None).unwrap().properties,
-        Entity::new("", "").with("b", 2).properties
-    );
+    e.insert_or_replace(T, Entity::new("p", "1").with("a", 1)).unwrap();
+    e.insert_or_merge(T, Entity::new("p", "2").with("a", 1)).unwrap();
+    e.insert_or_replace(T, Entity::new("p", "1").with("b", 2)).unwrap();
+    e.insert_or_merge(T, Entity::new("p", "2").with("b", 2)).unwrap();
+    assert_eq!(e.get(T, "p", "1", None).unwrap().properties, Entity::new("", "").with("b", 2).properties);
     assert_eq!(
         e.get(T, "p", "2", None).unwrap().properties,
         Entity::new("", "").with("a", 1).with("b", 2).properties
@@ -463,10 +338,7 @@ fn written_timestamps_and_etags_in_the_request_are_ignored() {
     let written = e.insert(T, entity).unwrap();
     let read = e.get(T, "p", "r", None).unwrap();
     assert_eq!(read.etag, written.etag);
-    assert_ne!(
-        read.timestamp,
-        Some(chrono::DateTime::from_timestamp(0, 0).unwrap())
-    );
+    assert_ne!(read.timestamp, Some(chrono::DateTime::from_timestamp(0, 0).unwrap()));
 }
 
 #[test]
@@ -481,36 +353,16 @@ fn empty_keys_are_valid() {
 #[test]
 fn select_keeps_keys_timestamp_and_etag_and_omits_absent_properties() {
     let e = engine();
-    e.insert(
-        T,
-        Entity::new("p", "r").with("a", 1).with("b", 2).with("c", 3),
-    )
-    .unwrap();
+    e.insert(T, Entity::new("p", "r").with("a", 1).with("b", 2).with("c", 3)).unwrap();
     let select = vec!["a".to_owned(), "c".to_owned(), "missing".to_owned()];
     let got = e.get(T, "p", "r", Some(&select)).unwrap();
-    assert_eq!(
-        got.properties,
-        Entity::new("", "").with("a", 1).with("c", 3).properties
-    );
+    assert_eq!(got.properties, Entity::new("", "").with("a", 1).with("c", 3).properties);
     assert!(got.timestamp.is_some() && got.etag.is_some());
-    assert_eq!(
-        (got.partition_key.as_str(), got.row_key.as_str()),
-        ("p", "r")
-    );
+    assert_eq!((got.partition_key.as_str(), got.row_key.as_str()), ("p", "r"));
 
-    let page = e
-        .query(
-            T,
-            &QueryRequest {
-                select: Some(vec!["b".into()]),
-                ..QueryRequest::default()
-            },
-        )
-        .unwrap();
-    assert_eq!(
-        page.entities[0].properties,
-        Entity::new("", "").with("b", 2).properties
-    );
+    let page =
+        e.query(T, &QueryRequest { select: Some(vec!["b".into()]), ..QueryRequest::default() }).unwrap();
+    assert_eq!(page.entities[0].properties, Entity::new("", "").with("b", 2).properties);
     assert!(page.entities[0].etag.is_some());
 }
 
@@ -519,50 +371,23 @@ fn select_keeps_keys_timestamp_and_etag_and_omits_absent_properties() {
 #[test]
 fn queries_filter_and_order_by_partition_then_row_key() {
     let e = engine();
-    for (pk, rk, n) in [
-        ("b", "2", 5),
-        ("a", "9", 1),
-        ("b", "1", 7),
-        ("a", "10", 3),
-        ("c", "0", 9),
-    ] {
+    for (pk, rk, n) in [("b", "2", 5), ("a", "9", 1), ("b", "1", 7), ("a", "10", 3), ("c", "0", 9)] {
         e.insert(T, Entity::new(pk, rk).with("n", n)).unwrap();
     }
     let page = e.query(T, &QueryRequest::default()).unwrap();
-    assert_eq!(
-        keys(&page.entities),
-        [
-            k("a", "10"),
-            k("a", "9"),
-            k("b", "1"),
-            k("b", "2"),
-            k("c", "0")
-        ]
-    );
+    assert_eq!(keys(&page.entities), [k("a", "10"), k("a", "9"), k("b", "1"), k("b", "2"), k("c", "0")]);
     assert_eq!(page.continuation, None);
 
     let filtered = e
-        .query(
-            T,
-            &QueryRequest {
-                filter: Some(cmp("n", CompareOp::Ge, 5)),
-                ..QueryRequest::default()
-            },
-        )
+        .query(T, &QueryRequest { filter: Some(cmp("n", CompareOp::Ge, 5)), ..QueryRequest::default() })
         .unwrap();
-    assert_eq!(
-        keys(&filtered.entities),
-        [k("b", "1"), k("b", "2"), k("c", "0")]
-    );
+    assert_eq!(keys(&filtered.entities), [k("b", "1"), k("b", "2"), k("c", "0")]);
 
     let partition = e
         .query(
             T,
             &QueryRequest {
-                filter: Some(and(
-                    cmp("PartitionKey", CompareOp::Eq, "b"),
-                    cmp("RowKey", CompareOp::Gt, "1"),
-                )),
+                filter: Some(and(cmp("PartitionKey", CompareOp::Eq, "b"), cmp("RowKey", CompareOp::Gt, "1"))),
                 ..QueryRequest::default()
             },
         )
@@ -597,26 +422,11 @@ fn keys_sort_in_utf16_ordinal_order() {
 fn top_must_be_between_1_and_1000() {
     let e = engine();
     for top in [0, 1001] {
-        let err = e
-            .query(
-                T,
-                &QueryRequest {
-                    top: Some(top),
-                    ..QueryRequest::default()
-                },
-            )
-            .unwrap_err();
+        let err = e.query(T, &QueryRequest { top: Some(top), ..QueryRequest::default() }).unwrap_err();
         assert_eq!(err.violation(), Some(&Violation::Top { value: top.into() }));
         assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
     }
-    e.query(
-        T,
-        &QueryRequest {
-            top: Some(1000),
-            ..QueryRequest::default()
-        },
-    )
-    .unwrap();
+    e.query(T, &QueryRequest { top: Some(1000), ..QueryRequest::default() }).unwrap();
 }
 
 #[test]
@@ -626,19 +436,8 @@ fn a_filter_over_15_comparisons_is_invalid_input() {
     for i in 1..16 {
         f = Filter::Or(Box::new(f), Box::new(cmp("n", CompareOp::Eq, i)));
     }
-    let err = e
-        .query(
-            T,
-            &QueryRequest {
-                filter: Some(f),
-                ..QueryRequest::default()
-            },
-        )
-        .unwrap_err();
-    assert!(matches!(
-        err.violation(),
-        Some(Violation::TooManyComparisons { .. })
-    ));
+    let err = e.query(T, &QueryRequest { filter: Some(f), ..QueryRequest::default() }).unwrap_err();
+    assert!(matches!(err.violation(), Some(Violation::TooManyComparisons { .. })));
 }
 
 #[test]
@@ -648,13 +447,7 @@ fn pages_hold_at_most_top_and_1000_by_default() {
     let pages = all_pages(&e, &QueryRequest::default());
     let sizes: Vec<_> = pages.iter().map(Vec::len).collect();
     assert_eq!(sizes, [1000, 200]);
-    let pages = all_pages(
-        &e,
-        &QueryRequest {
-            top: Some(500),
-            ..QueryRequest::default()
-        },
-    );
+    let pages = all_pages(&e, &QueryRequest { top: Some(500), ..QueryRequest::default() });
     let sizes: Vec<_> = pages.iter().map(Vec::len).collect();
     assert_eq!(sizes, [500, 500, 200]);
 }
@@ -663,11 +456,8 @@ fn pages_hold_at_most_top_and_1000_by_default() {
 fn a_continuation_is_present_exactly_when_more_matches_follow() {
     let e = engine();
     seed(&e, &["a"], 4);
-    let request = QueryRequest {
-        top: Some(2),
-        filter: Some(cmp("n", CompareOp::Lt, 2)),
-        ..QueryRequest::default()
-    };
+    let request =
+        QueryRequest { top: Some(2), filter: Some(cmp("n", CompareOp::Lt, 2)), ..QueryRequest::default() };
     let page = e.query(T, &request).unwrap();
     assert_eq!(page.entities.len(), 2);
     assert_eq!(page.continuation, None, "rows 2 and 3 do not match");
@@ -677,34 +467,24 @@ fn a_continuation_is_present_exactly_when_more_matches_follow() {
 fn paging_resumes_exactly_across_inserts_and_deletes() {
     let e = engine();
     seed(&e, &["a"], 6); // 000..005
-    let mut request = QueryRequest {
-        top: Some(2),
-        ..QueryRequest::default()
-    };
+    let mut request = QueryRequest { top: Some(2), ..QueryRequest::default() };
     let first = e.query(T, &request).unwrap();
     assert_eq!(keys(&first.entities), [k("a", "000"), k("a", "001")]);
     // Between pages: the next row to visit is deleted, a row behind the cursor and one ahead
     // of it are inserted.
-    e.delete(T, &EntityKey::new("a", "002"), IfMatch::Any)
-        .unwrap();
+    e.delete(T, &EntityKey::new("a", "002"), IfMatch::Any).unwrap();
     e.insert(T, Entity::new("a", "0005")).unwrap();
     e.insert(T, Entity::new("a", "0035")).unwrap();
     request.continuation = first.continuation;
     let rest: Vec<_> = all_pages(&e, &request).concat();
-    assert_eq!(
-        keys(&rest),
-        [k("a", "003"), k("a", "0035"), k("a", "004"), k("a", "005")]
-    );
+    assert_eq!(keys(&rest), [k("a", "003"), k("a", "0035"), k("a", "004"), k("a", "005")]);
 }
 
 #[test]
 fn continuations_survive_their_string_form() {
     let e = engine();
     seed(&e, &["a b'é"], 3);
-    let mut request = QueryRequest {
-        top: Some(1),
-        ..QueryRequest::default()
-    };
+    let mut request = QueryRequest { top: Some(1), ..QueryRequest::default() };
     let first = e.query(T, &request).unwrap();
     let stored = first.continuation.unwrap().to_string();
     request.continuation = Some(stored.parse::<Continuation>().unwrap());
@@ -716,29 +496,16 @@ fn continuations_survive_their_string_form() {
 fn a_garbage_continuation_is_invalid_input() {
     let e = engine();
     for token in [
-        Continuation {
-            next_partition_key: "!!!".into(),
-            next_row_key: None,
-        },
+        Continuation { next_partition_key: "!!!".into(), next_row_key: None },
         Continuation {
             next_partition_key: "YQ".into(),
             next_row_key: Some("/w".into()), // base64 of a lone 0xFF byte: not UTF-8
         },
     ] {
-        let err = e
-            .query(
-                T,
-                &QueryRequest {
-                    continuation: Some(token),
-                    ..QueryRequest::default()
-                },
-            )
-            .unwrap_err();
+        let err =
+            e.query(T, &QueryRequest { continuation: Some(token), ..QueryRequest::default() }).unwrap_err();
         assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
-        assert!(matches!(
-            err.violation(),
-            Some(Violation::Continuation { .. })
-        ));
+        assert!(matches!(err.violation(), Some(Violation::Continuation { .. })));
     }
 }
 
@@ -746,13 +513,7 @@ fn a_garbage_continuation_is_invalid_input() {
 fn small_pages_still_return_everything_once() {
     let e = engine_with(EngineOptions::default().max_page_size(3));
     seed(&e, &["a", "b", "c"], 4);
-    let pages = all_pages(
-        &e,
-        &QueryRequest {
-            top: Some(10),
-            ..QueryRequest::default()
-        },
-    );
+    let pages = all_pages(&e, &QueryRequest { top: Some(10), ..QueryRequest::default() });
     assert!(pages.iter().all(|p| p.len() <= 3));
     assert_eq!(pages.concat().len(), 12);
 }
@@ -762,15 +523,9 @@ fn split_pages_never_span_partitions_and_may_be_empty() {
     let e = engine_with(EngineOptions::default().split_pages_at_partition_boundaries(true));
     seed(&e, &["a", "b", "c"], 3);
     // Only partitions a and c have a row with n = 1 ... and b has none after deleting it.
-    e.delete(T, &EntityKey::new("b", "001"), IfMatch::Any)
-        .unwrap();
-    let pages = all_pages(
-        &e,
-        &QueryRequest {
-            filter: Some(cmp("n", CompareOp::Eq, 1)),
-            ..QueryRequest::default()
-        },
-    );
+    e.delete(T, &EntityKey::new("b", "001"), IfMatch::Any).unwrap();
+    let pages =
+        all_pages(&e, &QueryRequest { filter: Some(cmp("n", CompareOp::Eq, 1)), ..QueryRequest::default() });
     let shape: Vec<_> = pages.iter().map(|p| keys(p)).collect();
     assert_eq!(shape, [vec![k("a", "001")], vec![], vec![k("c", "001")]]);
 }
@@ -779,13 +534,8 @@ fn split_pages_never_span_partitions_and_may_be_empty() {
 fn a_scan_budget_ends_pages_early_with_a_continuation() {
     let e = engine_with(EngineOptions::default().scan_budget(Some(2)));
     seed(&e, &["a"], 5);
-    let pages = all_pages(
-        &e,
-        &QueryRequest {
-            filter: Some(cmp("n", CompareOp::Ge, 4)),
-            ..QueryRequest::default()
-        },
-    );
+    let pages =
+        all_pages(&e, &QueryRequest { filter: Some(cmp("n", CompareOp::Ge, 4)), ..QueryRequest::default() });
     let shape: Vec<_> = pages.iter().map(Vec::len).collect();
     assert_eq!(shape, [0, 0, 1]);
 }
@@ -804,34 +554,19 @@ fn batch_rule_violations_name_the_operation() {
 
     let too_many: Vec<_> = (0..101).map(|i| ins(&i.to_string())).collect();
     let err = e.submit_batch(T, too_many).unwrap_err();
-    assert!(matches!(
-        err.violation(),
-        Some(Violation::TooManyOperations { count: 101, .. })
-    ));
+    assert!(matches!(err.violation(), Some(Violation::TooManyOperations { count: 101, .. })));
 
     let mixed = vec![ins("1"), Operation::Insert(Entity::new("q", "2")), ins("3")];
     let err = e.submit_batch(T, mixed).unwrap_err();
-    assert_eq!(
-        err.code(),
-        Some(&ErrorCode::CommandsInBatchActOnDifferentPartitions)
-    );
+    assert_eq!(err.code(), Some(&ErrorCode::CommandsInBatchActOnDifferentPartitions));
     assert_eq!(err.batch_index(), Some(1));
 
-    let duplicate = vec![
-        ins("1"),
-        ins("2"),
-        ins("3"),
-        Operation::InsertOrMerge(Entity::new("p", "2")),
-    ];
+    let duplicate = vec![ins("1"), ins("2"), ins("3"), Operation::InsertOrMerge(Entity::new("p", "2"))];
     let err = e.submit_batch(T, duplicate).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::InvalidDuplicateRow));
     assert_eq!(err.batch_index(), Some(3));
 
-    let invalid = vec![
-        ins("1"),
-        ins("2"),
-        Operation::Insert(Entity::new("p", "3").with("1x", 1)),
-    ];
+    let invalid = vec![ins("1"), ins("2"), Operation::Insert(Entity::new("p", "3").with("1x", 1))];
     let err = e.submit_batch(T, invalid).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::PropertyNameInvalid));
     assert_eq!(err.batch_index(), Some(2));
@@ -850,29 +585,20 @@ fn batch_rule_violations_name_the_operation() {
     let huge: Vec<_> = (0..100)
         .map(|i| {
             Operation::Insert(
-                Entity::new("p", i.to_string())
-                    .with("s", "x".repeat(30_000))
-                    .with("t", "y".repeat(30_000)),
+                Entity::new("p", i.to_string()).with("s", "x".repeat(30_000)).with("t", "y".repeat(30_000)),
             )
         })
         .collect();
     let err = e.submit_batch(T, huge).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::RequestBodyTooLarge));
 
-    assert!(
-        e.query(T, &QueryRequest::default())
-            .unwrap()
-            .entities
-            .is_empty()
-    );
+    assert!(e.query(T, &QueryRequest::default()).unwrap().entities.is_empty());
 }
 
 #[test]
 fn a_batch_on_a_missing_table_fails_at_operation_0() {
     let e = Engine::new();
-    let err = e
-        .submit_batch("Missing", vec![ins("1"), ins("2")])
-        .unwrap_err();
+    let err = e.submit_batch("Missing", vec![ins("1"), ins("2")]).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::TableNotFound));
     assert_eq!(err.batch_index(), Some(0));
 }
@@ -884,11 +610,7 @@ fn a_failing_operation_aborts_the_whole_batch() {
     let ops = vec![
         ins("1"),
         Operation::InsertOrReplace(Entity::new("p", "2")),
-        Operation::Delete {
-            key: EntityKey::new("p", "9"),
-            if_match: IfMatch::Any,
-        }
-        .clone(),
+        Operation::Delete { key: EntityKey::new("p", "9"), if_match: IfMatch::Any }.clone(),
         ins("4"),
     ];
     let err = e.submit_batch(T, ops).unwrap_err();
@@ -907,42 +629,27 @@ fn a_failing_operation_aborts_the_whole_batch() {
 #[test]
 fn a_successful_batch_applies_every_operation_in_order() {
     let e = engine();
-    let v = e
-        .insert(T, Entity::new("p", "m").with("a", 1))
-        .unwrap()
-        .etag
-        .unwrap();
+    let v = e.insert(T, Entity::new("p", "m").with("a", 1)).unwrap().etag.unwrap();
     e.insert(T, Entity::new("p", "d")).unwrap();
     let outcomes = e
         .submit_batch(
             T,
             vec![
                 ins("i"),
-                Operation::Merge {
-                    entity: Entity::new("p", "m").with("b", 2),
-                    if_match: IfMatch::ETag(v),
-                },
-                Operation::Delete {
-                    key: EntityKey::new("p", "d"),
-                    if_match: IfMatch::Any,
-                },
+                Operation::Merge { entity: Entity::new("p", "m").with("b", 2), if_match: IfMatch::ETag(v) },
+                Operation::Delete { key: EntityKey::new("p", "d"), if_match: IfMatch::Any },
                 Operation::InsertOrMerge(Entity::new("p", "u").with("c", 3)),
             ],
         )
         .unwrap();
     assert_eq!(outcomes.len(), 4);
     assert_eq!(outcomes[2].etag, None);
-    let etags: BTreeSet<_> = [0, 1, 3]
-        .iter()
-        .map(|&i| outcomes[i].etag.clone().unwrap().to_string())
-        .collect();
+    let etags: BTreeSet<_> =
+        [0, 1, 3].iter().map(|&i| outcomes[i].etag.clone().unwrap().to_string()).collect();
     assert_eq!(etags.len(), 3, "each write has its own ETag");
     assert_eq!(e.get(T, "p", "m", None).unwrap().etag, outcomes[1].etag);
     let page = e.query(T, &QueryRequest::default()).unwrap();
-    assert_eq!(
-        keys(&page.entities),
-        [k("p", "i"), k("p", "m"), k("p", "u")]
-    );
+    assert_eq!(keys(&page.entities), [k("p", "i"), k("p", "m"), k("p", "u")]);
     assert_eq!(page.entities[1].properties.len(), 2);
 }
 
@@ -967,8 +674,7 @@ fn a_fault_after_apply_loses_only_the_response() {
     assert_eq!(err.kind(), ErrorKind::Timeout);
     e.get(T, "p", "r", None).unwrap();
 
-    e.faults()
-        .fail_call(1, FaultSpec::server_busy().after_apply());
+    e.faults().fail_call(1, FaultSpec::server_busy().after_apply());
     e.submit_batch(T, vec![ins("b1"), ins("b2")]).unwrap_err();
     e.get(T, "p", "b2", None).unwrap();
 }
@@ -979,18 +685,14 @@ fn faults_count_every_request_once() {
     assert_eq!(e.faults().calls(), 0);
     e.create_table(T).unwrap();
     e.insert(T, Entity::new("p", "r")).unwrap();
-    e.delete(T, &EntityKey::new("p", "r"), IfMatch::Any)
-        .unwrap();
+    e.delete(T, &EntityKey::new("p", "r"), IfMatch::Any).unwrap();
     e.query(T, &QueryRequest::default()).unwrap();
     e.query_tables(&TableQuery::default()).unwrap();
     e.get(T, "p", "r", None).unwrap_err();
     assert_eq!(e.faults().calls(), 6);
 
-    e.faults()
-        .fail_every(2, FaultSpec::service(ErrorCode::InternalError));
-    let results: Vec<_> = (0..4)
-        .map(|i| e.insert(T, Entity::new("p", i.to_string())).is_ok())
-        .collect();
+    e.faults().fail_every(2, FaultSpec::service(ErrorCode::InternalError));
+    let results: Vec<_> = (0..4).map(|i| e.insert(T, Entity::new("p", i.to_string())).is_ok()).collect();
     assert_eq!(results, [true, false, true, false]);
     e.faults().clear();
     assert!(e.insert(T, Entity::new("p", "x")).is_ok());
@@ -1007,8 +709,7 @@ fn clones_share_tables_across_threads() {
             let e = e.clone();
             std::thread::spawn(move || {
                 for i in 0..250 {
-                    e.insert(T, Entity::new(format!("p{t}"), format!("{i:03}")))
-                        .unwrap();
+                    e.insert(T, Entity::new(format!("p{t}"), format!("{i:03}"))).unwrap();
                 }
             })
         })
@@ -1018,9 +719,6 @@ fn clones_share_tables_across_threads() {
     }
     let all: Vec<_> = all_pages(&e, &QueryRequest::default()).concat();
     assert_eq!(all.len(), 1000);
-    let etags: BTreeSet<_> = all
-        .iter()
-        .map(|e| e.etag.clone().unwrap().to_string())
-        .collect();
+    let etags: BTreeSet<_> = all.iter().map(|e| e.etag.clone().unwrap().to_string()).collect();
     assert_eq!(etags.len(), 1000);
 }

@@ -83,10 +83,7 @@ fn every_literal_form() {
         literal("datetime'2020-01-02T03:04:05.1234567Z'"),
         Value::DateTime(at("2020-01-02T03:04:05.1234567Z"))
     );
-    assert_eq!(
-        literal("datetime'2020-01-02T03:04:05'"),
-        Value::DateTime(at("2020-01-02T03:04:05Z"))
-    );
+    assert_eq!(literal("datetime'2020-01-02T03:04:05'"), Value::DateTime(at("2020-01-02T03:04:05Z")));
     assert_eq!(
         literal("guid'C9DA6455-213D-42C9-9A79-3E9149A57833'"),
         Value::Guid(Uuid::from_u128(0xc9da6455_213d_42c9_9a79_3e9149a57833))
@@ -106,27 +103,12 @@ fn integers_out_of_range_are_errors() {
 #[test]
 fn precedence_and_associativity() {
     let (a, b, c) = (p("a"), p("b"), p("c"));
-    assert_eq!(
-        parse("a or b and c"),
-        a.clone().or(b.clone().and(c.clone()))
-    );
-    assert_eq!(
-        parse("a and b or c"),
-        a.clone().and(b.clone()).or(c.clone())
-    );
-    assert_eq!(
-        parse("(a or b) and c"),
-        a.clone().or(b.clone()).and(c.clone())
-    );
+    assert_eq!(parse("a or b and c"), a.clone().or(b.clone().and(c.clone())));
+    assert_eq!(parse("a and b or c"), a.clone().and(b.clone()).or(c.clone()));
+    assert_eq!(parse("(a or b) and c"), a.clone().or(b.clone()).and(c.clone()));
     assert_eq!(parse("a or b or c"), a.clone().or(b.clone()).or(c.clone()));
-    assert_eq!(
-        parse("a and b and c"),
-        a.clone().and(b.clone()).and(c.clone())
-    );
-    assert_eq!(
-        parse("a or (b or c)"),
-        a.clone().or(b.clone().or(c.clone()))
-    );
+    assert_eq!(parse("a and b and c"), a.clone().and(b.clone()).and(c.clone()));
+    assert_eq!(parse("a or (b or c)"), a.clone().or(b.clone().or(c.clone())));
     assert_eq!(parse("not a and b"), (!a.clone()).and(b.clone()));
     assert_eq!(parse("not (a and b)"), !a.clone().and(b.clone()));
     assert_eq!(parse("not not a"), !!a.clone());
@@ -135,10 +117,7 @@ fn precedence_and_associativity() {
         parse("A eq 1 or B lt 2 and not (C ge 'x')"),
         Filter::eq("A", 1).or(Filter::lt("B", 2).and(!Filter::ge("C", "x")))
     );
-    assert_eq!(
-        parse("(A eq 1)and(B eq 2)"),
-        Filter::eq("A", 1).and(Filter::eq("B", 2))
-    );
+    assert_eq!(parse("(A eq 1)and(B eq 2)"), Filter::eq("A", 1).and(Filter::eq("B", 2)));
     assert_eq!(parse(" \tA  eq\n1 "), Filter::eq("A", 1));
 }
 
@@ -163,10 +142,7 @@ fn keywords_are_case_sensitive() {
     // `True` is a property name, so this compares two properties.
     assert_eq!(unsupported_at("A eq True"), 0);
     // `PartitionKey` and `partitionkey` are different properties.
-    assert_eq!(
-        parse("partitionkey eq 'a'"),
-        Filter::eq("partitionkey", "a")
-    );
+    assert_eq!(parse("partitionkey eq 'a'"), Filter::eq("partitionkey", "a"));
 }
 
 #[test]
@@ -211,22 +187,14 @@ fn unsupported_constructs_answer_501() {
 
 #[test]
 fn limits_fifteen_and_sixteen() {
-    let joined = |n: usize| {
-        (0..n)
-            .map(|i| format!("P{i} eq {i}"))
-            .collect::<Vec<_>>()
-            .join(" and ")
-    };
+    let joined = |n: usize| (0..n).map(|i| format!("P{i} eq {i}")).collect::<Vec<_>>().join(" and ");
     let fifteen = parse(&joined(MAX_FILTER_COMPARISONS));
     assert_eq!(fifteen.comparison_count(), 15);
     fifteen.check_limits().expect("15 comparisons are allowed");
 
     for n in [16, 40] {
         let e = Filter::parse(&joined(n)).expect_err("over the limit");
-        assert_eq!(
-            e.violation(),
-            Some(&Violation::TooManyComparisons { count: n, max: 15 })
-        );
+        assert_eq!(e.violation(), Some(&Violation::TooManyComparisons { count: n, max: 15 }));
         assert_eq!(e.code(), Some(&ErrorCode::InvalidInput));
     }
     // A syntax error after the limit is still reported where it is.
@@ -235,14 +203,8 @@ fn limits_fifteen_and_sixteen() {
 
     let built = |n: usize| Filter::all_of((0..n).map(|i| Filter::eq(format!("P{i}"), 1)));
     built(15).expect("some").check_limits().expect("15 allowed");
-    let e = built(16)
-        .expect("some")
-        .check_limits()
-        .expect_err("16 rejected");
-    assert_eq!(
-        e.violation(),
-        Some(&Violation::TooManyComparisons { count: 16, max: 15 })
-    );
+    let e = built(16).expect("some").check_limits().expect_err("16 rejected");
+    assert_eq!(e.violation(), Some(&Violation::TooManyComparisons { count: 16, max: 15 }));
     // Bare Boolean properties count too.
     let bare = parse("a and b or not c");
     assert_eq!(bare.comparison_count(), 3);
@@ -253,10 +215,7 @@ fn check_limits_rejects_unprintable_property_names() {
     let f = Filter::eq("A", 1).and(Filter::eq("x eq 1 or y", 2));
     assert_eq!(f.to_string(), "A eq 1 and 'x eq 1 or y' eq 2");
     let e = f.check_limits().expect_err("not an identifier");
-    assert!(matches!(
-        e.violation(),
-        Some(Violation::FilterUnsupported { position: 11, .. })
-    ));
+    assert!(matches!(e.violation(), Some(Violation::FilterUnsupported { position: 11, .. })));
     assert_eq!(e.status(), Some(501));
     // What the service would receive fails to parse the same way.
     assert_eq!(unsupported_at(&f.to_string()), 11);
@@ -283,10 +242,7 @@ fn canonical_text() {
         "PartitionKey eq 'O''Neil' and (Age gt 30 or not Active) and not (Score eq 1.0)"
     );
     assert_eq!(parse(&f.to_odata()), f);
-    assert_eq!(
-        Filter::eq("Big", i64::MIN).to_string(),
-        "Big eq -9223372036854775808L"
-    );
+    assert_eq!(Filter::eq("Big", i64::MIN).to_string(), "Big eq -9223372036854775808L");
     assert_eq!(
         Filter::eq("T", at("2020-01-02T03:04:05Z")).to_string(),
         "T eq datetime'2020-01-02T03:04:05.0000000Z'"
@@ -316,29 +272,12 @@ fn builders() {
     }
     assert_eq!(Filter::all_of([]), None);
     assert_eq!(Filter::all_of([p("a")]), Some(p("a")));
-    assert_eq!(
-        Filter::all_of([p("a"), p("b"), p("c")])
-            .expect("some")
-            .to_string(),
-        "a and b and c"
-    );
-    assert_eq!(
-        Filter::prefix("RowKey", "emp_").to_string(),
-        "RowKey ge 'emp_' and RowKey lt 'emp`'"
-    );
+    assert_eq!(Filter::all_of([p("a"), p("b"), p("c")]).expect("some").to_string(), "a and b and c");
+    assert_eq!(Filter::prefix("RowKey", "emp_").to_string(), "RowKey ge 'emp_' and RowKey lt 'emp`'");
     assert_eq!(Filter::prefix("RowKey", "").to_string(), "RowKey ge ''");
-    assert_eq!(
-        Filter::prefix("R", "a\u{ffff}").to_string(),
-        "R ge 'a\u{ffff}' and R lt 'b'"
-    );
-    assert_eq!(
-        Filter::prefix("R", "\u{ffff}").to_string(),
-        "R ge '\u{ffff}'"
-    );
-    assert_eq!(
-        Filter::prefix("R", "a\u{10ffff}").to_string(),
-        "R ge 'a\u{10ffff}' and R lt 'a\u{e000}'"
-    );
+    assert_eq!(Filter::prefix("R", "a\u{ffff}").to_string(), "R ge 'a\u{ffff}' and R lt 'b'");
+    assert_eq!(Filter::prefix("R", "\u{ffff}").to_string(), "R ge '\u{ffff}'");
+    assert_eq!(Filter::prefix("R", "a\u{10ffff}").to_string(), "R ge 'a\u{10ffff}' and R lt 'a\u{e000}'");
     assert_eq!(
         Filter::range("R", Bound::Excluded("a"), Bound::Included("m")).to_string(),
         "R gt 'a' and R le 'm'"
@@ -347,10 +286,7 @@ fn builders() {
         Filter::range("R", Bound::Unbounded, Bound::Excluded("m")).to_string(),
         "R ge '' and R lt 'm'"
     );
-    assert_eq!(
-        Filter::range("R", Bound::Unbounded, Bound::Unbounded).to_string(),
-        "R ge ''"
-    );
+    assert_eq!(Filter::range("R", Bound::Unbounded, Bound::Unbounded).to_string(), "R ge ''");
 }
 
 // ---------------------------------------------------------------- evaluation
@@ -599,9 +535,7 @@ fn filter() -> impl Strategy<Value = Filter> {
             inner.prop_map(|f| !f),
         ]
     })
-    .prop_filter("within the comparison limit", |f| {
-        f.comparison_count() <= MAX_FILTER_COMPARISONS
-    })
+    .prop_filter("within the comparison limit", |f| f.comparison_count() <= MAX_FILTER_COMPARISONS)
 }
 
 /// Text that exercises the lexer and parser: fragments of valid and invalid filters.
@@ -643,11 +577,7 @@ fn filter_soup() -> impl Strategy<Value = String> {
 /// Exact order of a double and an integer, by a different route than the evaluator's.
 fn exact_order(d: f64, i: i64) -> Ordering {
     if d.abs() >= 1e30 {
-        return if d > 0.0 {
-            Ordering::Greater
-        } else {
-            Ordering::Less
-        };
+        return if d > 0.0 { Ordering::Greater } else { Ordering::Less };
     }
     let floor = d.floor();
     match (floor as i128).cmp(&i128::from(i)) {

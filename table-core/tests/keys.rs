@@ -12,26 +12,11 @@ fn at(s: &str) -> DateTime<Utc> {
 
 #[test]
 fn dotnet_tick_vectors() {
-    assert_eq!(
-        keys::ticks(at("2014-08-22T00:50:32Z")).unwrap(),
-        "0635442654320000000"
-    );
-    assert_eq!(
-        keys::inverted_ticks(at("2014-08-22T00:50:32Z")).unwrap(),
-        "2519936321679999999"
-    );
-    assert_eq!(
-        keys::inverted_ticks(at("1970-01-01T00:00:00Z")).unwrap(),
-        "2534023007999999999"
-    );
-    assert_eq!(
-        keys::inverted_ticks(max_datetime()).unwrap(),
-        "0000000000000000000"
-    );
-    assert_eq!(
-        keys::parse_inverted_ticks("2519936321679999999").unwrap(),
-        at("2014-08-22T00:50:32Z")
-    );
+    assert_eq!(keys::ticks(at("2014-08-22T00:50:32Z")).unwrap(), "0635442654320000000");
+    assert_eq!(keys::inverted_ticks(at("2014-08-22T00:50:32Z")).unwrap(), "2519936321679999999");
+    assert_eq!(keys::inverted_ticks(at("1970-01-01T00:00:00Z")).unwrap(), "2534023007999999999");
+    assert_eq!(keys::inverted_ticks(max_datetime()).unwrap(), "0000000000000000000");
+    assert_eq!(keys::parse_inverted_ticks("2519936321679999999").unwrap(), at("2014-08-22T00:50:32Z"));
 }
 
 #[test]
@@ -41,30 +26,18 @@ fn zero_padding_vectors() {
     assert_eq!(keys::parse_zero_padded("00000123", 8).unwrap(), 123);
     assert_eq!(
         keys::zero_pad(1_234_567, 6),
-        Err(KeyCodecError::TooWide {
-            value: "1234567".into(),
-            width: 6
-        })
+        Err(KeyCodecError::TooWide { value: "1234567".into(), width: 6 })
     );
-    assert_eq!(
-        keys::zero_pad(-1, 6),
-        Err(KeyCodecError::Negative { value: -1 })
-    );
+    assert_eq!(keys::zero_pad(-1, 6), Err(KeyCodecError::Negative { value: -1 }));
     assert!(keys::parse_zero_padded("0123", 8).is_err());
     assert!(keys::parse_zero_padded("0000012a", 8).is_err());
 }
 
 #[test]
 fn ordered_vectors() {
-    assert_eq!(
-        keys::ordered(i128::from(i64::MIN)).unwrap(),
-        "00000000000000000000"
-    );
+    assert_eq!(keys::ordered(i128::from(i64::MIN)).unwrap(), "00000000000000000000");
     assert_eq!(keys::ordered(0).unwrap(), "09223372036854775808");
-    assert_eq!(
-        keys::ordered(i128::from(u64::MAX)).unwrap(),
-        "27670116110564327423"
-    );
+    assert_eq!(keys::ordered(i128::from(u64::MAX)).unwrap(), "27670116110564327423");
     assert!(keys::ordered(i128::from(u64::MAX) + 1).is_err());
     assert!(keys::parse_ordered("99999999999999999999").is_err());
     assert!(keys::parse_ordered("-1").is_err());
@@ -74,14 +47,8 @@ fn ordered_vectors() {
 fn date_formats_round_trip_at_their_precision() {
     let t = at("2014-08-22T00:50:32Z");
     assert_eq!(keys::date(t, "%Y%m%d").unwrap(), "20140822");
-    assert_eq!(
-        keys::parse_date("20140822", "%Y%m%d").unwrap(),
-        at("2014-08-22T00:00:00Z")
-    );
-    assert_eq!(
-        keys::parse_date("2014-08-22T00.50.32", "%Y-%m-%dT%H.%M.%S").unwrap(),
-        t
-    );
+    assert_eq!(keys::parse_date("20140822", "%Y%m%d").unwrap(), at("2014-08-22T00:00:00Z"));
+    assert_eq!(keys::parse_date("2014-08-22T00.50.32", "%Y-%m-%dT%H.%M.%S").unwrap(), t);
     assert!(keys::parse_date("2014-13-01", "%Y-%m-%d").is_err());
 }
 
@@ -90,14 +57,8 @@ fn prefix_successor_vectors() {
     assert_eq!(keys::prefix_successor("empid_").as_deref(), Some("empid`"));
     assert_eq!(keys::prefix_successor(""), None);
     assert_eq!(keys::prefix_successor("a\u{ffff}").as_deref(), Some("b"));
-    assert_eq!(
-        keys::prefix_successor("\u{d7ff}").as_deref(),
-        Some("\u{10000}")
-    );
-    assert_eq!(
-        keys::prefix_successor("\u{10ffff}").as_deref(),
-        Some("\u{e000}")
-    );
+    assert_eq!(keys::prefix_successor("\u{d7ff}").as_deref(), Some("\u{10000}"));
+    assert_eq!(keys::prefix_successor("\u{10ffff}").as_deref(), Some("\u{e000}"));
 }
 
 fn instant() -> impl Strategy<Value = DateTime<Utc>> {

@@ -68,8 +68,7 @@ fn pk() -> impl Strategy<Value = String> {
 }
 
 fn rk() -> impl Strategy<Value = String> {
-    prop::sample::select(vec!["", "0", "1", "10", "2", "x", "\u{e000}", "\u{10000}"])
-        .prop_map(String::from)
+    prop::sample::select(vec!["", "0", "1", "10", "2", "x", "\u{e000}", "\u{10000}"]).prop_map(String::from)
 }
 
 fn value() -> impl Strategy<Value = Value> {
@@ -90,10 +89,7 @@ fn entity() -> impl Strategy<Value = Entity> {
             0..3,
         ),
     )
-        .prop_map(|(pk, rk, properties)| Entity {
-            properties,
-            ..Entity::new(pk, rk)
-        })
+        .prop_map(|(pk, rk, properties)| Entity { properties, ..Entity::new(pk, rk) })
 }
 
 fn cond() -> impl Strategy<Value = Cond> {
@@ -142,19 +138,8 @@ fn set_partition(w: &mut Write, pk: &str) {
 }
 
 fn key_literal() -> impl Strategy<Value = String> {
-    prop::sample::select(vec![
-        "",
-        "0",
-        "1",
-        "2",
-        "b",
-        "c",
-        "x",
-        "\u{e000}",
-        "\u{ff21}",
-        "\u{10000}",
-    ])
-    .prop_map(String::from)
+    prop::sample::select(vec!["", "0", "1", "2", "b", "c", "x", "\u{e000}", "\u{ff21}", "\u{10000}"])
+        .prop_map(String::from)
 }
 
 fn op() -> impl Strategy<Value = CompareOp> {
@@ -191,10 +176,7 @@ fn filter() -> impl Strategy<Value = Filter> {
 fn select() -> impl Strategy<Value = Option<Vec<String>>> {
     prop::option::weighted(
         0.3,
-        prop::collection::vec(
-            prop::sample::select(vec!["n", "s", "zz"]).prop_map(String::from),
-            0..3,
-        ),
+        prop::collection::vec(prop::sample::select(vec!["n", "s", "zz"]).prop_map(String::from), 0..3),
     )
 }
 
@@ -233,9 +215,7 @@ fn is_well_formed(etag: &ETag) -> bool {
 
 impl Model {
     fn find(&self, pk: &str, rk: &str) -> Option<&Entity> {
-        self.rows
-            .iter()
-            .find(|e| e.partition_key == pk && e.row_key == rk)
+        self.rows.iter().find(|e| e.partition_key == pk && e.row_key == rk)
     }
 
     fn if_match(&self, cond: &Cond, pk: &str, rk: &str) -> IfMatch {
@@ -256,20 +236,17 @@ impl Model {
     fn operation(&self, w: &Write) -> Operation {
         match w.clone() {
             Write::Insert(e) => Operation::Insert(e),
-            Write::Replace(e, c) => Operation::Replace {
-                if_match: self.if_match(&c, &e.partition_key, &e.row_key),
-                entity: e,
-            },
-            Write::Merge(e, c) => Operation::Merge {
-                if_match: self.if_match(&c, &e.partition_key, &e.row_key),
-                entity: e,
-            },
+            Write::Replace(e, c) => {
+                Operation::Replace { if_match: self.if_match(&c, &e.partition_key, &e.row_key), entity: e }
+            }
+            Write::Merge(e, c) => {
+                Operation::Merge { if_match: self.if_match(&c, &e.partition_key, &e.row_key), entity: e }
+            }
             Write::InsertOrReplace(e) => Operation::InsertOrReplace(e),
             Write::InsertOrMerge(e) => Operation::InsertOrMerge(e),
-            Write::Delete(k, c) => Operation::Delete {
-                if_match: self.if_match(&c, &k.partition_key, &k.row_key),
-                key: k,
-            },
+            Write::Delete(k, c) => {
+                Operation::Delete { if_match: self.if_match(&c, &k.partition_key, &k.row_key), key: k }
+            }
         }
     }
 
@@ -277,18 +254,13 @@ impl Model {
     fn check_request(op: &Operation) -> Result<(), ErrorCode> {
         validate_operation(op).map_err(|v| v.code())?;
         match op {
-            Operation::Replace {
-                if_match: IfMatch::ETag(t),
-                ..
+            Operation::Replace { if_match: IfMatch::ETag(t), .. }
+            | Operation::Merge { if_match: IfMatch::ETag(t), .. }
+            | Operation::Delete { if_match: IfMatch::ETag(t), .. }
+                if !is_well_formed(t) =>
+            {
+                Err(ErrorCode::InvalidInput)
             }
-            | Operation::Merge {
-                if_match: IfMatch::ETag(t),
-                ..
-            }
-            | Operation::Delete {
-                if_match: IfMatch::ETag(t),
-                ..
-            } if !is_well_formed(t) => Err(ErrorCode::InvalidInput),
             _ => Ok(()),
         }
     }
@@ -298,23 +270,13 @@ impl Model {
         let current = self.find(op.partition_key(), op.row_key());
         match (op, current) {
             (Operation::Insert(_), Some(_)) => Err(ErrorCode::EntityAlreadyExists),
+            (Operation::Replace { .. } | Operation::Merge { .. } | Operation::Delete { .. }, None) => {
+                Err(ErrorCode::ResourceNotFound)
+            }
             (
-                Operation::Replace { .. } | Operation::Merge { .. } | Operation::Delete { .. },
-                None,
-            ) => Err(ErrorCode::ResourceNotFound),
-            (
-                Operation::Replace {
-                    if_match: IfMatch::ETag(t),
-                    ..
-                }
-                | Operation::Merge {
-                    if_match: IfMatch::ETag(t),
-                    ..
-                }
-                | Operation::Delete {
-                    if_match: IfMatch::ETag(t),
-                    ..
-                },
+                Operation::Replace { if_match: IfMatch::ETag(t), .. }
+                | Operation::Merge { if_match: IfMatch::ETag(t), .. }
+                | Operation::Delete { if_match: IfMatch::ETag(t), .. },
                 Some(row),
             ) if row.etag.as_ref() != Some(t) => Err(ErrorCode::UpdateConditionNotSatisfied),
             _ => Ok(()),
@@ -347,14 +309,9 @@ impl Model {
         }
         let etag = etag.expect("writes report an ETag");
         assert!(self.seen.insert(etag.clone()), "ETag {etag} issued twice");
-        let ts = etag
-            .timestamp()
-            .expect("engine ETags carry their timestamp");
+        let ts = etag.timestamp().expect("engine ETags carry their timestamp");
         if let Some(last) = self.etags.last() {
-            assert!(
-                ts > last.timestamp().unwrap(),
-                "timestamps increase strictly"
-            );
+            assert!(ts > last.timestamp().unwrap(), "timestamps increase strictly");
         }
         self.etags.push(etag.clone());
         entity.etag = Some(etag);
@@ -369,17 +326,11 @@ impl Model {
             .iter()
             .filter(|e| filter.is_none_or(|f| f.matches(e)))
             .filter(|e| {
-                cursor.is_none_or(|(p, r)| {
-                    key_order((&e.partition_key, &e.row_key), (p, r)) != Ordering::Less
-                })
+                cursor
+                    .is_none_or(|(p, r)| key_order((&e.partition_key, &e.row_key), (p, r)) != Ordering::Less)
             })
             .collect();
-        rows.sort_by(|a, b| {
-            key_order(
-                (&a.partition_key, &a.row_key),
-                (&b.partition_key, &b.row_key),
-            )
-        });
+        rows.sort_by(|a, b| key_order((&a.partition_key, &a.row_key), (&b.partition_key, &b.row_key)));
         rows
     }
 }
@@ -393,9 +344,7 @@ fn project(e: &Entity, select: Option<&[String]>) -> Entity {
 }
 
 fn codes<T>(r: &table_core::Result<T>) -> Option<(ErrorCode, Option<usize>)> {
-    r.as_ref()
-        .err()
-        .map(|e| (e.code().cloned().unwrap(), e.batch_index()))
+    r.as_ref().err().map(|e| (e.code().cloned().unwrap(), e.batch_index()))
 }
 
 // ------------------------------------------------------------------ running a step on both
@@ -403,20 +352,10 @@ fn codes<T>(r: &table_core::Result<T>) -> Option<(ErrorCode, Option<usize>)> {
 fn run_write(engine: &Engine, model: &mut Model, table: &str, w: &Write) {
     let op = model.operation(w);
     let expected = Model::check_request(&op)
-        .and_then(|()| {
-            if table == T {
-                Ok(())
-            } else {
-                Err(ErrorCode::TableNotFound)
-            }
-        })
+        .and_then(|()| if table == T { Ok(()) } else { Err(ErrorCode::TableNotFound) })
         .and_then(|()| model.check_row(&op));
     let got = engine.execute(table, op.clone());
-    assert_eq!(
-        codes(&got),
-        expected.clone().err().map(|c| (c, None)),
-        "{op:?}"
-    );
+    assert_eq!(codes(&got), expected.clone().err().map(|c| (c, None)), "{op:?}");
     if let Ok(outcome) = got {
         model.apply(op, outcome.etag);
     }
@@ -455,17 +394,10 @@ fn run_batch(engine: &Engine, model: &mut Model, writes: &[Write]) {
 
 fn run_get(engine: &Engine, model: &Model, key: &EntityKey, select: Option<&[String]>) {
     let got = engine.get(T, &key.partition_key, &key.row_key, select);
-    let expected = validate_operation(&Operation::Delete {
-        key: key.clone(),
-        if_match: IfMatch::Any,
-    })
-    .map_err(|v| v.code())
-    .and_then(|()| {
-        model
-            .find(&key.partition_key, &key.row_key)
-            .ok_or(ErrorCode::ResourceNotFound)
-    })
-    .map(|e| project(e, select));
+    let expected = validate_operation(&Operation::Delete { key: key.clone(), if_match: IfMatch::Any })
+        .map_err(|v| v.code())
+        .and_then(|()| model.find(&key.partition_key, &key.row_key).ok_or(ErrorCode::ResourceNotFound))
+        .map(|e| project(e, select));
     match (got, expected) {
         (Ok(g), Ok(e)) => assert_eq!(g, e),
         (Err(g), Err(e)) => assert_eq!(g.code(), Some(&e)),
@@ -482,12 +414,8 @@ fn run_query(
     select: &Option<Vec<String>>,
     between: &[Option<Write>],
 ) {
-    let mut request = QueryRequest {
-        filter: filter.clone(),
-        select: select.clone(),
-        top,
-        continuation: None,
-    };
+    let mut request =
+        QueryRequest { filter: filter.clone(), select: select.clone(), top, continuation: None };
     if top.is_some_and(|t| !(1..=1000).contains(&t)) {
         let err = engine.query(T, &request).unwrap_err();
         assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
@@ -499,20 +427,11 @@ fn run_query(
     loop {
         let page = engine.query(T, &request).unwrap();
         let matching = model.matching(filter.as_ref(), cursor.as_ref());
-        let expected: Vec<Entity> = matching
-            .iter()
-            .take(size)
-            .map(|e| project(e, select.as_deref()))
-            .collect();
+        let expected: Vec<Entity> =
+            matching.iter().take(size).map(|e| project(e, select.as_deref())).collect();
         assert_eq!(page.entities, expected, "page after {cursor:?}");
-        let next = matching
-            .get(size)
-            .map(|e| (e.partition_key.clone(), e.row_key.clone()));
-        assert_eq!(
-            page.continuation.is_some(),
-            next.is_some(),
-            "continuation after {cursor:?}"
-        );
+        let next = matching.get(size).map(|e| (e.partition_key.clone(), e.row_key.clone()));
+        assert_eq!(page.continuation.is_some(), next.is_some(), "continuation after {cursor:?}");
         let Some(token) = page.continuation else {
             return;
         };
@@ -530,28 +449,13 @@ fn run(steps: &[Step], page_size: usize) {
     let mut model = Model::default();
     for step in steps {
         match step {
-            Step::Single {
-                missing_table,
-                write,
-            } => {
-                run_write(
-                    &engine,
-                    &mut model,
-                    if *missing_table { MISSING } else { T },
-                    write,
-                );
+            Step::Single { missing_table, write } => {
+                run_write(&engine, &mut model, if *missing_table { MISSING } else { T }, write);
             }
             Step::Batch(writes) => run_batch(&engine, &mut model, writes),
             Step::Get { key, select } => run_get(&engine, &model, key, select.as_deref()),
-            Step::Query {
-                filter,
-                top,
-                select,
-                between,
-            } => {
-                run_query(
-                    &engine, &mut model, page_size, filter, *top, select, between,
-                );
+            Step::Query { filter, top, select, between } => {
+                run_query(&engine, &mut model, page_size, filter, *top, select, between);
             }
         }
     }

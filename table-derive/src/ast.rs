@@ -95,9 +95,7 @@ impl TyKind {
                         _ => TyKind::Unsupported("store a list with `#[table(json)]`"),
                     },
                     "i8" | "i16" | "u8" | "u16" => TyKind::Unsupported("use `i32`"),
-                    "i128" | "u128" | "isize" | "usize" => {
-                        TyKind::Unsupported("use `i64` or `u64`")
-                    }
+                    "i128" | "u128" | "isize" | "usize" => TyKind::Unsupported("use `i64` or `u64`"),
                     "f32" => TyKind::Unsupported("use `f64`"),
                     "char" | "str" => TyKind::Unsupported("use `String`"),
                     "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet" | "VecDeque" => {
@@ -163,20 +161,10 @@ impl<'a> Input<'a> {
                                 (None, Some(rule)) => rule.apply(field_name),
                                 (None, None) => field_name.to_owned(),
                             };
-                            Field {
-                                ident,
-                                ty: &f.ty,
-                                kind: TyKind::of(&f.ty),
-                                attrs,
-                                property,
-                            }
+                            Field { ident, ty: &f.ty, kind: TyKind::of(&f.ty), attrs, property }
                         })
                         .collect();
-                    Some(Input::Struct(Struct {
-                        original: input,
-                        attrs,
-                        fields,
-                    }))
+                    Some(Input::Struct(Struct { original: input, attrs, fields }))
                 }
                 _ => {
                     cx.error_spanned_by(
@@ -225,11 +213,7 @@ impl<'a> Input<'a> {
                         );
                     }
                 }
-                Some(Input::Entities(Entities {
-                    original: input,
-                    attrs,
-                    variants,
-                }))
+                Some(Input::Entities(Entities { original: input, attrs, variants }))
             }
             Data::Union(_) => {
                 cx.error_spanned_by(&input.ident, "`TableEntity` cannot be derived for a union");
@@ -256,10 +240,7 @@ impl<'a> ValueEnum<'a> {
             if !v.fields.is_empty() {
                 cx.error_spanned_by(
                     &v.fields,
-                    format!(
-                        "variant `{}` has fields; `PropertyValue` enums must be unit-only",
-                        v.ident
-                    ),
+                    format!("variant `{}` has fields; `PropertyValue` enums must be unit-only", v.ident),
                 );
             }
             let vattrs = attr::Variant::from_attrs(cx, &v.attrs);
@@ -270,11 +251,7 @@ impl<'a> ValueEnum<'a> {
             };
             variants.push((&v.ident, name, vattrs));
         }
-        Some(ValueEnum {
-            original: input,
-            attrs,
-            variants,
-        })
+        Some(ValueEnum { original: input, attrs, variants })
     }
 }
 

@@ -113,19 +113,11 @@ fn for_each_meta(
 }
 
 /// Reports an unknown attribute and skips its value so parsing can go on.
-fn unknown(
-    cx: &Ctxt,
-    meta: &ParseNestedMeta<'_>,
-    place: &str,
-    known: &[Symbol],
-) -> syn::Result<()> {
+fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, place: &str, known: &[Symbol]) -> syn::Result<()> {
     let name = meta.path.to_token_stream().to_string().replace(' ', "");
     cx.error_spanned_by(
         &meta.path,
-        format!(
-            "unknown attribute `{name}` in {place}; expected {}",
-            symbol::list(known)
-        ),
+        format!("unknown attribute `{name}` in {place}; expected {}", symbol::list(known)),
     );
     skip_value(meta)
 }
@@ -193,11 +185,7 @@ impl Container {
                     ),
                 }
             } else if *path == symbol::INDEX || *path == symbol::LOOKUP {
-                let kind = if *path == symbol::INDEX {
-                    IndexKind::Secondary
-                } else {
-                    IndexKind::Lookup
-                };
+                let kind = if *path == symbol::INDEX { IndexKind::Secondary } else { IndexKind::Lookup };
                 c.indexes.push(Index::parse(cx, meta, kind)?);
             } else if *path == symbol::RENAME_ALL {
                 let lit: LitStr = meta.value()?.parse()?;
@@ -205,10 +193,7 @@ impl Container {
                     Some(rule) => c.rename_all.set(cx, path, rule),
                     None => cx.error_spanned_by(
                         &lit,
-                        format!(
-                            "unknown `rename_all` rule `{}`; expected {RULE_NAMES}",
-                            lit.value()
-                        ),
+                        format!("unknown `rename_all` rule `{}`; expected {RULE_NAMES}", lit.value()),
                     ),
                 }
             } else if *path == symbol::CRATE {
@@ -217,19 +202,11 @@ impl Container {
                     Ok(p) => c.crate_path.set(cx, path, p),
                     Err(_) => cx.error_spanned_by(
                         &lit,
-                        format!(
-                            "`crate` must be a path such as \"table_core\", not {:?}",
-                            lit.value()
-                        ),
+                        format!("`crate` must be a path such as \"table_core\", not {:?}", lit.value()),
                     ),
                 }
             } else {
-                unknown(
-                    cx,
-                    meta,
-                    "`#[table(...)]` on the type",
-                    symbol::CONTAINER_ATTRS,
-                )?;
+                unknown(cx, meta, "`#[table(...)]` on the type", symbol::CONTAINER_ATTRS)?;
             }
             Ok(())
         });
@@ -239,11 +216,8 @@ impl Container {
 
 impl Index {
     fn parse(cx: &Ctxt, meta: &ParseNestedMeta<'_>, kind: IndexKind) -> syn::Result<Index> {
-        let keyword = meta
-            .path
-            .get_ident()
-            .cloned()
-            .ok_or_else(|| meta.error("expected `index` or `lookup`"))?;
+        let keyword =
+            meta.path.get_ident().cloned().ok_or_else(|| meta.error("expected `index` or `lookup`"))?;
         let mut index = Index {
             kind,
             keyword,
@@ -337,20 +311,13 @@ impl Field {
 
 impl Variant {
     pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Self {
-        let mut v = Variant {
-            rename: Attr::none(symbol::RENAME),
-        };
+        let mut v = Variant { rename: Attr::none(symbol::RENAME) };
         for_each_meta(cx, attrs, |meta| {
             if meta.path == symbol::RENAME {
                 let lit: LitStr = meta.value()?.parse()?;
                 v.rename.set(cx, &meta.path, lit);
             } else {
-                unknown(
-                    cx,
-                    meta,
-                    "`#[table(...)]` on a variant",
-                    symbol::VARIANT_ATTRS,
-                )?;
+                unknown(cx, meta, "`#[table(...)]` on a variant", symbol::VARIANT_ATTRS)?;
             }
             Ok(())
         });

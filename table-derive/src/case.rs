@@ -77,10 +77,7 @@ fn words(name: &str) -> Vec<String> {
 
 fn capitalize(word: &str) -> String {
     let mut chars = word.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
+    chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 #[cfg(test)]

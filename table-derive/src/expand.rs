@@ -90,20 +90,11 @@ fn spec_tokens(p: &TokenStream, spec: &Spec) -> TokenStream {
 }
 
 fn key_name(t: &Template) -> TokenStream {
-    if t.attr == crate::symbol::PARTITION_KEY {
-        quote!(PartitionKey)
-    } else {
-        quote!(RowKey)
-    }
+    if t.attr == crate::symbol::PARTITION_KEY { quote!(PartitionKey) } else { quote!(RowKey) }
 }
 
 /// `const NAME: KeyTemplate = ...;` with `parsed` set on the fields read back from this key.
-fn template_const(
-    p: &TokenStream,
-    name: &Ident,
-    t: &Template,
-    parsed: &HashSet<String>,
-) -> TokenStream {
+fn template_const(p: &TokenStream, name: &Ident, t: &Template, parsed: &HashSet<String>) -> TokenStream {
     let text = t.lit.value();
     let key = key_name(t);
     let segments = t.pieces.iter().map(|piece| match piece {
@@ -214,10 +205,8 @@ impl Ctx<'_, '_> {
         let leading_params: Vec<TokenStream> = leading.iter().map(|f| key_param(f).0).collect();
         let leading_pushes = self.pushes_from_params(leading.iter().copied());
         let prefix_fn = format_ident!("{which}_prefix");
-        let prefix_doc = format!(
-            "Every {which} of `{text}` whose fields before `{}` have these values.",
-            last.ident
-        );
+        let prefix_doc =
+            format!("Every {which} of `{text}` whose fields before `{}` have these values.", last.ident);
         let (_, last_ty, _) = key_param(last);
         let last_ident = last.ident;
         let (from, to) = (
@@ -278,24 +267,15 @@ fn expand_struct(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
     let (Some(pk), Some(rk)) = (s.attrs.partition_key.get(), s.attrs.row_key.get()) else {
         return fallback::entity(p, s.original);
     };
-    let cx = Ctx {
-        p,
-        fields: s.fields.iter().map(|f| (plain_name(f.ident), f)).collect(),
-    };
+    let cx = Ctx { p, fields: s.fields.iter().map(|f| (plain_name(f.ident), f)).collect() };
     let ident = &s.original.ident;
     let (impl_generics, ty_generics, where_clause) = s.original.generics.split_for_impl();
 
     // Key-only fields are read back from the first primary template that holds them.
-    let key_only: Vec<&Field<'_>> = s
-        .fields
-        .iter()
-        .filter(|f| f.attrs.key_only.get().is_some())
-        .collect();
+    let key_only: Vec<&Field<'_>> = s.fields.iter().filter(|f| f.attrs.key_only.get().is_some()).collect();
     let source = |f: &Field<'_>| -> Option<(&Template, usize)> {
         let name = plain_name(f.ident);
-        [pk, rk]
-            .into_iter()
-            .find_map(|t| Some((t, t.field_names().position(|n| n == name)?)))
+        [pk, rk].into_iter().find_map(|t| Some((t, t.field_names().position(|n| n == name)?)))
     };
     let parsed_in = |t: &Template| -> HashSet<String> {
         key_only
@@ -346,10 +326,8 @@ fn expand_struct(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         let span = ty.span();
         let column = |property: &str| {
             let name = format_ident!("{}", plain_name(ident).to_uppercase());
-            let doc = format!(
-                "Typed filter column of the `{property}` property (field `{}`).",
-                plain_name(ident)
-            );
+            let doc =
+                format!("Typed filter column of the `{property}` property (field `{}`).", plain_name(ident));
             quote! {
                 #[doc = #doc]
                 pub const #name: #p::Column<<#ty as #p::Property>::Value> = #p::Column::new(#property);
@@ -366,13 +344,12 @@ fn expand_struct(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
             let local = format_ident!("__key_{}", plain_name(ident));
             quote!(#local)
         } else if f.attrs.json.get().is_some() {
-            writes.push(
-                quote_spanned!(span=> #p::write_json::<#ty>(&mut __entity, #prop, &self.#ident)?;),
-            );
+            writes.push(quote_spanned!(span=> #p::write_json::<#ty>(&mut __entity, #prop, &self.#ident)?;));
             select.push(prop.clone());
             quote_spanned!(span=> #p::read_json::<#ty>(&mut __entity, #prop)?)
         } else {
-            writes.push(quote_spanned!(span=> #p::write_property::<#ty>(&mut __entity, #prop, &self.#ident);));
+            writes
+                .push(quote_spanned!(span=> #p::write_property::<#ty>(&mut __entity, #prop, &self.#ident);));
             select.push(prop.clone());
             columns.push(column(prop));
             quote_spanned!(span=> #p::read_property::<#ty>(&mut __entity, #prop)?)
@@ -383,26 +360,12 @@ fn expand_struct(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
     // Key-only fields decoded before the properties are taken out of the entity.
     let mut decodes = Vec::new();
     for (t, konst, parts, input) in [
-        (
-            pk,
-            &pk_const,
-            format_ident!("__pk_parts"),
-            quote!(&__entity.partition_key),
-        ),
-        (
-            rk,
-            &rk_const,
-            format_ident!("__rk_parts"),
-            quote!(&__entity.row_key),
-        ),
+        (pk, &pk_const, format_ident!("__pk_parts"), quote!(&__entity.partition_key)),
+        (rk, &rk_const, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
     ] {
         let mine: Vec<(&Field<'_>, usize)> = key_only
             .iter()
-            .filter_map(|f| {
-                source(f)
-                    .filter(|(src, _)| std::ptr::eq(*src, t))
-                    .map(|(_, i)| (*f, i))
-            })
+            .filter_map(|f| source(f).filter(|(src, _)| std::ptr::eq(*src, t)).map(|(_, i)| (*f, i)))
             .collect();
         if mine.is_empty() {
             continue;
@@ -411,9 +374,7 @@ fn expand_struct(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         for (f, index) in mine {
             let (local, ty) = (format_ident!("__key_{}", plain_name(f.ident)), f.ty);
             let index = Literal::usize_unsuffixed(index);
-            decodes.push(
-                quote!(let #local = #p::KeyTemplate::decode::<#ty>(&#konst, &#parts, #index)?;),
-            );
+            decodes.push(quote!(let #local = #p::KeyTemplate::decode::<#ty>(&#konst, &#parts, #index)?;));
         }
     }
 
@@ -441,10 +402,7 @@ fn expand_struct(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         };
         let projection = match index.project.get() {
             Some(list) => {
-                let props = list
-                    .iter()
-                    .filter_map(|f| cx.field(&f.to_string()))
-                    .map(|f| &f.property);
+                let props = list.iter().filter_map(|f| cx.field(&f.to_string())).map(|f| &f.property);
                 quote!(::core::option::Option::Some(&[#(#props),*]))
             }
             None => quote!(::core::option::Option::None),
@@ -489,11 +447,8 @@ fn expand_struct(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
     let build_rk = cx.build_from_self(&rk_const, rk);
     let all_key_fields = cx.unique_fields(&[pk, rk]);
     let key_params = all_key_fields.iter().map(|f| key_param(f).0);
-    let key_doc = format!(
-        "The key of the entity with these key fields (`{}` / `{}`).",
-        pk.lit.value(),
-        rk.lit.value()
-    );
+    let key_doc =
+        format!("The key of the entity with these key fields (`{}` / `{}`).", pk.lit.value(), rk.lit.value());
     let pk_args = cx.build_from_params(&pk_const, pk);
     let rk_args = cx.build_from_params(&rk_const, rk);
     let mut helpers = cx.key_helpers(&pk_const, pk);
@@ -552,19 +507,14 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
     let ident = &e.original.ident;
     let (impl_generics, ty_generics, where_clause) = e.original.generics.split_for_impl();
     let delegate = |method: TokenStream| {
-        let arms = e
-            .variants
-            .iter()
-            .map(|(v, ty)| quote!(Self::#v(__v) => <#ty as #p::TableEntity>::#method(__v)));
+        let arms =
+            e.variants.iter().map(|(v, ty)| quote!(Self::#v(__v) => <#ty as #p::TableEntity>::#method(__v)));
         quote!(match self { #(#arms),* })
     };
     let to_entity = delegate(quote!(to_entity));
     let partition_key = delegate(quote!(partition_key));
     let row_key = delegate(quote!(row_key));
-    let types = e
-        .variants
-        .iter()
-        .map(|(_, ty)| quote!(<#ty as #p::TableEntity>::ENTITY_TYPE));
+    let types = e.variants.iter().map(|(_, ty)| quote!(<#ty as #p::TableEntity>::ENTITY_TYPE));
     let tries = e.variants.iter().map(|(v, ty)| {
         quote! {
             if ::core::option::Option::Some(__type.as_str()) == <#ty as #p::TableEntity>::ENTITY_TYPE {
@@ -583,9 +533,8 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
                 const _: () = ::core::assert!(<#ty as #p::TableEntity>::ENTITY_TYPE.is_some(), #message);
             });
             for (w, other) in &e.variants[i + 1..] {
-                let message = format!(
-                    "variants `{v}` and `{w}` of `{ident}` wrap types with the same `entity_type`"
-                );
+                let message =
+                    format!("variants `{v}` and `{w}` of `{ident}` wrap types with the same `entity_type`");
                 asserts.push(quote_spanned! {other.span()=>
                     const _: () = ::core::assert!(
                         #p::distinct_entity_types(<#ty as #p::TableEntity>::ENTITY_TYPE, <#other as #p::TableEntity>::ENTITY_TYPE),
@@ -620,19 +569,12 @@ fn expand_value_enum(p: &TokenStream, e: &ValueEnum<'_>) -> TokenStream {
     let ty_name = ident.to_string();
     let (impl_generics, ty_generics, where_clause) = e.original.generics.split_for_impl();
     let names: Vec<&String> = e.variants.iter().map(|(_, name, _)| name).collect();
-    let to_name = e
-        .variants
-        .iter()
-        .map(|(v, name, _)| quote!(Self::#v => #name));
+    let to_name = e.variants.iter().map(|(v, name, _)| quote!(Self::#v => #name));
     let to_name = quote!(match self { #(#to_name),* });
-    let from_value = e
-        .variants
-        .iter()
-        .map(|(v, name, _)| quote!(#name => ::core::result::Result::Ok(Self::#v)));
-    let from_key = e
-        .variants
-        .iter()
-        .map(|(v, name, _)| quote!(#name => ::core::result::Result::Ok(Self::#v)));
+    let from_value =
+        e.variants.iter().map(|(v, name, _)| quote!(#name => ::core::result::Result::Ok(Self::#v)));
+    let from_key =
+        e.variants.iter().map(|(v, name, _)| quote!(#name => ::core::result::Result::Ok(Self::#v)));
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::PropertyValue for #ident #ty_generics #where_clause {

@@ -32,16 +32,8 @@ pub const TIMESTAMP: Symbol = Symbol("timestamp");
 pub const ETAG: Symbol = Symbol("etag");
 pub const KEY_ONLY: Symbol = Symbol("key_only");
 
-pub const CONTAINER_ATTRS: &[Symbol] = &[
-    PARTITION_KEY,
-    ROW_KEY,
-    ENTITY_TYPE,
-    VERSION,
-    INDEX,
-    LOOKUP,
-    RENAME_ALL,
-    CRATE,
-];
+pub const CONTAINER_ATTRS: &[Symbol] =
+    &[PARTITION_KEY, ROW_KEY, ENTITY_TYPE, VERSION, INDEX, LOOKUP, RENAME_ALL, CRATE];
 pub const INDEX_ATTRS: &[Symbol] = &[NAME, PARTITION_KEY, ROW_KEY, PROJECT];
 pub const FIELD_ATTRS: &[Symbol] = &[RENAME, SKIP, JSON, TIMESTAMP, ETAG, KEY_ONLY];
 pub const VARIANT_ATTRS: &[Symbol] = &[RENAME];

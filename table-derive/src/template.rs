@@ -65,9 +65,7 @@ pub fn parse(text: &str, attr: &str) -> Result<Vec<Piece>, String> {
                 literal.push('}');
             }
             '}' => {
-                return Err(format!(
-                    "unmatched `}}` in `{attr}` template; write `}}}}` for a literal brace"
-                ));
+                return Err(format!("unmatched `}}` in `{attr}` template; write `}}}}` for a literal brace"));
             }
             '{' => {
                 let mut inner = String::new();
@@ -108,10 +106,7 @@ fn field(inner: &str, attr: &str) -> Result<Piece, String> {
         Some((name, spec)) => (name.trim(), Some(spec)),
         None => (inner.trim(), None),
     };
-    let is_ident = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
+    let is_ident = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_alphanumeric() || c == '_');
     if !is_ident {
         return Err(format!(
@@ -127,10 +122,7 @@ fn field(inner: &str, attr: &str) -> Result<Piece, String> {
             )
         })??,
     };
-    Ok(Piece::Field {
-        name: name.to_owned(),
-        spec,
-    })
+    Ok(Piece::Field { name: name.to_owned(), spec })
 }
 
 /// `None` for an unknown spec; `Some(Err)` for a date format with a specific problem.
@@ -145,9 +137,7 @@ fn parse_spec(spec: &str) -> Option<Result<Spec, String>> {
         s if s.len() > 1 && s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit()) => {
             let width: usize = s.parse().ok()?;
             if width == 0 || width > MAX_PAD {
-                return Some(Err(format!(
-                    "zero padding `{s}` must be between 1 and {MAX_PAD} digits wide"
-                )));
+                return Some(Err(format!("zero padding `{s}` must be between 1 and {MAX_PAD} digits wide")));
             }
             Spec::ZeroPad(width)
         }
@@ -162,9 +152,7 @@ fn check_date_format(format: &str) -> Result<(), String> {
     let mut chars = format.chars();
     while let Some(c) = chars.next() {
         if is_forbidden_key_char(c) {
-            return Err(format!(
-                "date format `{format}` contains {c:?}, which keys cannot contain"
-            ));
+            return Err(format!("date format `{format}` contains {c:?}, which keys cannot contain"));
         }
         if c != '%' {
             continue;

@@ -15,37 +15,25 @@ use crate::template::{Piece, Spec};
 const SYSTEM_PROPERTIES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];
 
 pub fn check_struct(cx: &Ctxt, s: &Struct<'_>) {
-    let fields: HashMap<String, &Field<'_>> = s
-        .fields
-        .iter()
-        .map(|f| (f.ident.to_string().trim_start_matches("r#").to_owned(), f))
-        .collect();
+    let fields: HashMap<String, &Field<'_>> =
+        s.fields.iter().map(|f| (f.ident.to_string().trim_start_matches("r#").to_owned(), f)).collect();
     check_fields(cx, s);
     check_properties(cx, s);
 
     let ident = &s.original.ident;
     let (pk, rk) = (s.attrs.partition_key.get(), s.attrs.row_key.get());
     if pk.is_none() {
-        cx.error_spanned_by(
-            ident,
-            "missing `partition_key` template; add #[table(partition_key = \"...\")]",
-        );
+        cx.error_spanned_by(ident, "missing `partition_key` template; add #[table(partition_key = \"...\")]");
     }
     if rk.is_none() {
-        cx.error_spanned_by(
-            ident,
-            "missing `row_key` template; add #[table(row_key = \"...\")]",
-        );
+        cx.error_spanned_by(ident, "missing `row_key` template; add #[table(row_key = \"...\")]");
     }
     for t in [pk, rk].into_iter().flatten() {
         check_template(cx, &fields, t, &format!("`{}` template", t.attr));
     }
     check_key_only(cx, s, pk, rk);
     if let (Some(version), None) = (s.attrs.version.tokens(), s.attrs.entity_type.get()) {
-        cx.error_spanned_by(
-            version,
-            "`version` needs `entity_type`; add #[table(entity_type = \"...\")]",
-        );
+        cx.error_spanned_by(version, "`version` needs `entity_type`; add #[table(entity_type = \"...\")]");
     }
     check_indexes(cx, s, &fields, pk, rk);
 }
@@ -57,17 +45,9 @@ fn check_fields(cx: &Ctxt, s: &Struct<'_>) {
         let markers = f.attrs.markers();
         if let [(first, _), rest @ ..] = markers.as_slice() {
             for (other, tokens) in rest {
-                cx.error_spanned_by(
-                    *tokens,
-                    format!("`{other}` cannot be combined with `{first}`"),
-                );
+                cx.error_spanned_by(*tokens, format!("`{other}` cannot be combined with `{first}`"));
             }
-            if let Some(tokens) = f
-                .attrs
-                .rename
-                .tokens()
-                .filter(|_| f.attrs.json.get().is_none())
-            {
+            if let Some(tokens) = f.attrs.rename.tokens().filter(|_| f.attrs.json.get().is_none()) {
                 cx.error_spanned_by(
                     tokens,
                     format!("`rename` cannot be combined with `{first}`, which stores no property"),
@@ -76,18 +56,12 @@ fn check_fields(cx: &Ctxt, s: &Struct<'_>) {
         }
         if f.attrs.timestamp.get().is_some() {
             if f.kind != TyKind::Option(Box::new(TyKind::DateTime)) {
-                cx.error_spanned_by(
-                    f.ty,
-                    "`#[table(timestamp)]` needs an `Option<DateTime<Utc>>` field",
-                );
+                cx.error_spanned_by(f.ty, "`#[table(timestamp)]` needs an `Option<DateTime<Utc>>` field");
             }
             if let (Some(first), Some(tokens)) = (timestamp, f.attrs.timestamp.tokens()) {
                 cx.error_spanned_by(
                     tokens,
-                    format!(
-                        "duplicate `timestamp` field; `{}` already holds it",
-                        first.ident
-                    ),
+                    format!("duplicate `timestamp` field; `{}` already holds it", first.ident),
                 );
             }
             timestamp = Some(f);
@@ -104,10 +78,7 @@ fn check_fields(cx: &Ctxt, s: &Struct<'_>) {
             etag = Some(f);
         } else if is_stored(f) {
             if let Some(hint) = f.kind.unsupported() {
-                cx.error_spanned_by(
-                    f.ty,
-                    format!("unsupported field type `{}`; {hint}", type_name(f.ty)),
-                );
+                cx.error_spanned_by(f.ty, format!("unsupported field type `{}`; {hint}", type_name(f.ty)));
             } else if matches!(&f.kind, TyKind::ETag | TyKind::Option(_)) && is_etag(&f.kind) {
                 cx.error_spanned_by(f.ty, "an `ETag` field needs `#[table(etag)]`");
             }
@@ -125,10 +96,7 @@ fn is_etag(kind: &TyKind) -> bool {
 
 /// A field written as a property of its own (plain or JSON).
 pub fn is_stored(f: &Field<'_>) -> bool {
-    f.attrs
-        .markers()
-        .iter()
-        .all(|(name, _)| *name == symbol::JSON)
+    f.attrs.markers().iter().all(|(name, _)| *name == symbol::JSON)
 }
 
 fn check_properties(cx: &Ctxt, s: &Struct<'_>) {
@@ -141,11 +109,7 @@ fn check_properties(cx: &Ctxt, s: &Struct<'_>) {
     }
     let mut seen: HashMap<&str, &Field<'_>> = HashMap::new();
     for f in s.fields.iter().filter(|f| is_stored(f)) {
-        let at = f
-            .attrs
-            .rename
-            .get()
-            .map_or_else(|| f.ident.to_token_stream(), |lit| lit.to_token_stream());
+        let at = f.attrs.rename.get().map_or_else(|| f.ident.to_token_stream(), |lit| lit.to_token_stream());
         if let Some(problem) = property_name_problem(&f.property) {
             cx.error_spanned_by(&at, format!("property name `{}` {problem}", f.property));
         } else if reserved.contains(&f.property.as_str()) {
@@ -200,12 +164,7 @@ fn check_template(cx: &Ctxt, fields: &HashMap<String, &Field<'_>>, t: &Template,
             cx.error_spanned_by(&t.lit, format!("unknown field `{name}` in {what}{hint}"));
             continue;
         };
-        if let Some((marker, _)) = f
-            .attrs
-            .markers()
-            .into_iter()
-            .find(|(m, _)| *m != symbol::KEY_ONLY)
-        {
+        if let Some((marker, _)) = f.attrs.markers().into_iter().find(|(m, _)| *m != symbol::KEY_ONLY) {
             cx.error_spanned_by(
                 &t.lit,
                 format!("field `{name}` is `#[table({marker})]` and cannot be part of {what}"),
@@ -214,10 +173,7 @@ fn check_template(cx: &Ctxt, fields: &HashMap<String, &Field<'_>>, t: &Template,
         }
         if let Some(problem) = key_spec_problem(&f.kind, spec) {
             let ty = type_name(f.ty);
-            cx.error_spanned_by(
-                &t.lit,
-                format!("field `{name}` of type `{ty}` in {what}: {problem}"),
-            );
+            cx.error_spanned_by(&t.lit, format!("field `{name}` of type `{ty}` in {what}: {problem}"));
         }
     }
 }
@@ -227,12 +183,9 @@ fn key_spec_problem(kind: &TyKind, spec: &Spec) -> Option<String> {
     let spec_text = spec.text();
     let needs = |what: &str| Some(format!("key spec `{spec_text}` needs {what}"));
     match (kind, spec) {
-        (TyKind::Option(_), _) => {
-            Some("a key always needs a value, so it cannot be an `Option`".into())
-        }
+        (TyKind::Option(_), _) => Some("a key always needs a value, so it cannot be an `Option`".into()),
         (TyKind::F64 | TyKind::Bytes | TyKind::ETag | TyKind::Unsupported(_), _) => Some(
-            "keys hold strings, integers, `DateTime<Utc>`, `Uuid`, `bool` or `PropertyValue` enums"
-                .into(),
+            "keys hold strings, integers, `DateTime<Utc>`, `Uuid`, `bool` or `PropertyValue` enums".into(),
         ),
         (_, Spec::Plain) => None,
         (TyKind::Int, Spec::ZeroPad(_) | Spec::Ordered) => None,
@@ -250,10 +203,7 @@ fn check_key_only(cx: &Ctxt, s: &Struct<'_>, pk: Option<&Template>, rk: Option<&
         };
         let name = f.ident.to_string();
         let name = name.trim_start_matches("r#");
-        let Some(t) = templates
-            .iter()
-            .find(|t| t.field_names().any(|n| n == name))
-        else {
+        let Some(t) = templates.iter().find(|t| t.field_names().any(|n| n == name)) else {
             cx.error_spanned_by(
                 tokens,
                 format!(
@@ -266,10 +216,7 @@ fn check_key_only(cx: &Ctxt, s: &Struct<'_>, pk: Option<&Template>, rk: Option<&
         if let Some(problem) = unsplittable(t) {
             cx.error_spanned_by(
                 &t.lit,
-                format!(
-                    "`{}` template cannot be read back for `key_only` field `{name}`: {problem}",
-                    t.attr
-                ),
+                format!("`{}` template cannot be read back for `key_only` field `{name}`: {problem}", t.attr),
             );
         }
     }
@@ -320,20 +267,14 @@ fn check_indexes(
             check_template(cx, fields, t, &format!("`{}` template of `{name}`", t.attr));
         }
         let Some(index_rk) = index.row_key.get() else {
-            cx.error_spanned_by(
-                keyword,
-                format!("`{keyword}` `{name}` needs `row_key = \"...\"`"),
-            );
+            cx.error_spanned_by(keyword, format!("`{keyword}` `{name}` needs `row_key = \"...\"`"));
             continue;
         };
-        let same_partition =
-            index_pk.is_none_or(|t| pk.is_some_and(|p| p.lit.value() == t.lit.value()));
+        let same_partition = index_pk.is_none_or(|t| pk.is_some_and(|p| p.lit.value() == t.lit.value()));
         if same_partition && rk.is_some_and(|r| r.lit.value() == index_rk.lit.value()) {
             cx.error_spanned_by(
                 &index_rk.lit,
-                format!(
-                    "`{name}` has the same keys as the entity itself; give it another `row_key`"
-                ),
+                format!("`{name}` has the same keys as the entity itself; give it another `row_key`"),
             );
         }
         if let (Some(project), Some(tokens)) = (index.project.get(), index.project.tokens()) {
@@ -347,20 +288,13 @@ fn check_indexes(
             for ident in project {
                 let field = ident.to_string();
                 match fields.get(&field) {
-                    None => {
-                        cx.error_spanned_by(ident, format!("unknown field `{field}` in `project`"))
-                    }
+                    None => cx.error_spanned_by(ident, format!("unknown field `{field}` in `project`")),
                     Some(f) if !is_stored(f) => cx.error_spanned_by(
                         ident,
-                        format!(
-                            "field `{field}` is not stored as a property, so it cannot be projected"
-                        ),
+                        format!("field `{field}` is not stored as a property, so it cannot be projected"),
                     ),
                     Some(_) if seen.contains(&field) => {
-                        cx.error_spanned_by(
-                            ident,
-                            format!("field `{field}` is listed twice in `project`"),
-                        );
+                        cx.error_spanned_by(ident, format!("field `{field}` is listed twice in `project`"));
                     }
                     Some(_) => seen.push(field),
                 }
@@ -381,10 +315,7 @@ pub fn check_entities(cx: &Ctxt, e: &Entities<'_>) {
 pub fn check_value_enum(cx: &Ctxt, e: &ValueEnum<'_>) {
     for (name, tokens) in misplaced(&e.attrs) {
         if name != "rename_all" {
-            cx.error_spanned_by(
-                tokens,
-                format!("`{name}` is not used on a `PropertyValue` enum"),
-            );
+            cx.error_spanned_by(tokens, format!("`{name}` is not used on a `PropertyValue` enum"));
         }
     }
     let mut seen: HashMap<&str, &syn::Ident> = HashMap::new();
@@ -421,9 +352,7 @@ fn distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 best = best.min(d[i - 2][j - 2] + 1);
             }

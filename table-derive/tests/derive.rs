@@ -26,16 +26,8 @@ enum Contract {
 #[table(crate = "table_core", rename_all = "PascalCase")]
 #[table(partition_key = "{department}", row_key = "empid_{id:06}")]
 #[table(entity_type = "Employee", version = 1)]
-#[table(index(
-    name = "by_email",
-    row_key = "email_{email}",
-    project(first_name, email)
-))]
-#[table(index(
-    name = "by_email_global",
-    partition_key = "email_{department}",
-    row_key = "{email}"
-))]
+#[table(index(name = "by_email", row_key = "email_{email}", project(first_name, email)))]
+#[table(index(name = "by_email_global", partition_key = "email_{department}", row_key = "{email}"))]
 #[table(lookup(name = "by_last_name", row_key = "lastname_{last_name}"))]
 struct Employee {
     department: String,
@@ -65,10 +57,7 @@ fn employee() -> Employee {
         age: 34,
         email: "donh@contoso.com".into(),
         contract: Contract::PartTime,
-        address: Address {
-            street: "1 Main St".into(),
-            city: "Redmond".into(),
-        },
+        address: Address { street: "1 Main St".into(), city: "Redmond".into() },
         cache: Some("not stored".into()),
         updated: None,
         etag: None,
@@ -139,19 +128,10 @@ fn select_lists_exactly_the_stored_properties() {
 
 #[test]
 fn typed_keys_and_the_design_guide_filters() {
-    assert_eq!(
-        Employee::key("Sales", 223).unwrap(),
-        EntityKey::new("Sales", "empid_000223")
-    );
-    assert_eq!(
-        employee().entity_key().unwrap(),
-        Employee::key("Sales", 223).unwrap()
-    );
+    assert_eq!(Employee::key("Sales", 223).unwrap(), EntityKey::new("Sales", "empid_000223"));
+    assert_eq!(employee().entity_key().unwrap(), Employee::key("Sales", 223).unwrap());
     let range = Employee::row_key_range(100, 199).unwrap();
-    assert_eq!(
-        range.to_filter().to_string(),
-        "RowKey ge 'empid_000100' and RowKey le 'empid_000199'"
-    );
+    assert_eq!(range.to_filter().to_string(), "RowKey ge 'empid_000100' and RowKey le 'empid_000199'");
     assert!(range.contains("empid_000150") && !range.contains("empid_000200"));
     let in_sales = range.in_partition(Employee::partition_key_for("Sales").unwrap());
     assert_eq!(
@@ -163,10 +143,7 @@ fn typed_keys_and_the_design_guide_filters() {
         "RowKey ge 'empid_' and RowKey lt 'empid`'"
     );
     assert_eq!(
-        PARTITION_KEY
-            .eq("Sales")
-            .and(Employee::LAST_NAME.eq("Smith"))
-            .to_string(),
+        PARTITION_KEY.eq("Sales").and(Employee::LAST_NAME.eq("Smith")).to_string(),
         "PartitionKey eq 'Sales' and LastName eq 'Smith'"
     );
 }
@@ -175,15 +152,9 @@ fn typed_keys_and_the_design_guide_filters() {
 fn typed_columns_print_the_literal_of_the_stored_type() {
     assert_eq!(Employee::AGE.gt(30).to_string(), "Age gt 30");
     assert_eq!(Employee::ID.ge(100u32).to_string(), "Id ge 100L");
+    assert_eq!(Employee::CONTRACT.eq(Contract::Temporary).to_string(), "Contract eq 'temp'");
     assert_eq!(
-        Employee::CONTRACT.eq(Contract::Temporary).to_string(),
-        "Contract eq 'temp'"
-    );
-    assert_eq!(
-        Employee::UPDATED
-            .ge(at("2024-01-01T00:00:00Z"))
-            .or(Employee::FIRST_NAME.ne("O'Neil"))
-            .to_string(),
+        Employee::UPDATED.ge(at("2024-01-01T00:00:00Z")).or(Employee::FIRST_NAME.ne("O'Neil")).to_string(),
         "Timestamp ge datetime'2024-01-01T00:00:00.0000000Z' or FirstName ne 'O''Neil'"
     );
 }
@@ -191,10 +162,7 @@ fn typed_columns_print_the_literal_of_the_stored_type() {
 #[test]
 fn index_metadata_and_keys() {
     let indexes = Employee::indexes();
-    let names: Vec<_> = indexes
-        .iter()
-        .map(|i| (i.name, i.kind, i.same_partition))
-        .collect();
+    let names: Vec<_> = indexes.iter().map(|i| (i.name, i.kind, i.same_partition)).collect();
     assert_eq!(
         names,
         [
@@ -207,23 +175,14 @@ fn index_metadata_and_keys() {
     assert_eq!(indexes[1].projection, None);
     assert_eq!(indexes[1].partition_key.text, "email_{department}");
     let e = employee();
-    assert_eq!(
-        e.index_key("by_email").unwrap(),
-        Some(EntityKey::new("Sales", "email_donh@contoso.com"))
-    );
+    assert_eq!(e.index_key("by_email").unwrap(), Some(EntityKey::new("Sales", "email_donh@contoso.com")));
     assert_eq!(
         e.index_key("by_email_global").unwrap(),
         Some(EntityKey::new("email_Sales", "donh@contoso.com"))
     );
-    assert_eq!(
-        e.index_key("by_last_name").unwrap(),
-        Some(EntityKey::new("Sales", "lastname_Hall"))
-    );
+    assert_eq!(e.index_key("by_last_name").unwrap(), Some(EntityKey::new("Sales", "lastname_Hall")));
     assert_eq!(e.index_key("nope").unwrap(), None);
-    let bad = Employee {
-        email: "a/b".into(),
-        ..employee()
-    };
+    let bad = Employee { email: "a/b".into(), ..employee() };
     let err = bad.index_key("by_email").unwrap_err();
     assert!(
         matches!(err.violation(), Some(Violation::Value { property, .. }) if property == "email"),
@@ -247,83 +206,49 @@ fn wrong_or_missing_properties_are_errors_naming_the_property() {
     wrong.insert("Age", "thirty");
     let err = Employee::from_entity(wrong).unwrap_err();
     assert_eq!(value_error_property(&err), "Age");
-    assert!(
-        err.to_string()
-            .contains("expected Edm.Int32, found Edm.String"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("expected Edm.Int32, found Edm.String"), "{err}");
 
     let mut missing = entity.clone();
     missing.properties.remove("LastName");
-    assert_eq!(
-        value_error_property(&Employee::from_entity(missing).unwrap_err()),
-        "LastName"
-    );
+    assert_eq!(value_error_property(&Employee::from_entity(missing).unwrap_err()), "LastName");
 
     let mut bad_json = entity.clone();
     bad_json.insert("Address", "{");
-    assert_eq!(
-        value_error_property(&Employee::from_entity(bad_json).unwrap_err()),
-        "Address"
-    );
+    assert_eq!(value_error_property(&Employee::from_entity(bad_json).unwrap_err()), "Address");
 
     let mut bad_enum = entity.clone();
     bad_enum.insert("Contract", "intern");
-    assert_eq!(
-        value_error_property(&Employee::from_entity(bad_enum).unwrap_err()),
-        "Contract"
-    );
+    assert_eq!(value_error_property(&Employee::from_entity(bad_enum).unwrap_err()), "Contract");
 
     let mut other_type = entity.clone();
     other_type.insert("EntityType", "Department");
-    assert_eq!(
-        value_error_property(&Employee::from_entity(other_type).unwrap_err()),
-        "EntityType"
-    );
+    assert_eq!(value_error_property(&Employee::from_entity(other_type).unwrap_err()), "EntityType");
 
     let mut other_version = entity;
     other_version.insert("EntityVersion", 2);
-    assert_eq!(
-        value_error_property(&Employee::from_entity(other_version).unwrap_err()),
-        "EntityVersion"
-    );
+    assert_eq!(value_error_property(&Employee::from_entity(other_version).unwrap_err()), "EntityVersion");
 }
 
 #[test]
 fn key_values_are_checked_against_the_key_rules_naming_the_field() {
-    let bad = Employee {
-        department: "Sales/EU".into(),
-        ..employee()
-    };
+    let bad = Employee { department: "Sales/EU".into(), ..employee() };
     let err = bad.to_entity().unwrap_err();
     assert_eq!(value_error_property(&err), "department");
     assert!(err.to_string().contains("forbidden"), "{err}");
-    let wide = Employee {
-        id: 1_234_567,
-        ..employee()
-    };
+    let wide = Employee { id: 1_234_567, ..employee() };
     assert_eq!(value_error_property(&wide.to_entity().unwrap_err()), "id");
-    let long = Employee {
-        department: "d".repeat(1025),
-        ..employee()
-    };
+    let long = Employee { department: "d".repeat(1025), ..employee() };
     let err = long.to_entity().unwrap_err();
     assert_eq!(value_error_property(&err), "department");
     assert!(err.to_string().contains("1025 UTF-16 code units"), "{err}");
-    let max = Employee {
-        department: "d".repeat(1024),
-        ..employee()
-    };
+    let max = Employee { department: "d".repeat(1024), ..employee() };
     assert_eq!(max.to_entity().unwrap().partition_key.len(), 1024);
 }
 
 /// The log-tail pattern: newest first, with fields stored only in the keys.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
 #[table(crate = "table_core")]
-#[table(
-    partition_key = "{device}_{day:%Y%m%d}",
-    row_key = "{at:inverted_ticks}_{seq:ordered}"
-)]
+#[table(partition_key = "{device}_{day:%Y%m%d}", row_key = "{at:inverted_ticks}_{seq:ordered}")]
 struct Reading {
     #[table(key_only)]
     device: String,
@@ -350,33 +275,18 @@ fn key_only_fields_are_read_back_from_the_keys() {
     assert_eq!(entity.row_key, "2519936321679999999_09223372036854775803");
     assert_eq!(entity.properties.keys().collect::<Vec<_>>(), ["value"]);
     assert_eq!(Reading::from_entity(entity).unwrap(), r);
-    assert_eq!(
-        Reading::select().unwrap(),
-        ["PartitionKey", "RowKey", "value"]
-    );
+    assert_eq!(Reading::select().unwrap(), ["PartitionKey", "RowKey", "value"]);
 
     // A device name holding the separator could not be read back, so it is refused.
-    let ambiguous = Reading {
-        device: "dev_1".into(),
-        ..r.clone()
-    };
-    assert_eq!(
-        value_error_property(&ambiguous.to_entity().unwrap_err()),
-        "device"
-    );
+    let ambiguous = Reading { device: "dev_1".into(), ..r.clone() };
+    assert_eq!(value_error_property(&ambiguous.to_entity().unwrap_err()), "device");
 
     let mut mismatched = r.to_entity().unwrap();
     mismatched.row_key = "latest".into();
-    assert_eq!(
-        value_error_property(&Reading::from_entity(mismatched).unwrap_err()),
-        "RowKey"
-    );
+    assert_eq!(value_error_property(&Reading::from_entity(mismatched).unwrap_err()), "RowKey");
     let mut bad_day = r.to_entity().unwrap();
     bad_day.partition_key = "dev-1_2014x822".into();
-    assert_eq!(
-        value_error_property(&Reading::from_entity(bad_day).unwrap_err()),
-        "day"
-    );
+    assert_eq!(value_error_property(&Reading::from_entity(bad_day).unwrap_err()), "day");
 }
 
 #[test]
@@ -387,19 +297,10 @@ fn log_tail_ranges_and_prefixes() {
         "RowKey ge '2519936321679999999_09223372036854775807' and RowKey le '2519936321679999999_09223372036854775809'"
     );
     assert_eq!(
-        Reading::partition_key_prefix("dev-1")
-            .unwrap()
-            .to_filter()
-            .to_string(),
+        Reading::partition_key_prefix("dev-1").unwrap().to_filter().to_string(),
         "PartitionKey ge 'dev-1_' and PartitionKey lt 'dev-1`'"
     );
-    let latest = Reading::key(
-        "dev-1",
-        at("2014-08-22T00:00:00Z"),
-        at("2014-08-22T00:50:32Z"),
-        0,
-    )
-    .unwrap();
+    let latest = Reading::key("dev-1", at("2014-08-22T00:00:00Z"), at("2014-08-22T00:50:32Z"), 0).unwrap();
     assert_eq!(latest.partition_key, "dev-1_20140822");
 }
 
@@ -420,21 +321,12 @@ enum Row {
 
 #[test]
 fn enums_dispatch_on_the_discriminator() {
-    let d = Department {
-        department: "Sales".into(),
-        manager: "Ann".into(),
-    };
+    let d = Department { department: "Sales".into(), manager: "Ann".into() };
     let rows = [d.to_entity().unwrap(), employee().to_entity().unwrap()];
-    let read: Vec<Row> = rows
-        .into_iter()
-        .map(|e| Row::from_entity(e).unwrap())
-        .collect();
+    let read: Vec<Row> = rows.into_iter().map(|e| Row::from_entity(e).unwrap()).collect();
     assert!(matches!(&read[0], Row::Department(x) if *x == d));
     assert!(matches!(&read[1], Row::Employee(x) if x.id == 223));
-    assert_eq!(
-        Row::Department(d.clone()).to_entity().unwrap(),
-        d.to_entity().unwrap()
-    );
+    assert_eq!(Row::Department(d.clone()).to_entity().unwrap(), d.to_entity().unwrap());
     assert_eq!(Row::Department(d.clone()).row_key().unwrap(), "dept");
 
     let unknown = Entity::new("Sales", "x").with("EntityType", "Robot");
@@ -442,10 +334,7 @@ fn enums_dispatch_on_the_discriminator() {
     assert_eq!(value_error_property(&err), "EntityType");
     assert!(err.to_string().contains("\"Robot\""), "{err}");
     let untyped = Entity::new("Sales", "x");
-    assert_eq!(
-        value_error_property(&Row::from_entity(untyped).unwrap_err()),
-        "EntityType"
-    );
+    assert_eq!(value_error_property(&Row::from_entity(untyped).unwrap_err()), "EntityType");
     assert_eq!(Row::select(), None);
 }
 
@@ -463,10 +352,7 @@ struct EmployeeEmail {
 
 #[test]
 fn projections_select_and_read_a_subset() {
-    assert_eq!(
-        EmployeeEmail::select().unwrap(),
-        ["PartitionKey", "RowKey", "Email"]
-    );
+    assert_eq!(EmployeeEmail::select().unwrap(), ["PartitionKey", "RowKey", "Email"]);
     let full = employee().to_entity().unwrap();
     let mut projected = Entity::new(full.partition_key.clone(), full.row_key.clone());
     for name in EmployeeEmail::select().unwrap() {
@@ -476,11 +362,7 @@ fn projections_select_and_read_a_subset() {
     }
     assert_eq!(
         EmployeeEmail::from_entity(projected).unwrap(),
-        EmployeeEmail {
-            department: "Sales".into(),
-            id: 223,
-            email: "donh@contoso.com".into()
-        }
+        EmployeeEmail { department: "Sales".into(), id: 223, email: "donh@contoso.com".into() }
     );
 }
 
@@ -490,19 +372,10 @@ fn derived_enums_are_property_values_and_key_values() {
     use table_core::typed::{KeyValue, PropertyValue};
     assert_eq!(Contract::EDM_TYPE, EdmType::String);
     assert_eq!(Contract::FullTime.to_value(), Value::from("full-time"));
-    assert_eq!(
-        Contract::from_value(Value::from("temp")),
-        Ok(Contract::Temporary)
-    );
+    assert_eq!(Contract::from_value(Value::from("temp")), Ok(Contract::Temporary));
     assert!(Contract::from_value(Value::Int32(1)).is_err());
-    assert_eq!(
-        Contract::PartTime.encode_key(&KeySpec::Plain).unwrap(),
-        "part-time"
-    );
-    assert_eq!(
-        Contract::decode_key("temp", &KeySpec::Plain),
-        Ok(Contract::Temporary)
-    );
+    assert_eq!(Contract::PartTime.encode_key(&KeySpec::Plain).unwrap(), "part-time");
+    assert_eq!(Contract::decode_key("temp", &KeySpec::Plain), Ok(Contract::Temporary));
     assert!(Contract::decode_key("x", &KeySpec::Plain).is_err());
     assert!(Contract::PartTime.encode_key(&KeySpec::Ticks).is_err());
 }
@@ -517,9 +390,6 @@ struct Tagged<T: table_core::typed::PropertyValue> {
 #[test]
 fn generic_structs_derive() {
     let t = Tagged { id: 7, tag: 1.5f64 };
-    assert_eq!(
-        Tagged::<f64>::from_entity(t.to_entity().unwrap()).unwrap(),
-        t
-    );
+    assert_eq!(Tagged::<f64>::from_entity(t.to_entity().unwrap()).unwrap(), t);
     assert_eq!(Tagged::<f64>::TAG.lt(2.0).to_string(), "tag lt 2.0");
 }

@@ -49,28 +49,16 @@ impl PartialEq for Everything {
     fn eq(&self, o: &Self) -> bool {
         // NaN must come back as NaN, and -0.0 as -0.0: compare bits.
         self.d.to_bits() == o.d.to_bits()
-            && (
-                self.pk.as_str(),
-                self.rk.as_str(),
-                self.s.as_str(),
-                self.b,
-                self.i,
-                self.l,
-            ) == (o.pk.as_str(), o.rk.as_str(), o.s.as_str(), o.b, o.i, o.l)
-            && (self.u, self.w, self.t, self.g, &self.x, &self.color)
-                == (o.u, o.w, o.t, o.g, &o.x, &o.color)
-            && (&self.blob, &self.os, self.ol, self.ot, &self.oblob)
-                == (&o.blob, &o.os, o.ol, o.ot, &o.oblob)
+            && (self.pk.as_str(), self.rk.as_str(), self.s.as_str(), self.b, self.i, self.l)
+                == (o.pk.as_str(), o.rk.as_str(), o.s.as_str(), o.b, o.i, o.l)
+            && (self.u, self.w, self.t, self.g, &self.x, &self.color) == (o.u, o.w, o.t, o.g, &o.x, &o.color)
+            && (&self.blob, &self.os, self.ol, self.ot, &self.oblob) == (&o.blob, &o.os, o.ol, o.ot, &o.oblob)
     }
 }
 
 /// Key text: any characters the service allows, up to the 1024-unit limit.
 fn key() -> impl Strategy<Value = String> {
-    prop_oneof![
-        "[^/\\\\#?\\x00-\\x1f\\x7f-\\x9f]{0,40}",
-        Just(String::new()),
-        Just("k".repeat(1024)),
-    ]
+    prop_oneof!["[^/\\\\#?\\x00-\\x1f\\x7f-\\x9f]{0,40}", Just(String::new()), Just("k".repeat(1024)),]
 }
 
 /// Instants at 100 ns precision within the service's range.
@@ -91,11 +79,7 @@ fn double() -> impl Strategy<Value = f64> {
 }
 
 fn blob() -> impl Strategy<Value = Blob> {
-    (
-        proptest::collection::vec(".{0,8}", 0..3),
-        any::<Option<i64>>(),
-    )
-        .prop_map(|(tags, n)| Blob { tags, n })
+    (proptest::collection::vec(".{0,8}", 0..3), any::<Option<i64>>()).prop_map(|(tags, n)| Blob { tags, n })
 }
 
 prop_compose! {
@@ -142,10 +126,7 @@ fn extremes() -> Everything {
         g: Uuid::max(),
         x: Vec::new(),
         color: Color::Red,
-        blob: Blob {
-            tags: vec![],
-            n: Some(i64::MAX),
-        },
+        blob: Blob { tags: vec![], n: Some(i64::MAX) },
         os: Some(String::new()),
         ol: Some(i64::MAX),
         ot: Some(table_core::datetime::min_datetime()),

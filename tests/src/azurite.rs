@@ -136,10 +136,7 @@ fn resolve() -> Result<Option<Azurite>, String> {
 fn install() -> Result<PathBuf, String> {
     let cache = tooling::cache_dir("AZURITE_CACHE_DIR", "azurite-cache");
     let prefix = cache.join(AZURITE_VERSION);
-    let program = prefix
-        .join("node_modules")
-        .join(".bin")
-        .join("azurite-table");
+    let program = prefix.join("node_modules").join(".bin").join("azurite-table");
     let marker = format!("azurite-{AZURITE_VERSION}.installed");
     tooling::install_once(&cache, &marker, || {
         tooling::run_checked(
@@ -147,12 +144,7 @@ fn install() -> Result<PathBuf, String> {
                 .arg("install")
                 .arg("--prefix")
                 .arg(&prefix)
-                .args([
-                    "--no-audit",
-                    "--no-fund",
-                    "--no-update-notifier",
-                    "--loglevel=warn",
-                ])
+                .args(["--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=warn"])
                 .arg(format!("azurite@{AZURITE_VERSION}")),
         )
         .map_err(|e| format!("installing Azurite from npm failed:\n{e}"))?;
@@ -177,17 +169,13 @@ fn start(program: &Path) -> Result<Azurite, String> {
         let port = free_port()?;
         match start_on(program, port) {
             Ok(()) => {
-                return Ok(Azurite::at(&format!(
-                    "http://127.0.0.1:{port}/{ACCOUNT_NAME}"
-                )));
+                return Ok(Azurite::at(&format!("http://127.0.0.1:{port}/{ACCOUNT_NAME}")));
             }
             Err(StartError::PortTaken) => continue,
             Err(StartError::Fatal(message)) => return Err(message),
         }
     }
-    Err(format!(
-        "Azurite could not bind a free port of 127.0.0.1 in {PORT_ATTEMPTS} attempts"
-    ))
+    Err(format!("Azurite could not bind a free port of 127.0.0.1 in {PORT_ATTEMPTS} attempts"))
 }
 
 /// A port of 127.0.0.1 that was free a moment ago (the OS picks it; the listener is closed
@@ -230,19 +218,9 @@ fn start_on(program: &Path, port: u16) -> Result<(), StartError> {
         .arg(std::process::id().to_string())
         .arg(&log)
         .arg(program)
-        .args([
-            "--inMemoryPersistence",
-            "--tableHost",
-            "127.0.0.1",
-            "--tablePort",
-        ])
+        .args(["--inMemoryPersistence", "--tableHost", "127.0.0.1", "--tablePort"])
         .arg(port.to_string())
-        .args([
-            "--loose",
-            "--skipApiVersionCheck",
-            "--disableTelemetry",
-            "--silent",
-        ])
+        .args(["--loose", "--skipApiVersionCheck", "--disableTelemetry", "--silent"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -278,9 +256,7 @@ fn start_on(program: &Path, port: u16) -> Result<(), StartError> {
 
 /// The watchdog's exit status if it has exited (which means Azurite has).
 fn exited(watchdog: &mut Child) -> Result<Option<std::process::ExitStatus>, StartError> {
-    watchdog
-        .try_wait()
-        .map_err(|e| StartError::Fatal(format!("cannot poll the Azurite process: {e}")))
+    watchdog.try_wait().map_err(|e| StartError::Fatal(format!("cannot poll the Azurite process: {e}")))
 }
 
 /// Whether the server on `127.0.0.1:port` answers HTTP as Azurite's table service (its
@@ -297,8 +273,7 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     let timeout = Duration::from_secs(1);
     let mut stream = TcpStream::connect_timeout(&addr, timeout).ok()?;
     stream.set_read_timeout(Some(timeout)).ok()?;
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).ok()?;
     let mut response = Vec::new();
     // A read timeout after some bytes still leaves a usable status line and headers.
@@ -320,10 +295,7 @@ mod tests {
                 "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={ACCOUNT_KEY};TableEndpoint=http://127.0.0.1:1234/devstoreaccount1;"
             )
         );
-        assert_eq!(
-            (a.account_name.as_str(), a.account_key.as_str()),
-            (ACCOUNT_NAME, ACCOUNT_KEY)
-        );
+        assert_eq!((a.account_name.as_str(), a.account_key.as_str()), (ACCOUNT_NAME, ACCOUNT_KEY));
     }
 
     #[test]

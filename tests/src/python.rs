@@ -88,12 +88,7 @@ impl Python {
 
     /// Runs `tests/python/<script>` with `args` and the extra environment `env`; returns its
     /// stdout (UTF-8) when it exits successfully. Blocks until the script ends.
-    pub fn run(
-        &self,
-        script: &str,
-        args: &[&str],
-        env: &[(&str, &str)],
-    ) -> Result<String, ScriptError> {
+    pub fn run(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> Result<String, ScriptError> {
         let mut command = Command::new(&self.interpreter);
         command
             .arg(self.scripts.join(script))
@@ -104,10 +99,8 @@ impl Python {
             .env("PYTHONUTF8", "1")
             .stdin(Stdio::null());
         let shown = format!("{} {script} {}", self.interpreter.display(), args.join(" "));
-        let output = command.output().map_err(|source| ScriptError::Spawn {
-            command: shown.clone(),
-            source,
-        })?;
+        let output =
+            command.output().map_err(|source| ScriptError::Spawn { command: shown.clone(), source })?;
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         if !output.status.success() {
             return Err(ScriptError::Failed {
@@ -158,11 +151,7 @@ impl Python {
         let args = [verb, "--table", table, "--partition", partition];
         // Through the environment, not the command line: the connection string carries the
         // account key, and the command line is shown in every error.
-        let stdout = self.run(
-            "interop.py",
-            &args,
-            &[(CONNECTION_STRING_VAR, connection_string)],
-        )?;
+        let stdout = self.run("interop.py", &args, &[(CONNECTION_STRING_VAR, connection_string)])?;
         parse_interop(&stdout).map_err(|reason| ScriptError::Output {
             command: format!("interop.py {}", args.join(" ")),
             reason,
@@ -196,8 +185,7 @@ pub fn parse_interop(json: &str) -> Result<Vec<Entity>, String> {
         value: serde_json::Value,
     }
 
-    let document: Document =
-        serde_json::from_str(json).map_err(|e| format!("not interop JSON: {e}"))?;
+    let document: Document = serde_json::from_str(json).map_err(|e| format!("not interop JSON: {e}"))?;
     document
         .entities
         .into_iter()
@@ -220,18 +208,10 @@ pub fn parse_interop(json: &str) -> Result<Vec<Entity>, String> {
 
 /// One property value of the interop JSON, by its declared EDM type.
 fn typed_value(edm_type: &str, value: &serde_json::Value) -> Result<Value, String> {
-    let text = || {
-        value
-            .as_str()
-            .ok_or_else(|| format!("{edm_type} value {value} is not a string"))
-    };
+    let text = || value.as_str().ok_or_else(|| format!("{edm_type} value {value} is not a string"));
     Ok(match edm_type {
         "Edm.String" => Value::String(text()?.to_owned()),
-        "Edm.Boolean" => Value::Boolean(
-            value
-                .as_bool()
-                .ok_or_else(|| format!("{value} is not a boolean"))?,
-        ),
+        "Edm.Boolean" => Value::Boolean(value.as_bool().ok_or_else(|| format!("{value} is not a boolean"))?),
         "Edm.Int32" => Value::Int32(
             value
                 .as_i64()
@@ -243,16 +223,12 @@ fn typed_value(edm_type: &str, value: &serde_json::Value) -> Result<Value, Strin
             "NaN" => f64::NAN,
             "Infinity" => f64::INFINITY,
             "-Infinity" => f64::NEG_INFINITY,
-            other => other
-                .parse()
-                .map_err(|e| format!("bad Double {other:?}: {e}"))?,
+            other => other.parse().map_err(|e| format!("bad Double {other:?}: {e}"))?,
         }),
-        "Edm.DateTime" => Value::DateTime(
-            table_core::datetime::parse_datetime(text()?).map_err(|e| e.to_string())?,
-        ),
-        "Edm.Guid" => {
-            Value::Guid(uuid::Uuid::parse_str(text()?).map_err(|e| format!("bad Guid: {e}"))?)
+        "Edm.DateTime" => {
+            Value::DateTime(table_core::datetime::parse_datetime(text()?).map_err(|e| e.to_string())?)
         }
+        "Edm.Guid" => Value::Guid(uuid::Uuid::parse_str(text()?).map_err(|e| format!("bad Guid: {e}"))?),
         "Edm.Binary" => Value::Binary(
             base64::engine::general_purpose::STANDARD
                 .decode(text()?)
@@ -297,39 +273,18 @@ fn resolve() -> Result<Option<Python>, String> {
     let marker = format!("azure-data-tables-{AZURE_DATA_TABLES_VERSION}.installed");
     tooling::install_once(&cache, &marker, || {
         // `--clear`: a venv left half-made by an interrupted earlier attempt is rebuilt.
-        tooling::run_checked(
-            Command::new("python3")
-                .args(["-m", "venv", "--clear"])
-                .arg(&venv),
-        )
-        .map_err(|e| {
-            format!("{e}\n(on Debian, `apt-get install -y python3-venv` provides venv)")
-        })?;
+        tooling::run_checked(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv))
+            .map_err(|e| format!("{e}\n(on Debian, `apt-get install -y python3-venv` provides venv)"))?;
         tooling::run_checked(
             Command::new(&interpreter)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "--no-input",
-                    "--quiet",
-                ])
+                .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet"])
                 .arg(format!("azure-data-tables=={AZURE_DATA_TABLES_VERSION}")),
         )
         .map(drop)
     })
     .and_then(|()| tooling::check_installed(&cache, &marker, &interpreter))
-    .map_err(|e| {
-        format!(
-            "creating the Python SDK venv with {version} in {} failed: {e}",
-            cache.display()
-        )
-    })?;
-    Ok(Some(Python {
-        interpreter,
-        scripts: Path::new(env!("CARGO_MANIFEST_DIR")).join("python"),
-    }))
+    .map_err(|e| format!("creating the Python SDK venv with {version} in {} failed: {e}", cache.display()))?;
+    Ok(Some(Python { interpreter, scripts: Path::new(env!("CARGO_MANIFEST_DIR")).join("python") }))
 }
 
 #[cfg(test)]
@@ -368,10 +323,7 @@ mod tests {
             ("big", Value::Double(f64::MAX)),
             ("d", Value::Double(0.1)),
             ("e", Value::Binary(vec![])),
-            (
-                "g",
-                Value::Guid(uuid::Uuid::parse_str("68260b3f-beab-45e2-b900-33e2b442e724").unwrap()),
-            ),
+            ("g", Value::Guid(uuid::Uuid::parse_str("68260b3f-beab-45e2-b900-33e2b442e724").unwrap())),
             ("i", Value::Int32(i32::MIN)),
             ("l", Value::Int64(i64::MIN)),
             ("n", Value::Double(f64::NAN)),
@@ -381,11 +333,7 @@ mod tests {
             ("t", Value::DateTime(t)),
             ("x", Value::Binary(vec![0, 1, 255])),
         ];
-        let got: Vec<(&str, Value)> = e
-            .properties
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.clone()))
-            .collect();
+        let got: Vec<(&str, Value)> = e.properties.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         assert_eq!(got, expected);
         match e.get("sub") {
             Some(Value::Double(d)) => assert_eq!(d.to_bits(), 1),

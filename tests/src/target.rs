@@ -16,10 +16,7 @@ impl Target {
     /// A fresh embedded engine.
     pub fn embedded() -> Target {
         let engine = Engine::new();
-        Target {
-            client: TableServiceClient::embedded(engine.clone()),
-            engine: Some(engine),
-        }
+        Target { client: TableServiceClient::embedded(engine.clone()), engine: Some(engine) }
     }
 
     /// The process's Azurite, or `None` (after a loud banner) when it cannot run here.
@@ -27,10 +24,7 @@ impl Target {
         let azurite = crate::azurite::azurite()?;
         let client = TableServiceClient::from_connection_string(&azurite.connection_string)
             .expect("the harness's connection string parses");
-        Some(Target {
-            client,
-            engine: None,
-        })
+        Some(Target { client, engine: None })
     }
 
     /// `true` on Azurite, for scenarios that record one of its known deviations.
@@ -40,10 +34,7 @@ impl Target {
 
     /// A fresh table with a unique name (Azurite is shared by the tests of one process).
     pub async fn fresh_table(&self) -> TableClient {
-        self.client
-            .create_table(&unique_name("t"))
-            .await
-            .expect("create a fresh table")
+        self.client.create_table(&unique_name("t")).await.expect("create a fresh table")
     }
 }
 

@@ -22,10 +22,9 @@ pub(crate) fn cache_dir(env_var: &str, default_name: &str) -> PathBuf {
 /// `CARGO_TARGET_DIR` when the user set one (a relative one is taken from the workspace root)
 /// and otherwise assumes the default `<workspace>/target`.
 fn target_dir() -> PathBuf {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-        Path::to_path_buf,
-    );
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), Path::to_path_buf);
     match non_empty_env("CARGO_TARGET_DIR") {
         Some(dir) => workspace.join(dir),
         None => workspace.join("target"),
@@ -49,11 +48,7 @@ fn switch_on(value: Option<&str>) -> bool {
 
 /// What a missing tool means for the caller: `Ok(None)` (skip, after a loud banner on the real
 /// stderr) or, when `switch` is on, `Err` with the same banner for the caller to panic with.
-pub(crate) fn skip_or_fail<T>(
-    headline: &str,
-    details: &[&str],
-    switch: &str,
-) -> Result<Option<T>, String> {
+pub(crate) fn skip_or_fail<T>(headline: &str, details: &[&str], switch: &str) -> Result<Option<T>, String> {
     let is_required = required(switch);
     let banner = banner(headline, details, switch, is_required);
     if is_required {
@@ -82,11 +77,7 @@ fn banner(headline: &str, details: &[&str], switch: &str, is_required: bool) -> 
 
 /// The first line of `<program> --version`, or `None` when the program cannot be run.
 pub(crate) fn tool_version(program: &str) -> Option<String> {
-    let output = Command::new(program)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
+    let output = Command::new(program).arg("--version").stdin(Stdio::null()).output().ok()?;
     if !output.status.success() {
         return None;
     }
@@ -98,10 +89,8 @@ pub(crate) fn tool_version(program: &str) -> Option<String> {
 /// command line and everything it printed.
 pub(crate) fn run_checked(command: &mut Command) -> Result<Output, String> {
     let shown = format!("{command:?}");
-    let output = command
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("could not start {shown}: {e}"))?;
+    let output =
+        command.stdin(Stdio::null()).output().map_err(|e| format!("could not start {shown}: {e}"))?;
     if output.status.success() {
         Ok(output)
     } else {
@@ -125,8 +114,7 @@ pub(crate) fn install_once(
     if marker_path.exists() {
         return Ok(());
     }
-    fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create cache folder {}: {e}", dir.display()))?;
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create cache folder {}: {e}", dir.display()))?;
     let lock_path = dir.join(".lock");
     let lock = OpenOptions::new()
         .create(true)
@@ -134,8 +122,7 @@ pub(crate) fn install_once(
         .write(true)
         .open(&lock_path)
         .map_err(|e| format!("cannot open lock file {}: {e}", lock_path.display()))?;
-    lock.lock()
-        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
     // Another process may have finished the install while this one waited for the lock.
     if !marker_path.exists() {
         install()?;
@@ -178,11 +165,7 @@ pub(crate) fn remove_if_present(path: &Path) {
     if let Err(e) = fs::remove_file(path) {
         // A missing file is the goal; anything else only leaves a stray log behind.
         if e.kind() != ErrorKind::NotFound {
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: could not remove {}: {e}",
-                path.display()
-            );
+            let _ = writeln!(std::io::stderr(), "note: could not remove {}: {e}", path.display());
         }
     }
 }
@@ -250,10 +233,7 @@ mod tests {
         let dir = scratch("damaged");
         install_once(&dir, "done", || Ok(())).unwrap();
         let err = check_installed(&dir, "done", &dir.join("bin")).unwrap_err();
-        assert!(
-            err.contains("delete") && err.contains(&dir.display().to_string()),
-            "{err}"
-        );
+        assert!(err.contains("delete") && err.contains(&dir.display().to_string()), "{err}");
         fs::write(dir.join("bin"), "").unwrap();
         check_installed(&dir, "done", &dir.join("bin")).unwrap();
         fs::remove_dir_all(dir).unwrap();
@@ -261,12 +241,8 @@ mod tests {
 
     #[test]
     fn run_checked_reports_output_of_a_failing_command() {
-        let err = run_checked(Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]))
-            .unwrap_err();
-        assert!(
-            err.contains("out") && err.contains("err") && err.contains('3'),
-            "{err}"
-        );
+        let err = run_checked(Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"])).unwrap_err();
+        assert!(err.contains("out") && err.contains("err") && err.contains('3'), "{err}");
     }
 
     #[test]

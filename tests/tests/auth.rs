@@ -69,35 +69,15 @@ async fn crud_and_query(table: &TableClient) {
     assert_eq!(got.properties, e.properties);
     assert_eq!(got.etag.as_ref(), Some(&etag));
 
-    let etag = table
-        .replace(Entity::new("p", "r1").with("n", 2), IfMatch::ETag(etag))
-        .await
-        .unwrap();
-    table
-        .merge(Entity::new("p", "r1").with("m", true), IfMatch::ETag(etag))
-        .await
-        .unwrap();
-    table
-        .insert_or_replace(Entity::new("p", "r2").with("n", 3))
-        .await
-        .unwrap();
-    table
-        .insert_or_merge(Entity::new("p", "r2").with("m", false))
-        .await
-        .unwrap();
+    let etag = table.replace(Entity::new("p", "r1").with("n", 2), IfMatch::ETag(etag)).await.unwrap();
+    table.merge(Entity::new("p", "r1").with("m", true), IfMatch::ETag(etag)).await.unwrap();
+    table.insert_or_replace(Entity::new("p", "r2").with("n", 3)).await.unwrap();
+    table.insert_or_merge(Entity::new("p", "r2").with("m", false)).await.unwrap();
     assert_eq!(table.get_if_exists("p", "missing").await.unwrap(), None);
 
-    let rows = table
-        .query()
-        .partition("p")
-        .filter(Filter::gt("n", 1))
-        .collect()
-        .await
-        .unwrap();
-    let seen: Vec<(&str, Option<&Value>, Option<&Value>)> = rows
-        .iter()
-        .map(|e| (e.row_key.as_str(), e.get("n"), e.get("m")))
-        .collect();
+    let rows = table.query().partition("p").filter(Filter::gt("n", 1)).collect().await.unwrap();
+    let seen: Vec<(&str, Option<&Value>, Option<&Value>)> =
+        rows.iter().map(|e| (e.row_key.as_str(), e.get("n"), e.get("m"))).collect();
     assert_eq!(
         seen,
         [
@@ -117,11 +97,7 @@ async fn full_account_access(client: &TableServiceClient, prefix: &str) {
     let name = unique_table_name(prefix);
     let table = client.create_table(&name).await.unwrap();
     crud_and_query(&table).await;
-    let listed: Vec<String> = client
-        .list_tables_with_prefix(&name)
-        .map(|r| r.unwrap())
-        .collect()
-        .await;
+    let listed: Vec<String> = client.list_tables_with_prefix(&name).map(|r| r.unwrap()).collect().await;
     assert_eq!(listed, std::slice::from_ref(&name));
     client.delete_table(&name).await.unwrap();
 }
@@ -149,11 +125,7 @@ async fn a_raud_table_sas_allows_crud_and_queries_on_its_table() {
     crud_and_query(&client.table(&name)).await;
 
     // The SAS is for one table: listing tables needs more (protocol doc section 2.3).
-    let listing = Box::pin(client.list_tables())
-        .next()
-        .await
-        .unwrap()
-        .unwrap_err();
+    let listing = Box::pin(client.list_tables()).next().await.unwrap().unwrap_err();
     assert_auth_error(&listing, None, "listing tables with a table SAS");
 }
 
@@ -161,29 +133,16 @@ async fn a_raud_table_sas_allows_crud_and_queries_on_its_table() {
 async fn a_read_only_sas_reads_but_every_write_is_a_typed_403() {
     let Some(azurite) = azurite() else { return };
     let name = fresh_table(azurite, "sasread").await;
-    admin(azurite)
-        .table(&name)
-        .insert(Entity::new("p", "r").with("n", 1))
-        .await
-        .unwrap();
+    admin(azurite).table(&name).insert(Entity::new("p", "r").with("n", 1)).await.unwrap();
     let table = sas_client(azurite, &sas_for(&name, "r")).table(&name);
 
-    assert_eq!(
-        table.get("p", "r").await.unwrap().get("n"),
-        Some(&Value::Int32(1))
-    );
-    assert_eq!(
-        table.query().partition("p").collect().await.unwrap().len(),
-        1
-    );
+    assert_eq!(table.get("p", "r").await.unwrap().get("n"), Some(&Value::Int32(1)));
+    assert_eq!(table.query().partition("p").collect().await.unwrap().len(), 1);
 
     let denied = Some(ErrorCode::AuthorizationPermissionMismatch);
     let insert = table.insert(Entity::new("p", "new")).await.unwrap_err();
     assert_auth_error(&insert, denied.clone(), "insert");
-    let merge = table
-        .merge(Entity::new("p", "r").with("n", 2), IfMatch::Any)
-        .await
-        .unwrap_err();
+    let merge = table.merge(Entity::new("p", "r").with("n", 2), IfMatch::Any).await.unwrap_err();
     assert_auth_error(&merge, denied.clone(), "merge");
     let delete = table.delete("p", "r", IfMatch::Any).await.unwrap_err();
     assert_auth_error(&delete, denied, "delete");
@@ -204,31 +163,19 @@ async fn an_expired_sas_a_wrong_key_and_a_foreign_signature_are_auth_errors() {
         .expiry(Utc::now() - Duration::hours(1))
         .sign(&account_key())
         .unwrap();
-    let err = sas_client(azurite, &expired)
-        .table(&name)
-        .get_if_exists("p", "r")
-        .await
-        .unwrap_err();
+    let err = sas_client(azurite, &expired).table(&name).get_if_exists("p", "r").await.unwrap_err();
     assert_auth_error(&err, None, "expired SAS");
 
     // A valid key of another account's shape: well-formed base64, wrong secret.
-    let wrong =
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
+    let wrong = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
     for credential in [
         Credential::shared_key(ACCOUNT_NAME, wrong).unwrap(),
         Credential::shared_key_lite(ACCOUNT_NAME, wrong).unwrap(),
     ] {
         let client = with_credential(azurite, credential.clone());
-        let err = client
-            .create_table(&unique_table_name("never"))
-            .await
-            .unwrap_err();
+        let err = client.create_table(&unique_table_name("never")).await.unwrap_err();
         assert_auth_error(&err, None, &format!("{credential:?} create table"));
-        let err = client
-            .table(&name)
-            .get_if_exists("p", "r")
-            .await
-            .unwrap_err();
+        let err = client.table(&name).get_if_exists("p", "r").await.unwrap_err();
         assert_auth_error(&err, None, &format!("{credential:?} get"));
     }
     let foreign = TableSasBuilder::new(&name)
@@ -236,11 +183,7 @@ async fn an_expired_sas_a_wrong_key_and_a_foreign_signature_are_auth_errors() {
         .expiry(Utc::now() + Duration::hours(1))
         .sign(&AccountKey::new(ACCOUNT_NAME, wrong).unwrap())
         .unwrap();
-    let err = sas_client(azurite, &foreign)
-        .table(&name)
-        .insert(Entity::new("p", "r"))
-        .await
-        .unwrap_err();
+    let err = sas_client(azurite, &foreign).table(&name).insert(Entity::new("p", "r")).await.unwrap_err();
     assert_auth_error(&err, None, "SAS signed with a wrong key");
 }
 
@@ -249,11 +192,8 @@ async fn the_sas_connection_string_form_works() {
     let Some(azurite) = azurite() else { return };
     let name = fresh_table(azurite, "sascs").await;
     let token = sas_for(&name, "raud");
-    let connection_string = format!(
-        "SharedAccessSignature={};TableEndpoint={};",
-        token.as_query(),
-        azurite.endpoint
-    );
+    let connection_string =
+        format!("SharedAccessSignature={};TableEndpoint={};", token.as_query(), azurite.endpoint);
     let client = TableServiceClient::from_connection_string(&connection_string).unwrap();
     crud_and_query(&client.table(&name)).await;
     // A leading `?`, as the portal shows it, is accepted too.
@@ -264,16 +204,8 @@ async fn the_sas_connection_string_form_works() {
 
 /// The `sig` value of a token, raw and percent-decoded.
 fn signature_forms(token: &SasToken) -> [String; 2] {
-    let sig = token
-        .as_query()
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("sig="))
-        .unwrap()
-        .to_owned();
-    let decoded = sig
-        .replace("%2F", "/")
-        .replace("%2B", "+")
-        .replace("%3D", "=");
+    let sig = token.as_query().split('&').find_map(|pair| pair.strip_prefix("sig=")).unwrap().to_owned();
+    let decoded = sig.replace("%2F", "/").replace("%2B", "+").replace("%3D", "=");
     [sig, decoded]
 }
 
@@ -290,36 +222,20 @@ async fn debug_output_never_shows_a_key_or_a_signature() {
     let token = sas_for(&name, "r");
     let [sig, sig_decoded] = signature_forms(&token);
     let secrets = [ACCOUNT_KEY, sig.as_str(), sig_decoded.as_str()];
-    let sas_cs = format!(
-        "SharedAccessSignature={};TableEndpoint={}",
-        token.as_query(),
-        azurite.endpoint
-    );
+    let sas_cs = format!("SharedAccessSignature={};TableEndpoint={}", token.as_query(), azurite.endpoint);
     let clients = [
         ("account key connection string", admin(azurite)),
         (
             "UseDevelopmentStorage",
             TableServiceClient::from_connection_string("UseDevelopmentStorage=true").unwrap(),
         ),
-        (
-            "SharedKey",
-            with_credential(
-                azurite,
-                Credential::shared_key(ACCOUNT_NAME, ACCOUNT_KEY).unwrap(),
-            ),
-        ),
+        ("SharedKey", with_credential(azurite, Credential::shared_key(ACCOUNT_NAME, ACCOUNT_KEY).unwrap())),
         (
             "SharedKeyLite",
-            with_credential(
-                azurite,
-                Credential::shared_key_lite(ACCOUNT_NAME, ACCOUNT_KEY).unwrap(),
-            ),
+            with_credential(azurite, Credential::shared_key_lite(ACCOUNT_NAME, ACCOUNT_KEY).unwrap()),
         ),
         ("SAS credential", sas_client(azurite, &token)),
-        (
-            "SAS connection string",
-            TableServiceClient::from_connection_string(&sas_cs).unwrap(),
-        ),
+        ("SAS connection string", TableServiceClient::from_connection_string(&sas_cs).unwrap()),
     ];
     for (form, client) in &clients {
         let table = client.table(&name);
@@ -377,26 +293,17 @@ async fn a_table_sas_on_batch_must_be_signed_for_batch_on_azurite() {
     };
 
     let table_sas = sas_client(azurite, &sas_for(&name, "raud")).table(&name);
-    let err = table_sas
-        .submit_transaction(transaction())
-        .await
-        .unwrap_err();
+    let err = table_sas.submit_transaction(transaction()).await.unwrap_err();
     assert_auth_error(
         &err,
         Some(ErrorCode::AuthorizationFailure),
         "a table SAS on $batch (Azurite deviation)",
     );
-    assert!(
-        table_sas.query().collect().await.unwrap().is_empty(),
-        "nothing applied"
-    );
+    assert!(table_sas.query().collect().await.unwrap().is_empty(), "nothing applied");
 
     let batch_sas = sas_client(azurite, &sas_for("$batch", "raud")).table(&name);
     let outcomes = batch_sas.submit_transaction(transaction()).await.unwrap();
     assert_eq!(outcomes.len(), 2);
     let rows = table_sas.query().partition("p").collect().await.unwrap();
-    assert_eq!(
-        rows.iter().map(|e| e.row_key.as_str()).collect::<Vec<_>>(),
-        ["a", "b"]
-    );
+    assert_eq!(rows.iter().map(|e| e.row_key.as_str()).collect::<Vec<_>>(), ["a", "b"]);
 }

@@ -20,8 +20,7 @@ const CHILD: &str = "HARNESS_CHILD";
 /// Re-runs this binary for test `name` only, with `HARNESS_CHILD=role` and the given changes
 /// to the environment.
 fn run_child(name: &str, role: &str, set: &[(&str, &str)], unset: &[&str]) -> Output {
-    let mut command =
-        Command::new(std::env::current_exe().expect("the test binary knows its path"));
+    let mut command = Command::new(std::env::current_exe().expect("the test binary knows its path"));
     command
         .args([name, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, role)
@@ -43,9 +42,7 @@ fn text(output: &Output) -> String {
 
 /// `host:port` of an endpoint such as `http://127.0.0.1:1234/devstoreaccount1`.
 fn authority(endpoint: &str) -> &str {
-    let rest = endpoint
-        .strip_prefix("http://")
-        .expect("Azurite endpoints are http");
+    let rest = endpoint.strip_prefix("http://").expect("Azurite endpoints are http");
     rest.split('/').next().unwrap_or(rest)
 }
 
@@ -69,11 +66,7 @@ fn azurite_answers_http_on_loopback() {
     // Unsigned, so 403: any HTTP answer from Azurite's table service proves it is up.
     assert!(response.starts_with("HTTP/1.1 "), "{response}");
     assert!(response.contains("Server: Azurite-Table/"), "{response}");
-    assert!(
-        azurite
-            .connection_string
-            .contains(&format!("TableEndpoint={};", azurite.endpoint))
-    );
+    assert!(azurite.connection_string.contains(&format!("TableEndpoint={};", azurite.endpoint)));
 }
 
 #[test]
@@ -83,11 +76,7 @@ fn every_call_in_a_process_shares_one_instance() {
         .map(|_| std::thread::spawn(|| azurite().map(|a| a as *const _ as usize)))
         .map(|h| h.join().unwrap())
         .collect();
-    assert!(
-        from_threads
-            .iter()
-            .all(|p| *p == Some(first as *const _ as usize))
-    );
+    assert!(from_threads.iter().all(|p| *p == Some(first as *const _ as usize)));
 }
 
 #[test]
@@ -102,21 +91,15 @@ fn azurite_dies_with_the_test_process() {
     if azurite().is_none() {
         return;
     }
-    let child = run_child(
-        "azurite_dies_with_the_test_process",
-        "start-azurite",
-        &[],
-        &["AZURITE_TABLE_ENDPOINT"],
-    );
+    let child =
+        run_child("azurite_dies_with_the_test_process", "start-azurite", &[], &["AZURITE_TABLE_ENDPOINT"]);
     assert!(child.status.success(), "{}", text(&child));
     let stdout = String::from_utf8_lossy(&child.stdout);
     let stderr = String::from_utf8_lossy(&child.stderr);
     if stderr.contains("AZURITE TESTS SKIPPED") {
         // Only possible when this process uses AZURITE_TABLE_ENDPOINT and has no node: pass
         // the child's banner on, past libtest's capture, so the skip stays visible.
-        std::io::stderr()
-            .write_all(stderr.as_bytes())
-            .expect("stderr is writable");
+        std::io::stderr().write_all(stderr.as_bytes()).expect("stderr is writable");
         return;
     }
     let endpoint = stdout
@@ -127,10 +110,7 @@ fn azurite_dies_with_the_test_process() {
     // The watchdog polls once a second and allows two seconds for a graceful stop.
     let deadline = Instant::now() + Duration::from_secs(15);
     while get(authority, "/").is_some() {
-        assert!(
-            Instant::now() < deadline,
-            "Azurite at {authority} outlived its test process"
-        );
+        assert!(Instant::now() < deadline, "Azurite at {authority} outlived its test process");
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -148,24 +128,14 @@ fn missing_node_skips_loudly_unless_required() {
     let out = text(&skipped);
     assert!(skipped.status.success(), "{out}");
     assert!(out.contains("SKIPPED-AS-EXPECTED"), "{out}");
-    assert!(
-        out.contains("=== AZURITE TESTS SKIPPED: node/npm not found"),
-        "{out}"
-    );
+    assert!(out.contains("=== AZURITE TESTS SKIPPED: node/npm not found"), "{out}");
     assert!(out.contains("Set REQUIRE_AZURITE=1"), "{out}");
 
-    let required = run_child(
-        name,
-        "no-node",
-        &[("PATH", "/nonexistent"), ("REQUIRE_AZURITE", "1")],
-        &unset[..1],
-    );
+    let required =
+        run_child(name, "no-node", &[("PATH", "/nonexistent"), ("REQUIRE_AZURITE", "1")], &unset[..1]);
     let out = text(&required);
     assert!(!required.status.success(), "{out}");
-    assert!(
-        out.contains("=== AZURITE TESTS SKIPPED: node/npm not found"),
-        "{out}"
-    );
+    assert!(out.contains("=== AZURITE TESTS SKIPPED: node/npm not found"), "{out}");
     assert!(out.contains("REQUIRE_AZURITE is set"), "{out}");
     assert!(!out.contains("SKIPPED-AS-EXPECTED"), "{out}");
 }
@@ -178,26 +148,13 @@ fn missing_python_skips_loudly_unless_required() {
         return;
     }
     let name = "missing_python_skips_loudly_unless_required";
-    let skipped = run_child(
-        name,
-        "no-python",
-        &[("PATH", "/nonexistent")],
-        &["REQUIRE_PYTHON"],
-    );
+    let skipped = run_child(name, "no-python", &[("PATH", "/nonexistent")], &["REQUIRE_PYTHON"]);
     let out = text(&skipped);
     assert!(skipped.status.success(), "{out}");
     assert!(out.contains("SKIPPED-AS-EXPECTED"), "{out}");
-    assert!(
-        out.contains("=== PYTHON INTEROP TESTS SKIPPED: python3 not found"),
-        "{out}"
-    );
+    assert!(out.contains("=== PYTHON INTEROP TESTS SKIPPED: python3 not found"), "{out}");
 
-    let required = run_child(
-        name,
-        "no-python",
-        &[("PATH", "/nonexistent"), ("REQUIRE_PYTHON", "1")],
-        &[],
-    );
+    let required = run_child(name, "no-python", &[("PATH", "/nonexistent"), ("REQUIRE_PYTHON", "1")], &[]);
     let out = text(&required);
     assert!(!required.status.success(), "{out}");
     assert!(out.contains("REQUIRE_PYTHON is set"), "{out}");
@@ -207,14 +164,8 @@ fn missing_python_skips_loudly_unless_required() {
 fn python_venv_runs_the_interop_script() {
     let Some(python) = python() else { return };
     let help = python.run("interop.py", &["--help"], &[]).unwrap();
-    assert!(
-        help.contains("usage: interop.py") && help.contains("Edm.Int64"),
-        "{help}"
-    );
-    let err = python
-        .run("interop.py", &["bogus"], &[])
-        .unwrap_err()
-        .to_string();
+    assert!(help.contains("usage: interop.py") && help.contains("Edm.Int64"), "{help}");
+    let err = python.run("interop.py", &["bogus"], &[]).unwrap_err().to_string();
     assert!(err.contains("invalid choice"), "{err}");
 }
 
@@ -228,23 +179,14 @@ fn python_sdk_round_trips_every_edm_type_through_azurite() {
     let written = python.interop_write(cs, &table, "p'1").unwrap();
     let read = python.interop_read(cs, &table, "p'1").unwrap();
 
-    let edm_types: std::collections::BTreeSet<_> = written
-        .iter()
-        .flat_map(|e| e.properties.values().map(|v| v.edm_type()))
-        .collect();
-    assert_eq!(
-        edm_types.len(),
-        8,
-        "the corpus covers every EDM type: {edm_types:?}"
-    );
+    let edm_types: std::collections::BTreeSet<_> =
+        written.iter().flat_map(|e| e.properties.values().map(|v| v.edm_type())).collect();
+    assert_eq!(edm_types.len(), 8, "the corpus covers every EDM type: {edm_types:?}");
     assert!(written.len() >= 8, "{written:?}");
 
     assert_eq!(read.len(), written.len());
     for (w, r) in written.iter().zip(&read) {
-        assert_eq!(
-            (&w.partition_key, &w.row_key),
-            (&r.partition_key, &r.row_key)
-        );
+        assert_eq!((&w.partition_key, &w.row_key), (&r.partition_key, &r.row_key));
         // Value's equality is exact (NaN equals NaN, doubles by value, DateTime to the tick).
         assert_eq!(w.properties, r.properties, "row {}", w.row_key);
         assert!(r.timestamp.is_some(), "row {}", r.row_key);

@@ -18,11 +18,7 @@ use table_client::{EntityKey, ErrorCode, IfMatch, TableClient, TableEntity, Type
 #[table(partition_key = "{department}", row_key = "empid_{id:06}")]
 #[table(entity_type = "Employee")]
 #[table(index(name = "by_email", row_key = "email_{email}"))]
-#[table(index(
-    name = "by_email_card",
-    row_key = "card_{email}",
-    project(first_name, email)
-))]
+#[table(index(name = "by_email_card", row_key = "card_{email}", project(first_name, email)))]
 #[table(lookup(name = "by_last_name", row_key = "lastname_{last_name}"))]
 struct Employee {
     #[table(key_only)]
@@ -53,11 +49,7 @@ struct EmployeeCard {
 #[table(partition_key = "{department}", row_key = "empid_{id:06}")]
 #[table(entity_type = "GlobalEmployee")]
 #[table(index(name = "by_email", partition_key = "email", row_key = "{email}"))]
-#[table(lookup(
-    name = "by_last_name",
-    partition_key = "lastname",
-    row_key = "{last_name}"
-))]
+#[table(lookup(name = "by_last_name", partition_key = "lastname", row_key = "{last_name}"))]
 struct GlobalEmployee {
     #[table(key_only)]
     department: String,
@@ -79,12 +71,7 @@ fn employee(id: u32, last_name: &str, email: &str) -> Employee {
 }
 
 fn global(department: &str, id: u32, last_name: &str, email: &str) -> GlobalEmployee {
-    GlobalEmployee {
-        department: department.into(),
-        id,
-        last_name: last_name.into(),
-        email: email.into(),
-    }
+    GlobalEmployee { department: department.into(), id, last_name: last_name.into(), email: email.into() }
 }
 
 async fn assert_consistent<T: TableEntity + Send + 'static>(table: &TypedTable<T>) {
@@ -118,118 +105,54 @@ async fn same_partition_copies_follow_every_write(t: Target) {
     let mut ann = employee(1, "Jones", "ann@contoso.com");
     table.insert(&ann).await.unwrap();
     let by_email = EntityKey::new("Sales", "email_ann@contoso.com");
-    assert_eq!(
-        table
-            .get_by_index::<Employee>("by_email", &by_email)
-            .await
-            .unwrap(),
-        ann
-    );
-    let card: EmployeeCard = table
-        .get_by_index(
-            "by_email_card",
-            &EntityKey::new("Sales", "card_ann@contoso.com"),
-        )
-        .await
-        .unwrap();
+    assert_eq!(table.get_by_index::<Employee>("by_email", &by_email).await.unwrap(), ann);
+    let card: EmployeeCard =
+        table.get_by_index("by_email_card", &EntityKey::new("Sales", "card_ann@contoso.com")).await.unwrap();
     assert_eq!(card.first_name, "First1");
     assert_consistent(&table).await;
 
     // Changing the indexed field moves the copy in the same transaction.
     ann.email = "ann.jones@contoso.com".into();
     table.replace(&ann, IfMatch::Any).await.unwrap();
-    let err = table
-        .get_by_index::<Employee>("by_email", &by_email)
-        .await
-        .unwrap_err();
+    let err = table.get_by_index::<Employee>("by_email", &by_email).await.unwrap_err();
     assert!(err.is_not_found());
     let moved = EntityKey::new("Sales", "email_ann.jones@contoso.com");
-    assert_eq!(
-        table
-            .get_by_index::<Employee>("by_email", &moved)
-            .await
-            .unwrap(),
-        ann
-    );
+    assert_eq!(table.get_by_index::<Employee>("by_email", &moved).await.unwrap(), ann);
     assert_consistent(&table).await;
 
     // A merge that leaves the indexed field alone refreshes the copy's content.
     ann.age = 31;
     table.merge(&ann, IfMatch::Any).await.unwrap();
-    assert_eq!(
-        table
-            .get_by_index::<Employee>("by_email", &moved)
-            .await
-            .unwrap()
-            .age,
-        31
-    );
+    assert_eq!(table.get_by_index::<Employee>("by_email", &moved).await.unwrap().age, 31);
     ann.age = 32;
     table.insert_or_replace(&ann).await.unwrap();
-    assert_eq!(
-        table
-            .get_by_index::<Employee>("by_email", &moved)
-            .await
-            .unwrap()
-            .age,
-        32
-    );
+    assert_eq!(table.get_by_index::<Employee>("by_email", &moved).await.unwrap().age, 32);
     assert_consistent(&table).await;
 
     let key = ann.entity_key().unwrap();
     table.delete(&key, IfMatch::Any).await.unwrap();
-    assert!(
-        table
-            .get_by_index::<Employee>("by_email", &moved)
-            .await
-            .unwrap_err()
-            .is_not_found()
-    );
+    assert!(table.get_by_index::<Employee>("by_email", &moved).await.unwrap_err().is_not_found());
     assert!(!table.delete_if_exists(&key).await.unwrap());
     let report = table.verify_indexes().await.unwrap();
-    assert!(
-        report.is_consistent() && report.primaries == 0,
-        "{report:#?}"
-    );
+    assert!(report.is_consistent() && report.primaries == 0, "{report:#?}");
     let rows = table.untyped().query().collect().await.unwrap();
-    assert!(
-        rows.is_empty(),
-        "every copy and index entity went with the primary: {rows:?}"
-    );
+    assert!(rows.is_empty(), "every copy and index entity went with the primary: {rows:?}");
 }
 
 async fn unique_index_conflicts_write_nothing(t: Target) {
     let table = t.fresh_table().await.typed::<Employee>();
-    table
-        .insert(&employee(1, "Jones", "same@contoso.com"))
-        .await
-        .unwrap();
-    let err = table
-        .insert(&employee(2, "Smith", "same@contoso.com"))
-        .await
-        .unwrap_err();
+    table.insert(&employee(1, "Jones", "same@contoso.com")).await.unwrap();
+    let err = table.insert(&employee(2, "Smith", "same@contoso.com")).await.unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::EntityAlreadyExists));
     assert!(err.message().contains("by_email"), "{err}");
     let second = employee(2, "Smith", "x").entity_key().unwrap();
-    assert!(
-        table.get_if_exists(&second).await.unwrap().is_none(),
-        "the primary was not written either"
-    );
+    assert!(table.get_if_exists(&second).await.unwrap().is_none(), "the primary was not written either");
     // Changing another employee's email onto a taken one fails the same way.
     let mut bob = employee(3, "Brown", "bob@contoso.com");
     table.insert(&bob).await.unwrap();
     bob.email = "same@contoso.com".into();
-    assert!(
-        table
-            .replace(&bob, IfMatch::Any)
-            .await
-            .unwrap_err()
-            .is_conflict()
-    );
-    assert_eq!(
-        table.get(&bob.entity_key().unwrap()).await.unwrap().email,
-        "bob@contoso.com"
-    );
+    assert!(table.replace(&bob, IfMatch::Any).await.unwrap_err().is_conflict());
+    assert_eq!(table.get(&bob.entity_key().unwrap()).await.unwrap().email, "bob@contoso.com");
     assert_consistent(&table).await;
 }
 
@@ -238,20 +161,11 @@ async fn stale_etags_change_nothing(t: Target) {
     let mut ann = employee(1, "Jones", "ann@contoso.com");
     let first = table.insert(&ann).await.unwrap();
     ann.age = 40;
-    table
-        .replace(&ann, IfMatch::ETag(first.clone()))
-        .await
-        .unwrap();
+    table.replace(&ann, IfMatch::ETag(first.clone())).await.unwrap();
     ann.email = "other@contoso.com".into();
-    let err = table
-        .replace(&ann, IfMatch::ETag(first.clone()))
-        .await
-        .unwrap_err();
+    let err = table.replace(&ann, IfMatch::ETag(first.clone())).await.unwrap_err();
     assert!(err.is_precondition_failed());
-    let err = table
-        .delete(&ann.entity_key().unwrap(), IfMatch::ETag(first))
-        .await
-        .unwrap_err();
+    let err = table.delete(&ann.entity_key().unwrap(), IfMatch::ETag(first)).await.unwrap_err();
     assert!(err.is_precondition_failed());
     let stored = table.get(&ann.entity_key().unwrap()).await.unwrap();
     assert_eq!((stored.age, stored.email.as_str()), (40, "ann@contoso.com"));
@@ -261,46 +175,26 @@ async fn stale_etags_change_nothing(t: Target) {
 async fn index_entities_follow_inserts_renames_and_deletes(t: Target) {
     let table = t.fresh_table().await.typed::<Employee>();
     for id in 1..=3 {
-        table
-            .insert(&employee(id, "Jones", &format!("e{id}@contoso.com")))
-            .await
-            .unwrap();
+        table.insert(&employee(id, "Jones", &format!("e{id}@contoso.com"))).await.unwrap();
     }
     let jones = EntityKey::new("Sales", "lastname_Jones");
     let smith = EntityKey::new("Sales", "lastname_Smith");
     let id = |e: &Employee| e.id;
-    assert_eq!(
-        lookup_ids(&table, jones.clone(), id).await,
-        BTreeSet::from([1, 2, 3])
-    );
+    assert_eq!(lookup_ids(&table, jones.clone(), id).await, BTreeSet::from([1, 2, 3]));
 
     // A rename touches three entities in one transaction: the employee and both lists.
     let mut two = employee(2, "Smith", "e2@contoso.com");
     table.replace(&two, IfMatch::Any).await.unwrap();
-    assert_eq!(
-        lookup_ids(&table, jones.clone(), id).await,
-        BTreeSet::from([1, 3])
-    );
-    assert_eq!(
-        lookup_ids(&table, smith.clone(), id).await,
-        BTreeSet::from([2])
-    );
+    assert_eq!(lookup_ids(&table, jones.clone(), id).await, BTreeSet::from([1, 3]));
+    assert_eq!(lookup_ids(&table, smith.clone(), id).await, BTreeSet::from([2]));
     assert_consistent(&table).await;
 
     two.age = 50;
     table.merge(&two, IfMatch::Any).await.unwrap();
-    table
-        .delete(&two.entity_key().unwrap(), IfMatch::Any)
-        .await
-        .unwrap();
+    table.delete(&two.entity_key().unwrap(), IfMatch::Any).await.unwrap();
     assert!(lookup_ids(&table, smith.clone(), id).await.is_empty());
     assert!(
-        table
-            .untyped()
-            .get_if_exists("Sales", "lastname_Smith")
-            .await
-            .unwrap()
-            .is_none(),
+        table.untyped().get_if_exists("Sales", "lastname_Smith").await.unwrap().is_none(),
         "an empty list is deleted"
     );
     assert_consistent(&table).await;
@@ -310,11 +204,7 @@ async fn concurrent_writers_all_land_in_the_index_entity(t: Target) {
     let table = t.fresh_table().await.typed::<Employee>();
     let writers = (1..=32).map(|id| {
         let table = table.clone();
-        tokio::spawn(async move {
-            table
-                .insert(&employee(id, "Jones", &format!("e{id}@contoso.com")))
-                .await
-        })
+        tokio::spawn(async move { table.insert(&employee(id, "Jones", &format!("e{id}@contoso.com"))).await })
     });
     for writer in futures::future::join_all(writers).await {
         writer.unwrap().unwrap();
@@ -329,23 +219,10 @@ async fn index_entity_lists_grow_past_one_property(t: Target) {
     // 2000 keys of 19 UTF-16 units (`Sales\tempid_000001\n`) need two 32 768-unit properties.
     let n = 2000;
     for id in 1..=n {
-        table
-            .insert(&employee(id, "Jones", &format!("e{id}@contoso.com")))
-            .await
-            .unwrap();
+        table.insert(&employee(id, "Jones", &format!("e{id}@contoso.com"))).await.unwrap();
     }
-    let row = table
-        .untyped()
-        .get("Sales", "lastname_Jones")
-        .await
-        .unwrap();
-    assert!(
-        row.properties
-            .keys()
-            .filter(|k| k.starts_with("Keys"))
-            .count()
-            >= 2
-    );
+    let row = table.untyped().get("Sales", "lastname_Jones").await.unwrap();
+    assert!(row.properties.keys().filter(|k| k.starts_with("Keys")).count() >= 2);
     let ids = lookup_ids(&table, EntityKey::new("Sales", "lastname_Jones"), |e| e.id).await;
     assert_eq!(ids.len(), n as usize);
 }
@@ -353,10 +230,7 @@ async fn index_entity_lists_grow_past_one_property(t: Target) {
 async fn typed_queries_skip_index_rows(t: Target) {
     let table = t.fresh_table().await.typed::<Employee>();
     for id in 1..=3 {
-        table
-            .insert(&employee(id, "Jones", &format!("e{id}@contoso.com")))
-            .await
-            .unwrap();
+        table.insert(&employee(id, "Jones", &format!("e{id}@contoso.com"))).await.unwrap();
     }
     let all = table.query().partition("Sales").collect().await.unwrap();
     assert_eq!(all.iter().map(|e| e.id).collect::<Vec<_>>(), [1, 2, 3]);
@@ -368,30 +242,19 @@ async fn typed_queries_skip_index_rows(t: Target) {
         .await
         .unwrap();
     assert_eq!(copies.len(), 3);
-    assert_eq!(
-        table.untyped().query().collect().await.unwrap().len(),
-        3 + 3 + 3 + 1
-    );
+    assert_eq!(table.untyped().query().collect().await.unwrap().len(), 3 + 3 + 3 + 1);
 }
 
 async fn cross_partition_indexes_converge_without_a_crash(t: Target) {
     let table = t.fresh_table().await.typed::<GlobalEmployee>();
     let mut ann = global("Sales", 1, "Jones", "ann@contoso.com");
     table.insert(&ann).await.unwrap();
-    table
-        .insert(&global("Support", 2, "Jones", "bob@contoso.com"))
-        .await
-        .unwrap();
-    let copy: GlobalEmployee = table
-        .get_by_index("by_email", &EntityKey::new("email", "ann@contoso.com"))
-        .await
-        .unwrap();
+    table.insert(&global("Support", 2, "Jones", "bob@contoso.com")).await.unwrap();
+    let copy: GlobalEmployee =
+        table.get_by_index("by_email", &EntityKey::new("email", "ann@contoso.com")).await.unwrap();
     assert_eq!(copy, ann);
     let jones = EntityKey::new("lastname", "Jones");
-    assert_eq!(
-        lookup_ids(&table, jones.clone(), |e| e.id).await,
-        BTreeSet::from([1, 2])
-    );
+    assert_eq!(lookup_ids(&table, jones.clone(), |e| e.id).await, BTreeSet::from([1, 2]));
 
     ann.email = "ann.jones@contoso.com".into();
     ann.last_name = "Smith".into();
@@ -403,63 +266,26 @@ async fn cross_partition_indexes_converge_without_a_crash(t: Target) {
             .unwrap_err()
             .is_not_found()
     );
-    assert_eq!(
-        lookup_ids(&table, jones, |e| e.id).await,
-        BTreeSet::from([2])
-    );
-    assert_eq!(
-        lookup_ids(&table, EntityKey::new("lastname", "Smith"), |e| e.id).await,
-        BTreeSet::from([1])
-    );
+    assert_eq!(lookup_ids(&table, jones, |e| e.id).await, BTreeSet::from([2]));
+    assert_eq!(lookup_ids(&table, EntityKey::new("lastname", "Smith"), |e| e.id).await, BTreeSet::from([1]));
     assert_consistent(&table).await;
 
-    table
-        .delete(&ann.entity_key().unwrap(), IfMatch::Any)
-        .await
-        .unwrap();
+    table.delete(&ann.entity_key().unwrap(), IfMatch::Any).await.unwrap();
     assert_consistent(&table).await;
-    assert_eq!(
-        table.drain().await.unwrap(),
-        0,
-        "a clean run leaves no intent behind"
-    );
+    assert_eq!(table.drain().await.unwrap(), 0, "a clean run leaves no intent behind");
 }
 
 async fn moves_leave_the_entity_in_exactly_one_table(t: Target) {
     let current = t.fresh_table().await;
     let archive = t.fresh_table().await;
-    current
-        .insert(table_client::Entity::new("Sales", "empid_000001").with("Name", "Ann"))
-        .await
-        .unwrap();
-    assert!(
-        current
-            .move_entity(&archive, "Sales", "empid_000001")
-            .await
-            .unwrap()
-    );
-    assert!(
-        current
-            .get_if_exists("Sales", "empid_000001")
-            .await
-            .unwrap()
-            .is_none()
-    );
+    current.insert(table_client::Entity::new("Sales", "empid_000001").with("Name", "Ann")).await.unwrap();
+    assert!(current.move_entity(&archive, "Sales", "empid_000001").await.unwrap());
+    assert!(current.get_if_exists("Sales", "empid_000001").await.unwrap().is_none());
     assert_eq!(
-        archive
-            .get("Sales", "empid_000001")
-            .await
-            .unwrap()
-            .get("Name")
-            .and_then(|v| v.as_str()),
+        archive.get("Sales", "empid_000001").await.unwrap().get("Name").and_then(|v| v.as_str()),
         Some("Ann")
     );
-    assert!(
-        !current
-            .move_entity(&archive, "Sales", "empid_000001")
-            .await
-            .unwrap()
-    );
+    assert!(!current.move_entity(&archive, "Sales", "empid_000001").await.unwrap());
     assert_eq!(current.drain_moves().await.unwrap(), 0);
 }
 
@@ -475,28 +301,15 @@ async fn fresh_engine(names: &[&str]) -> (table_client::Engine, Vec<TableClient>
 
 async fn seed_globals(table: &TableClient) {
     let typed = table.typed::<GlobalEmployee>();
-    typed
-        .insert(&global("Sales", 1, "Jones", "ann@contoso.com"))
-        .await
-        .unwrap();
-    typed
-        .insert(&global("Sales", 2, "Jones", "bob@contoso.com"))
-        .await
-        .unwrap();
+    typed.insert(&global("Sales", 1, "Jones", "ann@contoso.com")).await.unwrap();
+    typed.insert(&global("Sales", 2, "Jones", "bob@contoso.com")).await.unwrap();
 }
 
 /// Renames one employee (new email, new last name) and deletes another.
 async fn rename_and_delete(table: &TableClient) -> table_client::Result<()> {
     let typed = table.typed::<GlobalEmployee>();
-    typed
-        .replace(
-            &global("Sales", 1, "Smith", "ann.smith@contoso.com"),
-            IfMatch::Any,
-        )
-        .await?;
-    typed
-        .delete(&global("Sales", 2, "", "").entity_key()?, IfMatch::Any)
-        .await
+    typed.replace(&global("Sales", 1, "Smith", "ann.smith@contoso.com"), IfMatch::Any).await?;
+    typed.delete(&global("Sales", 2, "", "").entity_key()?, IfMatch::Any).await
 }
 
 fn fault(timing: FaultTiming) -> FaultSpec {
@@ -521,23 +334,14 @@ async fn cross_partition_indexes_survive_a_crash_at_every_request() {
             let table = &tables[0];
             seed_globals(table).await;
             engine.faults().fail_call(n, fault(timing));
-            assert!(
-                rename_and_delete(table).await.is_err(),
-                "request {n} ({timing:?}) was planned to fail"
-            );
+            assert!(rename_and_delete(table).await.is_err(), "request {n} ({timing:?}) was planned to fail");
             engine.faults().clear();
             let typed = table.typed::<GlobalEmployee>();
             typed.drain().await.unwrap();
             let report = typed.verify_indexes().await.unwrap();
-            assert!(
-                report.is_consistent(),
-                "crash at request {n} ({timing:?}): {report:#?}"
-            );
+            assert!(report.is_consistent(), "crash at request {n} ({timing:?}): {report:#?}");
             // The primaries are in their old or new state, never anything else.
-            let ann = typed
-                .get(&global("Sales", 1, "", "").entity_key().unwrap())
-                .await
-                .unwrap();
+            let ann = typed.get(&global("Sales", 1, "", "").entity_key().unwrap()).await.unwrap();
             assert!(["Jones", "Smith"].contains(&ann.last_name.as_str()));
         }
     }
@@ -546,18 +350,12 @@ async fn cross_partition_indexes_survive_a_crash_at_every_request() {
 #[tokio::test]
 async fn moves_survive_a_crash_at_every_request() {
     let seed = |table: TableClient| async move {
-        table
-            .insert(table_client::Entity::new("Sales", "empid_000001").with("Name", "Ann"))
-            .await
-            .unwrap();
+        table.insert(table_client::Entity::new("Sales", "empid_000001").with("Name", "Ann")).await.unwrap();
     };
     let (engine, tables) = fresh_engine(&["current", "archive"]).await;
     seed(tables[0].clone()).await;
     let before = engine.faults().calls();
-    tables[0]
-        .move_entity(&tables[1], "Sales", "empid_000001")
-        .await
-        .unwrap();
+    tables[0].move_entity(&tables[1], "Sales", "empid_000001").await.unwrap();
     let requests = engine.faults().calls() - before;
     assert!(requests >= 4, "the move makes {requests} requests");
 
@@ -567,24 +365,11 @@ async fn moves_survive_a_crash_at_every_request() {
             let (current, archive) = (&tables[0], &tables[1]);
             seed(current.clone()).await;
             engine.faults().fail_call(n, fault(timing));
-            assert!(
-                current
-                    .move_entity(archive, "Sales", "empid_000001")
-                    .await
-                    .is_err()
-            );
+            assert!(current.move_entity(archive, "Sales", "empid_000001").await.is_err());
             engine.faults().clear();
             current.drain_moves().await.unwrap();
-            let here = current
-                .get_if_exists("Sales", "empid_000001")
-                .await
-                .unwrap()
-                .is_some();
-            let there = archive
-                .get_if_exists("Sales", "empid_000001")
-                .await
-                .unwrap()
-                .is_some();
+            let here = current.get_if_exists("Sales", "empid_000001").await.unwrap().is_some();
+            let there = archive.get_if_exists("Sales", "empid_000001").await.unwrap().is_some();
             assert!(
                 here != there,
                 "crash at request {n} ({timing:?}): in current {here}, in archive {there}"

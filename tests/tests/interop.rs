@@ -18,9 +18,7 @@ use chrono::{DateTime, Utc};
 use conformance::azurite::{Azurite, azurite, unique_table_name};
 use conformance::python::{Python, python};
 use table_client::datetime::parse_datetime;
-use table_client::{
-    ETag, EdmType, Entity, EntityKey, TableClient, TableEntity, TableServiceClient, Value,
-};
+use table_client::{ETag, EdmType, Entity, EntityKey, TableClient, TableEntity, TableServiceClient, Value};
 use uuid::Uuid;
 
 /// One property of every EDM type, named like the `typed_*` rows of `tests/python/interop.py`.
@@ -73,17 +71,8 @@ impl AllTypes {
     /// The value fields only (keys, Timestamp and ETag cleared), with the double as its bits
     /// and every NaN as one NaN, so `==` is exact: `-0.0 != 0.0`, `NaN == NaN`.
     fn exact(&self) -> (AllTypes, u64) {
-        let bits = if self.f64_value.is_nan() {
-            f64::NAN.to_bits()
-        } else {
-            self.f64_value.to_bits()
-        };
-        let values = AllTypes {
-            f64_value: 0.0,
-            timestamp: None,
-            etag: None,
-            ..self.clone()
-        };
+        let bits = if self.f64_value.is_nan() { f64::NAN.to_bits() } else { self.f64_value.to_bits() };
+        let values = AllTypes { f64_value: 0.0, timestamp: None, etag: None, ..self.clone() };
         (values, bits)
     }
 }
@@ -95,10 +84,7 @@ fn at(s: &str) -> DateTime<Utc> {
 /// The `typed_*` rows of `interop.py`, built independently here, in RowKey order.
 fn typed_rows(partition: &str) -> Vec<AllTypes> {
     let base = |row| AllTypes::base(partition, row);
-    let with_double = |row, f64_value| AllTypes {
-        f64_value,
-        ..base(row)
-    };
+    let with_double = |row, f64_value| AllTypes { f64_value, ..base(row) };
     vec![
         with_double("typed_inf", f64::INFINITY),
         AllTypes {
@@ -127,11 +113,7 @@ fn typed_rows(partition: &str) -> Vec<AllTypes> {
         },
         with_double("typed_nan", f64::NAN),
         with_double("typed_neg_inf", f64::NEG_INFINITY),
-        AllTypes {
-            i32_value: 0,
-            i64_value: 0,
-            ..with_double("typed_subnormal", 5e-324)
-        },
+        AllTypes { i32_value: 0, i64_value: 0, ..with_double("typed_subnormal", 5e-324) },
     ]
 }
 
@@ -143,20 +125,13 @@ fn peers() -> Option<(&'static Azurite, &'static Python)> {
 /// A fresh table on Azurite through our client (default SharedKey credential).
 async fn our_table(azurite: &Azurite, prefix: &str) -> TableClient {
     let client = TableServiceClient::from_connection_string(&azurite.connection_string).unwrap();
-    client
-        .create_table(&unique_table_name(prefix))
-        .await
-        .unwrap()
+    client.create_table(&unique_table_name(prefix)).await.unwrap()
 }
 
 /// Asserts two values are the same EDM type and the same value bit for bit (doubles by their
 /// bits, any NaN equal to any NaN).
 fn assert_identical(expected: &Value, actual: &Value, context: &str) {
-    assert_eq!(
-        expected.edm_type(),
-        actual.edm_type(),
-        "{context}: {expected:?} vs {actual:?}"
-    );
+    assert_eq!(expected.edm_type(), actual.edm_type(), "{context}: {expected:?} vs {actual:?}");
     match (expected, actual) {
         (Value::Double(e), Value::Double(a)) => assert!(
             e.to_bits() == a.to_bits() || (e.is_nan() && a.is_nan()),
@@ -175,10 +150,7 @@ fn assert_same_entities(expected: &[Entity], actual: &[Entity]) {
         entities.iter().map(|e| (e.key(), e.clone())).collect()
     };
     let (expected, actual) = (by_key(expected), by_key(actual));
-    assert_eq!(
-        expected.keys().collect::<Vec<_>>(),
-        actual.keys().collect::<Vec<_>>()
-    );
+    assert_eq!(expected.keys().collect::<Vec<_>>(), actual.keys().collect::<Vec<_>>());
     for (key, e) in &expected {
         let a = &actual[key];
         assert_eq!(
@@ -214,9 +186,7 @@ const EVERY_EDM_TYPE: [EdmType; 8] = [
 fn assert_covers_every_edm_type(entities: &[Entity]) {
     for edm in EVERY_EDM_TYPE {
         assert!(
-            entities
-                .iter()
-                .any(|e| e.properties.values().any(|v| v.edm_type() == edm)),
+            entities.iter().any(|e| e.properties.values().any(|v| v.edm_type() == edm)),
             "the corpus has no {edm:?}"
         );
     }
@@ -252,13 +222,7 @@ async fn entities_written_by_the_python_sdk_read_back_exactly_untyped_and_typed(
     // written down independently in this file and to the SDK's own report.
     let expected = typed_rows(partition);
     let typed = table.typed::<AllTypes>();
-    let queried = typed
-        .query()
-        .partition(partition)
-        .row_key_prefix("typed_")
-        .collect()
-        .await
-        .unwrap();
+    let queried = typed.query().partition(partition).row_key_prefix("typed_").collect().await.unwrap();
     assert_same_typed(&expected, &queried);
     let reported: Vec<AllTypes> = written
         .iter()
@@ -295,11 +259,10 @@ async fn entities_written_by_our_client_are_read_exactly_by_the_python_sdk() {
     let corpus_partition = "rs 'corpus' é";
     let cs = azurite.connection_string.clone();
     let name = table.name().to_owned();
-    let corpus =
-        tokio::task::spawn_blocking(move || python.interop_write(&cs, &name, "python source"))
-            .await
-            .unwrap()
-            .unwrap();
+    let corpus = tokio::task::spawn_blocking(move || python.interop_write(&cs, &name, "python source"))
+        .await
+        .unwrap()
+        .unwrap();
     let corpus: Vec<Entity> = corpus
         .into_iter()
         .map(|mut e| {
@@ -330,10 +293,7 @@ async fn entities_written_by_our_client_are_read_exactly_by_the_python_sdk() {
         assert_eq!(r.etag.as_ref(), etags.get(&r.row_key), "row {}", r.row_key);
     }
     // And the SDK's view, read as our typed struct, is the struct we wrote.
-    let back: Vec<AllTypes> = typed_read
-        .into_iter()
-        .map(|e| AllTypes::from_entity(e).unwrap())
-        .collect();
+    let back: Vec<AllTypes> = typed_read.into_iter().map(|e| AllTypes::from_entity(e).unwrap()).collect();
     assert_same_typed(&rows, &back);
 
     assert_covers_every_edm_type(&corpus);
@@ -349,18 +309,13 @@ async fn negative_zero_loses_its_sign_on_azurite() {
         return;
     };
     let table = our_table(azurite, "negzero").await;
-    let row = AllTypes {
-        f64_value: -0.0,
-        ..AllTypes::base("z", "negative_zero")
-    };
+    let row = AllTypes { f64_value: -0.0, ..AllTypes::base("z", "negative_zero") };
     table.typed::<AllTypes>().insert(&row).await.unwrap();
     let ours = table.get("z", "negative_zero").await.unwrap();
     let cs = azurite.connection_string.clone();
     let name = table.name().to_owned();
-    let theirs = tokio::task::spawn_blocking(move || python.interop_read(&cs, &name, "z"))
-        .await
-        .unwrap()
-        .unwrap();
+    let theirs =
+        tokio::task::spawn_blocking(move || python.interop_read(&cs, &name, "z")).await.unwrap().unwrap();
     for (who, entity) in [("our client", &ours), ("the Python SDK", &theirs[0])] {
         assert_identical(
             &Value::Double(0.0),

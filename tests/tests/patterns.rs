@@ -26,10 +26,7 @@ struct Claim {
 
 /// Employee reviews under a compound RowKey: employee id, then review date.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(
-    partition_key = "{department}",
-    row_key = "review_{employee_id:06}_{at:ticks}"
-)]
+#[table(partition_key = "{department}", row_key = "review_{employee_id:06}_{at:ticks}")]
 struct Review {
     #[table(key_only)]
     department: String,
@@ -52,10 +49,7 @@ fn calls(t: &Target) -> Option<u64> {
 /// On the engine, that no request was sent since `before`; on Azurite, that the error was
 /// found locally.
 fn assert_refused_locally(t: &Target, before: Option<u64>, err: &table_client::Error) {
-    assert!(
-        err.violation().is_some() || err.source().is_some(),
-        "{err:?}"
-    );
+    assert!(err.violation().is_some() || err.source().is_some(), "{err:?}");
     assert_eq!(calls(t), before, "no request may be sent");
 }
 
@@ -75,18 +69,10 @@ async fn latest_n_is_the_newest_first(t: Target) {
     let table = t.fresh_table().await.typed::<Claim>();
     // Inserted out of time order: the key, not the insert order, makes the newest first.
     for d in [3, 9, 1, 7, 5, 2, 8, 4, 6] {
-        let claim = Claim {
-            employee: "ann".into(),
-            submitted: day(d),
-            amount: f64::from(d),
-        };
+        let claim = Claim { employee: "ann".into(), submitted: day(d), amount: f64::from(d) };
         table.insert(&claim).await.unwrap();
     }
-    let other = Claim {
-        employee: "bob".into(),
-        submitted: day(30),
-        amount: 30.0,
-    };
+    let other = Claim { employee: "bob".into(), submitted: day(30), amount: 30.0 };
     table.insert(&other).await.unwrap();
 
     let latest = table.latest("ann", 3).await.unwrap();
@@ -129,19 +115,11 @@ async fn compound_keys_read_by_prefix_and_range(t: Target) {
 
     // Those of one period, both ends included.
     let period = Review::row_key_range(2, day(1), day(5)).unwrap();
-    let found = table
-        .query_range_in("Sales", &period)
-        .collect()
-        .await
-        .unwrap();
+    let found = table.query_range_in("Sales", &period).collect().await.unwrap();
     assert_eq!(of(found), [(2, 1), (2, 5)]);
 
     // Zero padding keeps employee 2's prefix from matching 20.
-    let found = table
-        .query_range_in("Sales", &Review::row_key_prefix(20).unwrap())
-        .collect()
-        .await
-        .unwrap();
+    let found = table.query_range_in("Sales", &Review::row_key_prefix(20).unwrap()).collect().await.unwrap();
     assert_eq!(of(found), [(20, 3)]);
 
     // A RowKey range over the whole table spans partitions; a PartitionKey range selects them.
@@ -167,10 +145,7 @@ async fn rotation_creates_on_demand_and_drops_old_periods(t: Target) {
     assert_eq!(err.code(), Some(&ErrorCode::TableNotFound));
     for d in [20, 21, 22] {
         let table = rotation.table_for_write(day(d)).await.unwrap();
-        table
-            .insert(Entity::new("user1", format!("attempt{d}")))
-            .await
-            .unwrap();
+        table.insert(Entity::new("user1", format!("attempt{d}"))).await.unwrap();
     }
     // A known period's table is not created again: the write is the only request.
     let before = calls(&t);
@@ -182,10 +157,7 @@ async fn rotation_creates_on_demand_and_drops_old_periods(t: Target) {
     other.table_for_write(day(22)).await.unwrap();
 
     // A table sharing the prefix but not named after a period is not part of the rotation.
-    t.client
-        .create_table(&format!("{prefix}Archive"))
-        .await
-        .unwrap();
+    t.client.create_table(&format!("{prefix}Archive")).await.unwrap();
     assert_eq!(
         rotation.periods().await.unwrap(),
         [day(20), day(21), day(22)].map(|d| Period::Day.start_of(d))
@@ -194,14 +166,8 @@ async fn rotation_creates_on_demand_and_drops_old_periods(t: Target) {
     // The cutoff's own day is kept: only days that ended by then go.
     let cutoff: DateTime<Utc> = "2026-11-22T00:00:00Z".parse().unwrap();
     let dropped = rotation.drop_older_than(cutoff).await.unwrap();
-    assert_eq!(
-        dropped,
-        [format!("{prefix}20261120"), format!("{prefix}20261121")]
-    );
-    assert_eq!(
-        table_names(&t, &prefix).await,
-        [format!("{prefix}20261122"), format!("{prefix}Archive")]
-    );
+    assert_eq!(dropped, [format!("{prefix}20261120"), format!("{prefix}20261121")]);
+    assert_eq!(table_names(&t, &prefix).await, [format!("{prefix}20261122"), format!("{prefix}Archive")]);
     let kept = rotation.table(day(22)).query().collect().await.unwrap();
     assert_eq!(kept.len(), 2);
     assert!(rotation.drop_older_than(cutoff).await.unwrap().is_empty());
@@ -228,10 +194,7 @@ async fn monthly_rotation_keeps_the_cutoff_month(t: Target) {
         rotation.table_for_write(*at).await.unwrap();
     }
     let dropped = rotation.drop_older_than(day(2)).await.unwrap();
-    assert_eq!(
-        dropped,
-        [format!("{prefix}202609"), format!("{prefix}202610")]
-    );
+    assert_eq!(dropped, [format!("{prefix}202609"), format!("{prefix}202610")]);
     assert_eq!(table_names(&t, &prefix).await, [format!("{prefix}202611")]);
 }
 
@@ -294,34 +257,22 @@ async fn wide_entities_round_trip_and_shrink(t: Target) {
     // A neighbour whose base extends this one's part prefix stays separate.
     let neighbour = wide_entity("emp1~x", 10);
     assert_eq!(wide.write(&neighbour).await.unwrap(), 1);
-    assert_eq!(
-        raw_rows(&table).await,
-        ["emp1~0", "emp1~1", "emp1~2", "emp1~x~0"]
-    );
+    assert_eq!(raw_rows(&table).await, ["emp1~0", "emp1~1", "emp1~2", "emp1~x~0"]);
 
     let read = wide.read("Sales", "emp1").await.unwrap();
     assert_eq!(read.key(), entity.key());
     assert_eq!(read.properties, entity.properties);
     assert!(read.etag.is_some() && read.timestamp.is_some());
-    assert_eq!(
-        wide.read("Sales", "emp1~x").await.unwrap().properties,
-        neighbour.properties
-    );
+    assert_eq!(wide.read("Sales", "emp1~x").await.unwrap().properties, neighbour.properties);
 
     // Shrinking to 100 properties removes the parts the wider version needed.
     let narrow = wide_entity("emp1", 100);
     assert_eq!(wide.write(&narrow).await.unwrap(), 1);
     assert_eq!(raw_rows(&table).await, ["emp1~0", "emp1~x~0"]);
-    assert_eq!(
-        wide.read("Sales", "emp1").await.unwrap().properties,
-        narrow.properties
-    );
+    assert_eq!(wide.read("Sales", "emp1").await.unwrap().properties, narrow.properties);
     // And growing again adds them back.
     assert_eq!(wide.write(&entity).await.unwrap(), 3);
-    assert_eq!(
-        wide.read("Sales", "emp1").await.unwrap().properties,
-        entity.properties
-    );
+    assert_eq!(wide.read("Sales", "emp1").await.unwrap().properties, entity.properties);
 
     assert!(wide.delete("Sales", "emp1").await.unwrap());
     assert!(!wide.delete("Sales", "emp1").await.unwrap());
@@ -360,9 +311,8 @@ async fn wide_entities_beyond_one_transaction_are_refused(t: Target) {
     let table = t.fresh_table().await;
     let wide = WideTable::new(table.clone());
     // 70 binary properties of 60 000 bytes: over the 4 MiB a transaction's body may hold.
-    let huge = (0..70).fold(Entity::new("Sales", "emp"), |e, i| {
-        e.with(format!("Blob{i:02}"), vec![7u8; 60_000])
-    });
+    let huge =
+        (0..70).fold(Entity::new("Sales", "emp"), |e, i| e.with(format!("Blob{i:02}"), vec![7u8; 60_000]));
     let before = calls(&t);
     let err = wide.write(&huge).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TooLarge, "{err:?}");
@@ -386,11 +336,7 @@ async fn large_properties_round_trip_to_the_entity_limit(t: Target) {
     // so a multi-byte character straddling a chunk boundary comes back as two U+FFFD (or pushes
     // a 32 768-unit string over its limit). The service and the engine keep it; on Azurite the
     // same split and join is checked with ASCII text.
-    let sample = if t.is_azurite() {
-        "Dear Sir or Madam, e :) "
-    } else {
-        "Dear Sir or Madam, é 😀 "
-    };
+    let sample = if t.is_azurite() { "Dear Sir or Madam, e :) " } else { "Dear Sir or Madam, é 😀 " };
     let text: String = sample.repeat(19_000);
     let mut entity = Entity::new("mail", "m1").with("Subject", "hello");
     let parts = body.store(&mut entity, text.clone()).unwrap();
@@ -406,17 +352,12 @@ async fn large_properties_round_trip_to_the_entity_limit(t: Target) {
     attachment.store(&mut entity, bytes.clone()).unwrap();
     table.insert(entity).await.unwrap();
     let stored = table.get("mail", "m2").await.unwrap();
-    assert_eq!(
-        attachment.load(&stored).unwrap(),
-        Some(Value::Binary(bytes))
-    );
+    assert_eq!(attachment.load(&stored).unwrap(), Some(Value::Binary(bytes)));
 
     // 1.1 MB is over the entity limit: refused before any request, naming the limit.
     let before = calls(&t);
     let mut entity = Entity::new("mail", "m3");
-    let err = attachment
-        .store(&mut entity, vec![1u8; 1_100_000])
-        .unwrap_err();
+    let err = attachment.store(&mut entity, vec![1u8; 1_100_000]).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::EntityTooLarge));
     assert_eq!(err.kind(), ErrorKind::TooLarge);
     assert_refused_locally(&t, before, &err);

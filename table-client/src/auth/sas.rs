@@ -41,12 +41,7 @@ pub struct TableSasPermissions {
 impl TableSasPermissions {
     /// All four permissions (`raud`).
     pub fn all() -> Self {
-        TableSasPermissions {
-            read: true,
-            add: true,
-            update: true,
-            delete: true,
-        }
+        TableSasPermissions { read: true, add: true, update: true, delete: true }
     }
 
     /// Reads letters from `raud` in any order; other letters are an [`ErrorKind::InvalidInput`] error.
@@ -76,12 +71,7 @@ impl TableSasPermissions {
 
 impl fmt::Display for TableSasPermissions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (on, letter) in [
-            (self.read, "r"),
-            (self.add, "a"),
-            (self.update, "u"),
-            (self.delete, "d"),
-        ] {
+        for (on, letter) in [(self.read, "r"), (self.add, "a"), (self.update, "u"), (self.delete, "d")] {
             if on {
                 f.write_str(letter)?;
             }
@@ -165,11 +155,7 @@ impl TableSasBuilder {
 
     /// `spk` and `srk`: the first (PartitionKey, RowKey) reachable, inclusive. Default: none.
     #[must_use]
-    pub fn start_key(
-        mut self,
-        partition_key: impl Into<String>,
-        row_key: impl Into<String>,
-    ) -> Self {
+    pub fn start_key(mut self, partition_key: impl Into<String>, row_key: impl Into<String>) -> Self {
         self.start_key = Some(EntityKey::new(partition_key, row_key));
         self
     }
@@ -240,9 +226,7 @@ impl TableSasBuilder {
     pub fn sign(&self, key: &AccountKey) -> Result<SasToken> {
         let invalid = |m: &str| Error::new(ErrorKind::InvalidInput, m.to_owned());
         if self.policy_id.is_none() && (self.permissions.is_empty() || self.expiry.is_none()) {
-            return Err(invalid(
-                "a SAS without a policy id needs permissions and an expiry",
-            ));
+            return Err(invalid("a SAS without a policy id needs permissions and an expiry"));
         }
         // Versions are dates, so their text order is their time order.
         if self.version.as_str() < OLDEST_SUPPORTED_VERSION || self.version.len() != 10 {
@@ -255,10 +239,7 @@ impl TableSasBuilder {
         let optional = [
             ("st", self.start.map(format_rfc3339_seconds)),
             ("se", self.expiry.map(format_rfc3339_seconds)),
-            (
-                "sp",
-                Some(self.permissions.to_string()).filter(|p| !p.is_empty()),
-            ),
+            ("sp", Some(self.permissions.to_string()).filter(|p| !p.is_empty())),
             ("sip", self.ip.clone()),
             ("spr", self.protocol.map(|p| p.as_str().to_owned())),
             ("si", self.policy_id.clone()),
@@ -268,10 +249,7 @@ impl TableSasBuilder {
                 q.push(name, &v);
             }
         }
-        for (names, key) in [
-            (["spk", "srk"], &self.start_key),
-            (["epk", "erk"], &self.end_key),
-        ] {
+        for (names, key) in [(["spk", "srk"], &self.start_key), (["epk", "erk"], &self.end_key)] {
             if let Some(k) = key {
                 q.push(names[0], &k.partition_key);
                 q.push(names[1], &k.row_key);
@@ -295,14 +273,10 @@ impl SasToken {
     /// with or without a leading `?`. Fails with [`ErrorKind::Auth`] without a `sig` parameter.
     pub fn parse(token: &str) -> Result<Self> {
         let token = token.trim().trim_start_matches('?');
-        let has_signature = token
-            .split('&')
-            .any(|pair| pair.strip_prefix("sig=").is_some_and(|s| !s.is_empty()));
+        let has_signature =
+            token.split('&').any(|pair| pair.strip_prefix("sig=").is_some_and(|s| !s.is_empty()));
         if !has_signature {
-            return Err(Error::new(
-                ErrorKind::Auth,
-                "the shared access signature has no `sig` parameter",
-            ));
+            return Err(Error::new(ErrorKind::Auth, "the shared access signature has no `sig` parameter"));
         }
         Ok(SasToken(token.to_owned()))
     }
@@ -320,9 +294,7 @@ impl SasToken {
 
 impl fmt::Debug for SasToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SasToken")
-            .field(&redact_signature(&self.0))
-            .finish()
+        f.debug_tuple("SasToken").field(&redact_signature(&self.0)).finish()
     }
 }
 
@@ -332,16 +304,8 @@ pub(crate) fn redact_signature(url: &str) -> String {
         Some((base, query)) => (Some(base), query),
         None => (None, url),
     };
-    let query: Vec<&str> = query
-        .split('&')
-        .map(|pair| {
-            if pair.starts_with("sig=") {
-                "sig=<redacted>"
-            } else {
-                pair
-            }
-        })
-        .collect();
+    let query: Vec<&str> =
+        query.split('&').map(|pair| if pair.starts_with("sig=") { "sig=<redacted>" } else { pair }).collect();
     match base {
         Some(base) => format!("{base}?{}", query.join("&")),
         None => query.join("&"),

@@ -31,16 +31,13 @@ impl AccountKey {
     ///
     /// Fails with [`ErrorKind::Auth`] when the key is not valid base64.
     pub fn new(account: impl Into<String>, base64_key: &str) -> Result<Self> {
-        let key = BASE64.decode(base64_key.trim()).map_err(|e| {
-            Error::new(ErrorKind::Auth, "the account key is not valid base64").with_source(e)
-        })?;
+        let key = BASE64
+            .decode(base64_key.trim())
+            .map_err(|e| Error::new(ErrorKind::Auth, "the account key is not valid base64").with_source(e))?;
         let mac = Hmac::<Sha256>::new_from_slice(&key).map_err(|e| {
             Error::new(ErrorKind::Auth, "the account key is not a valid HMAC key").with_source(e)
         })?;
-        Ok(AccountKey {
-            account: account.into(),
-            mac: Arc::new(mac),
-        })
+        Ok(AccountKey { account: account.into(), mac: Arc::new(mac) })
     }
 
     /// The account name (the primary one, also for secondary endpoints).
@@ -58,10 +55,7 @@ impl AccountKey {
 
 impl fmt::Debug for AccountKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AccountKey")
-            .field("account", &self.account)
-            .field("key", &"<redacted>")
-            .finish()
+        f.debug_struct("AccountKey").field("account", &self.account).field("key", &"<redacted>").finish()
     }
 }
 
@@ -125,20 +119,11 @@ mod tests {
 
     #[test]
     fn only_comp_is_signed_from_the_query() {
-        let r = canonicalized_resource(
-            "acct",
-            "https://acct.table.core.windows.net/t()?$top=1&comp=acl&x=1",
-        )
-        .unwrap();
+        let r = canonicalized_resource("acct", "https://acct.table.core.windows.net/t()?$top=1&comp=acl&x=1")
+            .unwrap();
         assert_eq!(r, "/acct/t()?comp=acl");
-        assert_eq!(
-            canonicalized_resource("acct", "https://h:1").unwrap(),
-            "/acct/"
-        );
-        assert_eq!(
-            canonicalized_resource("acct", "/Tables").unwrap(),
-            "/acct/Tables"
-        );
+        assert_eq!(canonicalized_resource("acct", "https://h:1").unwrap(), "/acct/");
+        assert_eq!(canonicalized_resource("acct", "/Tables").unwrap(), "/acct/Tables");
         assert!(canonicalized_resource("acct", "Tables").is_err());
     }
 }

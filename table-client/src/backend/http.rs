@@ -10,8 +10,8 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use table_core::batch::MAX_BATCH_BODY;
 use table_core::query::Continuation;
 use table_core::{
-    ETag, Entity, Error, ErrorKind, IfMatch, Operation, Page, QueryRequest, Result, TablePage,
-    TableQuery, Violation, WriteOutcome,
+    ETag, Entity, Error, ErrorKind, IfMatch, Operation, Page, QueryRequest, Result, TablePage, TableQuery,
+    Violation, WriteOutcome,
 };
 use tracing::Instrument;
 
@@ -65,11 +65,7 @@ struct Response {
 }
 
 impl HttpBackend {
-    pub(crate) fn new(
-        endpoint: &str,
-        credential: Credential,
-        options: HttpOptions,
-    ) -> Result<Self> {
+    pub(crate) fn new(endpoint: &str, credential: Credential, options: HttpOptions) -> Result<Self> {
         let http = reqwest::Client::builder().build().map_err(|e| {
             Error::new(ErrorKind::Transport, "could not build the HTTP client").with_source(e)
         })?;
@@ -91,37 +87,22 @@ impl HttpBackend {
         let body = wire::encode_create_table(name).into_bytes();
         let request = Request {
             prefer_no_content: true,
-            ..Request::new(
-                Method::POST,
-                self.url(url::TABLES_PATH),
-                Replay::NotIdempotent,
-            )
-            .json(body)
+            ..Request::new(Method::POST, self.url(url::TABLES_PATH), Replay::NotIdempotent).json(body)
         };
         self.send(request).await.map(drop)
     }
 
     pub(crate) async fn delete_table(&self, name: &str) -> Result<()> {
-        let request = Request::new(
-            Method::DELETE,
-            self.url(&url::table_path(name)),
-            Replay::Idempotent,
-        );
+        let request = Request::new(Method::DELETE, self.url(&url::table_path(name)), Replay::Idempotent);
         self.send(request).await.map(drop)
     }
 
     pub(crate) async fn query_tables(&self, query: &TableQuery) -> Result<TablePage> {
         let target = url::with_query(&self.url(url::TABLES_PATH), &url::table_query(query));
-        let response = self
-            .send(Request::new(Method::GET, target, Replay::Idempotent))
-            .await?;
+        let response = self.send(Request::new(Method::GET, target, Replay::Idempotent)).await?;
         let tables = wire::decode_table_list(&response.body)?;
-        let next_table_name =
-            header(&response.headers, "x-ms-continuation-NextTableName").map(str::to_owned);
-        Ok(TablePage {
-            tables,
-            next_table_name,
-        })
+        let next_table_name = header(&response.headers, "x-ms-continuation-NextTableName").map(str::to_owned);
+        Ok(TablePage { tables, next_table_name })
     }
 
     pub(crate) async fn get(
@@ -132,30 +113,20 @@ impl HttpBackend {
         select: Option<&[String]>,
     ) -> Result<Entity> {
         let path = url::entity_path(table, partition_key, row_key);
-        let query = QueryRequest {
-            select: select.map(<[String]>::to_vec),
-            ..QueryRequest::default()
-        };
+        let query = QueryRequest { select: select.map(<[String]>::to_vec), ..QueryRequest::default() };
         let target = url::with_query(&self.url(&path), &url::entity_query(&query));
-        let response = self
-            .send(Request::new(Method::GET, target, Replay::Idempotent))
-            .await?;
+        let response = self.send(Request::new(Method::GET, target, Replay::Idempotent)).await?;
         wire::decode_entity(&response.body, header(&response.headers, "etag"))
     }
 
     pub(crate) async fn execute(&self, table: &str, operation: Operation) -> Result<WriteOutcome> {
         let merge = || Method::from_bytes(b"MERGE").expect("MERGE is a valid method token");
-        let entity_url =
-            |e: &Entity| self.url(&url::entity_path(table, &e.partition_key, &e.row_key));
+        let entity_url = |e: &Entity| self.url(&url::entity_path(table, &e.partition_key, &e.row_key));
         let request = match &operation {
             Operation::Insert(e) => Request {
                 prefer_no_content: true,
-                ..Request::new(
-                    Method::POST,
-                    self.url(&url::entities_path(table)),
-                    Replay::NotIdempotent,
-                )
-                .entity(e)
+                ..Request::new(Method::POST, self.url(&url::entities_path(table)), Replay::NotIdempotent)
+                    .entity(e)
             },
             Operation::Replace { entity, if_match } => {
                 Request::new(Method::PUT, entity_url(entity), Replay::Idempotent)
@@ -181,35 +152,21 @@ impl HttpBackend {
         let response = self.send(request).await?;
         let etag = header(&response.headers, "etag").map(ETag::new);
         if etag.is_none() && !matches!(operation, Operation::Delete { .. }) {
-            return Err(Error::new(
-                ErrorKind::Decode,
-                "the service answered a write without an ETag header",
-            ));
+            return Err(Error::new(ErrorKind::Decode, "the service answered a write without an ETag header"));
         }
         Ok(WriteOutcome { etag })
     }
 
     pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
-        let target = url::with_query(
-            &self.url(&url::entities_path(table)),
-            &url::entity_query(request),
-        );
-        let response = self
-            .send(Request::new(Method::GET, target, Replay::Idempotent))
-            .await?;
+        let target = url::with_query(&self.url(&url::entities_path(table)), &url::entity_query(request));
+        let response = self.send(Request::new(Method::GET, target, Replay::Idempotent)).await?;
         let entities = wire::decode_query_page(&response.body)?;
         let continuation =
-            header(&response.headers, "x-ms-continuation-NextPartitionKey").map(|pk| {
-                Continuation {
-                    next_partition_key: pk.to_owned(),
-                    next_row_key: header(&response.headers, "x-ms-continuation-NextRowKey")
-                        .map(str::to_owned),
-                }
+            header(&response.headers, "x-ms-continuation-NextPartitionKey").map(|pk| Continuation {
+                next_partition_key: pk.to_owned(),
+                next_row_key: header(&response.headers, "x-ms-continuation-NextRowKey").map(str::to_owned),
             });
-        Ok(Page {
-            entities,
-            continuation,
-        })
+        Ok(Page { entities, continuation })
     }
 
     pub(crate) async fn submit_batch(
@@ -219,19 +176,12 @@ impl HttpBackend {
     ) -> Result<Vec<WriteOutcome>> {
         let (content_type, body) = wire::encode_batch(&self.inner.endpoint, table, &operations);
         if body.len() > MAX_BATCH_BODY {
-            return Err(Error::invalid(Violation::BatchTooLarge {
-                size: body.len(),
-                max: MAX_BATCH_BODY,
-            }));
+            return Err(Error::invalid(Violation::BatchTooLarge { size: body.len(), max: MAX_BATCH_BODY }));
         }
         let request = Request {
             content_type: &content_type,
             body: body.into_bytes(),
-            ..Request::new(
-                Method::POST,
-                self.url(url::BATCH_PATH),
-                Replay::NotIdempotent,
-            )
+            ..Request::new(Method::POST, self.url(url::BATCH_PATH), Replay::NotIdempotent)
         };
         let response = self.send(request).await?;
         let response_type = header(&response.headers, "content-type").unwrap_or_default();
@@ -266,14 +216,9 @@ impl HttpBackend {
                 let (status, error, connect_failed) = match self.attempt(&request).await {
                     Ok(response) => return Ok(response),
                     Err(Attempt::Answered(error)) => (error.status(), error, false),
-                    Err(Attempt::Transport {
-                        error,
-                        connect_failed,
-                    }) => (None, error, connect_failed),
+                    Err(Attempt::Transport { error, connect_failed }) => (None, error, connect_failed),
                 };
-                if retry >= policy.retries()
-                    || !is_retryable(request.replay, status, connect_failed)
-                {
+                if retry >= policy.retries() || !is_retryable(request.replay, status, connect_failed) {
                     return Err(error);
                 }
                 let pause = policy.backoff(retry);
@@ -291,12 +236,7 @@ impl HttpBackend {
         let signed = self
             .inner
             .credential
-            .authorize(
-                request.method.as_str(),
-                &request.url,
-                request.content_type,
-                &date,
-            )
+            .authorize(request.method.as_str(), &request.url, request.content_type, &date)
             .map_err(Attempt::Answered)?;
         let mut builder = self
             .inner
@@ -312,9 +252,7 @@ impl HttpBackend {
             builder = builder.header(*name, value);
         }
         if !request.content_type.is_empty() {
-            builder = builder
-                .header("Content-Type", request.content_type)
-                .body(request.body.clone());
+            builder = builder.header("Content-Type", request.content_type).body(request.body.clone());
         } else if request.method != Method::GET {
             builder = builder.header("Content-Length", "0");
         }
@@ -336,15 +274,9 @@ impl HttpBackend {
         if status.is_success() {
             return Ok(Response { headers, body });
         }
-        let pairs: Vec<(&str, &str)> = headers
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
-            .collect();
-        Err(Attempt::Answered(wire::decode_error(
-            status.as_u16(),
-            &pairs,
-            &body,
-        )))
+        let pairs: Vec<(&str, &str)> =
+            headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))).collect();
+        Err(Attempt::Answered(wire::decode_error(status.as_u16(), &pairs, &body)))
     }
 }
 
@@ -364,10 +296,7 @@ impl Attempt {
         } else if connect_failed {
             (ErrorKind::Transport, "could not connect to the service")
         } else {
-            (
-                ErrorKind::Transport,
-                "the connection failed before a complete answer arrived",
-            )
+            (ErrorKind::Transport, "the connection failed before a complete answer arrived")
         };
         Attempt::Transport {
             // The URL may carry a SAS signature, and the source shows in every `Debug` of the
@@ -392,11 +321,7 @@ impl<'a> Request<'a> {
     }
 
     fn json(self, body: Vec<u8>) -> Self {
-        Request {
-            content_type: CONTENT_JSON,
-            body,
-            ..self
-        }
+        Request { content_type: CONTENT_JSON, body, ..self }
     }
 
     fn entity(self, entity: &Entity) -> Self {
@@ -404,17 +329,12 @@ impl<'a> Request<'a> {
     }
 
     fn if_match(self, if_match: &'a IfMatch) -> Self {
-        Request {
-            if_match: Some(if_match),
-            ..self
-        }
+        Request { if_match: Some(if_match), ..self }
     }
 }
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers
-        .get(name)
-        .and_then(|v: &HeaderValue| v.to_str().ok())
+    headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok())
 }
 
 /// The URL without its query string, for logs: a SAS signature must never be printed.

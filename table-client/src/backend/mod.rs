@@ -7,9 +7,7 @@
 mod http;
 
 use table_core::engine::Engine;
-use table_core::{
-    Entity, Operation, Page, QueryRequest, Result, TablePage, TableQuery, WriteOutcome,
-};
+use table_core::{Entity, Operation, Page, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
 
 pub(crate) use http::{HttpBackend, HttpOptions};
 
@@ -70,10 +68,7 @@ impl Backend {
         let normalized;
         let request = match &request.select {
             Some(select) => {
-                normalized = QueryRequest {
-                    select: Some(with_system_properties(select)),
-                    ..request.clone()
-                };
+                normalized = QueryRequest { select: Some(with_system_properties(select)), ..request.clone() };
                 &normalized
             }
             None => request,

@@ -38,10 +38,7 @@ impl LookupRow {
                 }));
             }
         }
-        LookupRow {
-            keys,
-            etag: entity.etag.clone(),
-        }
+        LookupRow { keys, etag: entity.etag.clone() }
     }
 
     /// Reads the lookup row at `key` (empty when missing).
@@ -59,10 +56,9 @@ impl LookupRow {
     pub(crate) fn write_op(&self, index: &IndexDef, key: &EntityKey) -> Result<Option<Operation>> {
         match (&self.etag, self.keys.is_empty()) {
             (None, true) => Ok(None),
-            (Some(etag), true) => Ok(Some(Operation::Delete {
-                key: key.clone(),
-                if_match: IfMatch::ETag(etag.clone()),
-            })),
+            (Some(etag), true) => {
+                Ok(Some(Operation::Delete { key: key.clone(), if_match: IfMatch::ETag(etag.clone()) }))
+            }
             (None, false) => Ok(Some(Operation::Insert(self.to_entity(index, key)?))),
             (Some(etag), false) => Ok(Some(Operation::Replace {
                 entity: self.to_entity(index, key)?,
@@ -72,8 +68,7 @@ impl LookupRow {
     }
 
     fn to_entity(&self, index: &IndexDef, key: &EntityKey) -> Result<Entity> {
-        let mut entity =
-            Entity::new(key.partition_key.clone(), key.row_key.clone()).with(INDEX, index.name);
+        let mut entity = Entity::new(key.partition_key.clone(), key.row_key.clone()).with(INDEX, index.name);
         let max_units = MAX_PROPERTY_VALUE_SIZE / 2;
         let mut chunk = String::new();
         let mut chunk_units = 0;
@@ -128,11 +123,7 @@ mod tests {
     use table_core::KeyName;
     use table_core::typed::{IndexKind, KeyTemplate};
 
-    static TEMPLATE: KeyTemplate = KeyTemplate {
-        key: KeyName::RowKey,
-        text: "x",
-        segments: &[],
-    };
+    static TEMPLATE: KeyTemplate = KeyTemplate { key: KeyName::RowKey, text: "x", segments: &[] };
     static DEF: IndexDef = IndexDef {
         name: "by_x",
         kind: IndexKind::Lookup,
@@ -144,37 +135,20 @@ mod tests {
 
     #[test]
     fn lists_split_across_properties_and_read_back() {
-        let keys: BTreeSet<EntityKey> = (0..5000)
-            .map(|i| EntityKey::new("Sales", format!("empid_{i:08}")))
-            .collect();
-        let row = LookupRow {
-            keys: keys.clone(),
-            etag: None,
-        };
-        let entity = row
-            .to_entity(&DEF, &EntityKey::new("Sales", "lastname_Jones"))
-            .unwrap();
-        assert!(
-            entity
-                .properties
-                .keys()
-                .filter(|k| k.starts_with(KEYS_PREFIX))
-                .count()
-                >= 2,
-            "over 64 KiB"
-        );
+        let keys: BTreeSet<EntityKey> =
+            (0..5000).map(|i| EntityKey::new("Sales", format!("empid_{i:08}"))).collect();
+        let row = LookupRow { keys: keys.clone(), etag: None };
+        let entity = row.to_entity(&DEF, &EntityKey::new("Sales", "lastname_Jones")).unwrap();
+        assert!(entity.properties.keys().filter(|k| k.starts_with(KEYS_PREFIX)).count() >= 2, "over 64 KiB");
         assert_eq!(LookupRow::from_entity(&entity).keys, keys);
     }
 
     #[test]
     fn a_list_over_the_entity_limit_is_a_clear_error() {
-        let keys: BTreeSet<EntityKey> = (0..40_000)
-            .map(|i| EntityKey::new("Sales", format!("empid_{i:08}")))
-            .collect();
+        let keys: BTreeSet<EntityKey> =
+            (0..40_000).map(|i| EntityKey::new("Sales", format!("empid_{i:08}"))).collect();
         let row = LookupRow { keys, etag: None };
-        let err = row
-            .to_entity(&DEF, &EntityKey::new("Sales", "lastname_Jones"))
-            .unwrap_err();
+        let err = row.to_entity(&DEF, &EntityKey::new("Sales", "lastname_Jones")).unwrap_err();
         assert_eq!(err.code().map(|c| c.as_str()), Some("EntityTooLarge"));
     }
 }

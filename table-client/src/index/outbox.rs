@@ -14,9 +14,7 @@ use table_core::typed::{IndexDef, IndexKind, TableEntity};
 use table_core::{Entity, EntityKey, Error, ErrorKind, Filter, IfMatch, Result, Value};
 
 use super::lookup::LookupRow;
-use super::rows::{
-    INDEX, PRIMARY_PK, PRIMARY_RK, copy_timestamp, index_keys, make_copy, primary_of,
-};
+use super::rows::{INDEX, PRIMARY_PK, PRIMARY_RK, copy_timestamp, index_keys, make_copy, primary_of};
 use super::{MAX_ATTEMPTS, backoff, type_tag};
 use crate::table::TableClient;
 
@@ -42,22 +40,14 @@ pub(crate) struct Intent {
 /// The outbox partition of a primary key (FNV-1a, stable across processes and versions).
 fn shard_of(key: &EntityKey) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key
-        .partition_key
-        .bytes()
-        .chain([0])
-        .chain(key.row_key.bytes())
-    {
+    for b in key.partition_key.bytes().chain([0]).chain(key.row_key.bytes()) {
         hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
     format!("{OUTBOX_PREFIX}{:02}", hash % SHARDS)
 }
 
 fn encode_candidates(candidates: &[(&str, EntityKey)]) -> String {
-    candidates
-        .iter()
-        .map(|(index, k)| format!("{index}\t{}\t{}\n", k.partition_key, k.row_key))
-        .collect()
+    candidates.iter().map(|(index, k)| format!("{index}\t{}\t{}\n", k.partition_key, k.row_key)).collect()
 }
 
 fn decode_candidates<T: TableEntity>(text: &str) -> Vec<(&'static str, EntityKey)> {
@@ -93,18 +83,12 @@ impl Intent {
             .with(CANDIDATES, encode_candidates(&candidates));
         let key = row.key();
         table.insert(row).await?;
-        Ok(Intent {
-            row: key,
-            candidates,
-        })
+        Ok(Intent { row: key, candidates })
     }
 
     /// Removes the intent once its work is done.
     pub(crate) async fn remove(self, table: &TableClient) -> Result<()> {
-        table
-            .delete_if_exists(&self.row.partition_key, &self.row.row_key)
-            .await
-            .map(drop)
+        table.delete_if_exists(&self.row.partition_key, &self.row.row_key).await.map(drop)
     }
 }
 
@@ -119,33 +103,22 @@ pub(crate) async fn sync_cross_partition<T: TableEntity>(
 ) -> Result<()> {
     let mut candidates: BTreeSet<(&'static str, EntityKey)> = candidates.into_iter().collect();
     for attempt in 1..=MAX_ATTEMPTS {
-        let current = table
-            .get_if_exists(&primary.partition_key, &primary.row_key)
-            .await?;
+        let current = table.get_if_exists(&primary.partition_key, &primary.row_key).await?;
         let value = current.clone().map(T::from_entity).transpose()?;
         let desired = index_keys(value.as_ref())?;
-        for (index, want) in T::indexes()
-            .iter()
-            .zip(&desired)
-            .filter(|(i, _)| !i.same_partition)
-        {
+        for (index, want) in T::indexes().iter().zip(&desired).filter(|(i, _)| !i.same_partition) {
             if let Some(key) = want {
-                let state = current
-                    .as_ref()
-                    .expect("a desired key implies a current state");
+                let state = current.as_ref().expect("a desired key implies a current state");
                 ensure_present(table, index, key, primary, state).await?;
                 candidates.insert((index.name, key.clone()));
             }
-            for (_, stale) in candidates
-                .iter()
-                .filter(|(name, k)| *name == index.name && Some(k) != want.as_ref())
+            for (_, stale) in
+                candidates.iter().filter(|(name, k)| *name == index.name && Some(k) != want.as_ref())
             {
                 ensure_absent(table, index, stale, primary, current.as_ref()).await?;
             }
         }
-        let now = table
-            .get_if_exists(&primary.partition_key, &primary.row_key)
-            .await?;
+        let now = table.get_if_exists(&primary.partition_key, &primary.row_key).await?;
         if now.as_ref().map(|e| &e.etag) == current.as_ref().map(|e| &e.etag) {
             return Ok(());
         }
@@ -175,10 +148,7 @@ where
             Err(e) => return Err(e),
         }
     }
-    Err(Error::new(
-        ErrorKind::Unavailable,
-        format!("the index row {key} kept changing; drain later"),
-    ))
+    Err(Error::new(ErrorKind::Unavailable, format!("the index row {key} kept changing; drain later")))
 }
 
 /// Makes the row at `key` reflect `state` (a copy) or list `primary` (a lookup).
@@ -203,10 +173,7 @@ async fn ensure_present(
             }
             IndexKind::Secondary => {
                 let copy = make_copy(index, key, state);
-                match table
-                    .get_if_exists(&key.partition_key, &key.row_key)
-                    .await?
-                {
+                match table.get_if_exists(&key.partition_key, &key.row_key).await? {
                     None => table.insert(copy).await.map(drop),
                     // A copy made from a newer state of the same primary stays.
                     Some(row)
@@ -215,10 +182,9 @@ async fn ensure_present(
                     {
                         Ok(())
                     }
-                    Some(row) => table
-                        .replace(copy, row.etag.map_or(IfMatch::Any, IfMatch::ETag))
-                        .await
-                        .map(drop),
+                    Some(row) => {
+                        table.replace(copy, row.etag.map_or(IfMatch::Any, IfMatch::ETag)).await.map(drop)
+                    }
                 }
             }
         }
@@ -236,10 +202,7 @@ async fn ensure_absent(
     current: Option<&Entity>,
 ) -> Result<()> {
     until_settled(key, || async {
-        let Some(row) = table
-            .get_if_exists(&key.partition_key, &key.row_key)
-            .await?
-        else {
+        let Some(row) = table.get_if_exists(&key.partition_key, &key.row_key).await? else {
             return Ok(());
         };
         match index.kind {
@@ -283,20 +246,12 @@ pub(crate) async fn drain_index_intents<T: TableEntity>(table: &TableClient) -> 
     let pending = intents(table, KIND_INDEX, Some(type_tag::<T>())).await?;
     for row in &pending {
         let primary = primary_of(row).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Decode,
-                format!("outbox row {} names no entity", row.key()),
-            )
+            Error::new(ErrorKind::Decode, format!("outbox row {} names no entity", row.key()))
         })?;
-        let candidates = row
-            .get(CANDIDATES)
-            .and_then(Value::as_str)
-            .map(decode_candidates::<T>)
-            .unwrap_or_default();
+        let candidates =
+            row.get(CANDIDATES).and_then(Value::as_str).map(decode_candidates::<T>).unwrap_or_default();
         sync_cross_partition::<T>(table, &primary, candidates).await?;
-        table
-            .delete_if_exists(&row.partition_key, &row.row_key)
-            .await?;
+        table.delete_if_exists(&row.partition_key, &row.row_key).await?;
     }
     Ok(pending.len())
 }
@@ -306,28 +261,19 @@ pub(crate) async fn drain_index_intents<T: TableEntity>(table: &TableClient) -> 
 /// delete-if-exists from the source, then the intent is removed. After a crash at any step,
 /// [`drain_moves`] on the source leaves the entity in exactly one table. Returns whether the
 /// entity existed in the source.
-pub(crate) async fn move_entity(
-    source: &TableClient,
-    target: &TableClient,
-    key: &EntityKey,
-) -> Result<bool> {
+pub(crate) async fn move_entity(source: &TableClient, target: &TableClient, key: &EntityKey) -> Result<bool> {
     let intent = new_intent_row(key, KIND_MOVE).with(TARGET, target.name());
     let intent_key = intent.key();
     source.insert(intent).await?;
     let moved = finish_move(source, target, key).await?;
-    source
-        .delete_if_exists(&intent_key.partition_key, &intent_key.row_key)
-        .await?;
+    source.delete_if_exists(&intent_key.partition_key, &intent_key.row_key).await?;
     Ok(moved)
 }
 
 /// Copies the source entity (if still there) into the target and deletes it from the source.
 async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey) -> Result<bool> {
     for attempt in 1..=MAX_ATTEMPTS {
-        let Some(mut entity) = source
-            .get_if_exists(&key.partition_key, &key.row_key)
-            .await?
-        else {
+        let Some(mut entity) = source.get_if_exists(&key.partition_key, &key.row_key).await? else {
             return Ok(false);
         };
         let etag = entity.etag.take().map_or(IfMatch::Any, IfMatch::ETag);
@@ -352,21 +298,13 @@ pub(crate) async fn drain_moves(source: &TableClient) -> Result<usize> {
     let pending = intents(source, KIND_MOVE, None).await?;
     for row in &pending {
         let primary = primary_of(row).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Decode,
-                format!("outbox row {} names no entity", row.key()),
-            )
+            Error::new(ErrorKind::Decode, format!("outbox row {} names no entity", row.key()))
         })?;
         let target = row.get(TARGET).and_then(Value::as_str).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Decode,
-                format!("outbox row {} names no target table", row.key()),
-            )
+            Error::new(ErrorKind::Decode, format!("outbox row {} names no target table", row.key()))
         })?;
         finish_move(source, &source.sibling(target), &primary).await?;
-        source
-            .delete_if_exists(&row.partition_key, &row.row_key)
-            .await?;
+        source.delete_if_exists(&row.partition_key, &row.row_key).await?;
     }
     Ok(pending.len())
 }

@@ -63,12 +63,8 @@ pub(crate) fn copy_timestamp(row: &Entity) -> Option<DateTime<Utc>> {
 /// Reads a copy as `R` (the indexed type, or a projection of it): the markers are removed and
 /// the primary's keys restored, so key-only fields parse from the primary's keys.
 pub(crate) fn read_copy<R: TableEntity>(mut row: Entity) -> Result<R> {
-    let primary = primary_of(&row).ok_or_else(|| {
-        Error::new(
-            ErrorKind::Decode,
-            format!("row {} is not an index copy", row.key()),
-        )
-    })?;
+    let primary = primary_of(&row)
+        .ok_or_else(|| Error::new(ErrorKind::Decode, format!("row {} is not an index copy", row.key())))?;
     for marker in [INDEX, PRIMARY_PK, PRIMARY_RK, PRIMARY_TIMESTAMP] {
         row.properties.remove(marker);
     }

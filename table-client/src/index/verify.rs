@@ -53,9 +53,7 @@ pub(crate) async fn verify<T: TableEntity>(table: &TableClient) -> Result<IndexR
             report.pending_intents += 1;
             continue;
         }
-        if let Some(index) =
-            index_of(&row).and_then(|name| T::indexes().iter().find(|i| i.name == name))
-        {
+        if let Some(index) = index_of(&row).and_then(|name| T::indexes().iter().find(|i| i.name == name)) {
             let slot = (index.name.to_owned(), row.key());
             match index.kind {
                 IndexKind::Secondary => {
@@ -95,12 +93,7 @@ pub(crate) async fn verify<T: TableEntity>(table: &TableClient) -> Result<IndexR
             Some(_) => {}
         }
     }
-    report.stale.extend(
-        actual_copies
-            .keys()
-            .filter(|slot| !expected_copies.contains_key(*slot))
-            .cloned(),
-    );
+    report.stale.extend(actual_copies.keys().filter(|slot| !expected_copies.contains_key(*slot)).cloned());
     for (slot, want) in &expected_lists {
         let have = actual_lists.get(slot);
         if have.is_none_or(|have| !want.is_subset(have)) {
@@ -118,8 +111,5 @@ pub(crate) async fn verify<T: TableEntity>(table: &TableClient) -> Result<IndexR
 
 /// A copy's custom properties without the timestamp marker (which records when, not what).
 fn without_timestamp(row: &Entity) -> BTreeMap<&String, &table_core::Value> {
-    row.properties
-        .iter()
-        .filter(|(k, _)| k.as_str() != PRIMARY_TIMESTAMP)
-        .collect()
+    row.properties.iter().filter(|(k, _)| k.as_str() != PRIMARY_TIMESTAMP).collect()
 }

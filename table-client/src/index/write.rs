@@ -64,9 +64,7 @@ pub(crate) async fn apply<T: TableEntity>(
     let mut attempt = 0;
     let outcome = loop {
         attempt += 1;
-        let current = table
-            .get_if_exists(&key.partition_key, &key.row_key)
-            .await?;
+        let current = table.get_if_exists(&key.partition_key, &key.row_key).await?;
         // `None`: nothing to do (delete-if-exists of a missing entity).
         let Some(Plan { op, new_state }) = plan(&change, current.as_ref())? else {
             break None;
@@ -87,39 +85,25 @@ pub(crate) async fn apply<T: TableEntity>(
         }
 
         let mut ops = vec![(op, Role::Primary)];
-        for (i, index) in T::indexes()
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| i.same_partition)
-        {
+        for (i, index) in T::indexes().iter().enumerate().filter(|(_, i)| i.same_partition) {
             let (old, new) = (&old_keys[i], &new_keys[i]);
             match index.kind {
                 IndexKind::Secondary => {
                     let state = new_state.as_ref();
                     match (old, new) {
                         (Some(o), Some(n)) if o == n => {
-                            let copy =
-                                make_copy(index, n, state.expect("a new key implies a new state"));
+                            let copy = make_copy(index, n, state.expect("a new key implies a new state"));
                             ops.push((Operation::InsertOrReplace(copy), Role::Copy));
                         }
                         _ => {
-                            if let Some(o) =
-                                old.as_ref().filter(|_| !absent_old_copies.contains(&i))
-                            {
+                            if let Some(o) = old.as_ref().filter(|_| !absent_old_copies.contains(&i)) {
                                 ops.push((
-                                    Operation::Delete {
-                                        key: o.clone(),
-                                        if_match: IfMatch::Any,
-                                    },
+                                    Operation::Delete { key: o.clone(), if_match: IfMatch::Any },
                                     Role::OldCopy(i),
                                 ));
                             }
                             if let Some(n) = new {
-                                let copy = make_copy(
-                                    index,
-                                    n,
-                                    state.expect("a new key implies a new state"),
-                                );
+                                let copy = make_copy(index, n, state.expect("a new key implies a new state"));
                                 ops.push((Operation::Insert(copy), Role::UniqueCopy(index)));
                             }
                         }
@@ -148,17 +132,10 @@ pub(crate) async fn apply<T: TableEntity>(
         let roles: Vec<Role> = ops.iter().map(|(_, r)| *r).collect();
         let result = if ops.len() == 1 {
             let (op, _) = ops.pop().expect("one operation");
-            table
-                .execute(op)
-                .await
-                .map(|o| o.etag)
-                .map_err(|e| e.with_batch_index(0))
+            table.execute(op).await.map(|o| o.etag).map_err(|e| e.with_batch_index(0))
         } else {
             let tx: Transaction = ops.into_iter().map(|(op, _)| op).collect();
-            table
-                .submit_transaction(tx)
-                .await
-                .map(|mut outcomes| outcomes.swap_remove(0).etag)
+            table.submit_transaction(tx).await.map(|mut outcomes| outcomes.swap_remove(0).etag)
         };
         match result {
             Ok(etag) => break etag,
@@ -184,10 +161,7 @@ pub(crate) async fn apply<T: TableEntity>(
         }
     };
     if has_cross {
-        let candidates = intents
-            .iter()
-            .flat_map(|i| i.candidates.iter().cloned())
-            .collect();
+        let candidates = intents.iter().flat_map(|i| i.candidates.iter().cloned()).collect();
         sync_cross_partition::<T>(table, &key, candidates).await?;
         for intent in intents {
             intent.remove(table).await?;
@@ -201,12 +175,10 @@ pub(crate) async fn apply<T: TableEntity>(
 /// the service would give.
 fn plan<T: TableEntity>(change: &Change<'_, T>, current: Option<&Entity>) -> Result<Option<Plan>> {
     let conditioned = |user: &IfMatch, current: &Entity| -> Result<IfMatch> {
-        let etag = current.etag.clone().ok_or_else(|| {
-            Error::new(
-                table_core::ErrorKind::Decode,
-                "read an entity without an ETag",
-            )
-        })?;
+        let etag = current
+            .etag
+            .clone()
+            .ok_or_else(|| Error::new(table_core::ErrorKind::Decode, "read an entity without an ETag"))?;
         match user {
             IfMatch::ETag(wanted) if *wanted != etag => Err(Error::service(
                 ErrorCode::UpdateConditionNotSatisfied,
@@ -215,12 +187,7 @@ fn plan<T: TableEntity>(change: &Change<'_, T>, current: Option<&Entity>) -> Res
             _ => Ok(IfMatch::ETag(etag)),
         }
     };
-    let not_found = || {
-        Error::service(
-            ErrorCode::ResourceNotFound,
-            "The specified resource does not exist.",
-        )
-    };
+    let not_found = || Error::service(ErrorCode::ResourceNotFound, "The specified resource does not exist.");
     let merged = |entity: &Entity, current: &Entity| {
         let mut state = current.clone();
         state.properties.extend(entity.properties.clone());
@@ -235,10 +202,7 @@ fn plan<T: TableEntity>(change: &Change<'_, T>, current: Option<&Entity>) -> Res
         }
         (Change::Insert(v) | Change::InsertOrReplace(v) | Change::InsertOrMerge(v), None) => {
             let e = v.to_entity()?;
-            Plan {
-                op: Operation::Insert(e.clone()),
-                new_state: Some(e),
-            }
+            Plan { op: Operation::Insert(e.clone()), new_state: Some(e) }
         }
         (Change::Replace(..) | Change::Merge(..) | Change::Delete(..), None) => {
             return Err(not_found());
@@ -247,20 +211,14 @@ fn plan<T: TableEntity>(change: &Change<'_, T>, current: Option<&Entity>) -> Res
         (Change::Replace(v, user), Some(cur)) => {
             let e = v.to_entity()?;
             Plan {
-                op: Operation::Replace {
-                    entity: e.clone(),
-                    if_match: conditioned(user, cur)?,
-                },
+                op: Operation::Replace { entity: e.clone(), if_match: conditioned(user, cur)? },
                 new_state: Some(e),
             }
         }
         (Change::InsertOrReplace(v), Some(cur)) => {
             let e = v.to_entity()?;
             Plan {
-                op: Operation::Replace {
-                    entity: e.clone(),
-                    if_match: conditioned(&IfMatch::Any, cur)?,
-                },
+                op: Operation::Replace { entity: e.clone(), if_match: conditioned(&IfMatch::Any, cur)? },
                 new_state: Some(e),
             }
         }
@@ -268,10 +226,7 @@ fn plan<T: TableEntity>(change: &Change<'_, T>, current: Option<&Entity>) -> Res
             let e = v.to_entity()?;
             let state = merged(&e, cur);
             Plan {
-                op: Operation::Merge {
-                    entity: e,
-                    if_match: conditioned(user, cur)?,
-                },
+                op: Operation::Merge { entity: e, if_match: conditioned(user, cur)? },
                 new_state: Some(state),
             }
         }
@@ -279,25 +234,16 @@ fn plan<T: TableEntity>(change: &Change<'_, T>, current: Option<&Entity>) -> Res
             let e = v.to_entity()?;
             let state = merged(&e, cur);
             Plan {
-                op: Operation::Merge {
-                    entity: e,
-                    if_match: conditioned(&IfMatch::Any, cur)?,
-                },
+                op: Operation::Merge { entity: e, if_match: conditioned(&IfMatch::Any, cur)? },
                 new_state: Some(state),
             }
         }
         (Change::Delete(k, user), Some(cur)) => Plan {
-            op: Operation::Delete {
-                key: (*k).clone(),
-                if_match: conditioned(user, cur)?,
-            },
+            op: Operation::Delete { key: (*k).clone(), if_match: conditioned(user, cur)? },
             new_state: None,
         },
         (Change::DeleteIfExists(k), Some(cur)) => Plan {
-            op: Operation::Delete {
-                key: (*k).clone(),
-                if_match: conditioned(&IfMatch::Any, cur)?,
-            },
+            op: Operation::Delete { key: (*k).clone(), if_match: conditioned(&IfMatch::Any, cur)? },
             new_state: None,
         },
     }))
@@ -323,26 +269,17 @@ fn decide<T>(change: &Change<'_, T>, role: Option<Role>, e: &Error) -> Next {
         // The primary changed, appeared or vanished since it was read.
         Some(Role::Primary) if e.is_precondition_failed() && !user_condition => Next::Retry,
         Some(Role::Primary)
-            if e.is_conflict()
-                && matches!(
-                    change,
-                    Change::InsertOrReplace(_) | Change::InsertOrMerge(_)
-                ) =>
+            if e.is_conflict() && matches!(change, Change::InsertOrReplace(_) | Change::InsertOrMerge(_)) =>
         {
             Next::Retry
         }
         Some(Role::Primary)
             if e.is_not_found()
-                && matches!(
-                    change,
-                    Change::InsertOrReplace(_) | Change::InsertOrMerge(_)
-                ) =>
+                && matches!(change, Change::InsertOrReplace(_) | Change::InsertOrMerge(_)) =>
         {
             Next::Retry
         }
-        Some(Role::Primary) if e.is_not_found() && matches!(change, Change::DeleteIfExists(_)) => {
-            Next::Done
-        }
+        Some(Role::Primary) if e.is_not_found() && matches!(change, Change::DeleteIfExists(_)) => Next::Done,
         Some(Role::UniqueCopy(index)) if e.is_conflict() => Next::Conflict(index),
         Some(Role::OldCopy(i)) if e.is_not_found() => Next::OldCopyMissing(i),
         Some(Role::Lookup) if e.is_precondition_failed() || e.is_conflict() || e.is_not_found() => {

@@ -32,11 +32,7 @@ impl DataSeries {
                 format!("a data series needs 1 to {max} slots, not {slots}"),
             ));
         }
-        let series = DataSeries {
-            prefix: prefix.to_owned(),
-            slots,
-            width: (slots - 1).to_string().len(),
-        };
+        let series = DataSeries { prefix: prefix.to_owned(), slots, width: (slots - 1).to_string().len() };
         // The longest name is the last slot's; every name shares its prefix and width.
         validate_property_name(&series.name(slots - 1)).map_err(Error::invalid)?;
         Ok(series)
@@ -56,10 +52,7 @@ impl DataSeries {
         if slot >= self.slots {
             return Err(Error::new(
                 ErrorKind::InvalidInput,
-                format!(
-                    "slot {slot} is outside the {} slots of the `{}` series",
-                    self.slots, self.prefix
-                ),
+                format!("slot {slot} is outside the {} slots of the `{}` series", self.slots, self.prefix),
             ));
         }
         Ok(self.name(slot))
@@ -95,12 +88,8 @@ impl DataSeries {
         (0..self.slots)
             .map(|slot| {
                 let name = self.name(slot);
-                P::from_property(entity.get(&name).cloned()).map_err(|e| {
-                    Error::invalid(Violation::Value {
-                        property: name,
-                        message: e.to_string(),
-                    })
-                })
+                P::from_property(entity.get(&name).cloned())
+                    .map_err(|e| Error::invalid(Violation::Value { property: name, message: e.to_string() }))
             })
             .collect()
     }
@@ -130,15 +119,9 @@ mod tests {
         let hours = DataSeries::new("Hour", 24).unwrap();
         assert_eq!(hours.slot_name(0).unwrap(), "Hour00");
         assert_eq!(hours.slot_name(23).unwrap(), "Hour23");
-        assert_eq!(
-            hours.slot_name(24).unwrap_err().kind(),
-            ErrorKind::InvalidInput
-        );
+        assert_eq!(hours.slot_name(24).unwrap_err().kind(), ErrorKind::InvalidInput);
         assert_eq!(DataSeries::new("D", 7).unwrap().slot_name(6).unwrap(), "D6");
-        assert_eq!(
-            DataSeries::new("M", 252).unwrap().slot_name(7).unwrap(),
-            "M007"
-        );
+        assert_eq!(DataSeries::new("M", 252).unwrap().slot_name(7).unwrap(), "M007");
     }
 
     #[test]
@@ -155,10 +138,7 @@ mod tests {
         let mut e = Entity::new("p", "r").with("Other", 1);
         days.store(&mut e, &[Some(1i64), None, Some(3)]).unwrap();
         assert_eq!(e.properties.len(), 3);
-        assert_eq!(
-            days.load::<Option<i64>>(&e).unwrap(),
-            [Some(1), None, Some(3)]
-        );
+        assert_eq!(days.load::<Option<i64>>(&e).unwrap(), [Some(1), None, Some(3)]);
         let err = days.load::<i64>(&e).unwrap_err();
         assert!(err.to_string().contains("Day1"), "{err}");
         let err = days.load::<i32>(&e).unwrap_err();

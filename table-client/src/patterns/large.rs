@@ -8,9 +8,7 @@
 //! at most 32 768 UTF-16 code units, binary values into at most 65 536 bytes; every part has
 //! the value's type.
 
-use table_core::validate::{
-    MAX_ENTITY_SIZE, MAX_PROPERTY_VALUE_SIZE, entity_size, validate_property_name,
-};
+use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTY_VALUE_SIZE, entity_size, validate_property_name};
 use table_core::value::utf16_len;
 use table_core::{Entity, Error, ErrorKind, Result, Value, Violation};
 
@@ -24,9 +22,7 @@ impl LargeProperty {
     /// The large property `name`: parts `<name>_0`, `<name>_1`, ... and the count
     /// `<name>_Parts`. Fails when those are not valid property names.
     pub fn new(name: &str) -> Result<Self> {
-        let property = LargeProperty {
-            name: name.to_owned(),
-        };
+        let property = LargeProperty { name: name.to_owned() };
         // `_Parts` is the longest suffix; the part names differ only in what follows `_`.
         validate_property_name(&property.count_name()).map_err(Error::invalid)?;
         validate_property_name(&property.part_name(0)).map_err(Error::invalid)?;
@@ -59,16 +55,11 @@ impl LargeProperty {
         let parts = split(value.into()).ok_or_else(|| {
             Error::new(
                 ErrorKind::InvalidInput,
-                format!(
-                    "the large property `{}` holds only strings and binary values",
-                    self.name
-                ),
+                format!("the large property `{}` holds only strings and binary values", self.name),
             )
         })?;
-        let old: Vec<(String, Value)> = entity
-            .properties
-            .extract_if(.., |name, _| self.is_own(name))
-            .collect();
+        let old: Vec<(String, Value)> =
+            entity.properties.extract_if(.., |name, _| self.is_own(name)).collect();
         let count = parts.len();
         for (index, part) in parts.into_iter().enumerate() {
             entity.insert(self.part_name(index), part);
@@ -101,9 +92,7 @@ impl LargeProperty {
         let mut joined: Option<Value> = None;
         for index in 0..count {
             let name = self.part_name(index);
-            let part = entity
-                .get(&name)
-                .ok_or_else(|| self.corrupt(format!("part {name} is missing")))?;
+            let part = entity.get(&name).ok_or_else(|| self.corrupt(format!("part {name} is missing")))?;
             joined = Some(match (joined, part) {
                 (None, Value::String(s)) => Value::String(s.clone()),
                 (None, Value::Binary(b)) => Value::Binary(b.clone()),
@@ -118,9 +107,7 @@ impl LargeProperty {
                 _ => return Err(self.corrupt(format!("part {name} has another type"))),
             });
         }
-        joined
-            .map(Some)
-            .ok_or_else(|| self.corrupt(format!("{} is 0", self.count_name())))
+        joined.map(Some).ok_or_else(|| self.corrupt(format!("{} is 0", self.count_name())))
     }
 
     /// [`load`](Self::load), then removes the parts from `entity` (e.g. before reading the
@@ -132,10 +119,7 @@ impl LargeProperty {
     }
 
     fn corrupt(&self, why: String) -> Error {
-        Error::new(
-            ErrorKind::Decode,
-            format!("the large property `{}` cannot be read: {why}", self.name),
-        )
+        Error::new(ErrorKind::Decode, format!("the large property `{}` cannot be read: {why}", self.name))
     }
 }
 
@@ -159,11 +143,9 @@ fn split(value: Value) -> Option<Vec<Value>> {
             Some(parts.into_iter().map(Value::String).collect())
         }
         Value::Binary(b) if b.is_empty() => Some(vec![Value::Binary(b)]),
-        Value::Binary(b) => Some(
-            b.chunks(MAX_PROPERTY_VALUE_SIZE)
-                .map(|c| Value::Binary(c.to_vec()))
-                .collect(),
-        ),
+        Value::Binary(b) => {
+            Some(b.chunks(MAX_PROPERTY_VALUE_SIZE).map(|c| Value::Binary(c.to_vec())).collect())
+        }
         _ => None,
     }
 }
@@ -207,10 +189,7 @@ mod tests {
         let err = body.store(&mut e, vec![0u8; 1_100_000]).unwrap_err();
         assert_eq!(err.code().map(|c| c.as_str()), Some("EntityTooLarge"));
         assert_eq!(e, before);
-        assert_eq!(
-            body.store(&mut e, 5).unwrap_err().kind(),
-            ErrorKind::InvalidInput
-        );
+        assert_eq!(body.store(&mut e, 5).unwrap_err().kind(), ErrorKind::InvalidInput);
         assert_eq!(e, before);
     }
 

@@ -61,9 +61,7 @@ impl Period {
     pub fn parse(self, label: &str) -> Option<DateTime<Utc>> {
         let digits = |range: std::ops::Range<usize>| -> Option<u32> {
             let part = label.get(range)?;
-            part.bytes()
-                .all(|b| b.is_ascii_digit())
-                .then(|| part.parse().ok())?
+            part.bytes().all(|b| b.is_ascii_digit()).then(|| part.parse().ok())?
         };
         let (width, day) = match self {
             Period::Day => (8, digits(6..8)?),
@@ -96,12 +94,7 @@ impl TableRotation {
     pub fn new(service: TableServiceClient, prefix: &str, period: Period) -> Result<Self> {
         validate_table_name(&format!("{prefix}{}", period.label(DateTime::UNIX_EPOCH)))
             .map_err(Error::invalid)?;
-        Ok(TableRotation {
-            service,
-            prefix: Arc::from(prefix),
-            period,
-            known: Arc::default(),
-        })
+        Ok(TableRotation { service, prefix: Arc::from(prefix), period, known: Arc::default() })
     }
 
     /// The period each table covers.
@@ -138,9 +131,7 @@ impl TableRotation {
         futures::pin_mut!(names);
         let mut periods = Vec::new();
         while let Some(name) = names.next().await {
-            if let Some(start) = name?
-                .strip_prefix(&*self.prefix)
-                .and_then(|label| self.period.parse(label))
+            if let Some(start) = name?.strip_prefix(&*self.prefix).and_then(|label| self.period.parse(label))
             {
                 periods.push(start);
             }
@@ -192,33 +183,16 @@ mod tests {
         let t = at("2026-11-22T17:05:00Z");
         assert_eq!(Period::Day.label(t), "20261122");
         assert_eq!(Period::Month.label(t), "202611");
-        assert_eq!(
-            Period::Day.parse("20261122"),
-            Some(at("2026-11-22T00:00:00Z"))
-        );
-        assert_eq!(
-            Period::Month.parse("202611"),
-            Some(at("2026-11-01T00:00:00Z"))
-        );
+        assert_eq!(Period::Day.parse("20261122"), Some(at("2026-11-22T00:00:00Z")));
+        assert_eq!(Period::Month.parse("202611"), Some(at("2026-11-01T00:00:00Z")));
         assert_eq!(Period::Day.start_of(t), at("2026-11-22T00:00:00Z"));
         assert_eq!(Period::Month.start_of(t), at("2026-11-01T00:00:00Z"));
-        assert_eq!(
-            Period::Month.end_from(at("2026-12-01T00:00:00Z")),
-            Some(at("2027-01-01T00:00:00Z"))
-        );
+        assert_eq!(Period::Month.end_from(at("2026-12-01T00:00:00Z")), Some(at("2027-01-01T00:00:00Z")));
     }
 
     #[test]
     fn other_suffixes_are_not_periods() {
-        for bad in [
-            "2026112",
-            "202611220",
-            "20261322",
-            "20260230",
-            "2026112x",
-            "Archive",
-            "",
-        ] {
+        for bad in ["2026112", "202611220", "20261322", "20260230", "2026112x", "Archive", ""] {
             assert_eq!(Period::Day.parse(bad), None, "{bad}");
         }
         for bad in ["20261", "2026111", "202613", "+20261"] {

@@ -52,11 +52,7 @@ impl WideTable {
         let key = entity.key();
         let parts = split(entity)?;
         let count = parts.len();
-        let upserts: Vec<Operation> = parts
-            .iter()
-            .cloned()
-            .map(Operation::InsertOrReplace)
-            .collect();
+        let upserts: Vec<Operation> = parts.iter().cloned().map(Operation::InsertOrReplace).collect();
         check_one_transaction(&key, &upserts)?;
         let mut attempt = 0;
         loop {
@@ -65,25 +61,15 @@ impl WideTable {
             // Part 0 is conditioned on what was read, so two writers cannot interleave.
             let first = match existing.get(&0) {
                 None => Operation::Insert(parts[0].clone()),
-                Some(old) => Operation::Replace {
-                    entity: parts[0].clone(),
-                    if_match: if_match_of(old),
-                },
+                Some(old) => Operation::Replace { entity: parts[0].clone(), if_match: if_match_of(old) },
             };
-            let leftovers = existing.range(count..).map(|(_, old)| Operation::Delete {
-                key: old.key(),
-                if_match: if_match_of(old),
-            });
-            let operations: Vec<Operation> = std::iter::once(first)
-                .chain(upserts[1..].iter().cloned())
-                .chain(leftovers)
-                .collect();
+            let leftovers = existing
+                .range(count..)
+                .map(|(_, old)| Operation::Delete { key: old.key(), if_match: if_match_of(old) });
+            let operations: Vec<Operation> =
+                std::iter::once(first).chain(upserts[1..].iter().cloned()).chain(leftovers).collect();
             check_one_transaction(&key, &operations)?;
-            match self
-                .table
-                .submit_transaction(operations.into_iter().collect())
-                .await
-            {
+            match self.table.submit_transaction(operations.into_iter().collect()).await {
                 Ok(_) => return Ok(count),
                 Err(e) if is_race(&e) && attempt < MAX_ATTEMPTS => backoff(attempt).await,
                 Err(e) => return Err(e),
@@ -97,20 +83,14 @@ impl WideTable {
         let mut parts = self.parts(partition_key, base).await?;
         let key = EntityKey::new(partition_key, base);
         let Some(mut first) = parts.remove(&0) else {
-            return Err(Error::service(
-                ErrorCode::ResourceNotFound,
-                format!("no wide entity {key}"),
-            ));
+            return Err(Error::service(ErrorCode::ResourceNotFound, format!("no wide entity {key}")));
         };
         let count = match first.properties.remove(PARTS) {
             Some(Value::Int32(n)) => usize::try_from(n).ok(),
             _ => None,
         }
         .ok_or_else(|| {
-            Error::new(
-                ErrorKind::Decode,
-                format!("part 0 of the wide entity {key} has no valid {PARTS}"),
-            )
+            Error::new(ErrorKind::Decode, format!("part 0 of the wide entity {key} has no valid {PARTS}"))
         })?;
         let mut entity = Entity {
             partition_key: partition_key.to_owned(),
@@ -121,10 +101,7 @@ impl WideTable {
         };
         for index in 1..count {
             let part = parts.remove(&index).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Decode,
-                    format!("part {index} of the wide entity {key} is missing"),
-                )
+                Error::new(ErrorKind::Decode, format!("part {index} of the wide entity {key} is missing"))
             })?;
             entity.properties.extend(part.properties);
         }
@@ -143,10 +120,7 @@ impl WideTable {
             }
             let transaction: Transaction = parts
                 .values()
-                .map(|part| Operation::Delete {
-                    key: part.key(),
-                    if_match: if_match_of(part),
-                })
+                .map(|part| Operation::Delete { key: part.key(), if_match: if_match_of(part) })
                 .collect();
             match self.table.submit_transaction(transaction).await {
                 Ok(_) => return Ok(true),
@@ -160,19 +134,13 @@ impl WideTable {
     /// the parts of a base `<base>~x`, are left out).
     async fn parts(&self, partition_key: &str, base: &str) -> Result<BTreeMap<usize, Entity>> {
         let prefix = format!("{base}~");
-        let rows = self
-            .table
-            .query()
-            .partition(partition_key)
-            .row_key_prefix(&prefix)
-            .collect()
-            .await?;
+        let rows = self.table.query().partition(partition_key).row_key_prefix(&prefix).collect().await?;
         Ok(rows
             .into_iter()
             .filter_map(|row| {
                 let suffix = row.row_key.strip_prefix(&prefix)?;
-                let canonical = suffix.bytes().all(|b| b.is_ascii_digit())
-                    && (suffix == "0" || !suffix.starts_with('0'));
+                let canonical =
+                    suffix.bytes().all(|b| b.is_ascii_digit()) && (suffix == "0" || !suffix.starts_with('0'));
                 let index = suffix.parse().ok().filter(|_| canonical)?;
                 Some((index, row))
             })
@@ -190,17 +158,14 @@ fn split(entity: &Entity) -> Result<Vec<Entity>> {
         }));
     }
     let new_part = |index: usize| {
-        Entity::new(
-            entity.partition_key.clone(),
-            WideTable::part_row_key(&entity.row_key, index),
-        )
+        Entity::new(entity.partition_key.clone(), WideTable::part_row_key(&entity.row_key, index))
     };
     let mut parts = vec![new_part(0)];
     for (name, value) in &entity.properties {
         let mut current = parts.last_mut().expect("parts starts with part 0");
         current.insert(name.clone(), value.clone());
-        let full = current.properties.len() > PART_PROPERTIES
-            || entity_size(current) + PARTS_SIZE > MAX_ENTITY_SIZE;
+        let full =
+            current.properties.len() > PART_PROPERTIES || entity_size(current) + PARTS_SIZE > MAX_ENTITY_SIZE;
         // A property too big for any row stays alone in one; the write's check names it.
         if full && current.properties.len() > 1 {
             current.properties.remove(name);
@@ -256,9 +221,7 @@ mod tests {
     use table_core::validate::MAX_PROPERTY_VALUE_SIZE;
 
     fn wide(n: usize) -> Entity {
-        (0..n).fold(Entity::new("p", "w"), |e, i| {
-            e.with(format!("P{i:04}"), i as i32)
-        })
+        (0..n).fold(Entity::new("p", "w"), |e, i| e.with(format!("P{i:04}"), i as i32))
     }
 
     #[test]
@@ -273,18 +236,13 @@ mod tests {
 
     #[test]
     fn rows_stay_under_the_entity_size() {
-        let big = (0..40).fold(Entity::new("p", "w"), |e, i| {
-            e.with(format!("B{i:02}"), vec![0u8; 60_000])
-        });
+        let big = (0..40).fold(Entity::new("p", "w"), |e, i| e.with(format!("B{i:02}"), vec![0u8; 60_000]));
         let parts = split(&big).unwrap();
         assert!(parts.len() >= 3);
         assert!(parts.iter().all(|p| entity_size(p) <= MAX_ENTITY_SIZE));
         let err = check_one_transaction(
             &big.key(),
-            &parts
-                .into_iter()
-                .map(Operation::InsertOrReplace)
-                .collect::<Vec<_>>(),
+            &parts.into_iter().map(Operation::InsertOrReplace).collect::<Vec<_>>(),
         );
         assert!(err.is_ok(), "2.4 MB fits one transaction: {err:?}");
     }

@@ -51,16 +51,9 @@ fn encode_with_boundaries(
     changeset: &str,
 ) -> String {
     let mut out = String::with_capacity(256 + operations.len() * 512);
-    out.push_str(&format!(
-        "--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n"
-    ));
+    out.push_str(&format!("--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n"));
     for (index, op) in operations.iter().enumerate() {
-        let entity_url = || {
-            resource_url(
-                base_url,
-                &entity_path(table, op.partition_key(), op.row_key()),
-            )
-        };
+        let entity_url = || resource_url(base_url, &entity_path(table, op.partition_key(), op.row_key()));
         let (method, url, if_match) = match op {
             Operation::Insert(_) => ("POST", resource_url(base_url, &entities_path(table)), None),
             Operation::Replace { if_match, .. } => ("PUT", entity_url(), Some(if_match)),
@@ -103,12 +96,9 @@ fn encode_with_boundaries(
 pub fn decode_batch_response(content_type: &str, body: &[u8]) -> Result<Vec<WriteOutcome>> {
     let boundary = boundary_of(content_type)
         .ok_or_else(|| malformed("the batch response Content-Type names no boundary"))?;
-    let text = std::str::from_utf8(body)
-        .map_err(|e| malformed("the batch response is not UTF-8").with_source(e))?;
-    let lines: Vec<&str> = text
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
+    let text =
+        std::str::from_utf8(body).map_err(|e| malformed("the batch response is not UTF-8").with_source(e))?;
+    let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let mut responses = Vec::new();
     collect_responses(&lines, boundary, 1, &mut responses)?;
     if responses.is_empty() {
@@ -118,9 +108,7 @@ pub fn decode_batch_response(content_type: &str, body: &[u8]) -> Result<Vec<Writ
         .into_iter()
         .map(|r| {
             if (200..300).contains(&r.status) {
-                Ok(WriteOutcome {
-                    etag: header(&r.headers, "ETag").map(ETag::new),
-                })
+                Ok(WriteOutcome { etag: header(&r.headers, "ETag").map(ETag::new) })
             } else {
                 Err(decode_error(r.status, &r.headers, r.body.as_bytes()))
             }
@@ -157,9 +145,7 @@ fn collect_responses<'a>(
     out: &mut Vec<PartResponse<'a>>,
 ) -> Result<()> {
     if depth > MAX_DEPTH {
-        return Err(malformed(
-            "the batch response nests multipart bodies too deeply",
-        ));
+        return Err(malformed("the batch response nests multipart bodies too deeply"));
     }
     let delimiter = format!("--{boundary}");
     let close = format!("--{boundary}--");
@@ -184,18 +170,13 @@ fn collect_responses<'a>(
         parts.push(&lines[s..]);
     }
     if parts.is_empty() {
-        return Err(malformed(
-            "the batch response has no part with the announced boundary",
-        ));
+        return Err(malformed("the batch response has no part with the announced boundary"));
     }
     for part in parts {
         let (mime_headers, content) = split_headers(part);
         let nested = header(&mime_headers, "Content-Type")
             .filter(|ct| ct.to_ascii_lowercase().starts_with("multipart/"))
-            .map(|ct| {
-                boundary_of(ct)
-                    .ok_or_else(|| malformed("a nested multipart part names no boundary"))
-            })
+            .map(|ct| boundary_of(ct).ok_or_else(|| malformed("a nested multipart part names no boundary")))
             .transpose()?;
         match nested {
             Some(inner) => collect_responses(content, inner, depth + 1, out)?,
@@ -207,15 +188,9 @@ fn collect_responses<'a>(
 
 /// `Name: value` lines up to the first empty line, and the lines after it.
 fn split_headers<'p, 'a>(lines: &'p [&'a str]) -> (Vec<(&'a str, &'a str)>, &'p [&'a str]) {
-    let end = lines
-        .iter()
-        .position(|l| l.trim().is_empty())
-        .unwrap_or(lines.len());
-    let headers = lines[..end]
-        .iter()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim(), v.trim()))
-        .collect();
+    let end = lines.iter().position(|l| l.trim().is_empty()).unwrap_or(lines.len());
+    let headers =
+        lines[..end].iter().filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim(), v.trim())).collect();
     (headers, lines.get(end + 1..).unwrap_or(&[]))
 }
 
@@ -233,11 +208,7 @@ fn parse_http_response<'a>(lines: &[&'a str]) -> Result<PartResponse<'a>> {
     .filter(|s| (100..=599).contains(s))
     .ok_or_else(|| malformed("a batch response part has an unreadable HTTP status line"))?;
     let (headers, body) = split_headers(&lines[first + 1..]);
-    Ok(PartResponse {
-        status,
-        headers,
-        body: body.join("\n").trim().to_owned(),
-    })
+    Ok(PartResponse { status, headers, body: body.join("\n").trim().to_owned() })
 }
 
 #[cfg(test)]
@@ -250,10 +221,7 @@ mod tests {
     fn request_matches_the_reference_byte_for_byte() {
         let ops = [
             Operation::Insert(Entity::new("p", "r1").with("x", 1)),
-            Operation::Delete {
-                key: EntityKey::new("p", "r2"),
-                if_match: IfMatch::Any,
-            },
+            Operation::Delete { key: EntityKey::new("p", "r2"), if_match: IfMatch::Any },
         ];
         let body = encode_with_boundaries(
             "http://127.0.0.1:10002/devstoreaccount1",

@@ -27,11 +27,7 @@ pub fn decode_error(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Error
     let code = parsed
         .code
         .filter(|c| !c.is_empty())
-        .or_else(|| {
-            header(headers, ERROR_CODE_HEADER)
-                .filter(|c| !c.is_empty())
-                .map(str::to_owned)
-        })
+        .or_else(|| header(headers, ERROR_CODE_HEADER).filter(|c| !c.is_empty()).map(str::to_owned))
         .map(|c| ErrorCode::parse(&c));
     let text = parsed.message.unwrap_or_default();
     let first_line = text.lines().next().unwrap_or("").trim();
@@ -52,11 +48,8 @@ pub fn decode_error(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Error
     if let Some(index) = batch_index {
         error = error.with_batch_index(index);
     }
-    let request_id = header(headers, REQUEST_ID_HEADER).or_else(|| {
-        text.lines()
-            .find_map(|l| l.trim().strip_prefix("RequestId:"))
-            .map(str::trim)
-    });
+    let request_id = header(headers, REQUEST_ID_HEADER)
+        .or_else(|| text.lines().find_map(|l| l.trim().strip_prefix("RequestId:")).map(str::trim));
     if let Some(id) = request_id.filter(|id| !id.is_empty()) {
         error = error.with_request_id(id);
     }
@@ -82,10 +75,7 @@ pub fn kind_from_status(status: u16) -> ErrorKind {
 
 /// The first header named `name`, ignoring ASCII case.
 pub(crate) fn header<'a>(headers: &[(&str, &'a str)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.trim())
+    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim())
 }
 
 /// `"3:The text"` -> `(Some(3), "The text")`; anything else is returned unchanged.
@@ -112,10 +102,7 @@ fn parse_body(body: &[u8]) -> ParsedBody {
         parse_json(trimmed).unwrap_or_default()
     } else if trimmed.starts_with(b"<") {
         let text = String::from_utf8_lossy(trimmed);
-        ParsedBody {
-            code: xml_element(&text, "code"),
-            message: xml_element(&text, "message"),
-        }
+        ParsedBody { code: xml_element(&text, "code"), message: xml_element(&text, "message") }
     } else {
         ParsedBody::default()
     }

@@ -85,11 +85,7 @@ struct TableEntry {
 }
 
 /// Runs `seed` over the whole body, refusing trailing bytes.
-fn from_slice<'de, S: DeserializeSeed<'de>>(
-    body: &'de [u8],
-    seed: S,
-    what: &str,
-) -> Result<S::Value> {
+fn from_slice<'de, S: DeserializeSeed<'de>>(body: &'de [u8], seed: S, what: &str) -> Result<S::Value> {
     let mut de = serde_json::Deserializer::from_slice(body);
     seed.deserialize(&mut de)
         .and_then(|v| de.end().map(|()| v))
@@ -116,15 +112,9 @@ impl Serialize for EntityBody<'_> {
                 Value::Boolean(b) => map.serialize_entry(name, b)?,
                 Value::Int64(i) => annotated(&mut map, name, EdmType::Int64, &i.to_string())?,
                 Value::Double(d) if d.is_finite() => annotated(&mut map, name, EdmType::Double, d)?,
-                Value::Double(d) => {
-                    annotated(&mut map, name, EdmType::Double, special_double_text(*d))?
-                }
-                Value::DateTime(t) => {
-                    annotated(&mut map, name, EdmType::DateTime, &format_datetime(*t))?
-                }
-                Value::Guid(g) => {
-                    annotated(&mut map, name, EdmType::Guid, &g.hyphenated().to_string())?
-                }
+                Value::Double(d) => annotated(&mut map, name, EdmType::Double, special_double_text(*d))?,
+                Value::DateTime(t) => annotated(&mut map, name, EdmType::DateTime, &format_datetime(*t))?,
+                Value::Guid(g) => annotated(&mut map, name, EdmType::Guid, &g.hyphenated().to_string())?,
                 Value::Binary(b) => annotated(&mut map, name, EdmType::Binary, &BASE64.encode(b))?,
             }
         }
@@ -165,10 +155,7 @@ impl<'de> Deserialize<'de> for Text<'de> {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string")
             }
-            fn visit_borrowed_str<E: de::Error>(
-                self,
-                v: &'de str,
-            ) -> std::result::Result<Text<'de>, E> {
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Text<'de>, E> {
                 Ok(Text(Cow::Borrowed(v)))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Text<'de>, E> {
@@ -198,9 +185,7 @@ impl<'de> Deserialize<'de> for Scalar<'de> {
         impl<'de> Visitor<'de> for ScalarVisitor {
             type Value = Scalar<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(
-                    "a string, number, boolean or null (nested objects and arrays are not allowed)",
-                )
+                f.write_str("a string, number, boolean or null (nested objects and arrays are not allowed)")
             }
             fn visit_unit<E: de::Error>(self) -> std::result::Result<Scalar<'de>, E> {
                 Ok(Scalar::Null)
@@ -217,10 +202,7 @@ impl<'de> Deserialize<'de> for Scalar<'de> {
             fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Scalar<'de>, E> {
                 Ok(Scalar::Float(v))
             }
-            fn visit_borrowed_str<E: de::Error>(
-                self,
-                v: &'de str,
-            ) -> std::result::Result<Scalar<'de>, E> {
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Scalar<'de>, E> {
                 Ok(Scalar::Str(Cow::Borrowed(v)))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Scalar<'de>, E> {
@@ -287,17 +269,10 @@ struct RawEntity<'de> {
 }
 
 impl<'de> RawEntity<'de> {
-    fn accept(
-        &mut self,
-        key: Cow<'de, str>,
-        value: Scalar<'de>,
-    ) -> std::result::Result<(), String> {
+    fn accept(&mut self, key: Cow<'de, str>, value: Scalar<'de>) -> std::result::Result<(), String> {
         if let Some(base) = key.strip_suffix(TYPE_ANNOTATION) {
             let Scalar::Str(text) = value else {
-                return Err(format!(
-                    "annotation {key:?} is {}, not a string",
-                    value.describe()
-                ));
+                return Err(format!("annotation {key:?} is {}, not a string", value.describe()));
             };
             let edm = EdmType::from_annotation(&text)
                 .ok_or_else(|| format!("annotation {key:?} names the unknown type {text:?}"))?;
@@ -363,10 +338,7 @@ impl<'de> RawEntity<'de> {
         entity.etag = match (self.etag, etag_header, &self.timestamp) {
             (Some(e), _, _) => Some(ETag::new(e)),
             (None, Some(h), _) => Some(ETag::new(h)),
-            (None, None, Some(t)) => Some(ETag::new(format!(
-                "W/\"datetime'{}'\"",
-                t.replace(':', "%3A")
-            ))),
+            (None, None, Some(t)) => Some(ETag::new(format!("W/\"datetime'{}'\"", t.replace(':', "%3A")))),
             (None, None, None) => None,
         };
         Ok(entity)
@@ -388,8 +360,7 @@ fn property_value(
     scalar: Scalar<'_>,
     annotation: Option<EdmType>,
 ) -> std::result::Result<Option<Value>, String> {
-    let mismatch =
-        |s: &Scalar<'_>, t: EdmType| format!("property {name:?}: {t} cannot be {}", s.describe());
+    let mismatch = |s: &Scalar<'_>, t: EdmType| format!("property {name:?}: {t} cannot be {}", s.describe());
     let value = match (annotation, scalar) {
         (_, Scalar::Null) => return Ok(None),
         (None | Some(EdmType::String), Scalar::Str(s)) => Value::String(s.into_owned()),
@@ -400,10 +371,9 @@ fn property_value(
             i32::try_from(i).map_err(|_| format!("property {name:?}: {i} is outside Edm.Int32"))?,
         ),
         (Some(EdmType::Int64), Scalar::Int(i)) => Value::Int64(i),
-        (Some(EdmType::Int64), Scalar::Str(s)) => Value::Int64(
-            s.parse()
-                .map_err(|_| format!("property {name:?}: {s:?} is not an Edm.Int64"))?,
-        ),
+        (Some(EdmType::Int64), Scalar::Str(s)) => {
+            Value::Int64(s.parse().map_err(|_| format!("property {name:?}: {s:?} is not an Edm.Int64"))?)
+        }
         // i64 -> f64 may round, as any JSON reader does for a large double without a fraction.
         (Some(EdmType::Double), Scalar::Int(i)) => Value::Double(i as f64),
         (Some(EdmType::Double), Scalar::UInt(u)) => Value::Double(u as f64),
@@ -417,8 +387,7 @@ fn property_value(
             Value::DateTime(parse_datetime(&s).map_err(|e| format!("property {name:?}: {e}"))?)
         }
         (Some(EdmType::Guid), Scalar::Str(s)) => Value::Guid(
-            Uuid::try_parse(&s)
-                .map_err(|_| format!("property {name:?}: {s:?} is not an Edm.Guid"))?,
+            Uuid::try_parse(&s).map_err(|_| format!("property {name:?}: {s:?} is not an Edm.Guid"))?,
         ),
         (Some(EdmType::Binary), Scalar::Str(s)) => Value::Binary(
             BASE64
@@ -450,10 +419,7 @@ impl<'de> Visitor<'de> for PageSeed {
         f.write_str("a query result object with a `value` array")
     }
 
-    fn visit_map<A: MapAccess<'de>>(
-        self,
-        mut map: A,
-    ) -> std::result::Result<Vec<Entity>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Vec<Entity>, A::Error> {
         let mut entities = None;
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
             if key == "value" {
@@ -486,10 +452,7 @@ impl<'de> Visitor<'de> for EntityList {
         f.write_str("an array of entities")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(
-        self,
-        mut seq: A,
-    ) -> std::result::Result<Vec<Entity>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<Entity>, A::Error> {
         // The hint comes from the body; cap it so a hostile one cannot reserve gigabytes.
         let mut entities = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1000));
         while let Some(e) = seq.next_element_seed(EntitySeed { etag_header: None })? {

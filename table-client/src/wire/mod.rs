@@ -13,6 +13,5 @@ pub mod url;
 pub use batch::{decode_batch_response, encode_batch};
 pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error, kind_from_status};
 pub use json::{
-    decode_entity, decode_query_page, decode_table, decode_table_list, encode_create_table,
-    encode_entity,
+    decode_entity, decode_query_page, decode_table, decode_table_list, encode_create_table, encode_entity,
 };

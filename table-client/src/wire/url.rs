@@ -15,11 +15,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use table_core::{QueryRequest, TableQuery};
 
 /// Everything but the RFC 3986 unreserved characters is escaped.
-const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// The path of the table collection: list tables (GET) and create table (POST).
 pub const TABLES_PATH: &str = "Tables";

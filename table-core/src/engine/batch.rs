@@ -20,10 +20,7 @@ pub(crate) fn apply_batch(
     for (index, op) in operations.iter().enumerate() {
         data.check(op).map_err(|e| e.with_batch_index(index))?;
     }
-    Ok(operations
-        .into_iter()
-        .map(|op| data.apply(op, clock.tick()))
-        .collect())
+    Ok(operations.into_iter().map(|op| data.apply(op, clock.tick())).collect())
 }
 
 #[cfg(test)]
@@ -40,10 +37,7 @@ mod tests {
         let ops = vec![
             Operation::Insert(Entity::new("p", "1")),
             Operation::InsertOrReplace(Entity::new("p", "2")),
-            Operation::Delete {
-                key: EntityKey::new("p", "9"),
-                if_match: IfMatch::Any,
-            },
+            Operation::Delete { key: EntityKey::new("p", "9"), if_match: IfMatch::Any },
         ];
         let e = apply_batch(&mut data, ops, &clock).expect_err("op 2 fails");
         assert_eq!(e.batch_index(), Some(2));

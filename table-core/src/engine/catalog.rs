@@ -77,9 +77,7 @@ impl Catalog {
             ));
         }
         state.deleted.remove(&key);
-        let table = Arc::new(Table {
-            data: RwLock::new(TableData::default()),
-        });
+        let table = Arc::new(Table { data: RwLock::new(TableData::default()) });
         state.tables.insert(key, (name.to_owned(), table));
         Ok(true)
     }
@@ -106,21 +104,13 @@ impl Catalog {
         // Lowercase into a stack buffer: point reads look tables up on every call and should
         // not allocate. A name that does not fit cannot be a valid table name.
         let mut buffer = [0u8; MAX_TABLE_NAME];
-        let found = buffer
-            .get_mut(..name.len())
-            .filter(|_| name.is_ascii())
-            .and_then(|slot| {
-                slot.copy_from_slice(name.as_bytes());
-                slot.make_ascii_lowercase();
-                let key = std::str::from_utf8(slot).ok()?;
-                self.read().tables.get(key).map(|(_, t)| Arc::clone(t))
-            });
-        found.ok_or_else(|| {
-            Error::service(
-                ErrorCode::TableNotFound,
-                "The table specified does not exist.",
-            )
-        })
+        let found = buffer.get_mut(..name.len()).filter(|_| name.is_ascii()).and_then(|slot| {
+            slot.copy_from_slice(name.as_bytes());
+            slot.make_ascii_lowercase();
+            let key = std::str::from_utf8(slot).ok()?;
+            self.read().tables.get(key).map(|(_, t)| Arc::clone(t))
+        });
+        found.ok_or_else(|| Error::service(ErrorCode::TableNotFound, "The table specified does not exist."))
     }
 
     /// One page of table names in order, from `start` (inclusive, any case), that `filter`
@@ -136,9 +126,7 @@ impl Catalog {
                 s.to_ascii_lowercase()
             }
             Some(s) => {
-                return Err(Error::invalid(Violation::Continuation {
-                    token: s.to_owned(),
-                }));
+                return Err(Error::invalid(Violation::Continuation { token: s.to_owned() }));
             }
             None => String::new(),
         };

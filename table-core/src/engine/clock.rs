@@ -27,9 +27,7 @@ impl Clock {
         let now = system_ticks();
         let previous = self
             .last
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
-                Some(now.max(last.saturating_add(1)))
-            })
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| Some(now.max(last.saturating_add(1))))
             // The closure always returns `Some`, so the update cannot fail; both arms carry
             // the previous value.
             .unwrap_or_else(|last| last);

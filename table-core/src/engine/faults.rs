@@ -53,10 +53,7 @@ impl FaultSpec {
     /// A service error with `code` and the status the service pairs with it, before applying.
     pub fn service(code: ErrorCode) -> Self {
         let status = code.status();
-        FaultSpec {
-            error: InjectedError::Service { code, status },
-            timing: FaultTiming::BeforeApply,
-        }
+        FaultSpec { error: InjectedError::Service { code, status }, timing: FaultTiming::BeforeApply }
     }
 
     /// 503 `ServerBusy` (throttling), before applying.
@@ -66,10 +63,7 @@ impl FaultSpec {
 
     /// A client-side timeout, before applying.
     pub fn timeout() -> Self {
-        FaultSpec {
-            error: InjectedError::Timeout,
-            timing: FaultTiming::BeforeApply,
-        }
+        FaultSpec { error: InjectedError::Timeout, timing: FaultTiming::BeforeApply }
     }
 
     /// Overrides the HTTP status of a service error (no effect on a timeout).
@@ -145,11 +139,7 @@ impl Faults {
     pub fn fail_every(&self, n: u64, spec: FaultSpec) {
         let after = self.calls();
         self.with_plan(|plan| {
-            plan.every = (n > 0).then_some(Every {
-                after,
-                period: n,
-                spec,
-            });
+            plan.every = (n > 0).then_some(Every { after, period: n, spec });
         });
     }
 
@@ -184,10 +174,7 @@ impl Faults {
     fn with_plan(&self, change: impl FnOnce(&mut Plan)) {
         let mut plan = self.plan.lock().unwrap_or_else(PoisonError::into_inner);
         change(&mut plan);
-        self.armed.store(
-            !plan.once.is_empty() || plan.every.is_some(),
-            Ordering::Release,
-        );
+        self.armed.store(!plan.once.is_empty() || plan.every.is_some(), Ordering::Release);
     }
 }
 
@@ -213,10 +200,7 @@ mod tests {
         let faults = Faults::default();
         fired(&faults, 1);
         faults.fail_every(3, FaultSpec::timeout());
-        assert_eq!(
-            fired(&faults, 7),
-            [false, false, true, false, false, true, false]
-        );
+        assert_eq!(fired(&faults, 7), [false, false, true, false, false, true, false]);
         faults.clear();
         assert_eq!(fired(&faults, 3), [false; 3]);
     }
@@ -227,10 +211,7 @@ mod tests {
         faults.fail_every(2, FaultSpec::timeout());
         faults.fail_call(2, FaultSpec::server_busy().after_apply());
         assert_eq!(faults.next_call(), None);
-        assert_eq!(
-            faults.next_call(),
-            Some(FaultSpec::server_busy().after_apply())
-        );
+        assert_eq!(faults.next_call(), Some(FaultSpec::server_busy().after_apply()));
         assert_eq!(faults.next_call(), None);
         assert_eq!(faults.next_call(), Some(FaultSpec::timeout()));
     }
@@ -241,9 +222,7 @@ mod tests {
         assert_eq!(e.code(), Some(&ErrorCode::ServerBusy));
         assert_eq!(e.status(), Some(503));
         assert!(e.is_transient());
-        let e = FaultSpec::service(ErrorCode::InternalError)
-            .with_status(502)
-            .to_error();
+        let e = FaultSpec::service(ErrorCode::InternalError).with_status(502).to_error();
         assert_eq!(e.status(), Some(502));
         let e = FaultSpec::timeout().to_error();
         assert_eq!(e.kind(), ErrorKind::Timeout);

@@ -112,10 +112,7 @@ impl Engine {
             if s.catalog.create(name, s.options.deleted_table_cooldown)? {
                 Ok(())
             } else {
-                Err(Error::service(
-                    ErrorCode::TableAlreadyExists,
-                    "The table specified already exists.",
-                ))
+                Err(Error::service(ErrorCode::TableAlreadyExists, "The table specified already exists."))
             }
         })
     }
@@ -142,15 +139,9 @@ impl Engine {
             if let Some(filter) = &query.filter {
                 filter.check_limits()?;
             }
-            let (tables, next_table_name) = s.catalog.list(
-                query.filter.as_ref(),
-                query.next_table_name.as_deref(),
-                size,
-            )?;
-            Ok(TablePage {
-                tables,
-                next_table_name,
-            })
+            let (tables, next_table_name) =
+                s.catalog.list(query.filter.as_ref(), query.next_table_name.as_deref(), size)?;
+            Ok(TablePage { tables, next_table_name })
         })
     }
 
@@ -171,15 +162,9 @@ impl Engine {
             // and saves taking and releasing a reference to the row.
             s.catalog
                 .table(table)?
-                .read(|data| {
-                    data.get(partition_key, row_key)
-                        .map(|row| row.to_entity(select))
-                })
+                .read(|data| data.get(partition_key, row_key).map(|row| row.to_entity(select)))
                 .ok_or_else(|| {
-                    Error::service(
-                        ErrorCode::ResourceNotFound,
-                        "The specified resource does not exist.",
-                    )
+                    Error::service(ErrorCode::ResourceNotFound, "The specified resource does not exist.")
                 })
         })
     }
@@ -226,13 +211,7 @@ impl Engine {
 
     /// Deletes an existing entity.
     pub fn delete(&self, table: &str, key: &EntityKey, if_match: IfMatch) -> Result<WriteOutcome> {
-        self.execute(
-            table,
-            Operation::Delete {
-                key: key.clone(),
-                if_match,
-            },
-        )
+        self.execute(table, Operation::Delete { key: key.clone(), if_match })
     }
 
     /// One page of entities matching the filter, ordered by `PartitionKey` then `RowKey`
@@ -248,11 +227,7 @@ impl Engine {
             if let Some(filter) = filter {
                 filter.check_limits()?;
             }
-            let resume = request
-                .continuation
-                .as_ref()
-                .map(query::read_token)
-                .transpose()?;
+            let resume = request.continuation.as_ref().map(query::read_token).transpose()?;
             let table = s.catalog.table(table)?;
             let limits = PageLimits {
                 size,
@@ -263,11 +238,7 @@ impl Engine {
             let found = table.read(|data| query::scan(data, &plan, resume.as_ref(), limits));
             // Copies (and projections) are made after the lock is released.
             Ok(Page {
-                entities: found
-                    .rows
-                    .iter()
-                    .map(|row| row.to_entity(request.select.as_deref()))
-                    .collect(),
+                entities: found.rows.iter().map(|row| row.to_entity(request.select.as_deref())).collect(),
                 continuation: found.next.as_ref().map(query::token),
             })
         })
@@ -277,11 +248,7 @@ impl Engine {
     /// ([`validate_batch`]), a malformed `If-Match` (with the operation's index), 404
     /// `TableNotFound` (index 0), then the first operation whose check fails, with its index
     /// ([`Error::batch_index`]); nothing is applied on any error.
-    pub fn submit_batch(
-        &self,
-        table: &str,
-        operations: Vec<Operation>,
-    ) -> Result<Vec<WriteOutcome>> {
+    pub fn submit_batch(&self, table: &str, operations: Vec<Operation>) -> Result<Vec<WriteOutcome>> {
         self.serve(|s| {
             validate_batch(&operations)?;
             for (index, op) in operations.iter().enumerate() {
@@ -313,12 +280,8 @@ impl Shared {
         let cap = self.options.max_page_size.max(1);
         match top {
             None => Ok(cap),
-            Some(t) if (1..=MAX_TOP).contains(&t) => {
-                Ok(cap.min(usize::try_from(t).unwrap_or(usize::MAX)))
-            }
-            Some(t) => Err(Error::invalid(Violation::Top {
-                value: u64::from(t),
-            })),
+            Some(t) if (1..=MAX_TOP).contains(&t) => Ok(cap.min(usize::try_from(t).unwrap_or(usize::MAX))),
+            Some(t) => Err(Error::invalid(Violation::Top { value: u64::from(t) })),
         }
     }
 }
@@ -340,9 +303,6 @@ fn check_etag_syntax(op: &Operation) -> Result<()> {
     if quoted.len() >= 2 && quoted.starts_with('"') && quoted.ends_with('"') {
         Ok(())
     } else {
-        Err(Error::service(
-            ErrorCode::InvalidInput,
-            format!("the If-Match value {text:?} is not an ETag"),
-        ))
+        Err(Error::service(ErrorCode::InvalidInput, format!("the If-Match value {text:?} is not an ETag")))
     }
 }

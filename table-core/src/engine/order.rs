@@ -126,10 +126,7 @@ mod tests {
     #[test]
     fn short_keys_are_inline_and_long_ones_on_the_heap() {
         assert_eq!(std::mem::size_of::<SortKey>(), 32);
-        assert!(matches!(
-            sort_key(&"k".repeat(INLINE)),
-            SortKey::Inline { .. }
-        ));
+        assert!(matches!(sort_key(&"k".repeat(INLINE)), SortKey::Inline { .. }));
         let long = "k".repeat(INLINE + 1);
         assert!(matches!(sort_key(&long), SortKey::Heap(_)));
         assert!(sort_key(&"k".repeat(INLINE)) < sort_key(&long));

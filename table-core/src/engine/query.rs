@@ -37,10 +37,7 @@ pub(crate) struct KeyRange {
 
 impl KeyRange {
     fn all() -> Self {
-        KeyRange {
-            lo: Bound::Unbounded,
-            hi: Bound::Unbounded,
-        }
+        KeyRange { lo: Bound::Unbounded, hi: Bound::Unbounded }
     }
 
     /// Narrows the range to keys satisfying `key op value`.
@@ -91,9 +88,7 @@ impl KeyRange {
     fn bounds(&self) -> Option<Bounds<'_>> {
         let empty = match (&self.lo, &self.hi) {
             (Bound::Included(a), Bound::Included(b)) => a > b,
-            (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => {
-                a >= b
-            }
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => a >= b,
             _ => false,
         };
         (!empty).then(|| (as_slice(&self.lo), as_slice(&self.hi)))
@@ -124,11 +119,7 @@ impl KeyPlan {
     /// need not test them again. Nothing else becomes a range: a non-string literal is a type
     /// mismatch, and `or`/`not` widen.
     pub(crate) fn new(filter: Option<&Filter>) -> Self {
-        let mut plan = KeyPlan {
-            partition_keys: KeyRange::all(),
-            row_keys: KeyRange::all(),
-            residual: None,
-        };
+        let mut plan = KeyPlan { partition_keys: KeyRange::all(), row_keys: KeyRange::all(), residual: None };
         plan.residual = filter.and_then(|f| plan.take_ranges(f));
         plan
     }
@@ -140,11 +131,7 @@ impl KeyPlan {
                 (Some(a), Some(b)) => Some(Filter::And(Box::new(a), Box::new(b))),
                 (rest, None) | (None, rest) => rest,
             },
-            Filter::Compare {
-                property,
-                op,
-                value: Value::String(s),
-            } if *op != CompareOp::Ne => {
+            Filter::Compare { property, op, value: Value::String(s) } if *op != CompareOp::Ne => {
                 let range = match property.as_str() {
                     "PartitionKey" => &mut self.partition_keys,
                     "RowKey" => &mut self.row_keys,
@@ -197,10 +184,7 @@ pub(crate) fn scan(
     let mut examined = 0usize;
     for (index, (pk, partition)) in data.partitions.range::<[u8], _>(pk_bounds).enumerate() {
         if index > 0 && limits.split_at_partitions {
-            let next = partition
-                .values()
-                .next()
-                .map(|row| (row.partition_key().to_owned(), String::new()));
+            let next = partition.values().next().map(|row| (row.partition_key().to_owned(), String::new()));
             return ScanResult { rows, next };
         }
         let mut row_keys = plan.row_keys.clone();
@@ -214,18 +198,12 @@ pub(crate) fn scan(
         };
         for row in partition.range::<[u8], _>(rk_bounds).map(|(_, row)| row) {
             if limits.scan_budget.is_some_and(|budget| examined >= budget) {
-                return ScanResult {
-                    rows,
-                    next: Some(key_of(row)),
-                };
+                return ScanResult { rows, next: Some(key_of(row)) };
             }
             examined += 1;
             if filter.is_none_or(|f| f.matches_in(row)) {
                 if rows.len() >= limits.size {
-                    return ScanResult {
-                        rows,
-                        next: Some(key_of(row)),
-                    };
+                    return ScanResult { rows, next: Some(key_of(row)) };
                 }
                 rows.push(Row::clone(row));
             }
@@ -248,9 +226,7 @@ pub(crate) fn token(next: &(String, String)) -> Continuation {
 
 /// Reads a continuation made by [`token`]; a missing `NextRowKey` means the partition's start.
 pub(crate) fn read_token(c: &Continuation) -> Result<(String, String), Violation> {
-    let malformed = || Violation::Continuation {
-        token: c.to_string(),
-    };
+    let malformed = || Violation::Continuation { token: c.to_string() };
     let decode = |text: &str| {
         URL_SAFE_NO_PAD
             .decode(text)
@@ -280,61 +256,26 @@ mod tests {
 
     #[test]
     fn ranges_take_the_tighter_bound() {
-        let r = range(&[
-            (CompareOp::Ge, "b"),
-            (CompareOp::Gt, "b"),
-            (CompareOp::Ge, "a"),
-        ]);
+        let r = range(&[(CompareOp::Ge, "b"), (CompareOp::Gt, "b"), (CompareOp::Ge, "a")]);
         assert_eq!(r.lo, Bound::Excluded(b"b".to_vec()));
-        let r = range(&[
-            (CompareOp::Lt, "m"),
-            (CompareOp::Le, "m"),
-            (CompareOp::Le, "z"),
-        ]);
+        let r = range(&[(CompareOp::Lt, "m"), (CompareOp::Le, "m"), (CompareOp::Le, "z")]);
         assert_eq!(r.hi, Bound::Excluded(b"m".to_vec()));
         let r = range(&[(CompareOp::Eq, "k"), (CompareOp::Ne, "k")]);
-        assert_eq!(
-            r.bounds(),
-            Some((Bound::Included(&b"k"[..]), Bound::Included(&b"k"[..])))
-        );
+        assert_eq!(r.bounds(), Some((Bound::Included(&b"k"[..]), Bound::Included(&b"k"[..]))));
     }
 
     #[test]
     fn contradictory_ranges_are_empty_instead_of_panicking() {
-        assert!(
-            range(&[(CompareOp::Gt, "b"), (CompareOp::Lt, "a")])
-                .bounds()
-                .is_none()
-        );
-        assert!(
-            range(&[(CompareOp::Gt, "a"), (CompareOp::Lt, "a")])
-                .bounds()
-                .is_none()
-        );
-        assert!(
-            range(&[(CompareOp::Ge, "a"), (CompareOp::Lt, "a")])
-                .bounds()
-                .is_none()
-        );
-        assert!(
-            range(&[(CompareOp::Eq, "a"), (CompareOp::Eq, "b")])
-                .bounds()
-                .is_none()
-        );
-        assert!(
-            range(&[(CompareOp::Ge, "a"), (CompareOp::Le, "a")])
-                .bounds()
-                .is_some()
-        );
+        assert!(range(&[(CompareOp::Gt, "b"), (CompareOp::Lt, "a")]).bounds().is_none());
+        assert!(range(&[(CompareOp::Gt, "a"), (CompareOp::Lt, "a")]).bounds().is_none());
+        assert!(range(&[(CompareOp::Ge, "a"), (CompareOp::Lt, "a")]).bounds().is_none());
+        assert!(range(&[(CompareOp::Eq, "a"), (CompareOp::Eq, "b")]).bounds().is_none());
+        assert!(range(&[(CompareOp::Ge, "a"), (CompareOp::Le, "a")]).bounds().is_some());
     }
 
     #[test]
     fn only_string_comparisons_in_the_top_conjunction_narrow() {
-        let pk = |op, v: Value| Filter::Compare {
-            property: "PartitionKey".into(),
-            op,
-            value: v,
-        };
+        let pk = |op, v: Value| Filter::Compare { property: "PartitionKey".into(), op, value: v };
         let and = Filter::And(
             Box::new(pk(CompareOp::Eq, "p".into())),
             Box::new(pk(CompareOp::Lt, Value::Int32(3))),
@@ -346,18 +287,10 @@ mod tests {
             Some(pk(CompareOp::Lt, Value::Int32(3))),
             "the range enforces the string comparison, not the mismatched one"
         );
-        let ne = Filter::And(
-            Box::new(pk(CompareOp::Ne, "p".into())),
-            Box::new(pk(CompareOp::Ge, "a".into())),
-        );
-        assert_eq!(
-            KeyPlan::new(Some(&ne)).residual,
-            Some(pk(CompareOp::Ne, "p".into()))
-        );
-        let or = Filter::Or(
-            Box::new(pk(CompareOp::Eq, "p".into())),
-            Box::new(pk(CompareOp::Eq, "q".into())),
-        );
+        let ne =
+            Filter::And(Box::new(pk(CompareOp::Ne, "p".into())), Box::new(pk(CompareOp::Ge, "a".into())));
+        assert_eq!(KeyPlan::new(Some(&ne)).residual, Some(pk(CompareOp::Ne, "p".into())));
+        let or = Filter::Or(Box::new(pk(CompareOp::Eq, "p".into())), Box::new(pk(CompareOp::Eq, "q".into())));
         assert_eq!(KeyPlan::new(Some(&or)).partition_keys.lo, Bound::Unbounded);
     }
 
@@ -365,13 +298,7 @@ mod tests {
     fn tokens_round_trip_any_key_and_reject_garbage() {
         let next = ("a b/é'\u{1f600}".to_owned(), String::new());
         assert_eq!(read_token(&token(&next)), Ok(next));
-        let garbage = Continuation {
-            next_partition_key: "%%%".into(),
-            next_row_key: None,
-        };
-        assert!(matches!(
-            read_token(&garbage),
-            Err(Violation::Continuation { .. })
-        ));
+        let garbage = Continuation { next_partition_key: "%%%".into(), next_row_key: None };
+        assert!(matches!(read_token(&garbage), Err(Violation::Continuation { .. })));
     }
 }

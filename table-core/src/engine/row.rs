@@ -57,19 +57,15 @@ impl Row {
     /// Encodes `entity`'s keys and custom properties, stamped with `timestamp` and `etag`
     /// (the entity's own `timestamp` and `etag` fields are ignored, as on every write).
     pub(crate) fn new(entity: &Entity, timestamp: DateTime<Utc>, etag: &ETag) -> Row {
-        let (pk, rk, etag) = (
-            entity.partition_key.as_bytes(),
-            entity.row_key.as_bytes(),
-            etag.as_str().as_bytes(),
-        );
+        let (pk, rk, etag) =
+            (entity.partition_key.as_bytes(), entity.row_key.as_bytes(), etag.as_str().as_bytes());
         let (mut text_len, mut values_len) = (pk.len() + rk.len() + etag.len(), 0);
         for (name, value) in &entity.properties {
             text_len += name.len() + value.as_str().map_or(0, str::len);
             values_len += 4 + 1 + value_size(value);
         }
         // Written in place in the shared allocation: one allocation per row, no copy.
-        let mut buffer: Arc<[u8]> =
-            std::iter::repeat_n(0, HEADER + text_len + values_len).collect();
+        let mut buffer: Arc<[u8]> = std::iter::repeat_n(0, HEADER + text_len + values_len).collect();
         if let Some(bytes) = Arc::get_mut(&mut buffer) {
             let (header, rest) = bytes.split_at_mut(HEADER);
             let (text, values) = rest.split_at_mut(text_len);
@@ -150,18 +146,11 @@ impl Row {
         let bytes: &[u8] = &self.0;
         let sections = || {
             let mut header = Reader(bytes.get(12..HEADER)?);
-            let (text_len, pk, rk, etag) =
-                (header.len()?, header.len()?, header.len()?, header.len()?);
+            let (text_len, pk, rk, etag) = (header.len()?, header.len()?, header.len()?, header.len()?);
             let (text, values) = bytes.get(HEADER..)?.split_at_checked(text_len)?;
             let keys_end = pk.checked_add(rk)?;
             let etag_at = text.len().checked_sub(etag)?;
-            (keys_end <= etag_at).then_some(Parts {
-                text,
-                pk_len: pk,
-                keys_end,
-                etag_at,
-                values,
-            })
+            (keys_end <= etag_at).then_some(Parts { text, pk_len: pk, keys_end, etag_at, values })
         };
         sections().unwrap_or_default()
     }
@@ -187,10 +176,8 @@ impl Source for Row {
     }
 
     fn custom(&self, name: &str) -> Option<Operand<'_>> {
-        let found = self
-            .parts()
-            .properties()
-            .find(|property| same_bytes(property.name.bytes, name.as_bytes()))?;
+        let found =
+            self.parts().properties().find(|property| same_bytes(property.name.bytes, name.as_bytes()))?;
         match found.value {
             Encoded::Text(span) => std::str::from_utf8(span.bytes).ok().map(Operand::Str),
             Encoded::Fixed(fixed) => fixed.decode(),
@@ -520,11 +507,7 @@ mod tests {
         for cut in 0..full.len() {
             let row = Row(Arc::from(&full[..cut]));
             // Every prefix decodes to something, without panicking.
-            let _ = (
-                row.to_entity(None),
-                Source::custom(&row, "N"),
-                row.timestamp(),
-            );
+            let _ = (row.to_entity(None), Source::custom(&row, "N"), row.timestamp());
         }
         let mut bad_tag = full.to_vec();
         // The value section follows the text "p", "r", "Name", "value", "N" and the ETag; it

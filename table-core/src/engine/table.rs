@@ -28,26 +28,22 @@ pub(crate) struct TableData {
 impl TableData {
     /// The row with these keys.
     pub(crate) fn get(&self, partition_key: &str, row_key: &str) -> Option<&Row> {
-        self.partitions
-            .get(encode(partition_key).as_ref())?
-            .get(encode(row_key).as_ref())
+        self.partitions.get(encode(partition_key).as_ref())?.get(encode(row_key).as_ref())
     }
 
     /// Checks the operation against the stored row: existence and `If-Match`. Touches nothing.
     pub(crate) fn check(&self, op: &Operation) -> Result<()> {
         let current = self.get(op.partition_key(), op.row_key());
         match op {
-            Operation::Insert(_) if current.is_some() => Err(Error::service(
-                ErrorCode::EntityAlreadyExists,
-                "The specified entity already exists.",
-            )),
+            Operation::Insert(_) if current.is_some() => {
+                Err(Error::service(ErrorCode::EntityAlreadyExists, "The specified entity already exists."))
+            }
             Operation::Replace { if_match, .. }
             | Operation::Merge { if_match, .. }
             | Operation::Delete { if_match, .. } => match current {
-                None => Err(Error::service(
-                    ErrorCode::ResourceNotFound,
-                    "The specified resource does not exist.",
-                )),
+                None => {
+                    Err(Error::service(ErrorCode::ResourceNotFound, "The specified resource does not exist."))
+                }
                 Some(row) => check_if_match(row, if_match),
             },
             _ => Ok(()),
@@ -69,16 +65,13 @@ impl TableData {
                 }
                 return WriteOutcome { etag: None };
             }
-            Operation::Insert(e)
-            | Operation::Replace { entity: e, .. }
-            | Operation::InsertOrReplace(e) => (e, false),
+            Operation::Insert(e) | Operation::Replace { entity: e, .. } | Operation::InsertOrReplace(e) => {
+                (e, false)
+            }
             Operation::Merge { entity: e, .. } | Operation::InsertOrMerge(e) => (e, true),
         };
         let etag = ETag::from_timestamp(timestamp);
-        let partition = self
-            .partitions
-            .entry(sort_key(&written.partition_key))
-            .or_default();
+        let partition = self.partitions.entry(sort_key(&written.partition_key)).or_default();
         let rk = sort_key(&written.row_key);
         // Only a merge reads the old row: replacing writes skip that lookup.
         let old = if merge { partition.get(&rk) } else { None };
@@ -120,13 +113,8 @@ mod tests {
         let mut t = TableData::default();
         t.apply(Operation::Insert(Entity::new("p", "r")), ts(1));
         assert_eq!(t.partitions.len(), 1);
-        let outcome = t.apply(
-            Operation::Delete {
-                key: EntityKey::new("p", "r"),
-                if_match: IfMatch::Any,
-            },
-            ts(2),
-        );
+        let outcome =
+            t.apply(Operation::Delete { key: EntityKey::new("p", "r"), if_match: IfMatch::Any }, ts(2));
         assert_eq!(outcome.etag, None);
         assert!(t.partitions.is_empty());
     }

@@ -31,14 +31,8 @@ pub enum CompareOp {
 
 impl CompareOp {
     /// Every operator, in grammar order.
-    pub const ALL: [CompareOp; 6] = [
-        CompareOp::Eq,
-        CompareOp::Ne,
-        CompareOp::Gt,
-        CompareOp::Ge,
-        CompareOp::Lt,
-        CompareOp::Le,
-    ];
+    pub const ALL: [CompareOp; 6] =
+        [CompareOp::Eq, CompareOp::Ne, CompareOp::Gt, CompareOp::Ge, CompareOp::Lt, CompareOp::Le];
 
     /// The keyword, e.g. `"ge"`.
     pub fn as_str(self) -> &'static str {
@@ -106,11 +100,7 @@ pub enum Filter {
 impl Filter {
     /// `property op value`.
     pub fn compare(property: impl Into<String>, op: CompareOp, value: impl Into<Value>) -> Filter {
-        Filter::Compare {
-            property: property.into(),
-            op,
-            value: value.into(),
-        }
+        Filter::Compare { property: property.into(), op, value: value.into() }
     }
 
     /// `property eq value`.
@@ -223,10 +213,7 @@ impl Filter {
     pub fn check_limits(&self) -> Result<(), Error> {
         let count = self.comparison_count();
         if count > MAX_FILTER_COMPARISONS {
-            return Err(Error::invalid(Violation::TooManyComparisons {
-                count,
-                max: MAX_FILTER_COMPARISONS,
-            }));
+            return Err(Error::invalid(Violation::TooManyComparisons { count, max: MAX_FILTER_COMPARISONS }));
         }
         if let Some((position, name)) = super::print::first_unprintable_property(self) {
             return Err(Error::invalid(Violation::FilterUnsupported {

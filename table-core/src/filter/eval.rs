@@ -38,12 +38,9 @@ impl Filter {
     /// [`matches`](Self::matches) on any [`Source`] of properties.
     pub(crate) fn matches_in<S: Source + ?Sized>(&self, source: &S) -> bool {
         match self {
-            Filter::Compare {
-                property,
-                op,
-                value,
-            } => lookup(source, property)
-                .is_some_and(|found| evaluate(found, *op, Operand::of(value))),
+            Filter::Compare { property, op, value } => {
+                lookup(source, property).is_some_and(|found| evaluate(found, *op, Operand::of(value)))
+            }
             Filter::Property(property) => {
                 matches!(lookup(source, property), Some(Operand::Boolean(true)))
             }
@@ -256,14 +253,8 @@ mod tests {
         assert_eq!(compare_f64_i64(-0.5, 0), Some(Less));
         assert_eq!(compare_f64_i64(0.5, 0), Some(Greater));
         assert_eq!(compare_f64_i64(-0.0, 0), Some(Equal));
-        assert_eq!(
-            compare_f64_i64(9.223_372_036_854_776e18, i64::MAX),
-            Some(Greater)
-        );
-        assert_eq!(
-            compare_f64_i64(-9.223_372_036_854_776e18, i64::MIN),
-            Some(Equal)
-        );
+        assert_eq!(compare_f64_i64(9.223_372_036_854_776e18, i64::MAX), Some(Greater));
+        assert_eq!(compare_f64_i64(-9.223_372_036_854_776e18, i64::MIN), Some(Equal));
         assert_eq!(compare_f64_i64(f64::NEG_INFINITY, i64::MIN), Some(Less));
         assert_eq!(compare_f64_i64(f64::INFINITY, i64::MAX), Some(Greater));
         assert_eq!(compare_f64_i64(f64::NAN, 0), None);
@@ -273,26 +264,11 @@ mod tests {
     fn outcomes_per_operator() {
         use CompareOp::*;
         let table = [
-            (
-                Outcome::Ordered(Ordering::Less),
-                [false, true, false, false, true, true],
-            ),
-            (
-                Outcome::Ordered(Ordering::Equal),
-                [true, false, false, true, false, true],
-            ),
-            (
-                Outcome::Ordered(Ordering::Greater),
-                [false, true, true, true, false, false],
-            ),
-            (
-                Outcome::Unordered,
-                [false, true, false, false, false, false],
-            ),
-            (
-                Outcome::NotComparable,
-                [false, true, false, false, true, true],
-            ),
+            (Outcome::Ordered(Ordering::Less), [false, true, false, false, true, true]),
+            (Outcome::Ordered(Ordering::Equal), [true, false, false, true, false, true]),
+            (Outcome::Ordered(Ordering::Greater), [false, true, true, true, false, false]),
+            (Outcome::Unordered, [false, true, false, false, false, false]),
+            (Outcome::NotComparable, [false, true, false, false, true, true]),
         ];
         for (outcome, expected) in table {
             for (op, want) in [Eq, Ne, Gt, Ge, Lt, Le].into_iter().zip(expected) {

@@ -41,8 +41,8 @@ const MAX_NESTING: usize = 100;
 
 /// Words with a meaning in the grammar; none of them can name a property in a filter.
 const RESERVED_WORDS: [&str; 19] = [
-    "and", "or", "not", "eq", "ne", "gt", "ge", "lt", "le", "true", "false", "null", "add", "sub",
-    "mul", "div", "mod", "NaN", "INF",
+    "and", "or", "not", "eq", "ne", "gt", "ge", "lt", "le", "true", "false", "null", "add", "sub", "mul",
+    "div", "mod", "NaN", "INF",
 ];
 
 /// Arithmetic operators: valid OData, not implemented by the service.
@@ -65,37 +65,24 @@ fn is_identifier_char(c: char) -> bool {
 }
 
 fn syntax(position: usize, message: impl Into<String>) -> Error {
-    Error::invalid(Violation::FilterSyntax {
-        position,
-        message: message.into(),
-    })
+    Error::invalid(Violation::FilterSyntax { position, message: message.into() })
 }
 
 fn unsupported(position: usize, message: impl Into<String>) -> Error {
-    Error::invalid(Violation::FilterUnsupported {
-        position,
-        message: message.into(),
-    })
+    Error::invalid(Violation::FilterUnsupported { position, message: message.into() })
 }
 
 impl Filter {
     /// Parses `$filter` text. See the module documentation for the grammar, literal forms and
     /// errors; the result has its comparisons normalised with the property on the left.
     pub fn parse(s: &str) -> Result<Filter, Error> {
-        let mut parser = Parser {
-            lexer: Lexer { src: s, pos: 0 },
-            peeked: None,
-            comparisons: 0,
-        };
+        let mut parser = Parser { lexer: Lexer { src: s, pos: 0 }, peeked: None, comparisons: 0 };
         let filter = parser.or(0)?;
         let next = parser.next()?;
         if !matches!(next.kind, Kind::End) {
             return Err(syntax(
                 next.pos,
-                format!(
-                    "expected `and`, `or` or the end of the filter, found {}",
-                    next.kind.describe()
-                ),
+                format!("expected `and`, `or` or the end of the filter, found {}", next.kind.describe()),
             ));
         }
         if parser.comparisons > MAX_FILTER_COMPARISONS {
@@ -225,10 +212,7 @@ impl<'a> Lexer<'a> {
             self.pos += "-INF".len();
             return Ok(Kind::Literal(Value::Double(f64::NEG_INFINITY)));
         }
-        Err(unsupported(
-            self.pos,
-            "arithmetic negation is not supported",
-        ))
+        Err(unsupported(self.pos, "arithmetic negation is not supported"))
     }
 
     fn digits(&mut self, what: &str) -> Result<(), Error> {
@@ -283,10 +267,7 @@ impl<'a> Lexer<'a> {
             }
             _ if double => Value::Double(parse_double(text, start)?),
             _ => Value::Int32(text.parse::<i32>().map_err(|_| {
-                syntax(
-                    start,
-                    "integer literal out of the Int32 range; append `L` for an Int64",
-                )
+                syntax(start, "integer literal out of the Int32 range; append `L` for an Int64")
             })?),
         };
         if self.peek_char().is_some_and(is_identifier_char) {
@@ -344,16 +325,11 @@ fn parse_datetime_literal(body: &str, pos: usize) -> Result<chrono::DateTime<chr
 
 fn parse_guid(body: &str, pos: usize) -> Result<Uuid, Error> {
     // Only the hyphenated 8-4-4-4-12 form; `Uuid::try_parse` also takes braces and URNs.
-    let hyphenated = body.len() == 36
-        && body
-            .char_indices()
-            .all(|(i, c)| matches!(i, 8 | 13 | 18 | 23) == (c == '-'));
+    let hyphenated =
+        body.len() == 36 && body.char_indices().all(|(i, c)| matches!(i, 8 | 13 | 18 | 23) == (c == '-'));
     match Uuid::try_parse(body) {
         Ok(g) if hyphenated => Ok(g),
-        _ => Err(syntax(
-            pos,
-            "invalid guid literal: expected xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx",
-        )),
+        _ => Err(syntax(pos, "invalid guid literal: expected xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")),
     }
 }
 
@@ -362,13 +338,9 @@ fn parse_hex(body: &str, pos: usize) -> Result<Vec<u8>, Error> {
     if !bytes.len().is_multiple_of(2) {
         return Err(syntax(pos, "binary literal needs two hex digits per byte"));
     }
-    let digit = |i: usize| {
-        hex_digit(bytes[i]).ok_or_else(|| syntax(pos + i, "invalid hex digit in binary literal"))
-    };
-    (0..bytes.len())
-        .step_by(2)
-        .map(|i| Ok(digit(i)? << 4 | digit(i + 1)?))
-        .collect()
+    let digit =
+        |i: usize| hex_digit(bytes[i]).ok_or_else(|| syntax(pos + i, "invalid hex digit in binary literal"));
+    (0..bytes.len()).step_by(2).map(|i| Ok(digit(i)? << 4 | digit(i + 1)?)).collect()
 }
 
 fn hex_digit(b: u8) -> Option<u8> {
@@ -431,27 +403,15 @@ impl<'a> Parser<'a> {
             return Ok(None);
         };
         if ARITHMETIC.contains(&word) {
-            return Err(unsupported(
-                token.pos,
-                format!("arithmetic (`{word}`) is not supported"),
-            ));
+            return Err(unsupported(token.pos, format!("arithmetic (`{word}`) is not supported")));
         }
         Ok(CompareOp::from_keyword(word).map(|op| (op, token.pos)))
     }
 
     /// Joins two operands, unless the comparison limit is already exceeded: then the right one
     /// is dropped so the tree stays small while parsing goes on to count and find errors.
-    fn join(
-        &self,
-        left: Filter,
-        right: Filter,
-        join: fn(Box<Filter>, Box<Filter>) -> Filter,
-    ) -> Filter {
-        if self.comparisons > MAX_FILTER_COMPARISONS {
-            left
-        } else {
-            join(Box::new(left), Box::new(right))
-        }
+    fn join(&self, left: Filter, right: Filter, join: fn(Box<Filter>, Box<Filter>) -> Filter) -> Filter {
+        if self.comparisons > MAX_FILTER_COMPARISONS { left } else { join(Box::new(left), Box::new(right)) }
     }
 
     fn or(&mut self, depth: usize) -> Result<Filter, Error> {
@@ -480,16 +440,10 @@ impl<'a> Parser<'a> {
         self.next()?;
         let right = self.unary(depth)?;
         let filter = match (left.term, right.term) {
-            (Term::Property(property), Term::Literal(value)) => Filter::Compare {
-                property,
-                op,
-                value,
-            },
-            (Term::Literal(value), Term::Property(property)) => Filter::Compare {
-                property,
-                op: op.mirrored(),
-                value,
-            },
+            (Term::Property(property), Term::Literal(value)) => Filter::Compare { property, op, value },
+            (Term::Literal(value), Term::Property(property)) => {
+                Filter::Compare { property, op: op.mirrored(), value }
+            }
             (Term::Property(_), Term::Property(_)) => {
                 return Err(unsupported(
                     left.pos,
@@ -512,10 +466,7 @@ impl<'a> Parser<'a> {
         };
         self.comparisons += 1;
         if let Some((_, pos)) = self.peek_operator()? {
-            return Err(unsupported(
-                pos,
-                "the result of a comparison cannot be compared",
-            ));
+            return Err(unsupported(pos, "the result of a comparison cannot be compared"));
         }
         Ok(filter)
     }
@@ -528,10 +479,9 @@ impl<'a> Parser<'a> {
                 self.comparisons += 1;
                 Ok(Filter::Property(p))
             }
-            Term::Literal(_) => Err(syntax(
-                term.pos,
-                "a literal alone is not a condition; compare it with a property",
-            )),
+            Term::Literal(_) => {
+                Err(syntax(term.pos, "a literal alone is not a condition; compare it with a property"))
+            }
         }
     }
 
@@ -553,10 +503,7 @@ impl<'a> Parser<'a> {
                 let inner = self.or(depth + 1)?;
                 let close = self.next()?;
                 if !matches!(close.kind, Kind::RParen) {
-                    return Err(syntax(
-                        close.pos,
-                        format!("expected `)`, found {}", close.kind.describe()),
-                    ));
+                    return Err(syntax(close.pos, format!("expected `)`, found {}", close.kind.describe())));
                 }
                 Term::Condition(inner)
             }
@@ -567,26 +514,17 @@ impl<'a> Parser<'a> {
                 ));
             }
             Kind::Word(word) if RESERVED_WORDS.contains(&word) => {
-                return Err(syntax(
-                    pos,
-                    format!("expected a property or a literal, found `{word}`"),
-                ));
+                return Err(syntax(pos, format!("expected a property or a literal, found `{word}`")));
             }
             Kind::Word(word) => {
                 if matches!(self.peek()?.kind, Kind::LParen) {
-                    return Err(unsupported(
-                        pos,
-                        format!("function `{word}` is not supported"),
-                    ));
+                    return Err(unsupported(pos, format!("function `{word}` is not supported")));
                 }
                 Term::Property(word.to_owned())
             }
             Kind::Literal(value) => Term::Literal(value),
             kind @ (Kind::RParen | Kind::End) => {
-                return Err(syntax(
-                    pos,
-                    format!("expected a condition, found {}", kind.describe()),
-                ));
+                return Err(syntax(pos, format!("expected a condition, found {}", kind.describe())));
             }
         };
         Ok(Located { pos, term })
@@ -617,10 +555,7 @@ mod tests {
         assert!(matches!(literal("-2147483648"), Value::Int32(i32::MIN)));
         assert!(matches!(literal("42L"), Value::Int64(42)));
         assert!(matches!(literal("42l"), Value::Int64(42)));
-        assert!(matches!(
-            literal("-9223372036854775808L"),
-            Value::Int64(i64::MIN)
-        ));
+        assert!(matches!(literal("-9223372036854775808L"), Value::Int64(i64::MIN)));
         assert!(matches!(literal("2D"), Value::Double(d) if d == 2.0));
         assert!(matches!(literal("1.5d"), Value::Double(d) if d == 1.5));
         assert!(matches!(literal("1e10"), Value::Double(d) if d == 1e10));
@@ -650,10 +585,7 @@ mod tests {
         ));
         assert_eq!(syntax_at("P eq X'0g'"), 8);
         assert_eq!(syntax_at("P eq X'0'"), 7);
-        assert_eq!(
-            syntax_at("P eq guid'{00000000-0000-0000-0000-000000000000}'"),
-            10
-        );
+        assert_eq!(syntax_at("P eq guid'{00000000-0000-0000-0000-000000000000}'"), 10);
         assert_eq!(syntax_at("P eq datetime'2020-13-01T00:00:00Z'"), 14);
         assert_eq!(syntax_at("P eq datetime'0000-01-01T00:00:00Z'"), 14);
         assert_eq!(syntax_at("P eq foo'1'"), 5);
@@ -676,11 +608,7 @@ mod tests {
     fn nesting_is_bounded() {
         let deep = format!("{}a{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
         assert!(Filter::parse(&deep).is_ok());
-        let deeper = format!(
-            "{}a{}",
-            "(".repeat(MAX_NESTING + 1),
-            ")".repeat(MAX_NESTING + 1)
-        );
+        let deeper = format!("{}a{}", "(".repeat(MAX_NESTING + 1), ")".repeat(MAX_NESTING + 1));
         assert_eq!(syntax_at(&deeper), MAX_NESTING);
         let nots = format!("{}a", "not ".repeat(100_000));
         assert_eq!(syntax_at(&nots), 4 * MAX_NESTING);

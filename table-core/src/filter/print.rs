@@ -72,11 +72,7 @@ impl Write for Printer<'_, '_> {
 
 impl<'w, 'f> Printer<'w, 'f> {
     fn new(out: &'w mut dyn Write) -> Self {
-        Printer {
-            out,
-            written: 0,
-            unprintable: None,
-        }
+        Printer { out, written: 0, unprintable: None }
     }
 
     fn filter(&mut self, filter: &'f Filter, slot: Precedence) -> fmt::Result {
@@ -100,11 +96,7 @@ impl<'w, 'f> Printer<'w, 'f> {
                 self.write_str("not ")?;
                 self.filter(inner, Precedence::Not)?;
             }
-            Filter::Compare {
-                property,
-                op,
-                value,
-            } => {
+            Filter::Compare { property, op, value } => {
                 self.property(property)?;
                 write!(self, " {op} ")?;
                 self.literal(value)?;
@@ -183,26 +175,11 @@ mod tests {
     #[test]
     fn parenthesises_only_where_needed() {
         let (a, b, c) = (p("a"), p("b"), p("c"));
-        assert_eq!(
-            a.clone().or(b.clone()).or(c.clone()).to_string(),
-            "a or b or c"
-        );
-        assert_eq!(
-            a.clone().or(b.clone().or(c.clone())).to_string(),
-            "a or (b or c)"
-        );
-        assert_eq!(
-            a.clone().or(b.clone().and(c.clone())).to_string(),
-            "a or b and c"
-        );
-        assert_eq!(
-            a.clone().or(b.clone()).and(c.clone()).to_string(),
-            "(a or b) and c"
-        );
-        assert_eq!(
-            a.clone().and(b.clone().and(c.clone())).to_string(),
-            "a and (b and c)"
-        );
+        assert_eq!(a.clone().or(b.clone()).or(c.clone()).to_string(), "a or b or c");
+        assert_eq!(a.clone().or(b.clone().or(c.clone())).to_string(), "a or (b or c)");
+        assert_eq!(a.clone().or(b.clone().and(c.clone())).to_string(), "a or b and c");
+        assert_eq!(a.clone().or(b.clone()).and(c.clone()).to_string(), "(a or b) and c");
+        assert_eq!(a.clone().and(b.clone().and(c.clone())).to_string(), "a and (b and c)");
         assert_eq!((!!a.clone()).to_string(), "not not a");
         assert_eq!((!Filter::eq("a", 1)).to_string(), "not (a eq 1)");
         assert_eq!((!a.and(b)).to_string(), "not (a and b)");
@@ -220,10 +197,7 @@ mod tests {
             (Value::Double(f64::NAN), "NaN"),
             (Value::Double(f64::NEG_INFINITY), "-INF"),
             (Value::Boolean(false), "false"),
-            (
-                Value::Guid(uuid::Uuid::from_u128(0xABCDEF)),
-                "guid'00000000-0000-0000-0000-000000abcdef'",
-            ),
+            (Value::Guid(uuid::Uuid::from_u128(0xABCDEF)), "guid'00000000-0000-0000-0000-000000abcdef'"),
             (Value::Binary(vec![0x0a, 0xb0]), "X'0ab0'"),
             (
                 Value::DateTime(

@@ -25,10 +25,7 @@ pub struct Column<T> {
 impl<T> Column<T> {
     /// The column of the property `name`.
     pub const fn new(name: &'static str) -> Self {
-        Column {
-            name,
-            _type: PhantomData,
-        }
+        Column { name, _type: PhantomData }
     }
 
     /// The property name.
@@ -121,17 +118,9 @@ mod tests {
             unreachable!("a comparison")
         };
         assert_eq!(value, Value::Int64(5));
-        let Filter::Compare {
-            value,
-            op,
-            property,
-        } = PARTITION_KEY.eq("Sales")
-        else {
+        let Filter::Compare { value, op, property } = PARTITION_KEY.eq("Sales") else {
             unreachable!("a comparison")
         };
-        assert_eq!(
-            (value, op, property.as_str()),
-            (Value::from("Sales"), CompareOp::Eq, "PartitionKey")
-        );
+        assert_eq!((value, op, property.as_str()), (Value::from("Sales"), CompareOp::Eq, "PartitionKey"));
     }
 }

@@ -99,10 +99,7 @@ impl<T: PropertyValue> Property for Option<T> {
 }
 
 fn wrong_type<T>(expected: EdmType, found: &Value) -> Result<T, ValueError> {
-    Err(ValueError::WrongType {
-        expected,
-        found: found.edm_type(),
-    })
+    Err(ValueError::WrongType { expected, found: found.edm_type() })
 }
 
 /// Implements `PropertyValue` for a type stored as exactly one `Value` variant.
@@ -193,10 +190,7 @@ pub trait KeyValue {
 }
 
 fn unsupported<T>(spec: &KeySpec, ty: &'static str) -> Result<T, KeyCodecError> {
-    Err(KeyCodecError::UnsupportedSpec {
-        spec: spec.to_string(),
-        ty,
-    })
+    Err(KeyCodecError::UnsupportedSpec { spec: spec.to_string(), ty })
 }
 
 impl KeyValue for str {
@@ -267,12 +261,10 @@ impl KeyValue for DateTime<Utc> {
 
     fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError> {
         match spec {
-            KeySpec::Plain => {
-                crate::datetime::parse_datetime(text).map_err(|_| KeyCodecError::Malformed {
-                    text: text.to_owned(),
-                    expected: "an ISO 8601 UTC instant".to_owned(),
-                })
-            }
+            KeySpec::Plain => crate::datetime::parse_datetime(text).map_err(|_| KeyCodecError::Malformed {
+                text: text.to_owned(),
+                expected: "an ISO 8601 UTC instant".to_owned(),
+            }),
             KeySpec::Ticks => keys::parse_ticks(text),
             KeySpec::InvertedTicks => keys::parse_inverted_ticks(text),
             KeySpec::Date(format) => keys::parse_date(text, format),
@@ -344,15 +336,9 @@ mod tests {
         assert_eq!(Option::<i32>::from_property(None), Ok(None));
         assert_eq!(
             i32::from_property(Some(Value::Int64(1))),
-            Err(ValueError::WrongType {
-                expected: EdmType::Int32,
-                found: EdmType::Int64
-            })
+            Err(ValueError::WrongType { expected: EdmType::Int32, found: EdmType::Int64 })
         );
-        assert!(matches!(
-            u32::from_value(Value::Int64(-1)),
-            Err(ValueError::Invalid(_))
-        ));
+        assert!(matches!(u32::from_value(Value::Int64(-1)), Err(ValueError::Invalid(_))));
         assert_eq!(u32::from_value(Value::Int32(7)), Ok(7));
     }
 
@@ -368,10 +354,7 @@ mod tests {
         assert!(5i32.encode_key(&KeySpec::Ticks).is_err());
         assert!(i32::decode_key("99999999999", &KeySpec::Plain).is_err());
         assert_eq!(
-            i64::decode_key(
-                &i64::MIN.encode_key(&KeySpec::Ordered).unwrap(),
-                &KeySpec::Ordered
-            ),
+            i64::decode_key(&i64::MIN.encode_key(&KeySpec::Ordered).unwrap(), &KeySpec::Ordered),
             Ok(i64::MIN)
         );
     }

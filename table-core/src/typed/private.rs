@@ -20,10 +20,7 @@ pub use super::index::{IndexDef, IndexKind};
 pub use super::template::{KeyBuilder, KeyRange, KeyTemplate, Segment};
 
 fn value_error(property: &str, message: impl std::fmt::Display) -> Error {
-    Error::invalid(Violation::Value {
-        property: property.to_owned(),
-        message: message.to_string(),
-    })
+    Error::invalid(Violation::Value { property: property.to_owned(), message: message.to_string() })
 }
 
 /// Writes a field as a property (nothing for `None`).
@@ -44,9 +41,7 @@ pub fn write_json<T: serde::Serialize>(entity: &mut Entity, name: &str, field: &
     // `to_string` keeps the struct's field order, which `to_value` (a sorted map) would lose.
     let json = serde_json::to_string(field).map_err(|e| value_error(name, e))?;
     if json != "null" {
-        entity
-            .properties
-            .insert(name.to_owned(), Value::String(json));
+        entity.properties.insert(name.to_owned(), Value::String(json));
     }
     Ok(())
 }
@@ -58,10 +53,7 @@ pub fn read_json<T: serde::de::DeserializeOwned>(entity: &mut Entity, name: &str
         Some(other) => {
             return Err(value_error(
                 name,
-                ValueError::WrongType {
-                    expected: EdmType::String,
-                    found: other.edm_type(),
-                },
+                ValueError::WrongType { expected: EdmType::String, found: other.edm_type() },
             ));
         }
         None => {
@@ -74,14 +66,9 @@ pub fn read_json<T: serde::de::DeserializeOwned>(entity: &mut Entity, name: &str
 
 /// Writes the discriminator properties of `entity_type = "..."` / `version = N`.
 pub fn write_discriminator(entity: &mut Entity, entity_type: &str, version: Option<i32>) {
-    entity.properties.insert(
-        ENTITY_TYPE_PROPERTY.to_owned(),
-        Value::String(entity_type.to_owned()),
-    );
+    entity.properties.insert(ENTITY_TYPE_PROPERTY.to_owned(), Value::String(entity_type.to_owned()));
     if let Some(version) = version {
-        entity
-            .properties
-            .insert(ENTITY_VERSION_PROPERTY.to_owned(), Value::Int32(version));
+        entity.properties.insert(ENTITY_VERSION_PROPERTY.to_owned(), Value::Int32(version));
     }
 }
 
@@ -91,21 +78,14 @@ pub fn entity_type(entity: &Entity) -> Result<&str> {
         Some(Value::String(t)) => Ok(t),
         Some(other) => Err(value_error(
             ENTITY_TYPE_PROPERTY,
-            ValueError::WrongType {
-                expected: EdmType::String,
-                found: other.edm_type(),
-            },
+            ValueError::WrongType { expected: EdmType::String, found: other.edm_type() },
         )),
         None => Err(value_error(ENTITY_TYPE_PROPERTY, ValueError::Missing)),
     }
 }
 
 /// Checks, then removes, the discriminator properties.
-pub fn check_discriminator(
-    entity: &mut Entity,
-    entity_type: &str,
-    version: Option<i32>,
-) -> Result<()> {
+pub fn check_discriminator(entity: &mut Entity, entity_type: &str, version: Option<i32>) -> Result<()> {
     let found = self::entity_type(entity)?;
     if found != entity_type {
         return Err(value_error(
@@ -128,17 +108,10 @@ pub fn check_discriminator(
 
 /// The error for a discriminator no variant of a heterogeneous enum accepts.
 pub fn unknown_entity_type(found: &str, expected: &[Option<&str>]) -> Error {
-    let expected: Vec<String> = expected
-        .iter()
-        .flatten()
-        .map(|t| format!("{t:?}"))
-        .collect();
+    let expected: Vec<String> = expected.iter().flatten().map(|t| format!("{t:?}")).collect();
     value_error(
         ENTITY_TYPE_PROPERTY,
-        format_args!(
-            "unknown entity type {found:?}; expected one of {}",
-            expected.join(", ")
-        ),
+        format_args!("unknown entity type {found:?}; expected one of {}", expected.join(", ")),
     )
 }
 
@@ -146,11 +119,7 @@ pub fn unknown_entity_type(found: &str, expected: &[Option<&str>]) -> Error {
 pub fn unknown_variant<T>(found: &str, expected: &[&str]) -> core::result::Result<T, ValueError> {
     Err(ValueError::Invalid(format!(
         "unknown variant {found:?}; expected one of {}",
-        expected
-            .iter()
-            .map(|v| format!("{v:?}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        expected.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(", ")
     )))
 }
 
@@ -172,10 +141,7 @@ pub const fn str_eq(a: &str, b: &str) -> bool {
 
 /// A key from the two built key strings.
 pub fn entity_key(partition_key: String, row_key: String) -> EntityKey {
-    EntityKey {
-        partition_key,
-        row_key,
-    }
+    EntityKey { partition_key, row_key }
 }
 
 /// `false` when both variants of a heterogeneous enum declare the same discriminator.
@@ -187,34 +153,20 @@ pub const fn distinct_entity_types(a: Option<&str>, b: Option<&str>) -> bool {
 }
 
 /// Writes a `#[derive(PropertyValue)]` enum into a key: only `{field}` applies.
-pub fn enum_key(
-    spec: &KeySpec,
-    name: &str,
-    ty: &'static str,
-) -> core::result::Result<String, KeyCodecError> {
+pub fn enum_key(spec: &KeySpec, name: &str, ty: &'static str) -> core::result::Result<String, KeyCodecError> {
     match spec {
         KeySpec::Plain => Ok(name.to_owned()),
-        _ => Err(KeyCodecError::UnsupportedSpec {
-            spec: spec.to_string(),
-            ty,
-        }),
+        _ => Err(KeyCodecError::UnsupportedSpec { spec: spec.to_string(), ty }),
     }
 }
 
 /// The error for key text that names no variant of a `#[derive(PropertyValue)]` enum.
-pub fn unknown_key_variant<T>(
-    text: &str,
-    expected: &[&str],
-) -> core::result::Result<T, KeyCodecError> {
+pub fn unknown_key_variant<T>(text: &str, expected: &[&str]) -> core::result::Result<T, KeyCodecError> {
     Err(KeyCodecError::Malformed {
         text: text.to_owned(),
         expected: format!(
             "one of {}",
-            expected
-                .iter()
-                .map(|v| format!("{v:?}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            expected.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(", ")
         ),
     })
 }

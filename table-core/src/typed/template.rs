@@ -46,20 +46,13 @@ pub struct KeyTemplate {
 }
 
 fn field_error(field: &str, message: String) -> Error {
-    Error::invalid(Violation::Value {
-        property: field.to_owned(),
-        message,
-    })
+    Error::invalid(Violation::Value { property: field.to_owned(), message })
 }
 
 impl KeyTemplate {
     /// A builder that appends field values in template order.
     pub fn builder(&self) -> KeyBuilder<'_> {
-        KeyBuilder {
-            template: self,
-            out: String::new(),
-            next: 0,
-        }
+        KeyBuilder { template: self, out: String::new(), next: 0 }
     }
 
     /// The names of the template's fields, in order.
@@ -99,10 +92,7 @@ impl KeyTemplate {
                         (None, Some(Segment::Field { .. })) => None,
                     };
                     let len = len.ok_or_else(|| {
-                        self.mismatch(
-                            key,
-                            format_args!("no value for `{name}` at byte {consumed}"),
-                        )
+                        self.mismatch(key, format_args!("no value for `{name}` at byte {consumed}"))
                     })?;
                     let (part, tail) = rest.split_at(len);
                     parts.push(part);
@@ -127,17 +117,10 @@ impl KeyTemplate {
             })
             .nth(index);
         let (Some((name, spec)), Some(part)) = (field, parts.get(index)) else {
-            return Err(self.mismatch(
-                &parts.concat(),
-                format_args!("it has no field number {index}"),
-            ));
+            return Err(self.mismatch(&parts.concat(), format_args!("it has no field number {index}")));
         };
-        T::decode_key(part, spec).map_err(|e| {
-            field_error(
-                name,
-                format!("cannot be read from {} {part:?}: {e}", self.key),
-            )
-        })
+        T::decode_key(part, spec)
+            .map_err(|e| field_error(name, format!("cannot be read from {} {part:?}: {e}", self.key)))
     }
 }
 
@@ -207,10 +190,7 @@ impl KeyBuilder<'_> {
     /// The whole key; an error when a field is still missing or the key breaks the key rules.
     pub fn finish(mut self) -> Result<String> {
         if let Some((_, name, _, _)) = self.advance() {
-            return Err(field_error(
-                name,
-                format!("no value given for the {} template", self.template.key),
-            ));
+            return Err(field_error(name, format!("no value given for the {} template", self.template.key)));
         }
         validate_key(self.template.key, &self.out)?;
         Ok(self.out)
@@ -238,11 +218,7 @@ impl KeyRange {
 
     /// Every key from `start` to `end`, both included.
     pub fn inclusive(key: KeyName, start: impl Into<String>, end: impl Into<String>) -> Self {
-        KeyRange {
-            key,
-            start: start.into(),
-            end: Bound::Included(end.into()),
-        }
+        KeyRange { key, start: start.into(), end: Bound::Included(end.into()) }
     }
 
     /// `true` when `key` lies in the range, in the service's ordinal order.
@@ -301,30 +277,15 @@ mod tests {
         key: KeyName::RowKey,
         text: "{name}_{id:04}",
         segments: &[
-            Segment::Field {
-                name: "name",
-                spec: KeySpec::Plain,
-                parsed: true,
-            },
+            Segment::Field { name: "name", spec: KeySpec::Plain, parsed: true },
             Segment::Literal("_"),
-            Segment::Field {
-                name: "id",
-                spec: KeySpec::ZeroPad(4),
-                parsed: true,
-            },
+            Segment::Field { name: "id", spec: KeySpec::ZeroPad(4), parsed: true },
         ],
     };
 
     #[test]
     fn builds_splits_and_decodes() {
-        let key = RK
-            .builder()
-            .push("ab")
-            .unwrap()
-            .push(&7u32)
-            .unwrap()
-            .finish()
-            .unwrap();
+        let key = RK.builder().push("ab").unwrap().push(&7u32).unwrap().finish().unwrap();
         assert_eq!(key, "ab_0007");
         let parts = RK.split(&key).unwrap();
         assert_eq!(parts, ["ab", "0007"]);
@@ -343,10 +304,7 @@ mod tests {
     #[test]
     fn mismatches_name_the_key_and_template() {
         for bad in ["ab0007", "ab_07", "ab_00070", "ab_x007"] {
-            let err = RK
-                .split(bad)
-                .and_then(|p| RK.decode::<u32>(&p, 1))
-                .unwrap_err();
+            let err = RK.split(bad).and_then(|p| RK.decode::<u32>(&p, 1)).unwrap_err();
             let text = err.to_string();
             assert!(text.contains("RowKey") || text.contains("id"), "{text}");
         }
