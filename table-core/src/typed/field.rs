@@ -48,7 +48,7 @@ pub enum ValueError {
 
 /// A Rust type stored as one property value of one EDM type.
 ///
-/// Implemented for the types in the [module table](self); `#[derive(PropertyValue)]` implements
+/// Implemented for the field types listed in the `TableEntity` docs; `#[derive(PropertyValue)]` implements
 /// it for unit-only enums (stored as strings), and you can implement it for your own newtypes.
 pub trait PropertyValue: Sized {
     /// The EDM type of the stored value.
