@@ -184,6 +184,14 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         index::verify::<T>(&self.table).await
     }
 
+    /// Drains pending intents, then makes the index rows equal a clean rebuild from the `T`
+    /// primaries (for an index added to existing data, or rows written around the SDK). A full
+    /// table scan; run it while no other writer changes `T`. Returns what it found before the
+    /// repair.
+    pub async fn rebuild_indexes(&self) -> Result<IndexReport> {
+        index::rebuild::<T>(&self.table).await
+    }
+
     fn index_def(&self, name: &str) -> Result<&'static table_core::typed::IndexDef> {
         T::indexes().iter().find(|i| i.name == name).ok_or_else(|| {
             Error::new(

@@ -31,6 +31,21 @@ struct Employee {
     email: String,
 }
 
+/// The same entity as [`Employee`] before it declared any index.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(partition_key = "{department}", row_key = "empid_{id:06}")]
+#[table(entity_type = "Employee")]
+struct UnindexedEmployee {
+    #[table(key_only)]
+    department: String,
+    #[table(key_only)]
+    id: u32,
+    first_name: String,
+    last_name: String,
+    age: i32,
+    email: String,
+}
+
 /// The projection read from the `by_email_card` copies.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
 #[table(partition_key = "{department}", row_key = "empid_{id:06}")]
@@ -98,6 +113,7 @@ scenario!(
     typed_queries_skip_index_rows,
     cross_partition_indexes_converge_without_a_crash,
     moves_leave_the_entity_in_exactly_one_table,
+    rebuild_adds_indexes_to_existing_data,
 );
 
 async fn same_partition_copies_follow_every_write(t: Target) {
@@ -287,6 +303,48 @@ async fn moves_leave_the_entity_in_exactly_one_table(t: Target) {
     );
     assert!(!current.move_entity(&archive, "Sales", "empid_000001").await.unwrap());
     assert_eq!(current.drain_moves().await.unwrap(), 0);
+}
+
+async fn rebuild_adds_indexes_to_existing_data(t: Target) {
+    let table = t.fresh_table().await;
+    let before = table.typed::<UnindexedEmployee>();
+    for (id, last_name) in [(1, "Jones"), (2, "Jones"), (3, "Smith")] {
+        let e = employee(id, last_name, &format!("e{id}@contoso.com"));
+        let unindexed = UnindexedEmployee {
+            department: e.department,
+            id,
+            first_name: e.first_name,
+            last_name: e.last_name,
+            age: e.age,
+            email: e.email,
+        };
+        before.insert(&unindexed).await.unwrap();
+    }
+    // A copy left behind by something that bypassed the SDK.
+    let orphan = table_client::Entity::new("Sales", "email_gone@contoso.com")
+        .with("_Index", "by_email")
+        .with("_PrimaryPartitionKey", "Sales")
+        .with("_PrimaryRowKey", "empid_000009");
+    table.insert(orphan).await.unwrap();
+
+    let employees = table.typed::<Employee>();
+    let found = employees.rebuild_indexes().await.unwrap();
+    assert_eq!(found.primaries, 3);
+    assert_eq!(found.missing.len(), 3 + 3 + 2, "two copies per employee and two lists: {found:#?}");
+    assert_eq!(found.stale, [("by_email".to_owned(), EntityKey::new("Sales", "email_gone@contoso.com"))]);
+    assert_consistent(&employees).await;
+    let jones = lookup_ids(&employees, EntityKey::new("Sales", "lastname_Jones"), |e| e.id).await;
+    assert_eq!(jones, BTreeSet::from([1, 2]));
+    let copy: Employee =
+        employees.get_by_index("by_email", &EntityKey::new("Sales", "email_e3@contoso.com")).await.unwrap();
+    assert_eq!(copy.last_name, "Smith");
+    // From now on, writes keep the rebuilt indexes in step.
+    employees.replace(&employee(3, "Jones", "e3@contoso.com"), IfMatch::Any).await.unwrap();
+    assert_consistent(&employees).await;
+    assert_eq!(
+        employees.rebuild_indexes().await.unwrap(),
+        table_client::IndexReport { primaries: 3, ..Default::default() }
+    );
 }
 
 /// A fresh embedded engine with the tables `names`, and the engine for fault injection.

@@ -67,7 +67,8 @@ impl LookupRow {
         }
     }
 
-    fn to_entity(&self, index: &IndexDef, key: &EntityKey) -> Result<Entity> {
+    /// The lookup row storing this list at `key`; `EntityTooLarge` past the 1 MiB limit.
+    pub(crate) fn to_entity(&self, index: &IndexDef, key: &EntityKey) -> Result<Entity> {
         let mut entity = Entity::new(key.partition_key.clone(), key.row_key.clone()).with(INDEX, index.name);
         let max_units = MAX_PROPERTY_VALUE_SIZE / 2;
         let mut chunk = String::new();

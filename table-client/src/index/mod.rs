@@ -27,7 +27,7 @@ pub use verify::IndexReport;
 pub(crate) use lookup::lookup_stream;
 pub(crate) use outbox::{drain_index_intents, drain_moves, move_entity};
 pub(crate) use rows::{INDEX as INDEX_PROPERTY, read_copy};
-pub(crate) use verify::verify;
+pub(crate) use verify::{rebuild, verify};
 pub(crate) use write::{Change, apply};
 
 /// How many times a write re-reads and retries after a concurrent change.

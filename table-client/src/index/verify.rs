@@ -7,7 +7,7 @@ use table_core::typed::{IndexKind, TableEntity};
 use table_core::{Entity, EntityKey, Result};
 
 use super::lookup::LookupRow;
-use super::outbox::is_outbox_partition;
+use super::outbox::{drain_index_intents, is_outbox_partition};
 use super::rows::{PRIMARY_TIMESTAMP, index_keys, index_of, make_copy};
 use crate::table::TableClient;
 
@@ -37,73 +37,131 @@ impl IndexReport {
     }
 }
 
-/// Scans the whole table and compares `T`'s index rows with a rebuild from its primaries.
-pub(crate) async fn verify<T: TableEntity>(table: &TableClient) -> Result<IndexReport> {
-    let mut report = IndexReport::default();
-    let mut actual_copies: BTreeMap<(String, EntityKey), Entity> = BTreeMap::new();
-    let mut actual_lists: BTreeMap<(String, EntityKey), BTreeSet<EntityKey>> = BTreeMap::new();
-    let mut expected_copies: BTreeMap<(String, EntityKey), Entity> = BTreeMap::new();
-    let mut expected_lists: BTreeMap<(String, EntityKey), BTreeSet<EntityKey>> = BTreeMap::new();
+/// An index row's place: the index name and the row's key.
+type Slot = (String, EntityKey);
 
+/// What a full scan found: the index rows present, and those a rebuild from the primaries
+/// would write.
+#[derive(Default)]
+struct Scan {
+    primaries: usize,
+    pending_intents: usize,
+    actual_copies: BTreeMap<Slot, Entity>,
+    actual_lists: BTreeMap<Slot, BTreeSet<EntityKey>>,
+    expected_copies: BTreeMap<Slot, Entity>,
+    expected_lists: BTreeMap<Slot, BTreeSet<EntityKey>>,
+}
+
+/// Scans the whole table, sorting rows into outbox intents, `T`'s index rows and `T`'s primaries.
+async fn scan<T: TableEntity>(table: &TableClient) -> Result<Scan> {
+    let mut scan = Scan::default();
     let rows = table.query().stream();
     futures::pin_mut!(rows);
     while let Some(row) = rows.next().await {
         let row = row?;
         if is_outbox_partition(&row.partition_key) {
-            report.pending_intents += 1;
+            scan.pending_intents += 1;
             continue;
         }
         if let Some(index) = index_of(&row).and_then(|name| T::indexes().iter().find(|i| i.name == name)) {
             let slot = (index.name.to_owned(), row.key());
             match index.kind {
                 IndexKind::Secondary => {
-                    actual_copies.insert(slot, row);
+                    scan.actual_copies.insert(slot, row);
                 }
                 IndexKind::Lookup => {
-                    actual_lists.insert(slot, LookupRow::from_entity(&row).keys);
+                    scan.actual_lists.insert(slot, LookupRow::from_entity(&row).keys);
                 }
             }
             continue;
         }
         // Rows that are not `T` (other entity types sharing the table) are not primaries.
-        let Ok(value) = T::from_entity(row.clone()) else {
-            continue;
-        };
-        report.primaries += 1;
+        let Ok(value) = T::from_entity(row.clone()) else { continue };
+        scan.primaries += 1;
         for (index, key) in T::indexes().iter().zip(index_keys(Some(&value))?) {
             let Some(key) = key else { continue };
             let slot = (index.name.to_owned(), key.clone());
             match index.kind {
                 IndexKind::Secondary => {
-                    expected_copies.insert(slot, make_copy(index, &key, &row));
+                    scan.expected_copies.insert(slot, make_copy(index, &key, &row));
                 }
                 IndexKind::Lookup => {
-                    expected_lists.entry(slot).or_default().insert(row.key());
+                    scan.expected_lists.entry(slot).or_default().insert(row.key());
                 }
             }
         }
     }
+    Ok(scan)
+}
 
-    for (slot, want) in &expected_copies {
-        match actual_copies.get(slot) {
-            None => report.missing.push(slot.clone()),
-            Some(have) if without_timestamp(have) != without_timestamp(want) => {
-                report.outdated.push(slot.clone())
+impl Scan {
+    fn report(&self) -> IndexReport {
+        let mut report = IndexReport {
+            primaries: self.primaries,
+            pending_intents: self.pending_intents,
+            ..IndexReport::default()
+        };
+        for (slot, want) in &self.expected_copies {
+            match self.actual_copies.get(slot) {
+                None => report.missing.push(slot.clone()),
+                Some(have) if without_timestamp(have) != without_timestamp(want) => {
+                    report.outdated.push(slot.clone())
+                }
+                Some(_) => {}
             }
-            Some(_) => {}
+        }
+        report.stale.extend(
+            self.actual_copies.keys().filter(|slot| !self.expected_copies.contains_key(*slot)).cloned(),
+        );
+        for (slot, want) in &self.expected_lists {
+            if self.actual_lists.get(slot).is_none_or(|have| !want.is_subset(have)) {
+                report.missing.push(slot.clone());
+            }
+        }
+        for (slot, have) in &self.actual_lists {
+            if self.expected_lists.get(slot).is_none_or(|want| !have.is_subset(want)) {
+                report.stale.push(slot.clone());
+            }
+        }
+        report
+    }
+}
+
+/// Scans the whole table and compares `T`'s index rows with a rebuild from its primaries.
+pub(crate) async fn verify<T: TableEntity>(table: &TableClient) -> Result<IndexReport> {
+    Ok(scan::<T>(table).await?.report())
+}
+
+/// Drains pending intents, then makes `T`'s index rows equal a rebuild from its primaries:
+/// missing and outdated copies written, stale ones deleted, lookup lists rewritten. Returns
+/// what was found before the repair.
+pub(crate) async fn rebuild<T: TableEntity>(table: &TableClient) -> Result<IndexReport> {
+    drain_index_intents::<T>(table).await?;
+    let scan = scan::<T>(table).await?;
+    let report = scan.report();
+    for (slot, want) in &scan.expected_copies {
+        if scan.actual_copies.get(slot).is_none_or(|have| without_timestamp(have) != without_timestamp(want))
+        {
+            table.insert_or_replace(want.clone()).await?;
         }
     }
-    report.stale.extend(actual_copies.keys().filter(|slot| !expected_copies.contains_key(*slot)).cloned());
-    for (slot, want) in &expected_lists {
-        let have = actual_lists.get(slot);
-        if have.is_none_or(|have| !want.is_subset(have)) {
-            report.missing.push(slot.clone());
-        }
+    for (_, key) in scan.actual_copies.keys().filter(|slot| !scan.expected_copies.contains_key(*slot)) {
+        table.delete_if_exists(&key.partition_key, &key.row_key).await?;
     }
-    for (slot, have) in &actual_lists {
-        let want = expected_lists.get(slot);
-        if want.is_none_or(|want| !have.is_subset(want)) {
-            report.stale.push(slot.clone());
+    let slots: BTreeSet<&Slot> = scan.expected_lists.keys().chain(scan.actual_lists.keys()).collect();
+    for slot @ (name, key) in slots {
+        let want = scan.expected_lists.get(slot).cloned().unwrap_or_default();
+        if scan.actual_lists.get(slot) == Some(&want) {
+            continue;
+        }
+        match T::indexes().iter().find(|i| i.name == name) {
+            Some(index) if !want.is_empty() => {
+                let row = LookupRow { keys: want, etag: None };
+                table.insert_or_replace(row.to_entity(index, key)?).await?;
+            }
+            _ => {
+                table.delete_if_exists(&key.partition_key, &key.row_key).await?;
+            }
         }
     }
     Ok(report)
