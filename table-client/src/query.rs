@@ -171,6 +171,7 @@ impl<T: Send + 'static> Query<T> {
                 None => None,
             };
             let mut remaining = top;
+            let select = select.as_deref().map(with_system_properties);
             let mut request = QueryRequest { filter, select, top: None, continuation };
             while remaining != Some(0) {
                 let per_page = max_per_page.unwrap_or(MAX_PAGE_SIZE);
@@ -227,4 +228,16 @@ impl<T: Send + 'static> Query<T> {
         futures::stream::iter(queries.into_iter().map(|q| Box::pin(q.stream())))
             .flatten_unordered(concurrency.max(1))
     }
+}
+
+/// The service returns only what `$select` lists; the SDK always needs the keys and the
+/// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
+pub(crate) fn with_system_properties(select: &[String]) -> Vec<String> {
+    let mut out = select.to_vec();
+    for system in ["PartitionKey", "RowKey", "Timestamp"] {
+        if !out.iter().any(|s| s == system) {
+            out.push(system.to_owned());
+        }
+    }
+    out
 }

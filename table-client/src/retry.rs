@@ -36,6 +36,14 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// The pauses between attempts of a write that lost a race to a concurrent writer (index
+    /// maintenance, wide entities): 1 ms doubling up to 50 ms, with the same full jitter.
+    pub(crate) const CONTENTION: RetryPolicy = RetryPolicy {
+        max_retries: u32::MAX,
+        initial_backoff: Duration::from_millis(1),
+        max_backoff: Duration::from_millis(50),
+    };
+
     /// Never retry.
     pub fn none() -> Self {
         RetryPolicy { max_retries: 0, ..RetryPolicy::default() }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::Stream;
 use table_core::engine::Engine;
 use table_core::validate::validate_table_name;
-use table_core::{Error, Filter, Result, TableQuery};
+use table_core::{Error, ErrorCode, Filter, Result, TableQuery};
 
 use crate::auth::Credential;
 use crate::backend::{Backend, HttpBackend, HttpOptions};
@@ -113,7 +113,7 @@ impl TableServiceClient {
     pub async fn create_table_if_not_exists(&self, name: &str) -> Result<(TableClient, bool)> {
         match self.create_table(name).await {
             Ok(t) => Ok((t, true)),
-            Err(e) if e.is_conflict() && e.code().is_some_and(|c| c.as_str() == "TableAlreadyExists") => {
+            Err(e) if e.is_conflict() && e.code() == Some(&ErrorCode::TableAlreadyExists) => {
                 Ok((self.table(name), false))
             }
             Err(e) => Err(e),

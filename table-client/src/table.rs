@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use table_core::validate::{check_entity, validate_key, validate_table_name};
 use table_core::{
-    ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
+    ETag, Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
 };
 
 use crate::backend::Backend;
 use crate::batch::{BulkReport, Transaction, run_bulk};
-use crate::query::Query;
+use crate::query::{Query, with_system_properties};
 
 /// A client for one table, working with untyped [`Entity`] values. Cheap to clone.
 ///
@@ -97,11 +97,7 @@ impl TableClient {
 
     /// Deletes an entity if it exists (any version); returns whether it existed.
     pub async fn delete_if_exists(&self, partition_key: &str, row_key: &str) -> Result<bool> {
-        match self.delete(partition_key, row_key, IfMatch::Any).await {
-            Ok(()) => Ok(true),
-            Err(e) if e.is_not_found() && !is_table_missing(&e) => Ok(false),
-            Err(e) => Err(e),
-        }
+        if_exists(self.delete(partition_key, row_key, IfMatch::Any).await).map(|done| done.is_some())
     }
 
     /// Runs one write operation after validating it locally.
@@ -112,10 +108,7 @@ impl TableClient {
     }
 
     async fn write(&self, operation: Operation) -> Result<ETag> {
-        let outcome = self.execute(operation).await?;
-        outcome
-            .etag
-            .ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))
+        require_etag(self.execute(operation).await?.etag)
     }
 
     /// Reads one entity; `NotFound` (`ResourceNotFound`) if missing.
@@ -125,11 +118,7 @@ impl TableClient {
 
     /// Reads one entity, or `None` if it does not exist (a missing table is still an error).
     pub async fn get_if_exists(&self, partition_key: &str, row_key: &str) -> Result<Option<Entity>> {
-        match self.get(partition_key, row_key).await {
-            Ok(e) => Ok(Some(e)),
-            Err(e) if e.is_not_found() && !is_table_missing(&e) => Ok(None),
-            Err(e) => Err(e),
-        }
+        if_exists(self.get(partition_key, row_key).await)
     }
 
     /// Reads only the `select`ed properties of one entity (keys, Timestamp and ETag always come).
@@ -142,7 +131,8 @@ impl TableClient {
         self.check_name()?;
         validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
         validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
-        self.backend.get(&self.name, partition_key, row_key, select).await
+        let select = select.map(with_system_properties);
+        self.backend.get(&self.name, partition_key, row_key, select.as_deref()).await
     }
 
     /// A query over this table's entities; see [`Query`] for the options.
@@ -172,9 +162,23 @@ impl TableClient {
     }
 }
 
-/// `true` when a 404 is about the table rather than the entity.
-pub(crate) fn is_table_missing(e: &Error) -> bool {
-    e.code().is_some_and(|c| c.as_str() == "TableNotFound")
+/// `true` for a 404 about the entity, not about its table.
+pub(crate) fn is_entity_missing(e: &Error) -> bool {
+    e.is_not_found() && e.code() != Some(&ErrorCode::TableNotFound)
+}
+
+/// `Ok(None)` where the entity does not exist; a missing table stays an error.
+pub(crate) fn if_exists<T>(result: Result<T>) -> Result<Option<T>> {
+    match result {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if is_entity_missing(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The ETag a successful write must report.
+pub(crate) fn require_etag(etag: Option<ETag>) -> Result<ETag> {
+    etag.ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))
 }
 
 /// The local checks of one operation: keys always, the whole entity for writes.

@@ -10,7 +10,7 @@ use table_core::{ETag, EntityKey, Error, ErrorKind, Filter, IfMatch, Operation, 
 
 use crate::index::{self, Change, IndexReport};
 use crate::query::Query;
-use crate::table::TableClient;
+use crate::table::{TableClient, if_exists, require_etag};
 
 /// A table holding entities of type `T`. Cheap to clone.
 #[derive(Debug)]
@@ -44,9 +44,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     }
 
     async fn indexed_write(&self, change: Change<'_, T>) -> Result<ETag> {
-        index::apply(&self.table, change)
-            .await?
-            .ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))
+        require_etag(index::apply(&self.table, change).await?.and_then(|written| written.etag))
     }
 
     /// Inserts `value`; `AlreadyExists` if its key (or a unique same-partition index key) is
@@ -102,9 +100,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// Deletes the entity with `key` if it exists; returns whether it existed.
     pub async fn delete_if_exists(&self, key: &EntityKey) -> Result<bool> {
         if Self::indexed() {
-            let existed = self.table.get_if_exists(&key.partition_key, &key.row_key).await?.is_some();
-            index::apply::<T>(&self.table, Change::DeleteIfExists(key)).await?;
-            return Ok(existed);
+            return Ok(index::apply::<T>(&self.table, Change::DeleteIfExists(key)).await?.is_some());
         }
         self.table.delete_if_exists(&key.partition_key, &key.row_key).await
     }
@@ -118,11 +114,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Reads the entity with `key`, or `None` if it does not exist.
     pub async fn get_if_exists(&self, key: &EntityKey) -> Result<Option<T>> {
-        match self.get(key).await {
-            Ok(v) => Ok(Some(v)),
-            Err(e) if e.is_not_found() && !crate::table::is_table_missing(&e) => Ok(None),
-            Err(e) => Err(e),
-        }
+        if_exists(self.get(key).await)
     }
 
     /// A query returning `T`s, selecting exactly the properties `T` reads. For an indexed

@@ -52,7 +52,8 @@ struct Request<'a> {
     method: Method,
     url: String,
     content_type: &'a str,
-    body: Vec<u8>,
+    /// Shared, so a retry re-sends it without copying (a batch body is up to 4 MiB).
+    body: bytes::Bytes,
     if_match: Option<&'a IfMatch>,
     prefer_no_content: bool,
     replay: Replay,
@@ -180,7 +181,7 @@ impl HttpBackend {
         }
         let request = Request {
             content_type: &content_type,
-            body: body.into_bytes(),
+            body: body.into(),
             ..Request::new(Method::POST, self.url(url::BATCH_PATH), Replay::NotIdempotent)
         };
         let response = self.send(request).await?;
@@ -313,15 +314,15 @@ impl<'a> Request<'a> {
             method,
             url,
             content_type: "",
-            body: Vec::new(),
+            body: bytes::Bytes::new(),
             if_match: None,
             prefer_no_content: false,
             replay,
         }
     }
 
-    fn json(self, body: Vec<u8>) -> Self {
-        Request { content_type: CONTENT_JSON, body, ..self }
+    fn json(self, body: impl Into<bytes::Bytes>) -> Self {
+        Request { content_type: CONTENT_JSON, body: body.into(), ..self }
     }
 
     fn entity(self, entity: &Entity) -> Self {

@@ -49,8 +49,6 @@ impl Backend {
         row_key: &str,
         select: Option<&[String]>,
     ) -> Result<Entity> {
-        let select = select.map(with_system_properties);
-        let select = select.as_deref();
         match self {
             Backend::Embedded(e) => e.get(table, partition_key, row_key, select),
             Backend::Http(h) => h.get(table, partition_key, row_key, select).await,
@@ -65,14 +63,6 @@ impl Backend {
     }
 
     pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
-        let normalized;
-        let request = match &request.select {
-            Some(select) => {
-                normalized = QueryRequest { select: Some(with_system_properties(select)), ..request.clone() };
-                &normalized
-            }
-            None => request,
-        };
         match self {
             Backend::Embedded(e) => e.query(table, request),
             Backend::Http(h) => h.query(table, request).await,
@@ -89,16 +79,4 @@ impl Backend {
             Backend::Http(h) => h.submit_batch(table, operations).await,
         }
     }
-}
-
-/// The service returns only what `$select` lists; the SDK always needs the keys and the
-/// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
-fn with_system_properties(select: &[String]) -> Vec<String> {
-    let mut out = select.to_vec();
-    for system in ["PartitionKey", "RowKey", "Timestamp"] {
-        if !out.iter().any(|s| s == system) {
-            out.push(system.to_owned());
-        }
-    }
-    out
 }

@@ -40,7 +40,6 @@ pub(crate) fn type_tag<T: table_core::typed::TableEntity>() -> &'static str {
 
 /// A short pause with jitter between attempts, so contending writers spread out.
 pub(crate) async fn backoff(attempt: usize) {
-    let cap_ms = 2u64.saturating_pow(attempt.min(6) as u32).min(50);
-    let ms = fastrand::u64(0..=cap_ms);
-    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    let retry = u32::try_from(attempt).unwrap_or(u32::MAX);
+    tokio::time::sleep(crate::retry::RetryPolicy::CONTENTION.backoff(retry)).await;
 }

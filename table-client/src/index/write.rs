@@ -3,7 +3,7 @@
 //! cross-partition ones to the outbox.
 
 use table_core::typed::{IndexDef, IndexKind, TableEntity};
-use table_core::{ETag, Entity, EntityKey, Error, ErrorCode, IfMatch, Operation, Result};
+use table_core::{Entity, EntityKey, Error, ErrorCode, IfMatch, Operation, Result, WriteOutcome};
 
 use super::lookup::LookupRow;
 use super::outbox::{Intent, sync_cross_partition};
@@ -44,12 +44,12 @@ struct Plan {
     new_state: Option<Entity>,
 }
 
-/// Applies `change` with its index maintenance. Returns the primary's new ETag (`None` after
-/// a delete).
+/// Applies `change` with its index maintenance. Returns what the primary write reported, or
+/// `None` when there was nothing to do (delete-if-exists of a missing entity).
 pub(crate) async fn apply<T: TableEntity>(
     table: &TableClient,
     change: Change<'_, T>,
-) -> Result<Option<ETag>> {
+) -> Result<Option<WriteOutcome>> {
     let key = match &change {
         Change::Insert(v)
         | Change::Replace(v, _)
@@ -138,7 +138,7 @@ pub(crate) async fn apply<T: TableEntity>(
             table.submit_transaction(tx).await.map(|mut outcomes| outcomes.swap_remove(0).etag)
         };
         match result {
-            Ok(etag) => break etag,
+            Ok(etag) => break Some(WriteOutcome { etag }),
             Err(e) => {
                 let role = e.batch_index().and_then(|i| roles.get(i)).copied();
                 match decide(&change, role, &e) {

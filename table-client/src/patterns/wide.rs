@@ -18,7 +18,7 @@ use table_core::{
 
 use crate::batch::Transaction;
 use crate::index::{MAX_ATTEMPTS, backoff};
-use crate::table::TableClient;
+use crate::table::{TableClient, is_entity_missing};
 
 /// The part count, on part 0.
 const PARTS: &str = "_WideParts";
@@ -212,7 +212,7 @@ fn if_match_of(row: &Entity) -> IfMatch {
 fn is_race(e: &Error) -> bool {
     e.is_precondition_failed()
         || (e.is_conflict() && e.code() == Some(&ErrorCode::EntityAlreadyExists))
-        || (e.is_not_found() && e.code() != Some(&ErrorCode::TableNotFound))
+        || is_entity_missing(e)
 }
 
 #[cfg(test)]
