@@ -316,6 +316,21 @@ fn merge_overwrites_given_properties_keeps_others_and_may_change_types() {
 }
 
 #[test]
+fn a_merge_whose_result_breaks_the_limits_is_refused_and_changes_nothing() {
+    let e = engine();
+    let wide = |from: usize| (from..from + 200).fold(Entity::new("p", "r"), |e, i| e.with(format!("p{i}"), 1));
+    e.insert(T, wide(0)).unwrap();
+    assert_eq!(code(e.merge(T, wide(200), IfMatch::Any)), ErrorCode::TooManyProperties);
+    assert_eq!(code(e.insert_or_merge(T, wide(200))), ErrorCode::TooManyProperties);
+    let batch = vec![Operation::Merge { entity: wide(200), if_match: IfMatch::Any }];
+    let err = e.submit_batch(T, batch).unwrap_err();
+    assert_eq!((err.code(), err.batch_index()), (Some(&ErrorCode::TooManyProperties), Some(0)));
+    assert_eq!(e.get(T, "p", "r", None).unwrap().properties.len(), 200);
+    // Overwriting existing properties keeps the count, so it passes.
+    e.merge(T, wide(0).with("p0", 2), IfMatch::Any).unwrap();
+}
+
+#[test]
 fn upserts_insert_when_missing_and_replace_or_merge_when_present() {
     let e = engine();
     e.insert_or_replace(T, Entity::new("p", "1").with("a", 1)).unwrap();

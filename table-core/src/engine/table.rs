@@ -15,6 +15,7 @@ use super::row::Row;
 use crate::batch::{Operation, WriteOutcome};
 use crate::entity::{ETag, IfMatch};
 use crate::error::{Error, ErrorCode, Result};
+use crate::validate::validate_entity;
 
 /// The rows of one partition, by row key.
 pub(crate) type Partition = BTreeMap<SortKey, Row>;
@@ -31,9 +32,16 @@ impl TableData {
         self.partitions.get(encode(partition_key).as_ref())?.get(encode(row_key).as_ref())
     }
 
-    /// Checks the operation against the stored row: existence and `If-Match`. Touches nothing.
+    /// Checks the operation against the stored row: existence, `If-Match`, and for a merge the
+    /// limits of the merged entity (the service refuses a merge whose result is too large or
+    /// has too many properties). Touches nothing.
     pub(crate) fn check(&self, op: &Operation) -> Result<()> {
         let current = self.get(op.partition_key(), op.row_key());
+        if let (Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity), Some(row)) = (op, current) {
+            let mut merged = row.to_entity(None);
+            merged.properties.extend(entity.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+            validate_entity(&merged).map_err(Error::invalid)?;
+        }
         match op {
             Operation::Insert(_) if current.is_some() => {
                 Err(Error::service(ErrorCode::EntityAlreadyExists, "The specified entity already exists."))
