@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use table_core::validate::{check_entity, validate_key, validate_table_name};
+use table_core::batch::validate_operation;
+use table_core::validate::{validate_key, validate_table_name};
 use table_core::{
     ETag, Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
 };
@@ -183,11 +184,5 @@ pub(crate) fn require_etag(etag: Option<ETag>) -> Result<ETag> {
 
 /// The local checks of one operation: keys always, the whole entity for writes.
 pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
-    match operation.entity() {
-        Some(entity) => check_entity(entity),
-        None => {
-            validate_key(KeyName::PartitionKey, operation.partition_key()).map_err(Error::invalid)?;
-            validate_key(KeyName::RowKey, operation.row_key()).map_err(Error::invalid)
-        }
-    }
+    validate_operation(operation).map_err(Error::invalid)
 }

@@ -117,11 +117,11 @@ pub fn parse_datetime(s: &str) -> Result<DateTime<Utc>, DateTimeParseError> {
     Ok(t + chrono::Duration::nanoseconds(i64::from(nanos)))
 }
 
-/// .NET ticks of an instant (100 ns units since 0001-01-01T00:00:00Z).
-pub fn to_ticks(t: DateTime<Utc>) -> i64 {
-    let secs = t.timestamp();
+/// .NET ticks of an instant (100 ns units since 0001-01-01T00:00:00Z); `None` when the count
+/// does not fit an `i64` (chrono reaches far beyond .NET's range).
+pub fn to_ticks(t: DateTime<Utc>) -> Option<i64> {
     let sub = i64::from(t.timestamp_subsec_nanos() / 100);
-    UNIX_EPOCH_TICKS + secs * 10_000_000 + sub
+    t.timestamp().checked_mul(10_000_000)?.checked_add(UNIX_EPOCH_TICKS)?.checked_add(sub)
 }
 
 /// The instant of a tick count; `None` outside what chrono represents.
@@ -142,9 +142,11 @@ mod tests {
 
     #[test]
     fn dotnet_tick_vectors() {
-        assert_eq!(to_ticks(at("1970-01-01T00:00:00Z")), UNIX_EPOCH_TICKS);
-        assert_eq!(to_ticks(at("2014-08-22T00:50:32Z")), 635_442_654_320_000_000);
-        assert_eq!(to_ticks(max_datetime()), MAX_TICKS);
+        assert_eq!(to_ticks(at("1970-01-01T00:00:00Z")), Some(UNIX_EPOCH_TICKS));
+        assert_eq!(to_ticks(at("2014-08-22T00:50:32Z")), Some(635_442_654_320_000_000));
+        assert_eq!(to_ticks(max_datetime()), Some(MAX_TICKS));
+        assert_eq!(to_ticks(DateTime::<Utc>::MAX_UTC), None);
+        assert_eq!(to_ticks(DateTime::<Utc>::MIN_UTC), None);
         assert_eq!(from_ticks(635_442_654_320_000_000), Some(at("2014-08-22T00:50:32Z")));
     }
 

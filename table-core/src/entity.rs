@@ -142,15 +142,4 @@ impl Entity {
     pub fn key(&self) -> EntityKey {
         EntityKey::new(self.partition_key.clone(), self.row_key.clone())
     }
-
-    /// A property including the system ones (`PartitionKey`, `RowKey`, `Timestamp`), as filters
-    /// and projections see them.
-    pub fn property(&self, name: &str) -> Option<Value> {
-        match name {
-            "PartitionKey" => Some(Value::String(self.partition_key.clone())),
-            "RowKey" => Some(Value::String(self.row_key.clone())),
-            "Timestamp" => self.timestamp.map(Value::DateTime),
-            _ => self.properties.get(name).cloned(),
-        }
-    }
 }

@@ -289,6 +289,14 @@ pub enum Violation {
         /// Why it is invalid.
         reason: &'static str,
     },
+    /// A table name is shorter than 3 or longer than 63 characters.
+    #[error("table name {name:?} is {length} characters long; it must be 3 to 63")]
+    TableNameLength {
+        /// The name.
+        name: String,
+        /// Its length.
+        length: usize,
+    },
     /// A batch holds no operation.
     #[error("a batch needs at least one operation")]
     EmptyBatch,
@@ -385,9 +393,7 @@ impl Violation {
             PropertyValueTooLarge { .. } => ErrorCode::PropertyValueTooLarge,
             EntityTooLarge { .. } => ErrorCode::EntityTooLarge,
             TooManyProperties { .. } => ErrorCode::TooManyProperties,
-            TableName { reason, .. } if *reason == crate::validate::TABLE_NAME_LENGTH => {
-                ErrorCode::OutOfRangeInput
-            }
+            TableNameLength { .. } => ErrorCode::OutOfRangeInput,
             TableName { .. } => ErrorCode::InvalidResourceName,
             MixedPartitions { .. } => ErrorCode::CommandsInBatchActOnDifferentPartitions,
             DuplicateRow { .. } => ErrorCode::InvalidDuplicateRow,

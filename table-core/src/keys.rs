@@ -144,16 +144,11 @@ pub fn inverted_ticks(t: DateTime<Utc>) -> Result<String, KeyCodecError> {
     Ok(format!("{:019}", MAX_TICKS - ticks))
 }
 
+/// The ticks of an instant within .NET's range (0001-01-01 to 9999-12-31).
 fn checked_ticks(t: DateTime<Utc>) -> Result<i64, KeyCodecError> {
-    // Computed in i128 so instants far outside .NET's range report an error, not overflow.
-    let ticks = i128::from(t.timestamp()) * 10_000_000
-        + i128::from(t.timestamp_subsec_nanos() / 100)
-        + i128::from(crate::datetime::UNIX_EPOCH_TICKS);
-    if (0..=i128::from(MAX_TICKS)).contains(&ticks) {
-        Ok(to_ticks(t))
-    } else {
-        Err(KeyCodecError::TicksOutOfRange { instant: t.to_rfc3339() })
-    }
+    to_ticks(t)
+        .filter(|ticks| (0..=MAX_TICKS).contains(ticks))
+        .ok_or_else(|| KeyCodecError::TicksOutOfRange { instant: t.to_rfc3339() })
 }
 
 /// Reads a 19-digit tick count written by [`ticks`].
@@ -185,11 +180,12 @@ pub fn zero_pad(value: i128, width: usize) -> Result<String, KeyCodecError> {
     if value < 0 {
         return Err(KeyCodecError::Negative { value });
     }
-    let text = format!("{value:0width$}");
-    if text.len() > width {
-        return Err(KeyCodecError::TooWide { value: value.to_string(), width });
+    // Padded by hand: `format!("{:0width$}")` panics for widths above u16::MAX.
+    let digits = value.to_string();
+    if digits.len() > width {
+        return Err(KeyCodecError::TooWide { value: digits, width });
     }
-    Ok(text)
+    Ok("0".repeat(width - digits.len()) + &digits)
 }
 
 /// Reads an integer written by [`zero_pad`] with the same width.
@@ -324,5 +320,12 @@ mod tests {
                 "{c:?} < {next:?}"
             );
         }
+    }
+
+    #[test]
+    fn zero_padding_any_width_never_panics() {
+        assert_eq!(zero_pad(5, 70_000).map(|s| s.len()), Ok(70_000));
+        assert!(zero_pad(1234, 3).is_err());
+        assert_eq!(zero_pad(123, 8).as_deref(), Ok("00000123"));
     }
 }

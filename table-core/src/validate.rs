@@ -25,9 +25,6 @@ pub const SYSTEM_PROPERTIES: usize = 3;
 /// Names a custom property may not take.
 pub const RESERVED_PROPERTY_NAMES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];
 
-/// Reason text of a table name whose length is out of range (mapped to `OutOfRangeInput`).
-pub const TABLE_NAME_LENGTH: &str = "it must be 3 to 63 characters long";
-
 /// Checks a `PartitionKey` or `RowKey`: length and forbidden characters
 /// (`/ \ # ?`, U+0000-U+001F, U+007F-U+009F).
 pub fn validate_key(which: KeyName, key: &str) -> Result<(), Violation> {
@@ -140,15 +137,11 @@ pub fn validate_table_name(name: &str) -> Result<(), Violation> {
     if !name.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return invalid("it may contain only ASCII letters and digits");
     }
-    if !name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
-        return if name.is_empty() {
-            invalid(TABLE_NAME_LENGTH)
-        } else {
-            invalid("it must start with a letter")
-        };
-    }
     if !(3..=63).contains(&name.len()) {
-        return invalid(TABLE_NAME_LENGTH);
+        return Err(Violation::TableNameLength { name: name.to_owned(), length: name.len() });
+    }
+    if !name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
+        return invalid("it must start with a letter");
     }
     if name.eq_ignore_ascii_case("tables") {
         return invalid("`tables` is reserved");

@@ -318,7 +318,8 @@ fn merge_overwrites_given_properties_keeps_others_and_may_change_types() {
 #[test]
 fn a_merge_whose_result_breaks_the_limits_is_refused_and_changes_nothing() {
     let e = engine();
-    let wide = |from: usize| (from..from + 200).fold(Entity::new("p", "r"), |e, i| e.with(format!("p{i}"), 1));
+    let wide =
+        |from: usize| (from..from + 200).fold(Entity::new("p", "r"), |e, i| e.with(format!("p{i}"), 1));
     e.insert(T, wide(0)).unwrap();
     assert_eq!(code(e.merge(T, wide(200), IfMatch::Any)), ErrorCode::TooManyProperties);
     assert_eq!(code(e.insert_or_merge(T, wide(200))), ErrorCode::TooManyProperties);

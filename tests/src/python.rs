@@ -315,7 +315,7 @@ mod tests {
         let e = &entities[0];
         assert_eq!((e.partition_key.as_str(), e.row_key.as_str()), ("p", "r"));
         assert_eq!(e.etag.as_ref().unwrap().as_str(), "W/\"x\"");
-        let ticks = table_core::datetime::to_ticks(e.timestamp.unwrap());
+        let ticks = table_core::datetime::to_ticks(e.timestamp.unwrap()).unwrap();
         assert_eq!(ticks % 10_000_000, 744_390);
         let t = table_core::datetime::parse_datetime("2020-01-02T03:04:05.1234567Z").unwrap();
         let expected: Vec<(&str, Value)> = vec![

@@ -160,15 +160,20 @@ impl Faults {
             return None;
         }
         let mut plan = self.plan.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(spec) = plan.once.remove(&call) {
-            return Some(spec);
-        }
-        // One-off faults for calls already past can no longer fire (their call raced ahead).
-        plan.once = plan.once.split_off(&call);
-        plan.every
-            .as_ref()
-            .filter(|e| call > e.after && (call - e.after).is_multiple_of(e.period))
-            .map(|e| e.spec.clone())
+        let fault = match plan.once.remove(&call) {
+            Some(spec) => Some(spec),
+            None => {
+                // One-off faults for calls already past can no longer fire (their call raced ahead).
+                plan.once = plan.once.split_off(&call);
+                plan.every
+                    .as_ref()
+                    .filter(|e| call > e.after && (call - e.after).is_multiple_of(e.period))
+                    .map(|e| e.spec.clone())
+            }
+        };
+        // Disarm once nothing is left to fire, so later calls skip the mutex again.
+        self.armed.store(!plan.once.is_empty() || plan.every.is_some(), Ordering::Release);
+        fault
     }
 
     fn with_plan(&self, change: impl FnOnce(&mut Plan)) {

@@ -37,7 +37,8 @@ impl TableData {
     /// has too many properties). Touches nothing.
     pub(crate) fn check(&self, op: &Operation) -> Result<()> {
         let current = self.get(op.partition_key(), op.row_key());
-        if let (Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity), Some(row)) = (op, current) {
+        if let (Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity), Some(row)) = (op, current)
+        {
             let mut merged = row.to_entity(None);
             merged.properties.extend(entity.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
             validate_entity(&merged).map_err(Error::invalid)?;
