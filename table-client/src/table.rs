@@ -177,6 +177,12 @@ pub(crate) fn if_exists<T>(result: Result<T>) -> Result<Option<T>> {
     }
 }
 
+/// The condition "unchanged since `row` was read": a row read without an ETag is an error,
+/// never an unconditional write.
+pub(crate) fn read_if_match(row: &Entity) -> Result<IfMatch> {
+    require_etag(row.etag.clone()).map(IfMatch::ETag)
+}
+
 /// The ETag a successful write must report.
 pub(crate) fn require_etag(etag: Option<ETag>) -> Result<ETag> {
     etag.ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))

@@ -219,6 +219,11 @@ async fn malformed_batch_responses_are_decode_errors() {
             "multipart/mixed; boundary=batchresponse_x",
             "--batchresponse_x\r\nContent-Type: multipart/mixed; boundary=changesetresponse_y\r\n\r\n--changesetresponse_y\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\nETag: W/\"1\"\r\n\r\n--changesetresponse_y--\r\n--batchresponse_x--",
         ),
+        // Two successful parts, but the second write reports no ETag.
+        (
+            "multipart/mixed; boundary=batchresponse_x",
+            "--batchresponse_x\r\nContent-Type: multipart/mixed; boundary=changesetresponse_y\r\n\r\n--changesetresponse_y\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\nETag: W/\"1\"\r\n\r\n--changesetresponse_y\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n--changesetresponse_y--\r\n--batchresponse_x--",
+        ),
     ];
     for (content_type, body) in bodies {
         server.reset().await;

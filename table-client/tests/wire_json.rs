@@ -346,3 +346,10 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_etag_with_a_control_character_is_refused() {
+    let body = br#"{"PartitionKey":"p","RowKey":"r","odata.etag":"W/\"x\"\r\nX-Injected: 1"}"#;
+    let err = decode_entity(body, None).unwrap_err();
+    assert_eq!(err.kind(), table_client::ErrorKind::Decode);
+}

@@ -95,8 +95,16 @@ pub struct WriteOutcome {
 }
 
 /// Checks what the service checks on one operation before looking at stored data: the keys,
-/// and for writes of an entity the whole entity ([`validate_entity`]).
+/// the `If-Match` ETag (which must be sendable as a header), and for writes of an entity the
+/// whole entity ([`validate_entity`]).
 pub fn validate_operation(operation: &Operation) -> Result<(), Violation> {
+    if let Operation::Replace { if_match: IfMatch::ETag(etag), .. }
+    | Operation::Merge { if_match: IfMatch::ETag(etag), .. }
+    | Operation::Delete { if_match: IfMatch::ETag(etag), .. } = operation
+        && etag.as_str().chars().any(char::is_control)
+    {
+        return Err(Violation::ETag { etag: etag.as_str().to_owned() });
+    }
     match operation.entity() {
         Some(entity) => validate_entity(entity),
         None => {

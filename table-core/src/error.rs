@@ -297,6 +297,12 @@ pub enum Violation {
         /// Its length.
         length: usize,
     },
+    /// An `If-Match` ETag holds a control character (it could not be sent as a header).
+    #[error("ETag {etag:?} contains a control character")]
+    ETag {
+        /// The ETag text.
+        etag: String,
+    },
     /// A batch holds no operation.
     #[error("a batch needs at least one operation")]
     EmptyBatch,
@@ -400,7 +406,8 @@ impl Violation {
             BatchTooLarge { .. } => ErrorCode::RequestBodyTooLarge,
             FilterUnsupported { .. } => ErrorCode::NotImplemented,
             Value { .. } => ErrorCode::InvalidValueType,
-            EmptyBatch
+            ETag { .. }
+            | EmptyBatch
             | TooManyOperations { .. }
             | FilterSyntax { .. }
             | TooManyComparisons { .. }

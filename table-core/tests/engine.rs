@@ -332,6 +332,20 @@ fn a_merge_whose_result_breaks_the_limits_is_refused_and_changes_nothing() {
 }
 
 #[test]
+fn an_if_match_etag_with_a_control_character_is_invalid_input() {
+    let e = engine();
+    e.insert(T, Entity::new("p", "r")).unwrap();
+    let bad = IfMatch::ETag(table_core::ETag::new("W/\"x\"\r\nX-Injected: 1"));
+    assert_eq!(code(e.replace(T, Entity::new("p", "r"), bad.clone())), ErrorCode::InvalidInput);
+    let batch = vec![
+        Operation::Insert(Entity::new("p", "a")),
+        Operation::Delete { key: EntityKey::new("p", "r"), if_match: bad },
+    ];
+    let err = e.submit_batch(T, batch).unwrap_err();
+    assert_eq!((err.code(), err.batch_index()), (Some(&ErrorCode::InvalidInput), Some(1)));
+}
+
+#[test]
 fn upserts_insert_when_missing_and_replace_or_merge_when_present() {
     let e = engine();
     e.insert_or_replace(T, Entity::new("p", "1").with("a", 1)).unwrap();

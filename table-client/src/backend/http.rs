@@ -21,8 +21,6 @@ use crate::wire::{self, url};
 
 /// The service version we speak.
 const API_VERSION: &str = "2019-02-02";
-/// Minimal metadata: annotations only where a type cannot be inferred, plus `odata.etag`.
-const ACCEPT_JSON: &str = "application/json;odata=minimalmetadata";
 const CONTENT_JSON: &str = "application/json";
 
 /// Transport settings of an HTTP client.
@@ -151,11 +149,9 @@ impl HttpBackend {
             }
         };
         let response = self.send(request).await?;
-        let etag = header(&response.headers, "etag").map(ETag::new);
-        if etag.is_none() && !matches!(operation, Operation::Delete { .. }) {
-            return Err(Error::new(ErrorKind::Decode, "the service answered a write without an ETag header"));
-        }
-        Ok(WriteOutcome { etag })
+        let outcome = WriteOutcome { etag: header(&response.headers, "etag").map(ETag::new) };
+        check_outcome(&operation, &outcome)?;
+        Ok(outcome)
     }
 
     pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
@@ -196,6 +192,9 @@ impl HttpBackend {
                     operations.len()
                 ),
             ));
+        }
+        for (index, (operation, outcome)) in operations.iter().zip(&outcomes).enumerate() {
+            check_outcome(operation, outcome).map_err(|e| e.with_batch_index(index))?;
         }
         Ok(outcomes)
     }
@@ -245,7 +244,7 @@ impl HttpBackend {
             .request(request.method.clone(), &signed.url)
             .timeout(self.inner.options.timeout)
             .header("x-ms-version", API_VERSION)
-            .header("Accept", ACCEPT_JSON)
+            .header("Accept", wire::ACCEPT)
             .header("DataServiceVersion", "3.0")
             .header("MaxDataServiceVersion", "3.0;NetFx")
             .header("x-ms-client-request-id", uuid::Uuid::new_v4().to_string());
@@ -332,6 +331,14 @@ impl<'a> Request<'a> {
     fn if_match(self, if_match: &'a IfMatch) -> Self {
         Request { if_match: Some(if_match), ..self }
     }
+}
+
+/// A successful write of an entity must report its new ETag (a delete reports none).
+fn check_outcome(operation: &Operation, outcome: &WriteOutcome) -> Result<()> {
+    if outcome.etag.is_none() && operation.entity().is_some() {
+        return Err(Error::new(ErrorKind::Decode, "the service answered a write without an ETag"));
+    }
+    Ok(())
 }
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {

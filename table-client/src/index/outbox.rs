@@ -11,12 +11,12 @@ use std::collections::BTreeSet;
 
 use futures::StreamExt;
 use table_core::typed::{IndexDef, IndexKind, TableEntity};
-use table_core::{Entity, EntityKey, Error, ErrorKind, Filter, IfMatch, Result, Value};
+use table_core::{Entity, EntityKey, Error, ErrorKind, Filter, Result, Value};
 
 use super::lookup::LookupRow;
 use super::rows::{INDEX, PRIMARY_PK, PRIMARY_RK, copy_timestamp, index_keys, make_copy, primary_of};
 use super::{MAX_ATTEMPTS, backoff, type_tag};
-use crate::table::TableClient;
+use crate::table::{TableClient, read_if_match};
 
 /// Number of outbox partitions.
 pub(crate) const SHARDS: u64 = 16;
@@ -182,9 +182,7 @@ async fn ensure_present(
                     {
                         Ok(())
                     }
-                    Some(row) => {
-                        table.replace(copy, row.etag.map_or(IfMatch::Any, IfMatch::ETag)).await.map(drop)
-                    }
+                    Some(row) => table.replace(copy, read_if_match(&row)?).await.map(drop),
                 }
             }
         }
@@ -222,8 +220,7 @@ async fn ensure_absent(
                 if !ours || newer {
                     return Ok(());
                 }
-                let etag = row.etag.map_or(IfMatch::Any, IfMatch::ETag);
-                table.delete(&key.partition_key, &key.row_key, etag).await
+                table.delete(&key.partition_key, &key.row_key, read_if_match(&row)?).await
             }
         }
     })
@@ -276,7 +273,8 @@ async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey
         let Some(mut entity) = source.get_if_exists(&key.partition_key, &key.row_key).await? else {
             return Ok(false);
         };
-        let etag = entity.etag.take().map_or(IfMatch::Any, IfMatch::ETag);
+        let etag = read_if_match(&entity)?;
+        entity.etag = None;
         entity.timestamp = None;
         target.insert_or_replace(entity).await?;
         match source.delete(&key.partition_key, &key.row_key, etag).await {

@@ -12,13 +12,11 @@ use std::collections::BTreeMap;
 
 use table_core::batch::validate_batch;
 use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTIES, SYSTEM_PROPERTIES, entity_size};
-use table_core::{
-    Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, Operation, Result, Value, Violation,
-};
+use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, Operation, Result, Value, Violation};
 
 use crate::batch::Transaction;
 use crate::index::{MAX_ATTEMPTS, backoff};
-use crate::table::{TableClient, is_entity_missing};
+use crate::table::{TableClient, is_entity_missing, read_if_match};
 
 /// The part count, on part 0.
 const PARTS: &str = "_WideParts";
@@ -61,11 +59,12 @@ impl WideTable {
             // Part 0 is conditioned on what was read, so two writers cannot interleave.
             let first = match existing.get(&0) {
                 None => Operation::Insert(parts[0].clone()),
-                Some(old) => Operation::Replace { entity: parts[0].clone(), if_match: if_match_of(old) },
+                Some(old) => Operation::Replace { entity: parts[0].clone(), if_match: read_if_match(old)? },
             };
             let leftovers = existing
                 .range(count..)
-                .map(|(_, old)| Operation::Delete { key: old.key(), if_match: if_match_of(old) });
+                .map(|(_, old)| Ok(Operation::Delete { key: old.key(), if_match: read_if_match(old)? }))
+                .collect::<Result<Vec<_>>>()?;
             let operations: Vec<Operation> =
                 std::iter::once(first).chain(upserts[1..].iter().cloned()).chain(leftovers).collect();
             check_one_transaction(&key, &operations)?;
@@ -120,8 +119,8 @@ impl WideTable {
             }
             let transaction: Transaction = parts
                 .values()
-                .map(|part| Operation::Delete { key: part.key(), if_match: if_match_of(part) })
-                .collect();
+                .map(|part| Ok(Operation::Delete { key: part.key(), if_match: read_if_match(part)? }))
+                .collect::<Result<_>>()?;
             match self.table.submit_transaction(transaction).await {
                 Ok(_) => return Ok(true),
                 Err(e) if is_race(&e) && attempt < MAX_ATTEMPTS => backoff(attempt).await,
@@ -202,10 +201,6 @@ fn check_one_transaction(key: &EntityKey, operations: &[Operation]) -> Result<()
         }
         _ => e,
     })
-}
-
-fn if_match_of(row: &Entity) -> IfMatch {
-    row.etag.clone().map_or(IfMatch::Any, IfMatch::ETag)
 }
 
 /// A concurrent writer got in between the read and the transaction.

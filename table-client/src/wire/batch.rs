@@ -25,8 +25,9 @@ use super::error::{decode_error, header};
 use super::json::encode_entity;
 use super::url::{entities_path, entity_path, resource_url};
 
-/// What every sub-request asks for; the outer request sends the same.
-const ACCEPT: &str = "application/json;odata=minimalmetadata";
+/// What every request and batch sub-request asks for: minimal metadata (annotations only where
+/// a type cannot be inferred, plus `odata.etag`).
+pub(crate) const ACCEPT: &str = "application/json;odata=minimalmetadata";
 
 /// Nested multipart levels accepted in a response (batch, then changeset).
 const MAX_DEPTH: usize = 2;

@@ -295,6 +295,11 @@ impl<'de> RawEntity<'de> {
                 other => return Err(format!("Timestamp is {}, not a string", other.describe())),
             },
             "odata.etag" => match value {
+                // An ETag goes back verbatim in `If-Match`: a control character could never be
+                // sent as a header and would break the lines of a batch body.
+                Scalar::Str(t) if t.chars().any(char::is_control) => {
+                    return Err("odata.etag contains a control character".to_owned());
+                }
                 Scalar::Str(t) => self.etag = Some(t.into_owned()),
                 other => return Err(format!("odata.etag is {}, not a string", other.describe())),
             },

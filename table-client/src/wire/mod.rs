@@ -10,6 +10,7 @@ mod error;
 mod json;
 pub mod url;
 
+pub(crate) use batch::ACCEPT;
 pub use batch::{decode_batch_response, encode_batch};
 pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error, kind_from_status};
 pub use json::{
