@@ -158,30 +158,38 @@ fn check_date_format(format: &str) -> Result<(), String> {
             continue;
         }
         let mut spec = chars.next();
-        if matches!(spec, Some('-' | '_' | '0' | '#')) {
+        let flag = spec.filter(|c| matches!(c, '-' | '_' | '0' | '#'));
+        if flag.is_some() {
             spec = chars.next();
         }
-        let ok = match spec {
-            Some('.') => match chars.next() {
-                Some('f') => true,
+        // chrono takes a padding flag only before a numeric specifier, and `#` only before `z`;
+        // anything else would compile and then fail every key build.
+        const NUMERIC: &str = "CdefgGHIjklmMsSuUVwWyY";
+        let ok = match (flag, spec) {
+            (Some('#'), spec) => spec == Some('z'),
+            (Some(_), spec) => spec.is_some_and(|s| NUMERIC.contains(s)),
+            (None, spec) => match spec {
+                Some('.') => match chars.next() {
+                    Some('f') => true,
+                    Some('3' | '6' | '9') => chars.next() == Some('f'),
+                    _ => false,
+                },
                 Some('3' | '6' | '9') => chars.next() == Some('f'),
-                _ => false,
-            },
-            Some('3' | '6' | '9') => chars.next() == Some('f'),
-            Some(':') => chars.next() == Some('z'),
-            Some('D' | 'x') => {
-                return Err(format!(
-                    "date format `{format}` writes `/` (in `%D`/`%x`), which keys cannot contain; \
+                Some(':') => chars.next() == Some('z'),
+                Some('D' | 'x') => {
+                    return Err(format!(
+                        "date format `{format}` writes `/` (in `%D`/`%x`), which keys cannot contain; \
                      use `%Y%m%d`"
-                ));
-            }
-            Some('n' | 't') => {
-                return Err(format!(
-                    "date format `{format}` writes a control character, which keys cannot contain"
-                ));
-            }
-            Some(s) => SIMPLE.contains(s),
-            None => false,
+                    ));
+                }
+                Some('n' | 't') => {
+                    return Err(format!(
+                        "date format `{format}` writes a control character, which keys cannot contain"
+                    ));
+                }
+                Some(s) => SIMPLE.contains(s),
+                None => false,
+            },
         };
         if !ok {
             return Err(format!(
@@ -223,6 +231,7 @@ mod tests {
             ]
         );
         assert!(parse("a{{b}}", "row_key").is_ok());
+        assert!(parse("{d:%-d%_H%0m%#z}", "row_key").is_ok(), "padding flags on numeric specifiers");
     }
 
     #[test]
@@ -237,6 +246,10 @@ mod tests {
             "{id:021}",
             "{id:tick}",
             "{d:%Y/%m}",
+            "{d:%#Y}",
+            "{d:%-a}",
+            "{d:%_B}",
+            "{d:%-F}",
             "{d:%D}",
             "{d:%Q}",
             "a/b",
