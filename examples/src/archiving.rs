@@ -26,6 +26,7 @@ async fn main() -> Result<()> {
         in_archive.first_name,
         in_archive.last_name
     );
+    examples::check(moved && in_current.is_none(), "employee 2 in the archive only")?;
 
     // A process that crashed mid-move would leave an intent; a drain finishes it.
     println!("moves left to finish: {}", current.drain_moves().await?);

@@ -46,7 +46,9 @@ async fn main() -> Result<()> {
     // A second employee with a taken email is refused, and nothing is written.
     let clash = Employee { id: 9, ..by_email.clone() };
     let err = employees.insert(&clash).await.map(drop).err();
-    println!("duplicate email refused: {}", err.is_some_and(|e| e.is_conflict()));
+    let refused = err.is_some_and(|e| e.is_conflict());
+    println!("duplicate email refused: {refused}");
+    examples::check(refused, "the duplicate email to be refused")?;
 
     // Changing the email deletes the old copy and writes the new one in one transaction.
     let mut ken = by_email;
@@ -62,7 +64,13 @@ async fn main() -> Result<()> {
         "after the change, Sales emails starting with `ken`: {:?}",
         moved.iter().map(|e| &e.email).collect::<Vec<_>>()
     );
-    println!("indexes consistent: {}", employees.verify_indexes().await?.is_consistent());
+    let consistent = employees.verify_indexes().await?.is_consistent();
+    println!("indexes consistent: {consistent}");
+    examples::check(consistent, "consistent indexes")?;
+    examples::check(
+        moved.iter().map(|e| e.email.as_str()).eq(["ken.jones@contoso.com"]),
+        "the moved email copy",
+    )?;
 
     examples::delete_tables(&service, &[&table]).await
 }

@@ -22,6 +22,7 @@ async fn main() -> Result<()> {
     let mut stored = table.get("Sales", "empid_000001").await?;
     let read = cv.take(&mut stored)?;
     let employee = Employee::from_entity(stored)?;
+    let intact = read.as_ref() == Some(&Value::String(text.clone()));
     println!(
         "read {} {} with a CV of {} characters, intact: {}",
         employee.first_name,
@@ -30,8 +31,9 @@ async fn main() -> Result<()> {
             Some(Value::String(s)) => s.len(),
             _ => 0,
         },
-        read == Some(Value::String(text))
+        intact
     );
+    examples::check(intact, "the CV to read back intact")?;
 
     // Past 1 MiB the entity cannot hold it: refused before any request.
     let mut entity = ann.to_entity()?;

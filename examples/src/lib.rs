@@ -9,6 +9,15 @@
 
 use table_client::{Result, TableClient, TableEntity, TableServiceClient};
 
+/// Fails the example when an outcome it demonstrates did not happen, so a wrong answer is an
+/// error exit rather than a line of output nobody reads.
+pub fn check(holds: bool, what: &str) -> Result<()> {
+    match holds {
+        true => Ok(()),
+        false => Err(table_client::Error::new(table_client::ErrorKind::Other, format!("expected {what}"))),
+    }
+}
+
 /// The environment variable naming the backend.
 pub const CONNECTION_STRING_VAR: &str = "AZURE_STORAGE_CONNECTION_STRING";
 
