@@ -39,9 +39,7 @@ impl Target {
 }
 
 /// A table name that no other test uses.
-pub fn unique_name(prefix: &str) -> String {
-    format!("{prefix}{}", uuid::Uuid::new_v4().simple())
-}
+pub use crate::azurite::unique_table_name as unique_name;
 
 /// Runs each named `async fn(Target)` once per backend, as `<name>::embedded` and
 /// `<name>::azurite` tests (the latter skipping loudly where Azurite cannot run).
