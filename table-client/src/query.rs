@@ -234,7 +234,7 @@ impl<T: Send + 'static> Query<T> {
 /// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
 pub(crate) fn with_system_properties(select: &[String]) -> Vec<String> {
     let mut out = select.to_vec();
-    for system in ["PartitionKey", "RowKey", "Timestamp"] {
+    for system in table_core::validate::RESERVED_PROPERTY_NAMES {
         if !out.iter().any(|s| s == system) {
             out.push(system.to_owned());
         }

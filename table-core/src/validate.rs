@@ -75,7 +75,11 @@ pub fn validate_property_name(name: &str) -> Result<(), Violation> {
 
 /// Checks one property value's size and range.
 pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
-    let size = value.stored_size();
+    validate_sized_value(name, value, value.stored_size())
+}
+
+/// [`validate_value`] with the value's [`Value::stored_size`] already known.
+fn validate_sized_value(name: &str, value: &Value, size: usize) -> Result<(), Violation> {
     if size > MAX_PROPERTY_VALUE_SIZE {
         return Err(Violation::PropertyValueTooLarge {
             property: name.to_owned(),
@@ -93,18 +97,26 @@ pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
 
 /// An entity's size as the service counts it toward [`MAX_ENTITY_SIZE`].
 pub fn entity_size(entity: &Entity) -> usize {
-    let keys = 4 + 2 * (utf16_len(&entity.partition_key) + utf16_len(&entity.row_key));
-    keys + entity
-        .properties
-        .iter()
-        .map(|(name, value)| {
-            let prefix = match value {
-                Value::String(_) | Value::Binary(_) => 4,
-                _ => 0,
-            };
-            8 + 2 * utf16_len(name) + prefix + value.stored_size()
-        })
-        .sum::<usize>()
+    keys_size(entity)
+        + entity
+            .properties
+            .iter()
+            .map(|(name, value)| property_size(name, value, value.stored_size()))
+            .sum::<usize>()
+}
+
+fn keys_size(entity: &Entity) -> usize {
+    4 + 2 * (utf16_len(&entity.partition_key) + utf16_len(&entity.row_key))
+}
+
+/// One property's share of the entity size, given its value's stored size; strings and binary
+/// also pay a 4-byte length prefix.
+fn property_size(name: &str, value: &Value, value_size: usize) -> usize {
+    let prefix = match value {
+        Value::String(_) | Value::Binary(_) => 4,
+        _ => 0,
+    };
+    8 + 2 * utf16_len(name) + prefix + value_size
 }
 
 /// Checks everything the service checks on an entity a client writes: keys, property names,
@@ -120,11 +132,14 @@ pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
             max: MAX_PROPERTIES,
         });
     }
+    // One pass: each value's stored size (a UTF-16 scan for strings) is computed once.
+    let mut size = keys_size(entity);
     for (name, value) in &entity.properties {
         validate_property_name(name)?;
-        validate_value(name, value)?;
+        let value_size = value.stored_size();
+        validate_sized_value(name, value, value_size)?;
+        size += property_size(name, value, value_size);
     }
-    let size = entity_size(entity);
     if size > MAX_ENTITY_SIZE {
         return Err(Violation::EntityTooLarge { key: entity.key().to_string(), size, max: MAX_ENTITY_SIZE });
     }

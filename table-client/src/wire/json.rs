@@ -277,7 +277,7 @@ impl<'de> RawEntity<'de> {
             let edm = EdmType::from_annotation(&text)
                 .ok_or_else(|| format!("annotation {key:?} names the unknown type {text:?}"))?;
             // The system properties have fixed types; their annotations carry nothing.
-            if !matches!(base, "PartitionKey" | "RowKey" | "Timestamp") {
+            if !RESERVED_PROPERTY_NAMES.contains(&base) {
                 let base = match key {
                     Cow::Borrowed(k) => Cow::Borrowed(&k[..base.len()]),
                     Cow::Owned(_) => Cow::Owned(base.to_owned()),
