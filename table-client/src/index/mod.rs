@@ -38,6 +38,27 @@ pub(crate) fn type_tag<T: table_core::typed::TableEntity>() -> &'static str {
     T::ENTITY_TYPE.unwrap_or_else(std::any::type_name::<T>)
 }
 
+/// Runs `step` again, after a short jittered pause, while it fails with an error `is_race`
+/// accepts (a concurrent writer got in between a read and a conditional write), at most
+/// [`MAX_ATTEMPTS`] times; when the races do not stop, the last one's error comes back.
+pub(crate) async fn retry_races<T, F, Fut>(
+    is_race: fn(&table_core::Error) -> bool,
+    mut step: F,
+) -> table_core::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = table_core::Result<T>>,
+{
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match step().await {
+            Err(e) if is_race(&e) && attempt < MAX_ATTEMPTS => backoff(attempt).await,
+            result => return result,
+        }
+    }
+}
+
 /// A short pause with jitter between attempts, so contending writers spread out.
 pub(crate) async fn backoff(attempt: usize) {
     let retry = u32::try_from(attempt).unwrap_or(u32::MAX);

@@ -15,7 +15,7 @@ use table_core::{Entity, EntityKey, Error, ErrorKind, Filter, Result, Value};
 
 use super::lookup::LookupRow;
 use super::rows::{INDEX, PRIMARY_PK, PRIMARY_RK, copy_timestamp, index_keys, make_copy, primary_of};
-use super::{MAX_ATTEMPTS, backoff, type_tag};
+use super::{MAX_ATTEMPTS, backoff, retry_races, type_tag};
 use crate::table::{TableClient, read_if_match};
 
 /// Number of outbox partitions.
@@ -132,23 +132,23 @@ pub(crate) async fn sync_cross_partition<T: TableEntity>(
     ))
 }
 
+/// A failed ETag condition, or a row that appeared or vanished since it was read.
+fn is_index_race(e: &Error) -> bool {
+    e.is_precondition_failed() || e.is_conflict() || e.is_not_found()
+}
+
 /// Runs one read-modify-write `step` on an index row until it no longer meets a concurrent
-/// change (a failed ETag condition, or a row that appeared or vanished since it was read).
-async fn until_settled<F, Fut>(key: &EntityKey, mut step: F) -> Result<()>
+/// change ([`is_index_race`]).
+async fn until_settled<F, Fut>(key: &EntityKey, step: F) -> Result<()>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<()>>,
 {
-    for attempt in 1..=MAX_ATTEMPTS {
-        match step().await {
-            Ok(()) => return Ok(()),
-            Err(e) if e.is_precondition_failed() || e.is_conflict() || e.is_not_found() => {
-                backoff(attempt).await
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Err(Error::new(ErrorKind::Unavailable, format!("the index row {key} kept changing; drain later")))
+    retry_races(is_index_race, step).await.map_err(|e| match is_index_race(&e) {
+        true => Error::new(ErrorKind::Unavailable, format!("the index row {key} kept changing; drain later"))
+            .with_source(e),
+        false => e,
+    })
 }
 
 /// Makes the row at `key` reflect `state` (a copy) or list `primary` (a lookup).
@@ -269,7 +269,7 @@ pub(crate) async fn move_entity(source: &TableClient, target: &TableClient, key:
 
 /// Copies the source entity (if still there) into the target and deletes it from the source.
 async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey) -> Result<bool> {
-    for attempt in 1..=MAX_ATTEMPTS {
+    let step = || async {
         let Some(mut entity) = source.get_if_exists(&key.partition_key, &key.row_key).await? else {
             return Ok(false);
         };
@@ -278,17 +278,20 @@ async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey
         entity.timestamp = None;
         target.insert_or_replace(entity).await?;
         match source.delete(&key.partition_key, &key.row_key, etag).await {
-            Ok(()) => return Ok(true),
-            // Changed since read: copy the newer state again. Gone: someone else finished.
-            Err(e) if e.is_precondition_failed() => backoff(attempt).await,
-            Err(e) if e.is_not_found() => return Ok(true),
-            Err(e) => return Err(e),
+            Ok(()) => Ok(true),
+            // Gone: someone else finished. Changed since read: copy the newer state again.
+            Err(e) if e.is_not_found() => Ok(true),
+            Err(e) => Err(e),
         }
-    }
-    Err(Error::new(
-        ErrorKind::Unavailable,
-        format!("the entity {key} kept changing while it was moved; drain later"),
-    ))
+    };
+    retry_races(Error::is_precondition_failed, step).await.map_err(|e| match e.is_precondition_failed() {
+        true => Error::new(
+            ErrorKind::Unavailable,
+            format!("the entity {key} kept changing while it was moved; drain later"),
+        )
+        .with_source(e),
+        false => e,
+    })
 }
 
 /// Finishes every move intent left in `source`'s outbox. Returns how many were finished.

@@ -15,7 +15,7 @@ use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTIES, SYSTEM_PROPERTIES, e
 use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, Operation, Result, Value, Violation};
 
 use crate::batch::Transaction;
-use crate::index::{MAX_ATTEMPTS, backoff};
+use crate::index::retry_races;
 use crate::table::{TableClient, is_entity_missing, read_if_match};
 
 /// The part count, on part 0.
@@ -52,9 +52,8 @@ impl WideTable {
         let count = parts.len();
         let upserts: Vec<Operation> = parts.iter().cloned().map(Operation::InsertOrReplace).collect();
         check_one_transaction(&key, &upserts)?;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
+        let (key, parts, upserts) = (&key, &parts, &upserts);
+        let step = || async move {
             let existing = self.parts(&key.partition_key, &key.row_key).await?;
             // Part 0 is conditioned on what was read, so two writers cannot interleave.
             let first = match existing.get(&0) {
@@ -67,13 +66,10 @@ impl WideTable {
                 .collect::<Result<Vec<_>>>()?;
             let operations: Vec<Operation> =
                 std::iter::once(first).chain(upserts[1..].iter().cloned()).chain(leftovers).collect();
-            check_one_transaction(&key, &operations)?;
-            match self.table.submit_transaction(operations.into_iter().collect()).await {
-                Ok(_) => return Ok(count),
-                Err(e) if is_race(&e) && attempt < MAX_ATTEMPTS => backoff(attempt).await,
-                Err(e) => return Err(e),
-            }
-        }
+            check_one_transaction(key, &operations)?;
+            self.table.submit_transaction(operations.into_iter().collect()).await.map(|_| count)
+        };
+        retry_races(is_race, step).await
     }
 
     /// Reads the wide entity `base` of `partition_key`, its parts joined into one entity
@@ -110,9 +106,7 @@ impl WideTable {
     /// Deletes every part of the wide entity `base` in one transaction; returns whether it
     /// existed.
     pub async fn delete(&self, partition_key: &str, base: &str) -> Result<bool> {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
+        let step = || async {
             let parts = self.parts(partition_key, base).await?;
             if parts.is_empty() {
                 return Ok(false);
@@ -121,12 +115,9 @@ impl WideTable {
                 .values()
                 .map(|part| Ok(Operation::Delete { key: part.key(), if_match: read_if_match(part)? }))
                 .collect::<Result<_>>()?;
-            match self.table.submit_transaction(transaction).await {
-                Ok(_) => return Ok(true),
-                Err(e) if is_race(&e) && attempt < MAX_ATTEMPTS => backoff(attempt).await,
-                Err(e) => return Err(e),
-            }
-        }
+            self.table.submit_transaction(transaction).await.map(|_| true)
+        };
+        retry_races(is_race, step).await
     }
 
     /// The rows `<base>~<n>` present, by part number (other rows sharing the prefix, such as
