@@ -98,11 +98,12 @@ fn validate_sized_value(name: &str, value: &Value, size: usize) -> Result<(), Vi
 /// An entity's size as the service counts it toward [`MAX_ENTITY_SIZE`].
 pub fn entity_size(entity: &Entity) -> usize {
     keys_size(entity)
-        + entity
-            .properties
-            .iter()
-            .map(|(name, value)| property_size(name, value, value.stored_size()))
-            .sum::<usize>()
+        + entity.properties.iter().map(|(name, value)| property_size(name, value)).sum::<usize>()
+}
+
+/// One property's share of [`entity_size`].
+pub fn property_size(name: &str, value: &Value) -> usize {
+    sized_property_size(name, value, value.stored_size())
 }
 
 fn keys_size(entity: &Entity) -> usize {
@@ -111,7 +112,7 @@ fn keys_size(entity: &Entity) -> usize {
 
 /// One property's share of the entity size, given its value's stored size; strings and binary
 /// also pay a 4-byte length prefix.
-fn property_size(name: &str, value: &Value, value_size: usize) -> usize {
+fn sized_property_size(name: &str, value: &Value, value_size: usize) -> usize {
     let prefix = match value {
         Value::String(_) | Value::Binary(_) => 4,
         _ => 0,
@@ -138,7 +139,7 @@ pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
         validate_property_name(name)?;
         let value_size = value.stored_size();
         validate_sized_value(name, value, value_size)?;
-        size += property_size(name, value, value_size);
+        size += sized_property_size(name, value, value_size);
     }
     if size > MAX_ENTITY_SIZE {
         return Err(Violation::EntityTooLarge { key: entity.key().to_string(), size, max: MAX_ENTITY_SIZE });

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use table_core::batch::validate_batch;
-use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTIES, SYSTEM_PROPERTIES, entity_size};
+use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTIES, SYSTEM_PROPERTIES, entity_size, property_size};
 use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, Operation, Result, Value, Violation};
 
 use crate::batch::Transaction;
@@ -54,7 +54,7 @@ impl WideTable {
         check_one_transaction(&key, &upserts)?;
         let (key, parts, upserts) = (&key, &parts, &upserts);
         let step = || async move {
-            let existing = self.parts(&key.partition_key, &key.row_key).await?;
+            let existing = self.parts(&key.partition_key, &key.row_key, Columns::Keys).await?;
             // Part 0 is conditioned on what was read, so two writers cannot interleave.
             let first = match existing.get(&0) {
                 None => Operation::Insert(parts[0].clone()),
@@ -75,7 +75,7 @@ impl WideTable {
     /// Reads the wide entity `base` of `partition_key`, its parts joined into one entity
     /// (Timestamp and ETag of part 0). `NotFound` when it does not exist.
     pub async fn read(&self, partition_key: &str, base: &str) -> Result<Entity> {
-        let mut parts = self.parts(partition_key, base).await?;
+        let mut parts = self.parts(partition_key, base, Columns::All).await?;
         let key = EntityKey::new(partition_key, base);
         let Some(mut first) = parts.remove(&0) else {
             return Err(Error::service(ErrorCode::ResourceNotFound, format!("no wide entity {key}")));
@@ -107,7 +107,7 @@ impl WideTable {
     /// existed.
     pub async fn delete(&self, partition_key: &str, base: &str) -> Result<bool> {
         let step = || async {
-            let parts = self.parts(partition_key, base).await?;
+            let parts = self.parts(partition_key, base, Columns::Keys).await?;
             if parts.is_empty() {
                 return Ok(false);
             }
@@ -122,9 +122,19 @@ impl WideTable {
 
     /// The rows `<base>~<n>` present, by part number (other rows sharing the prefix, such as
     /// the parts of a base `<base>~x`, are left out).
-    async fn parts(&self, partition_key: &str, base: &str) -> Result<BTreeMap<usize, Entity>> {
+    async fn parts(
+        &self,
+        partition_key: &str,
+        base: &str,
+        columns: Columns,
+    ) -> Result<BTreeMap<usize, Entity>> {
         let prefix = format!("{base}~");
-        let rows = self.table.query().partition(partition_key).row_key_prefix(&prefix).collect().await?;
+        let mut query = self.table.query().partition(partition_key).row_key_prefix(&prefix);
+        if columns == Columns::Keys {
+            // Keys, Timestamp and ETag always come; the part count is the one property needed.
+            query = query.select([PARTS]);
+        }
+        let rows = query.collect().await?;
         Ok(rows
             .into_iter()
             .filter_map(|row| {
@@ -136,6 +146,15 @@ impl WideTable {
             })
             .collect())
     }
+}
+
+/// What [`WideTable::parts`] fetches of each row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Columns {
+    /// Keys and ETags only: enough to condition a replace or a delete.
+    Keys,
+    /// Every property.
+    All,
 }
 
 /// Cuts the properties, in name order, into rows of at most [`PART_PROPERTIES`] properties and
@@ -151,18 +170,20 @@ fn split(entity: &Entity) -> Result<Vec<Entity>> {
         Entity::new(entity.partition_key.clone(), WideTable::part_row_key(&entity.row_key, index))
     };
     let mut parts = vec![new_part(0)];
+    // The size of the last part, kept as properties are added (not recomputed per property).
+    let mut size = entity_size(&parts[0]);
     for (name, value) in &entity.properties {
-        let mut current = parts.last_mut().expect("parts starts with part 0");
-        current.insert(name.clone(), value.clone());
-        let full =
-            current.properties.len() > PART_PROPERTIES || entity_size(current) + PARTS_SIZE > MAX_ENTITY_SIZE;
+        let added = property_size(name, value);
+        let current = parts.last().expect("parts starts with part 0");
+        let full = current.properties.len() >= PART_PROPERTIES || size + added + PARTS_SIZE > MAX_ENTITY_SIZE;
         // A property too big for any row stays alone in one; the write's check names it.
-        if full && current.properties.len() > 1 {
-            current.properties.remove(name);
-            parts.push(new_part(parts.len()));
-            current = parts.last_mut().expect("a part was just pushed");
-            current.insert(name.clone(), value.clone());
+        if full && !current.properties.is_empty() {
+            let next = new_part(parts.len());
+            size = entity_size(&next);
+            parts.push(next);
         }
+        parts.last_mut().expect("parts starts with part 0").insert(name.clone(), value.clone());
+        size += added;
     }
     let count = i32::try_from(parts.len()).unwrap_or(i32::MAX);
     parts[0].insert(PARTS, count);
