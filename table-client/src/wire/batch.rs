@@ -18,6 +18,8 @@
 //! Invariant: decoding never panics; anything it cannot read is an [`ErrorKind::Decode`]
 //! error.
 
+use std::fmt::Write as _;
+
 use table_core::{ETag, Error, ErrorKind, Operation, Result, WriteOutcome};
 use uuid::Uuid;
 
@@ -51,40 +53,46 @@ fn encode_with_boundaries(
     batch: &str,
     changeset: &str,
 ) -> String {
+    // Written straight into one buffer; `write!` to a `String` cannot fail.
+    const INFALLIBLE: &str = "writing to a String never fails";
     let mut out = String::with_capacity(256 + operations.len() * 512);
-    out.push_str(&format!("--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n"));
+    write!(out, "--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n")
+        .expect(INFALLIBLE);
+    let insert_url = resource_url(base_url, &entities_path(table));
     for (index, op) in operations.iter().enumerate() {
         let entity_url = || resource_url(base_url, &entity_path(table, op.partition_key(), op.row_key()));
         let (method, url, if_match) = match op {
-            Operation::Insert(_) => ("POST", resource_url(base_url, &entities_path(table)), None),
+            Operation::Insert(_) => ("POST", insert_url.clone(), None),
             Operation::Replace { if_match, .. } => ("PUT", entity_url(), Some(if_match)),
             Operation::Merge { if_match, .. } => ("MERGE", entity_url(), Some(if_match)),
             Operation::InsertOrReplace(_) => ("PUT", entity_url(), None),
             Operation::InsertOrMerge(_) => ("MERGE", entity_url(), None),
             Operation::Delete { if_match, .. } => ("DELETE", entity_url(), Some(if_match)),
         };
-        out.push_str(&format!(
+        write!(
+            out,
             "--{changeset}\r\nContent-Type: application/http\r\n\
              Content-Transfer-Encoding: binary\r\nContent-ID: {index}\r\n\r\n\
              {method} {url} HTTP/1.1\r\n"
-        ));
+        )
+        .expect(INFALLIBLE);
         let body = op.entity().map(encode_entity);
         if body.is_some() {
             out.push_str("Content-Type: application/json\r\n");
         }
-        out.push_str(&format!("Accept: {ACCEPT}\r\n"));
+        write!(out, "Accept: {ACCEPT}\r\n").expect(INFALLIBLE);
         if matches!(op, Operation::Insert(_)) {
             out.push_str("Prefer: return-no-content\r\n");
         }
         if let Some(condition) = if_match {
-            out.push_str(&format!("If-Match: {}\r\n", condition.as_header()));
+            write!(out, "If-Match: {}\r\n", condition.as_header()).expect(INFALLIBLE);
         }
         out.push_str("DataServiceVersion: 3.0\r\n\r\n");
         out.push_str(body.as_deref().unwrap_or(""));
         // The CRLF before the next delimiter belongs to the delimiter.
         out.push_str("\r\n");
     }
-    out.push_str(&format!("--{changeset}--\r\n\r\n--{batch}--\r\n"));
+    write!(out, "--{changeset}--\r\n\r\n--{batch}--\r\n").expect(INFALLIBLE);
     out
 }
 
