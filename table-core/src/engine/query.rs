@@ -187,12 +187,17 @@ pub(crate) fn scan(
             let next = partition.values().next().map(|row| (row.partition_key().to_owned(), String::new()));
             return ScanResult { rows, next };
         }
-        let mut row_keys = plan.row_keys.clone();
-        if let (Some(resume_pk), Some((_, rk))) = (&resume_pk, resume)
-            && resume_pk.as_ref() == Borrow::<[u8]>::borrow(pk)
-        {
-            row_keys.raise(Bound::Included(&encode(rk)));
-        }
+        // Only the partition being resumed needs its own (raised) row-key range.
+        let resumed;
+        let row_keys = match (&resume_pk, resume) {
+            (Some(resume_pk), Some((_, rk))) if resume_pk.as_ref() == Borrow::<[u8]>::borrow(pk) => {
+                let mut raised = plan.row_keys.clone();
+                raised.raise(Bound::Included(&encode(rk)));
+                resumed = raised;
+                &resumed
+            }
+            _ => &plan.row_keys,
+        };
         let Some(rk_bounds) = row_keys.bounds() else {
             continue;
         };
