@@ -1,7 +1,7 @@
 //! Rules that span several attributes or fields, checked before expansion so that `expand`
 //! can assume a valid input. Every rule reports and continues.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use quote::ToTokens;
 
@@ -79,7 +79,7 @@ fn check_fields(cx: &Ctxt, s: &Struct<'_>) {
         } else if is_stored(f) {
             if let Some(hint) = f.kind.unsupported() {
                 cx.error_spanned_by(f.ty, format!("unsupported field type `{}`; {hint}", type_name(f.ty)));
-            } else if matches!(&f.kind, TyKind::ETag | TyKind::Option(_)) && is_etag(&f.kind) {
+            } else if is_etag(&f.kind) {
                 cx.error_spanned_by(f.ty, "an `ETag` field needs `#[table(etag)]`");
             }
         }
@@ -241,7 +241,7 @@ fn check_indexes(
     pk: Option<&Template>,
     rk: Option<&Template>,
 ) {
-    let mut names: HashMap<String, ()> = HashMap::new();
+    let mut names: HashSet<String> = HashSet::new();
     for index in &s.attrs.indexes {
         let keyword = &index.keyword;
         let name = match index.name.get() {
@@ -253,7 +253,7 @@ fn check_indexes(
                 let name = lit.value();
                 if name.is_empty() {
                     cx.error_spanned_by(lit, "index name cannot be empty");
-                } else if names.insert(name.clone(), ()).is_some() {
+                } else if !names.insert(name.clone()) {
                     cx.error_spanned_by(
                         lit,
                         format!("index name `{name}` is already used by another `index` or `lookup`; choose another name"),
