@@ -37,6 +37,12 @@ pub enum ErrorKind {
     Decode,
     /// The service does not implement the requested construct (501).
     NotImplemented,
+    /// A write's outcome is unknown: an earlier attempt failed without a trustworthy answer (its
+    /// response was lost, or the service failed mid-way), and a retry could not tell whether that
+    /// attempt applied (e.g. a retried conditional write got 412 and the stored entity is not the
+    /// one written). [`Error::may_have_applied`] is always `true` for this kind; re-read the
+    /// entity to learn the truth.
+    Ambiguous,
     /// Anything else the service answered.
     Other,
 }
@@ -440,6 +446,7 @@ struct Inner {
     batch_index: Option<usize>,
     violation: Option<Violation>,
     request_id: Option<String>,
+    may_have_applied: bool,
     source: Option<BoxError>,
 }
 
@@ -455,6 +462,7 @@ impl Error {
                 batch_index: None,
                 violation: None,
                 request_id: None,
+                may_have_applied: false,
                 source: None,
             }),
         }
@@ -506,6 +514,15 @@ impl Error {
         self
     }
 
+    /// Marks a failed write whose request may nevertheless have been applied by the service
+    /// (its response was lost, timed out, or was a 500/502/504). See
+    /// [`Error::may_have_applied`].
+    #[must_use]
+    pub fn with_may_have_applied(mut self) -> Self {
+        self.inner.may_have_applied = true;
+        self
+    }
+
     /// Sets the underlying cause.
     #[must_use]
     pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
@@ -546,6 +563,14 @@ impl Error {
     /// The service request id, when the service answered.
     pub fn request_id(&self) -> Option<&str> {
         self.inner.request_id.as_deref()
+    }
+
+    /// `true` when the failed request was a write that the service may have applied anyway: an
+    /// attempt failed without a trustworthy answer (timeout, dropped connection, 500/502/504) and
+    /// nothing after it proved the write absent. The stored state is unknown: re-read it before
+    /// acting on the failure. `false` means the write was not applied (or the request was a read).
+    pub fn may_have_applied(&self) -> bool {
+        self.inner.may_have_applied || self.inner.kind == ErrorKind::Ambiguous
     }
 
     /// `true` for a missing table or entity.
@@ -589,6 +614,9 @@ impl fmt::Debug for Error {
         if let Some(id) = &self.inner.request_id {
             d.field("request_id", id);
         }
+        if self.may_have_applied() {
+            d.field("may_have_applied", &true);
+        }
         if let Some(s) = &self.inner.source {
             d.field("source", s);
         }
@@ -602,6 +630,9 @@ impl fmt::Display for Error {
             write!(f, "batch operation {i}: ")?;
         }
         f.write_str(&self.inner.message)?;
+        if self.may_have_applied() && self.inner.kind != ErrorKind::Ambiguous {
+            f.write_str("; the write may have been applied")?;
+        }
         if let Some(code) = &self.inner.code {
             write!(f, " ({code}")?;
             if let Some(s) = self.inner.status {
