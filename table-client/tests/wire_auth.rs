@@ -216,3 +216,19 @@ fn signed_requests_do_not_debug_print_signatures() {
     assert!(!debug.contains("TOPSECRET"), "{debug}");
     assert!(debug.contains("http://h/t()?$top=1&sv=2019-02-02&sig=<redacted>&tn=t"), "{debug}");
 }
+
+#[test]
+fn signatures_are_redacted_whatever_the_case_or_escaping_of_their_name() {
+    for name in ["SIG", "Sig", "sIg", "%73ig", "%53IG"] {
+        let token = format!("sv=2019-02-02&{name}=TOPSECRET&tn=t");
+        let credential = Credential::sas(&token).unwrap();
+        let debug = format!("{credential:?}");
+        assert!(!debug.contains("TOPSECRET"), "{debug}");
+        assert!(debug.contains(&format!("{name}=<redacted>")), "{debug}");
+        // A signature already in the URL (not from the credential) is redacted too.
+        let url = format!("http://h/t()?{token}");
+        let signed = Credential::Anonymous.authorize("GET", &url, "", DATE).unwrap();
+        let debug = format!("{signed:?}");
+        assert!(!debug.contains("TOPSECRET"), "{debug}");
+    }
+}

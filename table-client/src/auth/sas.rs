@@ -8,11 +8,14 @@
 //! erk sig`, percent-encoded like every other query value, which is byte-identical to
 //! `azure.data.tables.generate_table_sas` for the parameters it shares.
 //!
-//! Invariant: a [`SasToken`] always holds a `sig` parameter, and `Debug` never prints it.
+//! Invariant: a [`SasToken`] always holds a `sig` parameter, and `Debug` never prints it (nor
+//! any parameter a server would read as `sig`: `SIG`, `Sig`, `%73ig`).
 
+use std::borrow::Cow;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
+use percent_encoding::percent_decode_str;
 use table_core::datetime::format_rfc3339_seconds;
 use table_core::{EntityKey, Error, ErrorKind, Result};
 
@@ -273,8 +276,7 @@ impl SasToken {
     /// with or without a leading `?`. Fails with [`ErrorKind::Auth`] without a `sig` parameter.
     pub fn parse(token: &str) -> Result<Self> {
         let token = token.trim().trim_start_matches('?');
-        let has_signature =
-            token.split('&').any(|pair| pair.strip_prefix("sig=").is_some_and(|s| !s.is_empty()));
+        let has_signature = token.split('&').any(|pair| signature_value(pair).is_some_and(|s| !s.is_empty()));
         if !has_signature {
             return Err(Error::new(ErrorKind::Auth, "the shared access signature has no `sig` parameter"));
         }
@@ -304,10 +306,24 @@ pub(crate) fn redact_signature(url: &str) -> String {
         Some((base, query)) => (Some(base), query),
         None => (None, url),
     };
-    let query: Vec<&str> =
-        query.split('&').map(|pair| if pair.starts_with("sig=") { "sig=<redacted>" } else { pair }).collect();
+    let query: Vec<Cow<'_, str>> = query
+        .split('&')
+        .map(|pair| match (signature_value(pair), pair.split_once('=')) {
+            (Some(_), Some((name, _))) => Cow::Owned(format!("{name}=<redacted>")),
+            _ => Cow::Borrowed(pair),
+        })
+        .collect();
     match base {
         Some(base) => format!("{base}?{}", query.join("&")),
         None => query.join("&"),
     }
+}
+
+/// The value of `pair` (one `name=value` of a query string) when it is the signature.
+///
+/// The name is compared as a server reads it, percent-escapes decoded and ASCII case ignored,
+/// so that neither `SIG=` nor `%73ig=` carries a signature past redaction.
+fn signature_value(pair: &str) -> Option<&str> {
+    let (name, value) = pair.split_once('=')?;
+    percent_decode_str(name).decode_utf8_lossy().eq_ignore_ascii_case("sig").then_some(value)
 }
