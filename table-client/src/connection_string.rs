@@ -18,14 +18,24 @@
 //! belong to other services and are ignored; any other unknown key is an error, so a typo
 //! such as `AcountKey` is reported instead of silently dropped.
 //!
+//! Checks: the account name follows the service's rule (3 to 24 lower-case letters and digits
+//! for Azure Storage, which `devstoreaccount1` follows; Cosmos DB's longer names with hyphens
+//! are accepted beside an explicit `TableEndpoint`), `EndpointSuffix` is a DNS name, and every
+//! endpoint passes `wire::url::parse_endpoint` (an http(s) URL without credentials, query, fragment,
+//! whitespace or control characters). So the host requests go to is the one the string names:
+//! `AccountName=evil.com/x#` is refused, not turned into `https://evil.com/x#.table...`.
+//!
 //! Invariant: `Debug` never shows the account key or a SAS signature (the [`Credential`]
-//! redacts them).
+//! redacts them, and an endpoint cannot hold a password); errors never echo a key, a token or
+//! an endpoint.
 
 use std::str::FromStr;
 
+use reqwest::Url;
 use table_core::{Error, ErrorKind, Result};
 
 use crate::auth::Credential;
+use crate::wire::url::parse_endpoint;
 
 /// The development storage (Azurite) account name.
 pub const DEVELOPMENT_ACCOUNT: &str = "devstoreaccount1";
@@ -82,22 +92,20 @@ impl ConnectionString {
             "SharedAccessSignature",
         ])?;
         let endpoint = match pairs.get("TableEndpoint") {
-            Some(url) => {
-                if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(invalid(format!("TableEndpoint {url:?} is not an http(s) URL")));
-                }
-                url.trim_end_matches('/').to_owned()
-            }
+            Some(url) => parse_endpoint(url, "TableEndpoint")?,
             None => {
                 let account = pairs.require("AccountName")?;
+                // The name becomes part of the host: only the storage rule keeps it one label.
+                check_account_name(account, AccountRule::Storage)?;
                 let protocol = pairs.get("DefaultEndpointsProtocol").unwrap_or("https");
                 if protocol != "https" && protocol != "http" {
                     return Err(invalid(format!(
                         "DefaultEndpointsProtocol must be https or http, not {protocol:?}"
                     )));
                 }
-                let suffix = pairs.get("EndpointSuffix").unwrap_or("core.windows.net");
-                format!("{protocol}://{account}.table.{}", suffix.trim_matches('.'))
+                let suffix = pairs.get("EndpointSuffix").unwrap_or("core.windows.net").trim_matches('.');
+                check_endpoint_suffix(suffix)?;
+                parse_endpoint(&format!("{protocol}://{account}.table.{suffix}"), "the endpoint")?
             }
         };
         let account = match pairs.get("AccountName") {
@@ -106,6 +114,11 @@ impl ConnectionString {
                 invalid("AccountName is missing and the TableEndpoint does not name an account".into())
             })?,
         };
+        // A name taken from a SAS endpoint signs nothing; any name given or signed with must
+        // follow the rule.
+        if pairs.get("AccountName").is_some() || pairs.get("AccountKey").is_some() {
+            check_account_name(&account, AccountRule::StorageOrCosmos)?;
+        }
         let credential = match (pairs.get("AccountKey"), pairs.get("SharedAccessSignature")) {
             (Some(key), None) => Credential::shared_key(account.clone(), key)?,
             (None, Some(sas)) => Credential::sas(sas)?,
@@ -132,16 +145,58 @@ fn invalid(message: String) -> Error {
 }
 
 /// `acct` from `https://acct.table.core.windows.net`, or `devstoreaccount1` from
-/// `http://127.0.0.1:10002/devstoreaccount1`.
+/// `http://127.0.0.1:10002/devstoreaccount1` (`endpoint` has passed `parse_endpoint`).
 fn account_from_endpoint(endpoint: &str) -> Option<String> {
-    let after_scheme = endpoint.split_once("://")?.1;
-    let (authority, path) = after_scheme.split_once('/').unwrap_or((after_scheme, ""));
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = host.split(':').next().unwrap_or(host);
-    let is_ip = host.parse::<std::net::Ipv4Addr>().is_ok() || host.starts_with('[');
-    let candidate =
-        if !is_ip && host.contains('.') { host.split('.').next() } else { path.split('/').next() };
+    let url = Url::parse(endpoint).ok()?;
+    let candidate = match url.domain().filter(|host| host.contains('.')) {
+        Some(host) => host.split('.').next(),
+        None => url.path_segments().and_then(|mut segments| segments.next()),
+    };
     candidate.filter(|a| !a.is_empty()).map(str::to_owned)
+}
+
+/// Which services' account naming rule a name must follow.
+#[derive(Clone, Copy)]
+enum AccountRule {
+    /// Azure Storage: 3 to 24 lower-case letters and digits (the emulator's `devstoreaccount1`
+    /// is one). Required where the name becomes part of a host name.
+    Storage,
+    /// Azure Storage, or Cosmos DB (3 to 44 lower-case letters, digits and hyphens, no hyphen
+    /// first or last): the name only identifies the signer of an explicit `TableEndpoint`.
+    StorageOrCosmos,
+}
+
+/// Checks an account name against `rule`. The name is not echoed: a misplaced key or token
+/// would be.
+fn check_account_name(name: &str, rule: AccountRule) -> Result<()> {
+    let (max, hyphens, description) = match rule {
+        AccountRule::Storage => (24, false, "3 to 24 lower-case letters and digits"),
+        AccountRule::StorageOrCosmos => {
+            (44, true, "3 to 44 lower-case letters, digits and hyphens (no hyphen first or last)")
+        }
+    };
+    let allowed = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || (hyphens && b == b'-');
+    let valid = (3..=max).contains(&name.len())
+        && name.bytes().all(allowed)
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if valid { Ok(()) } else { Err(invalid(format!("AccountName must be {description}"))) }
+}
+
+/// Checks `EndpointSuffix` as a DNS name: dot-separated labels of 1 to 63 ASCII letters,
+/// digits and hyphens (no hyphen first or last), 253 characters at most.
+fn check_endpoint_suffix(suffix: &str) -> Result<()> {
+    let label_ok = |label: &str| {
+        (1..=63).contains(&label.len())
+            && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+    };
+    if suffix.len() <= 253 && suffix.split('.').all(label_ok) {
+        Ok(())
+    } else {
+        Err(invalid("EndpointSuffix must be a DNS name such as core.windows.net".into()))
+    }
 }
 
 /// Keys of the other storage services (and the table secondary endpoint, which this SDK

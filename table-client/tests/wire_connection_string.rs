@@ -5,6 +5,7 @@
 
 use table_client::auth::Credential;
 use table_client::connection_string::{ConnectionString, DEVELOPMENT_KEY};
+use table_client::{ClientOptions, TableServiceClient};
 use table_core::ErrorKind;
 
 fn http(s: &str) -> (String, String, Credential) {
@@ -56,7 +57,9 @@ fn table_endpoints_for_azurite_and_cosmos() {
     let (endpoint, account, _) = http(&format!(
         "DefaultEndpointsProtocol=https;AccountName=cos;AccountKey={key};TableEndpoint=https://cos.table.cosmos.azure.com:443/;"
     ));
-    assert_eq!((endpoint.as_str(), account.as_str()), ("https://cos.table.cosmos.azure.com:443", "cos"));
+    // Kept as the URL parser prints it (the default port dropped), so the path signed is the
+    // path sent.
+    assert_eq!((endpoint.as_str(), account.as_str()), ("https://cos.table.cosmos.azure.com", "cos"));
 }
 
 #[test]
@@ -128,4 +131,76 @@ fn debug_redacts_secrets() {
     // Errors never echo a value either.
     let err = ConnectionString::parse(&format!("{DEVELOPMENT_KEY};AccountName=a")).unwrap_err();
     assert!(!err.to_string().contains(&DEVELOPMENT_KEY[..10]), "{err}");
+}
+
+#[test]
+fn account_names_follow_the_service_rule() {
+    let key = DEVELOPMENT_KEY;
+    for account in ["evil.com/x#", "evil.com", "Acct", "ab", "a".repeat(25).as_str(), "a-b", "ac ct", "ac\u{0}ct", "ac\u{e9}t"] {
+        let s = format!("AccountName={account};AccountKey={key}");
+        assert_eq!(error_kind(&s), ErrorKind::InvalidInput, "{account:?}");
+        let err = ConnectionString::parse(&s).unwrap_err();
+        assert!(err.to_string().contains("AccountName"), "{err}");
+    }
+    let (endpoint, account, _) = http(&format!("AccountName={};AccountKey={key}", "a1".repeat(12)));
+    assert_eq!(endpoint, format!("https://{account}.table.core.windows.net"));
+    // Beside an explicit endpoint the name only signs, and Cosmos DB names may hold hyphens.
+    let (_, account, _) = http(&format!(
+        "AccountName=my-cosmos-account;AccountKey={key};TableEndpoint=https://my-cosmos-account.table.cosmos.azure.com"
+    ));
+    assert_eq!(account, "my-cosmos-account");
+    let (_, account, _) =
+        http("TableEndpoint=https://my-cosmos.table.cosmos.azure.com;SharedAccessSignature=sig=x");
+    assert_eq!(account, "my-cosmos");
+    // A name taken from the endpoint follows the rule too when it signs.
+    assert_eq!(
+        error_kind(&format!("AccountKey={key};TableEndpoint=http://127.0.0.1:10002/x")),
+        ErrorKind::InvalidInput
+    );
+    for account in ["-cosmos", "cosmos-", "Cosmos", "evil.com/x#"] {
+        let s = format!("AccountName={account};AccountKey={key};TableEndpoint=https://h.example.com");
+        assert_eq!(error_kind(&s), ErrorKind::InvalidInput, "{account:?}");
+    }
+}
+
+#[test]
+fn endpoint_suffixes_are_dns_names() {
+    let key = DEVELOPMENT_KEY;
+    for suffix in ["evil.com/x#", "evil.com:8080", "a..b", "ex ample.com", "-a.com", "a.com?x=1", "u:p@h.com"] {
+        let s = format!("AccountName=acct;AccountKey={key};EndpointSuffix={suffix}");
+        assert_eq!(error_kind(&s), ErrorKind::InvalidInput, "{suffix:?}");
+    }
+    let (endpoint, ..) = http(&format!("AccountName=acct;AccountKey={key};EndpointSuffix=.core.usgovcloudapi.net."));
+    assert_eq!(endpoint, "https://acct.table.core.usgovcloudapi.net");
+}
+
+#[test]
+fn table_endpoints_must_be_plain_http_urls() {
+    let key = DEVELOPMENT_KEY;
+    for endpoint in [
+        "http://user:hunter2secret@127.0.0.1:10002/devstoreaccount1",
+        "http://hunter2secret@127.0.0.1:10002/devstoreaccount1",
+        "http://127.0.0.1:10002/devstoreaccount1?sig=hunter2secret",
+        "http://127.0.0.1:10002/devstoreaccount1#hunter2secret",
+        "http://127.0.0.1:10002/dev store",
+        "http://127.0.0.1:10002/devstoreaccount1\r\nX-Injected:hunter2secret",
+        "http://127.0.0.1:10002/dev\tstoreaccount1",
+        "http://evil.com\\@127.0.0.1/devstoreaccount1",
+        "ftp://127.0.0.1/devstoreaccount1",
+        "http://",
+        "127.0.0.1:10002/devstoreaccount1",
+    ] {
+        let s = format!("AccountName=devstoreaccount1;AccountKey={key};TableEndpoint={endpoint}");
+        let err = ConnectionString::parse(&s).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{endpoint:?}");
+        assert!(!format!("{err} {err:?}").contains("hunter2secret"), "{err:?}");
+        let err = TableServiceClient::http(
+            endpoint,
+            Credential::shared_key("devstoreaccount1", key).unwrap(),
+            ClientOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{endpoint:?}");
+        assert!(!format!("{err} {err:?}").contains("hunter2secret"), "{err:?}");
+    }
 }

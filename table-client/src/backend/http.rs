@@ -71,7 +71,7 @@ impl HttpBackend {
         Ok(HttpBackend {
             inner: Arc::new(Inner {
                 http,
-                endpoint: endpoint.trim_end_matches('/').to_owned(),
+                endpoint: url::parse_endpoint(endpoint, "the endpoint")?,
                 credential,
                 options,
             }),

@@ -7,12 +7,16 @@
 //! unreserved characters `A-Z a-z 0-9 - . _ ~` raw (so `'` becomes `%27`, space `%20`, `+`
 //! `%2B`), and the delimiting quotes stay literal. Query values use the same encoding.
 //!
+//! Base URLs (endpoints) are checked once, by [`parse_endpoint`], and kept in the form the `url`
+//! crate prints them, so that reqwest's own parse of every request URL changes nothing.
+//!
 //! Invariant: every string produced here is exactly what goes on the wire and what SharedKey
 //! signs; the `url` crate (inside reqwest) keeps it unchanged because it only contains
 //! unreserved characters, `%XX` escapes and `( ) ' , = $ & /`.
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-use table_core::{QueryRequest, TableQuery};
+use reqwest::Url;
+use table_core::{Error, ErrorKind, QueryRequest, Result, TableQuery};
 
 /// Everything but the RFC 3986 unreserved characters is escaped.
 const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
@@ -52,6 +56,45 @@ pub fn entity_path(table: &str, partition_key: &str, row_key: &str) -> String {
         key_literal(partition_key),
         key_literal(row_key)
     )
+}
+
+/// Checks a Table service base URL and returns it normalised, without a trailing `/`.
+///
+/// `what` names the value in errors (`TableEndpoint`); the value itself is never echoed, as it
+/// may hold a password. Refused, each with an [`ErrorKind::InvalidInput`] error saying why:
+/// whitespace or control characters (URL parsers silently drop a CR, LF or tab, so the URL
+/// used would not be the one written), a `\` (read as `/` by URL parsers), anything that does
+/// not parse as an absolute URL, a scheme other than `http` or `https`, user credentials
+/// (`user:password@`: requests are authorised by the credential, and the password would show
+/// in every URL printed), a query string and a fragment (they would swallow the resource
+/// paths joined to the base).
+pub(crate) fn parse_endpoint(text: &str, what: &str) -> Result<String> {
+    let invalid = |why: &str| Error::new(ErrorKind::InvalidInput, format!("{what} {why}"));
+    if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(invalid("contains whitespace or a control character"));
+    }
+    if text.contains('\\') {
+        return Err(invalid("contains a `\\`"));
+    }
+    let url = Url::parse(text).map_err(|e| invalid("is not an absolute URL").with_source(e))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("must be an http or https URL"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid(
+            "contains user credentials (`user:password@`); give AccountKey or SharedAccessSignature instead",
+        ));
+    }
+    if url.query().is_some() {
+        return Err(invalid("has a query string; give a SAS token as SharedAccessSignature instead"));
+    }
+    if url.fragment().is_some() {
+        return Err(invalid("has a fragment (`#`)"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("names no host"));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
 }
 
 /// Joins a base URL (with or without a trailing `/`) and a path from this module.
