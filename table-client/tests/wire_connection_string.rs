@@ -136,7 +136,17 @@ fn debug_redacts_secrets() {
 #[test]
 fn account_names_follow_the_service_rule() {
     let key = DEVELOPMENT_KEY;
-    for account in ["evil.com/x#", "evil.com", "Acct", "ab", "a".repeat(25).as_str(), "a-b", "ac ct", "ac\u{0}ct", "ac\u{e9}t"] {
+    for account in [
+        "evil.com/x#",
+        "evil.com",
+        "Acct",
+        "ab",
+        "a".repeat(25).as_str(),
+        "a-b",
+        "ac ct",
+        "ac\u{0}ct",
+        "ac\u{e9}t",
+    ] {
         let s = format!("AccountName={account};AccountKey={key}");
         assert_eq!(error_kind(&s), ErrorKind::InvalidInput, "{account:?}");
         let err = ConnectionString::parse(&s).unwrap_err();
@@ -166,11 +176,13 @@ fn account_names_follow_the_service_rule() {
 #[test]
 fn endpoint_suffixes_are_dns_names() {
     let key = DEVELOPMENT_KEY;
-    for suffix in ["evil.com/x#", "evil.com:8080", "a..b", "ex ample.com", "-a.com", "a.com?x=1", "u:p@h.com"] {
+    for suffix in ["evil.com/x#", "evil.com:8080", "a..b", "ex ample.com", "-a.com", "a.com?x=1", "u:p@h.com"]
+    {
         let s = format!("AccountName=acct;AccountKey={key};EndpointSuffix={suffix}");
         assert_eq!(error_kind(&s), ErrorKind::InvalidInput, "{suffix:?}");
     }
-    let (endpoint, ..) = http(&format!("AccountName=acct;AccountKey={key};EndpointSuffix=.core.usgovcloudapi.net."));
+    let (endpoint, ..) =
+        http(&format!("AccountName=acct;AccountKey={key};EndpointSuffix=.core.usgovcloudapi.net."));
     assert_eq!(endpoint, "https://acct.table.core.usgovcloudapi.net");
 }
 

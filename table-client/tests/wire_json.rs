@@ -353,3 +353,71 @@ fn an_etag_with_a_control_character_is_refused() {
     let err = decode_entity(body, None).unwrap_err();
     assert_eq!(err.kind(), table_client::ErrorKind::Decode);
 }
+
+#[test]
+fn a_member_given_twice_is_a_decode_error() {
+    for body in [
+        r#"{"PartitionKey":"p","RowKey":"r","PartitionKey":"q"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","RowKey":"s"}"#,
+        r#"{"PartitionKey":null,"RowKey":"r","PartitionKey":"p"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","Timestamp":"2020-01-01T00:00:00Z","Timestamp":"2021-01-01T00:00:00Z"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","Timestamp":null,"Timestamp":"2021-01-01T00:00:00Z"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","odata.etag":"W/\"1\"","odata.etag":"W/\"2\""}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","a":null,"a":2}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","a":2,"a":null}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","a":"1","a@odata.type":"Edm.Int64","a@odata.type":"Edm.Int64"}"#,
+        r#"{"PartitionKey":"p","RowKey":"r","Timestamp@odata.type":"Edm.DateTime","Timestamp@odata.type":"Edm.DateTime"}"#,
+    ] {
+        let err = decode_error_of(body);
+        let source = std::error::Error::source(&err).unwrap().to_string();
+        assert!(source.contains("twice"), "{body}: {source}");
+        let page = format!(r#"{{"value":[{body}]}}"#);
+        assert_eq!(decode_query_page(page.as_bytes()).unwrap_err().kind(), ErrorKind::Decode, "{page}");
+    }
+}
+
+#[test]
+fn datetimes_outside_the_service_range_or_form_are_decode_errors() {
+    for t in [
+        "0000-01-01T00:00:00Z",
+        "1600-12-31T23:59:59.9999999Z",
+        "10000-01-01T00:00:00Z",
+        "+2020-01-01T00:00:00Z",
+        "2020-1-1T00:00:00Z",
+        "2020-01-01T00:00:00+01:00",
+    ] {
+        decode_error_of(&format!(
+            r#"{{"PartitionKey":"p","RowKey":"r","t":"{t}","t@odata.type":"Edm.DateTime"}}"#
+        ));
+        decode_error_of(&format!(r#"{{"PartitionKey":"p","RowKey":"r","Timestamp":"{t}"}}"#));
+    }
+    for t in ["1601-01-01T00:00:00Z", "9999-12-31T23:59:59.9999999Z"] {
+        let body = format!(
+            r#"{{"PartitionKey":"p","RowKey":"r","t":"{t}","t@odata.type":"Edm.DateTime","Timestamp":"{t}"}}"#
+        );
+        let e = decode_entity(body.as_bytes(), None).unwrap();
+        assert_eq!(e.get("t"), Some(&Value::DateTime(at(t))));
+        assert_eq!(e.timestamp, Some(at(t)));
+    }
+}
+
+#[test]
+fn guids_only_in_the_hyphenated_form() {
+    for g in [
+        "{68260b3f-beab-45e2-b900-33e2b442e724}",
+        "urn:uuid:68260b3f-beab-45e2-b900-33e2b442e724",
+        "68260b3fbeab45e2b90033e2b442e724",
+    ] {
+        decode_error_of(&format!(
+            r#"{{"PartitionKey":"p","RowKey":"r","g":"{g}","g@odata.type":"Edm.Guid"}}"#
+        ));
+    }
+}
+
+#[test]
+fn an_empty_etag_or_etag_header_with_a_control_character_is_refused() {
+    decode_error_of(r#"{"PartitionKey":"p","RowKey":"r","odata.etag":""}"#);
+    let body = br#"{"PartitionKey":"p","RowKey":"r"}"#;
+    assert_eq!(decode_entity(body, Some("W/\"x\"\u{1}")).unwrap_err().kind(), ErrorKind::Decode);
+    assert_eq!(decode_entity(body, Some("")).unwrap_err().kind(), ErrorKind::Decode);
+}

@@ -4,7 +4,7 @@
 //! Keys in .NET code use ticks (100 ns since 0001-01-01T00:00:00Z), so the key codecs need the
 //! exact conversion both ways.
 
-use chrono::{DateTime, Datelike, NaiveDateTime, SecondsFormat, Timelike, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat, Timelike, Utc};
 
 /// Ticks at the Unix epoch: 1970-01-01T00:00:00Z.
 pub const UNIX_EPOCH_TICKS: i64 = 621_355_968_000_000_000;
@@ -88,11 +88,17 @@ pub fn format_rfc3339_seconds(t: DateTime<Utc>) -> String {
 
 /// Error from [`parse_datetime`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid Edm.DateTime `{0}`: expected ISO 8601 UTC with 0-7 fraction digits")]
+#[error("invalid Edm.DateTime `{0}`: expected yyyy-mm-ddThh:mm[:ss[.fffffff]][Z] in UTC")]
 pub struct DateTimeParseError(pub String);
 
-/// Parses `YYYY-MM-DDThh:mm[:ss[.fffffff]][Z]` (0-7 fraction digits, `Z` optional, as the
-/// service and Azurite print). More than seven digits are truncated to the tick.
+/// Parses `YYYY-MM-DDThh:mm[:ss[.fffffff]]` followed by `Z`, `+00:00` or nothing, the forms the
+/// service and Azurite print: exactly four year digits and two digits in every other field,
+/// a real calendar date and time (no leap second `:60`). Fraction digits need the seconds;
+/// more than seven are truncated to the tick. Anything else is refused, such as a sign or a
+/// fifth year digit (`+10000`), single-digit fields or another offset.
+///
+/// Every four-digit year parses (`0000` included); callers apply their own range: the
+/// service stores 1601 to 9999 ([`min_datetime`], [`max_datetime`]).
 pub fn parse_datetime(s: &str) -> Result<DateTime<Utc>, DateTimeParseError> {
     let err = || DateTimeParseError(s.to_owned());
     let body = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00")).unwrap_or(s);
@@ -100,20 +106,39 @@ pub fn parse_datetime(s: &str) -> Result<DateTime<Utc>, DateTimeParseError> {
         Some((m, f)) => (m, Some(f)),
         None => (body, None),
     };
-    let naive = NaiveDateTime::parse_from_str(main, "%Y-%m-%dT%H:%M:%S")
-        .or_else(|_| NaiveDateTime::parse_from_str(main, "%Y-%m-%dT%H:%M"))
-        .map_err(|_| err())?;
+    // `YYYY-MM-DDThh:mm` or `YYYY-MM-DDThh:mm:ss`, separators at fixed positions.
+    let with_seconds = match main.len() {
+        16 => false,
+        19 => true,
+        _ => return Err(err()),
+    };
+    let shaped = main.bytes().enumerate().all(|(i, b)| match i {
+        4 | 7 => b == b'-',
+        10 => b == b'T',
+        13 | 16 => b == b':',
+        _ => b.is_ascii_digit(),
+    });
+    if !shaped || (frac.is_some() && !with_seconds) {
+        return Err(err());
+    }
+    let field =
+        |from: usize, to: usize| main.get(from..to).and_then(|t| t.parse::<u32>().ok()).ok_or_else(err);
+    let year = i32::try_from(field(0, 4)?).map_err(|_| err())?;
+    let second = if with_seconds { field(17, 19)? } else { 0 };
+    let date = NaiveDate::from_ymd_opt(year, field(5, 7)?, field(8, 10)?).ok_or_else(err)?;
+    let time = NaiveTime::from_hms_opt(field(11, 13)?, field(14, 16)?, second).ok_or_else(err)?;
     let mut nanos: u32 = 0;
     if let Some(f) = frac {
         if f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()) {
             return Err(err());
         }
-        let digits: String = f.chars().take(9).collect();
+        // Digits past the ninth are below a nanosecond; the tick keeps seven.
+        let digits = f.get(..9).unwrap_or(f);
         let padded = format!("{digits:0<9}");
         nanos = padded.parse::<u32>().map_err(|_| err())?;
         nanos -= nanos % 100;
     }
-    let t = naive.and_utc();
+    let t = NaiveDateTime::new(date, time).and_utc();
     Ok(t + chrono::Duration::nanoseconds(i64::from(nanos)))
 }
 
@@ -164,6 +189,41 @@ mod tests {
         assert_eq!(format_datetime(at("2020-01-02T03:04:05.123456789Z")), "2020-01-02T03:04:05.1234567Z");
         assert!(parse_datetime("2020-01-02").is_err());
         assert!(parse_datetime("2020-01-02T03:04:05.Z").is_err());
+    }
+
+    #[test]
+    fn only_the_service_forms_parse() {
+        for s in [
+            "2020-01-02T03:04Z",
+            "2020-01-02T03:04:05+00:00",
+            "0000-01-01T00:00:00Z",
+            "9999-12-31T23:59:59.9999999Z",
+        ] {
+            parse_datetime(s).expect(s);
+        }
+        for s in [
+            "10000-01-01T00:00:00Z",
+            "+2020-01-02T03:04:05Z",
+            "-0001-01-01T00:00:00Z",
+            "2020-1-02T03:04:05Z",
+            "2020-01-2T03:04:05Z",
+            "2020-01-02T3:04:05Z",
+            "2020-01-02T03:04:5Z",
+            "2020-01-02 03:04:05Z",
+            "2020-01-02t03:04:05z",
+            "2020-01-02T03:04:05+01:00",
+            "2020-01-02T03:04.5Z",
+            "2020-02-30T00:00:00Z",
+            "2016-12-31T23:59:60Z",
+            "2020-01-02T24:00:00Z",
+            "2020-01-02T03:04:05.12a",
+            "2020-01-02T03:04:05ZZ",
+            "2020-01-02T03:04:05.1234567Z ",
+            "2020\u{ff11}01-02T03:04:05Z",
+            "",
+        ] {
+            assert!(parse_datetime(s).is_err(), "{s}");
+        }
     }
 
     /// The formatter before the digit-by-digit fast path: the reference it must match.

@@ -180,6 +180,15 @@ pub fn compare_ordinal(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Parses an `Edm.Guid` in the one form the service reads and writes: hyphenated
+/// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, hex digits of either case. `None` for anything else,
+/// including the braced, URN and unhyphenated forms that `Uuid::try_parse` also takes.
+pub fn parse_guid(text: &str) -> Option<Uuid> {
+    let hyphenated = text.len() == 36
+        && text.bytes().enumerate().all(|(i, b)| matches!(i, 8 | 13 | 18 | 23) == (b == b'-'));
+    if hyphenated { Uuid::try_parse(text).ok() } else { None }
+}
+
 /// Drops sub-tick nanoseconds (a tick is 100 ns), as the service stores them.
 pub fn truncate_to_ticks(t: DateTime<Utc>) -> DateTime<Utc> {
     let nanos = t.timestamp_subsec_nanos();
@@ -190,6 +199,24 @@ pub fn truncate_to_ticks(t: DateTime<Utc>) -> DateTime<Utc> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn guids_parse_only_in_the_hyphenated_form() {
+        let g = Uuid::from_u128(0x6826_0b3f_beab_45e2_b900_33e2_b442_e724);
+        assert_eq!(parse_guid("68260b3f-beab-45e2-b900-33e2b442e724"), Some(g));
+        assert_eq!(parse_guid("68260B3F-BEAB-45E2-B900-33E2B442E724"), Some(g));
+        for text in [
+            "{68260b3f-beab-45e2-b900-33e2b442e724}",
+            "urn:uuid:68260b3f-beab-45e2-b900-33e2b442e724",
+            "68260b3fbeab45e2b90033e2b442e724",
+            "68260b3f-beab45e2-b900-33e2b442e7-24",
+            "68260b3f-beab-45e2-b900-33e2b442e72g",
+            "68260b3f-beab-45e2-b900-33e2b442e724 ",
+            "",
+        ] {
+            assert_eq!(parse_guid(text), None, "{text}");
+        }
+    }
 
     #[test]
     fn nan_equals_itself_for_round_trips() {

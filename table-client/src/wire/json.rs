@@ -14,9 +14,15 @@
 //! Int64 when it does not fit an `i32` (the service never sends that, Azurite may; keeping the
 //! value beats failing), number with `.` or exponent -> Double.
 //!
+//! Values are read in the service's literal forms only: an `Edm.DateTime` (and `Timestamp`) as
+//! `parse_datetime` reads it and within 1601-01-01 to 9999-12-31, an `Edm.Guid` hyphenated.
+//!
 //! Invariants: decoding never panics, whatever the bytes; every malformed input (nested
-//! objects or arrays, a bad Int64/Guid/DateTime/Binary text, an unknown `Edm.*` type, a
-//! duplicate property, trailing garbage) is an [`ErrorKind::Decode`] error. Bodies are read
+//! objects or arrays, a bad Int64/Guid/DateTime/Binary text, an unknown `Edm.*` type, a member
+//! that appears twice, be it `PartitionKey`, `RowKey`, `Timestamp`, `odata.etag`, a property,
+//! even one whose value is `null`, or a type annotation, an empty ETag or one with a control
+//! character, trailing garbage) is an [`ErrorKind::Decode`] error: with a repeated member,
+//! no reading of the body is more right than another. Bodies are read
 //! straight from the bytes with serde visitors, without an intermediate `serde_json::Value`.
 
 use std::borrow::Cow;
@@ -24,13 +30,16 @@ use std::fmt;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
-use table_core::datetime::{format_datetime, parse_datetime};
+use table_core::datetime::{format_datetime, max_datetime, min_datetime, parse_datetime};
 use table_core::validate::RESERVED_PROPERTY_NAMES;
+use table_core::value::parse_guid;
 use table_core::{ETag, EdmType, Entity, Error, ErrorKind, Result, Value};
-use uuid::Uuid;
+
+use super::etag::received_etag;
 
 /// Suffix of a property name that makes it a type annotation.
 const TYPE_ANNOTATION: &str = "@odata.type";
@@ -257,13 +266,14 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
     }
 }
 
-/// The members of an entity object as read, before annotations are applied.
+/// The members of an entity object as read, before annotations are applied. A member that
+/// may appear once is an `Option` that is `Some` once seen (holding `None` for a `null`).
 #[derive(Default)]
 struct RawEntity<'de> {
-    partition_key: Option<String>,
-    row_key: Option<String>,
-    timestamp: Option<Cow<'de, str>>,
-    etag: Option<String>,
+    partition_key: Option<Option<String>>,
+    row_key: Option<Option<String>>,
+    timestamp: Option<Option<Cow<'de, str>>>,
+    etag: Option<ETag>,
     values: Vec<(Cow<'de, str>, Scalar<'de>)>,
     annotations: Vec<(Cow<'de, str>, EdmType)>,
 }
@@ -276,39 +286,41 @@ impl<'de> RawEntity<'de> {
             };
             let edm = EdmType::from_annotation(&text)
                 .ok_or_else(|| format!("annotation {key:?} names the unknown type {text:?}"))?;
-            // The system properties have fixed types; their annotations carry nothing.
-            if !RESERVED_PROPERTY_NAMES.contains(&base) {
-                let base = match key {
-                    Cow::Borrowed(k) => Cow::Borrowed(&k[..base.len()]),
-                    Cow::Owned(_) => Cow::Owned(base.to_owned()),
-                };
-                self.annotations.push((base, edm));
-            }
+            // Kept also for the system properties, whose types are fixed, so that a repeated
+            // annotation is found for every name.
+            let base = match key {
+                Cow::Borrowed(k) => Cow::Borrowed(&k[..base.len()]),
+                Cow::Owned(_) => Cow::Owned(base.to_owned()),
+            };
+            self.annotations.push((base, edm));
             return Ok(());
         }
         match &*key {
-            "PartitionKey" => self.partition_key = key_text("PartitionKey", value)?,
-            "RowKey" => self.row_key = key_text("RowKey", value)?,
-            "Timestamp" => match value {
-                Scalar::Null => {}
-                Scalar::Str(t) => self.timestamp = Some(t),
-                other => return Err(format!("Timestamp is {}, not a string", other.describe())),
-            },
+            "PartitionKey" => once(&mut self.partition_key, key_text("PartitionKey", value)?, "PartitionKey"),
+            "RowKey" => once(&mut self.row_key, key_text("RowKey", value)?, "RowKey"),
+            "Timestamp" => {
+                let text = match value {
+                    Scalar::Null => None,
+                    Scalar::Str(t) => Some(t),
+                    other => return Err(format!("Timestamp is {}, not a string", other.describe())),
+                };
+                once(&mut self.timestamp, text, "Timestamp")
+            }
             "odata.etag" => match value {
-                // An ETag goes back verbatim in `If-Match`: a control character could never be
-                // sent as a header and would break the lines of a batch body.
-                Scalar::Str(t) if t.chars().any(char::is_control) => {
-                    return Err("odata.etag contains a control character".to_owned());
+                Scalar::Str(t) => {
+                    let etag = received_etag(&t).map_err(|e| format!("odata.etag: {}", e.message()))?;
+                    once(&mut self.etag, etag, "odata.etag")
                 }
-                Scalar::Str(t) => self.etag = Some(t.into_owned()),
-                other => return Err(format!("odata.etag is {}, not a string", other.describe())),
+                other => Err(format!("odata.etag is {}, not a string", other.describe())),
             },
             // Control information (`odata.metadata`, `odata.id`, ...) and annotations other
             // than the type describe the response, not the entity.
-            k if k.starts_with("odata.") || k.contains("@odata.") => {}
-            _ => self.values.push((key, value)),
+            k if k.starts_with("odata.") || k.contains("@odata.") => Ok(()),
+            _ => {
+                self.values.push((key, value));
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     fn finish(mut self, etag_header: Option<&str>) -> std::result::Result<Entity, String> {
@@ -316,9 +328,16 @@ impl<'de> RawEntity<'de> {
         if let Some(w) = self.annotations.windows(2).find(|w| w[0].0 == w[1].0) {
             return Err(format!("property {:?} is annotated twice", w[0].0));
         }
+        // Sorted first, so a repeated name is found even when one of its values is `null`, and
+        // the map below is filled in order.
+        self.values.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        if let Some(w) = self.values.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(format!("property {:?} appears twice", w[0].0));
+        }
+        let timestamp_text = self.timestamp.flatten();
         let mut entity = Entity {
-            partition_key: self.partition_key.unwrap_or_default(),
-            row_key: self.row_key.unwrap_or_default(),
+            partition_key: self.partition_key.flatten().unwrap_or_default(),
+            row_key: self.row_key.flatten().unwrap_or_default(),
             ..Entity::default()
         };
         for (name, scalar) in self.values {
@@ -327,27 +346,41 @@ impl<'de> RawEntity<'de> {
                 .binary_search_by(|(n, _)| n.as_ref().cmp(name.as_ref()))
                 .ok()
                 .map(|i| self.annotations[i].1);
-            let Some(value) = property_value(&name, scalar, annotation)? else {
-                continue;
-            };
-            let name = name.into_owned();
-            if entity.properties.contains_key(&name) {
-                return Err(format!("property {name:?} appears twice"));
+            if let Some(value) = property_value(&name, scalar, annotation)? {
+                entity.properties.insert(name.into_owned(), value);
             }
-            entity.properties.insert(name, value);
         }
-        if let Some(text) = &self.timestamp {
-            let t = parse_datetime(text).map_err(|e| format!("Timestamp: {e}"))?;
-            entity.timestamp = Some(t);
+        if let Some(text) = &timestamp_text {
+            entity.timestamp = Some(edm_datetime(text).map_err(|e| format!("Timestamp: {e}"))?);
         }
-        entity.etag = match (self.etag, etag_header, &self.timestamp) {
-            (Some(e), _, _) => Some(ETag::new(e)),
-            (None, Some(h), _) => Some(ETag::new(h)),
+        entity.etag = match (self.etag, etag_header, &timestamp_text) {
+            (Some(e), _, _) => Some(e),
+            (None, Some(h), _) => {
+                Some(received_etag(h).map_err(|e| format!("ETag header: {}", e.message()))?)
+            }
             (None, None, Some(t)) => Some(ETag::new(format!("W/\"datetime'{}'\"", t.replace(':', "%3A")))),
             (None, None, None) => None,
         };
         Ok(entity)
     }
+}
+
+/// Stores the value of a member that may appear only once in an entity object.
+fn once<T>(slot: &mut Option<T>, value: T, name: &str) -> std::result::Result<(), String> {
+    if slot.is_some() {
+        return Err(format!("{name} appears twice"));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+/// An `Edm.DateTime` text (a property or `Timestamp`): the service's form and range only.
+fn edm_datetime(text: &str) -> std::result::Result<DateTime<Utc>, String> {
+    let t = parse_datetime(text).map_err(|e| e.to_string())?;
+    if t < min_datetime() || t > max_datetime() {
+        return Err(format!("{text:?} is outside the Edm.DateTime range 1601-01-01 to 9999-12-31"));
+    }
+    Ok(t)
 }
 
 /// A key member: a string, or absent when `null` (not selected).
@@ -389,10 +422,10 @@ fn property_value(
             _ => return Err(format!("property {name:?}: {s:?} is not an Edm.Double")),
         }),
         (Some(EdmType::DateTime), Scalar::Str(s)) => {
-            Value::DateTime(parse_datetime(&s).map_err(|e| format!("property {name:?}: {e}"))?)
+            Value::DateTime(edm_datetime(&s).map_err(|e| format!("property {name:?}: {e}"))?)
         }
         (Some(EdmType::Guid), Scalar::Str(s)) => Value::Guid(
-            Uuid::try_parse(&s).map_err(|_| format!("property {name:?}: {s:?} is not an Edm.Guid"))?,
+            parse_guid(&s).ok_or_else(|| format!("property {name:?}: {s:?} is not a hyphenated Edm.Guid"))?,
         ),
         (Some(EdmType::Binary), Scalar::Str(s)) => Value::Binary(
             BASE64

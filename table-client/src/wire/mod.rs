@@ -7,6 +7,7 @@
 
 mod batch;
 mod error;
+mod etag;
 mod json;
 pub mod url;
 
