@@ -235,6 +235,7 @@ async fn malformed_batch_responses_are_decode_errors() {
             .await;
         let err = table.submit_transaction(tx()).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Decode, "{content_type}: {body}");
+        assert!(err.may_have_applied(), "a 202 whose parts cannot be read may have applied: {err:?}");
     }
 }
 
@@ -309,4 +310,110 @@ async fn debug_output_never_shows_the_key() {
     let client = client_at("http://127.0.0.1:9", ClientOptions::default());
     let text = format!("{client:?}");
     assert!(!text.contains(KEY) && !text.contains(&KEY[..20]), "{text}");
+}
+
+fn empty_page() -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(serde_json::json!({ "value": [] }))
+}
+
+#[tokio::test]
+async fn unreadable_or_inconsistent_continuations_are_decode_errors_not_the_end() {
+    let (server, table) = server_and_table().await;
+    let non_ascii = &b"tok\xc3\xa9"[..];
+    let answers = [
+        empty_page().insert_header("x-ms-continuation-NextPartitionKey", non_ascii),
+        empty_page()
+            .insert_header("x-ms-continuation-NextPartitionKey", "tok")
+            .insert_header("x-ms-continuation-NextRowKey", non_ascii),
+        empty_page().insert_header("x-ms-continuation-NextPartitionKey", "tok\there"),
+        empty_page().insert_header("x-ms-continuation-NextRowKey", "rk"),
+        empty_page()
+            .append_header("x-ms-continuation-NextPartitionKey", "tok1")
+            .append_header("x-ms-continuation-NextPartitionKey", "tok2"),
+    ];
+    for (i, answer) in answers.into_iter().enumerate() {
+        server.reset().await;
+        Mock::given(method("GET")).respond_with(answer).mount(&server).await;
+        let err = table.query().collect().await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode, "answer {i}: {err:?}");
+        assert_eq!(server.received_requests().await.unwrap().len(), 1, "answer {i} is not retried");
+    }
+
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(empty_page().insert_header("x-ms-continuation-NextTableName", non_ascii))
+        .mount(&server)
+        .await;
+    let client = client_at(&server.uri(), fast_retries());
+    let tables: Vec<_> = client.list_tables().collect().await;
+    assert_eq!(tables.len(), 1);
+    assert_eq!(tables[0].as_ref().unwrap_err().kind(), ErrorKind::Decode);
+}
+
+#[tokio::test]
+async fn etags_with_control_characters_are_refused_from_headers_and_batch_parts() {
+    let (server, table) = server_and_table().await;
+    let bad = "W/\"datetime'2024-01-01T00%3A00%3A00Z'\"\tX";
+    Mock::given(method("PUT"))
+        .respond_with(ResponseTemplate::new(204).insert_header("ETag", bad))
+        .mount(&server)
+        .await;
+    let err = table.insert_or_replace(Entity::new("p", "r")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    assert!(err.may_have_applied(), "the service said the write applied: {err:?}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(entity_json()).insert_header("ETag", bad))
+        .mount(&server)
+        .await;
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    assert!(!err.may_have_applied());
+
+    for etag in ["W/\"1\"\tX", "W/\"1\"\rX", ""] {
+        server.reset().await;
+        let body = format!(
+            "--batchresponse_x\r\nContent-Type: multipart/mixed; boundary=changesetresponse_y\r\n\r\n\
+             --changesetresponse_y\r\nContent-Type: application/http\r\n\r\n\
+             HTTP/1.1 204 No Content\r\nETag: {etag}\r\n\r\n--changesetresponse_y--\r\n--batchresponse_x--"
+        );
+        Mock::given(method("POST"))
+            .respond_with(
+                ResponseTemplate::new(202)
+                    .insert_header("Content-Type", "multipart/mixed; boundary=batchresponse_x")
+                    .set_body_string(body),
+            )
+            .mount(&server)
+            .await;
+        let tx = Transaction::new().insert_or_replace(Entity::new("p", "a"));
+        let err = table.submit_transaction(tx).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode, "{etag:?}: {err:?}");
+    }
+}
+
+#[tokio::test]
+async fn redirects_are_errors_and_never_followed() {
+    let (server, table) = server_and_table().await;
+    let elsewhere = MockServer::start().await;
+    Mock::given(wiremock::matchers::any()).respond_with(ResponseTemplate::new(200)).mount(&elsewhere).await;
+    let target = format!("{}/stolen?sig=SECRET#frag", elsewhere.uri());
+    for status in [301, 302, 307, 308] {
+        server.reset().await;
+        Mock::given(wiremock::matchers::any())
+            .respond_with(ResponseTemplate::new(status).insert_header("Location", target.as_str()))
+            .mount(&server)
+            .await;
+        let err = table.get("p", "r").await.unwrap_err();
+        assert_eq!(err.status(), Some(status));
+        let text = err.to_string();
+        assert!(text.contains(&status.to_string()), "{text}");
+        assert!(text.contains(&format!("{}/stolen", elsewhere.uri())), "{text}");
+        assert!(!text.contains("SECRET") && !text.contains("frag"), "{text}");
+        let err = table.insert_or_replace(Entity::new("p", "r")).await.unwrap_err();
+        assert_eq!(err.status(), Some(status));
+        assert_eq!(server.received_requests().await.unwrap().len(), 2, "a redirect is not retried");
+    }
+    assert!(elsewhere.received_requests().await.unwrap().is_empty(), "nothing reaches the redirect target");
 }

@@ -259,3 +259,26 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn part_etags_are_held_to_the_same_rule_as_every_other_etag() {
+    let part = |etag_lines: &str| {
+        format!(
+            "--b\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n{etag_lines}\r\n\r\n--b--"
+        )
+    };
+    for lines in [
+        "ETag: W/\"1\"\tX",
+        "ETag: W/\"1\"\rX",
+        "ETag: W/\"\u{85}\"",
+        "ETag:",
+        "ETag: W/\"1\"\r\nETag: W/\"2\"",
+    ] {
+        let body = part(lines);
+        let e = decode_batch_response("multipart/mixed; boundary=b", body.as_bytes()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Decode, "{lines:?}");
+    }
+    let outcomes =
+        decode_batch_response("multipart/mixed; boundary=b", part("etag: W/\"1\"").as_bytes()).unwrap();
+    assert_eq!(outcomes[0].etag.as_ref().unwrap().as_str(), "W/\"1\"");
+}

@@ -1,12 +1,17 @@
 //! The HTTP backend: Table REST requests with reqwest (rustls), signed per request, retried
 //! with backoff when that is safe, each inside a `tracing` span that records the service's
 //! request id.
+//!
+//! Answers are not trusted blindly: a redirect is an error (never followed, so a signed request
+//! only goes where the caller pointed it), and a header the client acts on (ETag,
+//! continuations, Content-Type) that is present but unreadable fails the request with
+//! [`ErrorKind::Decode`] instead of reading as absent.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::{Method, StatusCode, Url};
 use table_core::batch::MAX_BATCH_BODY;
 use table_core::query::Continuation;
 use table_core::{
@@ -17,7 +22,7 @@ use tracing::Instrument;
 
 use crate::auth::{Credential, http_date};
 use crate::retry::{Replay, RetryPolicy, is_retryable};
-use crate::wire::{self, url};
+use crate::wire::{self, received_etag, url};
 
 /// The service version we speak.
 const API_VERSION: &str = "2019-02-02";
@@ -65,9 +70,12 @@ struct Response {
 
 impl HttpBackend {
     pub(crate) fn new(endpoint: &str, credential: Credential, options: HttpOptions) -> Result<Self> {
-        let http = reqwest::Client::builder().build().map_err(|e| {
-            Error::new(ErrorKind::Transport, "could not build the HTTP client").with_source(e)
-        })?;
+        // A redirect is answered as an error, never followed: following it would send the
+        // signed request (and a SAS in its URL) to a host the caller did not name.
+        let http =
+            reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().map_err(|e| {
+                Error::new(ErrorKind::Transport, "could not build the HTTP client").with_source(e)
+            })?;
         Ok(HttpBackend {
             inner: Arc::new(Inner {
                 http,
@@ -100,7 +108,7 @@ impl HttpBackend {
         let target = url::with_query(&self.url(url::TABLES_PATH), &url::table_query(query));
         let response = self.send(Request::new(Method::GET, target, Replay::Idempotent)).await?;
         let tables = wire::decode_table_list(&response.body)?;
-        let next_table_name = header(&response.headers, "x-ms-continuation-NextTableName").map(str::to_owned);
+        let next_table_name = header(&response.headers, NEXT_TABLE_NAME).map(str::to_owned);
         Ok(TablePage { tables, next_table_name })
     }
 
@@ -159,10 +167,21 @@ impl HttpBackend {
         let response = self.send(Request::new(Method::GET, target, Replay::Idempotent)).await?;
         let entities = wire::decode_query_page(&response.body)?;
         let continuation =
-            header(&response.headers, "x-ms-continuation-NextPartitionKey").map(|pk| Continuation {
-                next_partition_key: pk.to_owned(),
-                next_row_key: header(&response.headers, "x-ms-continuation-NextRowKey").map(str::to_owned),
-            });
+            match (header(&response.headers, NEXT_PARTITION_KEY), header(&response.headers, NEXT_ROW_KEY)) {
+                (Some(partition_key), row_key) => Some(Continuation {
+                    next_partition_key: partition_key.to_owned(),
+                    next_row_key: row_key.map(str::to_owned),
+                }),
+                (None, None) => None,
+                // Resuming from the row key alone would restart the scan elsewhere; stopping here
+                // would drop the rest of the result.
+                (None, Some(_)) => {
+                    return Err(Error::new(
+                        ErrorKind::Decode,
+                        format!("the service sent {NEXT_ROW_KEY} without {NEXT_PARTITION_KEY}"),
+                    ));
+                }
+            };
         Ok(Page { entities, continuation })
     }
 
@@ -181,20 +200,24 @@ impl HttpBackend {
             ..Request::new(Method::POST, self.url(url::BATCH_PATH), Replay::NotIdempotent)
         };
         let response = self.send(request).await?;
+        // The 202 says the batch was received; when its parts cannot be read, whether it was
+        // applied is unknown.
+        let undecodable =
+            |e: Error| if e.kind() == ErrorKind::Decode { e.with_may_have_applied() } else { e };
         let response_type = header(&response.headers, "content-type").unwrap_or_default();
-        let outcomes = wire::decode_batch_response(response_type, &response.body)?;
+        let outcomes = wire::decode_batch_response(response_type, &response.body).map_err(undecodable)?;
         if outcomes.len() != operations.len() {
-            return Err(Error::new(
+            return Err(undecodable(Error::new(
                 ErrorKind::Decode,
                 format!(
                     "the batch response has {} parts for {} operations",
                     outcomes.len(),
                     operations.len()
                 ),
-            ));
+            )));
         }
         for (index, (operation, outcome)) in operations.iter().zip(&outcomes).enumerate() {
-            check_outcome(operation, outcome).map_err(|e| e.with_batch_index(index))?;
+            check_outcome(operation, outcome).map_err(|e| undecodable(e).with_batch_index(index))?;
         }
         Ok(outcomes)
     }
@@ -270,8 +293,12 @@ impl HttpBackend {
         if let Some(id) = header(&headers, wire::REQUEST_ID_HEADER) {
             span.record("request_id", id);
         }
+        if status.is_redirection() {
+            return Err(Attempt::Answered(redirect_error(status, &headers, &request.url)));
+        }
         let body = response.bytes().await.map_err(Attempt::transport)?;
         if status.is_success() {
+            check_headers(&headers).map_err(|e| refused_answer(e, status, &request.method))?;
             return Ok(Response { headers, body });
         }
         let pairs: Vec<(&str, &str)> =
@@ -341,6 +368,77 @@ fn check_outcome(operation: &Operation, outcome: &WriteOutcome) -> Result<()> {
     Ok(())
 }
 
+/// The continuation headers of a query page (names as the service writes them; header names
+/// are matched ignoring case, and Azurite writes them in lower case).
+const NEXT_PARTITION_KEY: &str = "x-ms-continuation-NextPartitionKey";
+const NEXT_ROW_KEY: &str = "x-ms-continuation-NextRowKey";
+const NEXT_TABLE_NAME: &str = "x-ms-continuation-NextTableName";
+
+/// The response headers the client acts on. [`check_headers`] makes sure each one is either
+/// absent or present once and readable, so that [`header`] returning `None` means absent.
+const DEPENDED_ON_HEADERS: [&str; 5] =
+    ["ETag", "Content-Type", NEXT_PARTITION_KEY, NEXT_ROW_KEY, NEXT_TABLE_NAME];
+
+/// Fails when a header the client acts on is present but cannot be trusted: sent twice, not
+/// printable ASCII (or holding a control character), or an ETag that [`received_etag`]
+/// refuses. Taking such a header for absent would, for a continuation, end a query early
+/// with success and silently drop the rest of its result.
+fn check_headers(headers: &HeaderMap) -> Result<()> {
+    let decode = |message: String| Error::new(ErrorKind::Decode, message);
+    for name in DEPENDED_ON_HEADERS {
+        let mut values = headers.get_all(name).iter();
+        let Some(value) = values.next() else { continue };
+        if values.next().is_some() {
+            return Err(decode(format!("the response carries the {name} header more than once")));
+        }
+        let text = value
+            .to_str()
+            .ok()
+            .filter(|t| !t.chars().any(char::is_control))
+            .ok_or_else(|| decode(format!("the {name} response header is not printable ASCII")))?;
+        if name == "ETag" {
+            received_etag(text)?;
+        }
+    }
+    Ok(())
+}
+
+/// A failure found in a successful answer: it carries the status (so it is never retried as
+/// if no answer had come), and for a write, the mark that the service applied it, as its
+/// status said, whatever the rest of its answer.
+fn refused_answer(error: Error, status: StatusCode, method: &Method) -> Attempt {
+    let error = error.with_status(status.as_u16());
+    Attempt::Answered(if *method == Method::GET { error } else { error.with_may_have_applied() })
+}
+
+/// The error for a 3xx answer, naming the status and, when it can be read, the target
+/// without its query, fragment or credentials (which may hold secrets).
+fn redirect_error(status: StatusCode, headers: &HeaderMap, request_url: &str) -> Error {
+    let target = headers
+        .get(reqwest::header::LOCATION)
+        .and_then(|location| location.to_str().ok())
+        .and_then(|location| Url::parse(request_url).ok()?.join(location).ok())
+        .map(|mut url| {
+            url.set_query(None);
+            url.set_fragment(None);
+            // Both fail only for URLs that cannot carry credentials, which is fine.
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            format!(" to {url}")
+        })
+        .unwrap_or_default();
+    Error::new(
+        ErrorKind::Other,
+        format!(
+            "the service answered HTTP {status} (a redirect{target}), which is not followed: a signed \
+             request is only sent to the endpoint it was made for"
+        ),
+    )
+    .with_status(status.as_u16())
+}
+
+/// A header's value; `None` when absent. The headers the client acts on have passed
+/// [`check_headers`], so for them an unreadable value never reads as absent.
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok())
 }

@@ -24,6 +24,7 @@ use table_core::{ETag, Error, ErrorKind, Operation, Result, WriteOutcome};
 use uuid::Uuid;
 
 use super::error::{decode_error, header};
+use super::etag::received_etag;
 use super::json::encode_entity;
 use super::url::{entities_path, entity_path, resource_url};
 
@@ -117,12 +118,22 @@ pub fn decode_batch_response(content_type: &str, body: &[u8]) -> Result<Vec<Writ
         .into_iter()
         .map(|r| {
             if (200..300).contains(&r.status) {
-                Ok(WriteOutcome { etag: header(&r.headers, "ETag").map(ETag::new) })
+                Ok(WriteOutcome { etag: part_etag(&r.headers)? })
             } else {
                 Err(decode_error(r.status, &r.headers, r.body.as_bytes()))
             }
         })
         .collect()
+}
+
+/// The ETag of a successful part: absent, or present once and accepted by [`received_etag`].
+fn part_etag(headers: &[(&str, &str)]) -> Result<Option<ETag>> {
+    let mut etags = headers.iter().filter(|(name, _)| name.eq_ignore_ascii_case("ETag"));
+    match (etags.next(), etags.next()) {
+        (None, _) => Ok(None),
+        (Some((_, etag)), None) => received_etag(etag).map(Some),
+        (Some(_), Some(_)) => Err(malformed("a batch response part carries more than one ETag")),
+    }
 }
 
 fn malformed(message: &str) -> Error {

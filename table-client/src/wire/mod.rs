@@ -14,6 +14,7 @@ pub mod url;
 pub(crate) use batch::ACCEPT;
 pub use batch::{decode_batch_response, encode_batch};
 pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error, kind_from_status};
+pub(crate) use etag::received_etag;
 pub use json::{
     decode_entity, decode_query_page, decode_table, decode_table_list, encode_create_table, encode_entity,
 };
