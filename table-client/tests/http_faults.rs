@@ -417,3 +417,144 @@ async fn redirects_are_errors_and_never_followed() {
     }
     assert!(elsewhere.received_requests().await.unwrap().is_empty(), "nothing reaches the redirect target");
 }
+
+#[tokio::test]
+async fn bodies_over_their_kind_s_limit_are_decode_errors() {
+    let (server, table) = server_and_table().await;
+    // A point read answers one entity: 16 MiB is more than any entity can print as.
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(vec![b' '; 16 << 20]))
+        .mount(&server)
+        .await;
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    assert!(err.message().contains("bytes"), "the error names the limit: {err}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 1, "not retried");
+
+    // A page of one entity asked for with $top=1: the same limit.
+    let err = table.query().max_per_page(1).collect().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+
+    // An error body is small; a big one keeps its status, so a 503 is still retried.
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(503).set_body_bytes(vec![b'x'; 1 << 20]))
+        .mount(&server)
+        .await;
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!((err.kind(), err.status()), (ErrorKind::Decode, Some(503)), "{err:?}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 4);
+
+    // A write answered 2xx with an oversized body was applied all the same.
+    server.reset().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(201)
+                .insert_header("ETag", "W/\"datetime'2024-01-01T00%3A00%3A00Z'\"")
+                .set_body_bytes(vec![b' '; 16 << 20]),
+        )
+        .mount(&server)
+        .await;
+    let err = table.insert(Entity::new("p", "r")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    assert!(err.may_have_applied());
+}
+
+/// A server that answers every request with a chunked body that never ends.
+fn endless_body_server() -> String {
+    use std::io::Write;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(4) {
+            let Ok(mut stream) = stream else { break };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf);
+                let head =
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+                if stream.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, " ".repeat(64 * 1024));
+                while stream.write_all(chunk.as_bytes()).is_ok() {}
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn an_endless_body_is_cut_at_its_limit() {
+    let table = client_at(&endless_body_server(), fast_retries()).table("faults");
+    let started = std::time::Instant::now();
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(4), "stopped at the limit, not the timeout");
+}
+
+fn rows(n: usize) -> serde_json::Value {
+    let value: Vec<serde_json::Value> = (0..n)
+        .map(|i| serde_json::json!({"PartitionKey": "p", "RowKey": format!("{i:05}"), "Timestamp": "2024-01-01T00:00:00Z"}))
+        .collect();
+    serde_json::json!({ "value": value })
+}
+
+#[tokio::test]
+async fn pages_with_more_items_than_asked_for_are_refused() {
+    let (server, table) = server_and_table().await;
+    Mock::given(method("GET"))
+        .and(query_param("$top", "2"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(rows(3)))
+        .mount(&server)
+        .await;
+    let err = table.query().max_per_page(2).collect().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    assert!(err.message().contains("3 entities") && err.message().contains("at most 2"), "{err}");
+
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(rows(1001)))
+        .mount(&server)
+        .await;
+    let err = table.query().collect().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+
+    server.reset().await;
+    let bomb = format!(r#"{{"value":[{}]}}"#, vec!["{}"; 2_000_000].join(","));
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(bomb))
+        .mount(&server)
+        .await;
+    let err = table.query().collect().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+
+    server.reset().await;
+    let names: Vec<serde_json::Value> =
+        (0..3).map(|i| serde_json::json!({"TableName": format!("t{i}")})).collect();
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({ "value": names })))
+        .mount(&server)
+        .await;
+    let client = client_at(&server.uri(), fast_retries());
+    let listed: Vec<_> = client.list_tables().collect().await;
+    assert_eq!(listed.len(), 3, "at most 1000 names per page by default");
+}
+
+#[tokio::test]
+async fn a_success_carrying_a_service_error_is_not_an_empty_page() {
+    let (server, table) = server_and_table().await;
+    let body = r#"{"odata.error":{"code":"OperationTimedOut","message":{"lang":"en-US","value":"Operation could not be completed within the specified time."}},"value":[]}"#;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(body))
+        .mount(&server)
+        .await;
+    let err = table.query().collect().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    assert_eq!(err.code(), Some(&table_client::ErrorCode::OperationTimedOut));
+    let client = client_at(&server.uri(), fast_retries());
+    let listed: Vec<_> = client.list_tables().collect().await;
+    assert_eq!(listed[0].as_ref().unwrap_err().kind(), ErrorKind::Decode);
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+}

@@ -282,3 +282,15 @@ fn part_etags_are_held_to_the_same_rule_as_every_other_etag() {
         decode_batch_response("multipart/mixed; boundary=b", part("etag: W/\"1\"").as_bytes()).unwrap();
     assert_eq!(outcomes[0].etag.as_ref().unwrap().as_str(), "W/\"1\"");
 }
+
+#[test]
+fn responses_beyond_what_100_operations_can_produce_are_refused() {
+    let ct = "multipart/mixed; boundary=b";
+    let part = "--b\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n";
+    let parts = |n: usize| format!("{}--b--", part.repeat(n));
+    assert_eq!(decode_batch_response(ct, parts(100).as_bytes()).unwrap().len(), 100);
+    assert_eq!(decode_batch_response(ct, parts(101).as_bytes()).unwrap_err().kind(), ErrorKind::Decode);
+    // A body of newlines is refused before it is split into millions of lines.
+    let newlines = format!("--b\r\n{}--b--", "\n".repeat(5_000_000));
+    assert_eq!(decode_batch_response(ct, newlines.as_bytes()).unwrap_err().kind(), ErrorKind::Decode);
+}

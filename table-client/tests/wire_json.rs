@@ -421,3 +421,58 @@ fn an_empty_etag_or_etag_header_with_a_control_character_is_refused() {
     assert_eq!(decode_entity(body, Some("W/\"x\"\u{1}")).unwrap_err().kind(), ErrorKind::Decode);
     assert_eq!(decode_entity(body, Some("")).unwrap_err().kind(), ErrorKind::Decode);
 }
+
+#[test]
+fn pages_of_more_than_1000_items_are_refused_while_reading() {
+    let entities = |n: usize| format!(r#"{{"value":[{}]}}"#, vec![r#"{"PartitionKey":"p"}"#; n].join(","));
+    assert_eq!(decode_query_page(entities(1000).as_bytes()).unwrap().len(), 1000);
+    assert_eq!(decode_query_page(entities(1001).as_bytes()).unwrap_err().kind(), ErrorKind::Decode);
+    // Two million empty entities in 6 MB: refused at the 1001st, before the rest is read.
+    let bomb = format!(r#"{{"value":[{}]}}"#, vec!["{}"; 2_000_000].join(","));
+    let started = std::time::Instant::now();
+    assert_eq!(decode_query_page(bomb.as_bytes()).unwrap_err().kind(), ErrorKind::Decode);
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+
+    let tables = |n: usize| format!(r#"{{"value":[{}]}}"#, vec![r#"{"TableName":"t"}"#; n].join(","));
+    assert_eq!(decode_table_list(tables(1000).as_bytes()).unwrap().len(), 1000);
+    assert_eq!(decode_table_list(tables(1001).as_bytes()).unwrap_err().kind(), ErrorKind::Decode);
+}
+
+#[test]
+fn entities_with_more_properties_than_the_service_allows_are_refused() {
+    let entity = |n: usize| {
+        let props: Vec<String> = (0..n).map(|i| format!(r#""p{i}":{i}"#)).collect();
+        format!(r#"{{"PartitionKey":"p","RowKey":"r",{}}}"#, props.join(","))
+    };
+    assert_eq!(decode_entity(entity(252).as_bytes(), None).unwrap().properties.len(), 252);
+    decode_error_of(&entity(253));
+}
+
+#[test]
+fn a_success_body_carrying_a_service_error_is_an_error() {
+    for member in ["odata.error", "error"] {
+        let body = format!(
+            r#"{{"{member}":{{"code":"InternalError","message":{{"value":"Server failed.\nRequestId:x"}}}},"value":[]}}"#
+        );
+        let err = decode_query_page(body.as_bytes()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode);
+        assert_eq!(err.code(), Some(&table_core::ErrorCode::InternalError));
+        assert!(err.message().contains("Server failed."), "{err}");
+        let err = decode_table_list(body.as_bytes()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode);
+    }
+    // Whatever its shape, and wherever it sits.
+    for body in [
+        &br#"{"value":[],"odata.error":5}"#[..],
+        br#"{"odata.error":null,"value":[]}"#,
+        br#"{"odata.error":{}}"#,
+    ] {
+        assert_eq!(
+            decode_query_page(body).unwrap_err().kind(),
+            ErrorKind::Decode,
+            "{}",
+            String::from_utf8_lossy(body)
+        );
+    }
+    decode_error_of(r#"{"odata.error":{"code":"ResourceNotFound","message":{"value":"gone"}}}"#);
+}

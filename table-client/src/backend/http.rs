@@ -5,7 +5,10 @@
 //! Answers are not trusted blindly: a redirect is an error (never followed, so a signed request
 //! only goes where the caller pointed it), and a header the client acts on (ETag,
 //! continuations, Content-Type) that is present but unreadable fails the request with
-//! [`ErrorKind::Decode`] instead of reading as absent.
+//! [`ErrorKind::Decode`] instead of reading as absent, and a body is read only up to what its
+//! kind of answer can honestly take (one entity, a page of the size asked for, a batch, an
+//! error: the limits are derived in `wire` from the service's own), so no server can make the
+//! client buffer without bound. A page with more items than asked for is refused.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +24,7 @@ use table_core::{
 use tracing::Instrument;
 
 use crate::auth::{Credential, http_date};
+use crate::query::MAX_PAGE_SIZE;
 use crate::retry::{Replay, RetryPolicy, is_retryable};
 use crate::wire::{self, received_etag, url};
 
@@ -60,9 +64,11 @@ struct Request<'a> {
     if_match: Option<&'a IfMatch>,
     prefer_no_content: bool,
     replay: Replay,
+    /// The most bytes a successful answer may have; see [`read_body`].
+    max_body: usize,
 }
 
-/// A successful answer, body read in full.
+/// A successful answer, body read in full (within the request's `max_body`).
 struct Response {
     headers: HeaderMap,
     body: bytes::Bytes,
@@ -106,8 +112,12 @@ impl HttpBackend {
 
     pub(crate) async fn query_tables(&self, query: &TableQuery) -> Result<TablePage> {
         let target = url::with_query(&self.url(url::TABLES_PATH), &url::table_query(query));
-        let response = self.send(Request::new(Method::GET, target, Replay::Idempotent)).await?;
+        let page_size = requested_page_size(query.top);
+        let request = Request::new(Method::GET, target, Replay::Idempotent)
+            .max_body(wire::table_list_body_limit(page_size));
+        let response = self.send(request).await?;
         let tables = wire::decode_table_list(&response.body)?;
+        check_page_size(tables.len(), page_size, "table names")?;
         let next_table_name = header(&response.headers, NEXT_TABLE_NAME).map(str::to_owned);
         Ok(TablePage { tables, next_table_name })
     }
@@ -164,8 +174,12 @@ impl HttpBackend {
 
     pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
         let target = url::with_query(&self.url(&url::entities_path(table)), &url::entity_query(request));
-        let response = self.send(Request::new(Method::GET, target, Replay::Idempotent)).await?;
+        let page_size = requested_page_size(request.top);
+        let request = Request::new(Method::GET, target, Replay::Idempotent)
+            .max_body(wire::query_page_body_limit(page_size));
+        let response = self.send(request).await?;
         let entities = wire::decode_query_page(&response.body)?;
+        check_page_size(entities.len(), page_size, "entities")?;
         let continuation =
             match (header(&response.headers, NEXT_PARTITION_KEY), header(&response.headers, NEXT_ROW_KEY)) {
                 (Some(partition_key), row_key) => Some(Continuation {
@@ -198,6 +212,7 @@ impl HttpBackend {
             content_type: &content_type,
             body: body.into(),
             ..Request::new(Method::POST, self.url(url::BATCH_PATH), Replay::NotIdempotent)
+                .max_body(wire::MAX_BATCH_RESPONSE_BODY)
         };
         let response = self.send(request).await?;
         // The 202 says the batch was received; when its parts cannot be read, whether it was
@@ -296,11 +311,21 @@ impl HttpBackend {
         if status.is_redirection() {
             return Err(Attempt::Answered(redirect_error(status, &headers, &request.url)));
         }
-        let body = response.bytes().await.map_err(Attempt::transport)?;
         if status.is_success() {
             check_headers(&headers).map_err(|e| refused_answer(e, status, &request.method))?;
+            let body = match read_body(response, request.max_body).await {
+                Ok(body) => body,
+                Err(BodyError::Transport(e)) => return Err(Attempt::transport(e)),
+                Err(BodyError::TooLarge(e)) => return Err(refused_answer(e, status, &request.method)),
+            };
             return Ok(Response { headers, body });
         }
+        let body = match read_body(response, wire::MAX_ERROR_BODY).await {
+            Ok(body) => body,
+            Err(BodyError::Transport(e)) => return Err(Attempt::transport(e)),
+            // The status still decides what happens next (a 503 is retried as any other).
+            Err(BodyError::TooLarge(e)) => return Err(Attempt::Answered(e.with_status(status.as_u16()))),
+        };
         let pairs: Vec<(&str, &str)> =
             headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))).collect();
         Err(Attempt::Answered(wire::decode_error(status.as_u16(), &pairs, &body)))
@@ -344,7 +369,13 @@ impl<'a> Request<'a> {
             if_match: None,
             prefer_no_content: false,
             replay,
+            // Every answer without a list in it is about one entity at most.
+            max_body: wire::MAX_ENTITY_JSON,
         }
+    }
+
+    fn max_body(self, max_body: usize) -> Self {
+        Request { max_body, ..self }
     }
 
     fn json(self, body: impl Into<bytes::Bytes>) -> Self {
@@ -358,6 +389,57 @@ impl<'a> Request<'a> {
     fn if_match(self, if_match: &'a IfMatch) -> Self {
         Request { if_match: Some(if_match), ..self }
     }
+}
+
+/// Why a body could not be read.
+enum BodyError {
+    /// The connection failed mid-body.
+    Transport(reqwest::Error),
+    /// The body exceeds its limit (an [`ErrorKind::Decode`] error naming it).
+    TooLarge(Error),
+}
+
+/// Reads a body of at most `limit` bytes: a `Content-Length` above it is refused before any
+/// byte is read, and a body without one is read chunk by chunk and refused as soon as it
+/// passes the limit. A hostile or broken server can so cost at most `limit` bytes of memory
+/// per request (plus the growth of one buffer), never an unbounded stream.
+async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<bytes::Bytes, BodyError> {
+    let too_large = || {
+        BodyError::TooLarge(Error::new(
+            ErrorKind::Decode,
+            format!("the response body exceeds {limit} bytes, the most this answer can honestly take"),
+        ))
+    };
+    let declared = response.content_length().map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    // A declared length is trusted for the first reservation only up to 1 MiB: it may be a lie.
+    let mut body = Vec::with_capacity(declared.unwrap_or(0).min(1 << 20));
+    while let Some(chunk) = response.chunk().await.map_err(BodyError::Transport)? {
+        if chunk.len() > limit - body.len() {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.into())
+}
+
+/// The page size a query asked for: its `$top`, else the service's 1000.
+fn requested_page_size(top: Option<u32>) -> usize {
+    usize::try_from(top.unwrap_or(MAX_PAGE_SIZE).min(MAX_PAGE_SIZE)).unwrap_or(usize::MAX)
+}
+
+/// A page with more items than asked for is not a page of this query (the service never sends
+/// one): refused rather than handed out.
+fn check_page_size(count: usize, page_size: usize, what: &str) -> Result<()> {
+    if count > page_size {
+        return Err(Error::new(
+            ErrorKind::Decode,
+            format!("the service answered a page of {count} {what} to a request for at most {page_size}"),
+        ));
+    }
+    Ok(())
 }
 
 /// A successful write of an entity must report its new ETag (a delete reports none).

@@ -20,6 +20,7 @@
 
 use std::fmt::Write as _;
 
+use table_core::batch::{MAX_BATCH_BODY, MAX_BATCH_OPERATIONS};
 use table_core::{ETag, Error, ErrorKind, Operation, Result, WriteOutcome};
 use uuid::Uuid;
 
@@ -34,6 +35,25 @@ pub(crate) const ACCEPT: &str = "application/json;odata=minimalmetadata";
 
 /// Nested multipart levels accepted in a response (batch, then changeset).
 const MAX_DEPTH: usize = 2;
+
+/// The most bytes one operation's part of a batch response can honestly take, beside an
+/// entity echo: MIME and HTTP headers, of which `Location` and `DataServiceId` repeat the
+/// entity URL (keys of up to 1024 UTF-16 units, percent-encoded as at most 9 bytes each: 2 ×
+/// 2 × 9 KiB), or a failing part's error body (at most
+/// [`MAX_ERROR_BODY`](super::error::MAX_ERROR_BODY)).
+const MAX_PART_TEXT: usize = 64 * 1024;
+
+/// The most bytes of a `$batch` response: one part per operation (at most
+/// [`MAX_BATCH_OPERATIONS`]) of [`MAX_PART_TEXT`], plus the entities a service that ignores
+/// `Prefer: return-no-content` may echo, at most 3 times the 4 MiB request that carried them
+/// (the escaping bound of [`super::json::MAX_ENTITY_JSON`]), plus the envelope. About 18 MiB.
+pub(crate) const MAX_BATCH_RESPONSE_BODY: usize =
+    MAX_BATCH_OPERATIONS * MAX_PART_TEXT + 3 * MAX_BATCH_BODY + 4096;
+
+/// The most lines a batch response is split into: an honest one has one or two dozen per
+/// part and single-line bodies. Bounded so a body of newlines cannot become a list of
+/// millions of slices.
+const MAX_RESPONSE_LINES: usize = MAX_BATCH_OPERATIONS * 64 + 64;
 
 /// The `Content-Type` and body of a `POST {base_url}/$batch` for `operations` on `table`.
 ///
@@ -108,6 +128,9 @@ pub fn decode_batch_response(content_type: &str, body: &[u8]) -> Result<Vec<Writ
         .ok_or_else(|| malformed("the batch response Content-Type names no boundary"))?;
     let text =
         std::str::from_utf8(body).map_err(|e| malformed("the batch response is not UTF-8").with_source(e))?;
+    if text.bytes().filter(|&b| b == b'\n').count() >= MAX_RESPONSE_LINES {
+        return Err(malformed(&format!("the batch response has more than {MAX_RESPONSE_LINES} lines")));
+    }
     let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let mut responses = Vec::new();
     collect_responses(&lines, boundary, 1, &mut responses)?;
@@ -200,6 +223,11 @@ fn collect_responses<'a>(
             .transpose()?;
         match nested {
             Some(inner) => collect_responses(content, inner, depth + 1, out)?,
+            None if out.len() == MAX_BATCH_OPERATIONS => {
+                return Err(malformed(&format!(
+                    "the batch response has more than {MAX_BATCH_OPERATIONS} operation responses"
+                )));
+            }
             None => out.push(parse_http_response(content)?),
         }
     }

@@ -20,6 +20,10 @@ pub const ERROR_CODE_HEADER: &str = "x-ms-error-code";
 /// The response header carrying the service's request id.
 pub const REQUEST_ID_HEADER: &str = "x-ms-request-id";
 
+/// The most bytes of an error answer's body read: the service's error bodies are a code and a
+/// message of a few hundred bytes.
+pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
+
 /// Builds the error for a failed response from its status, headers (name/value pairs, names
 /// matched case-insensitively) and body.
 pub fn decode_error(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Error {
@@ -111,27 +115,53 @@ fn parse_body(body: &[u8]) -> ParsedBody {
 fn parse_json(body: &[u8]) -> Option<ParsedBody> {
     #[derive(Deserialize)]
     struct Envelope {
-        #[serde(rename = "odata.error")]
-        error: OdataError,
-    }
-    #[derive(Deserialize)]
-    struct OdataError {
-        code: Option<String>,
-        message: Option<Message>,
-    }
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Message {
-        Localized { value: String },
-        Plain(String),
+        #[serde(rename = "odata.error", alias = "error")]
+        error: ErrorMember,
     }
     let envelope: Envelope = serde_json::from_slice(body).ok()?;
-    Some(ParsedBody {
-        code: envelope.error.code,
-        message: envelope.error.message.map(|m| match m {
-            Message::Localized { value } | Message::Plain(value) => value,
-        }),
-    })
+    Some(envelope.error.into_parsed())
+}
+
+/// The `odata.error` member of a JSON error body (`error` in OData v4 bodies), also looked for
+/// in success bodies, where it must not be.
+#[derive(Deserialize)]
+pub(super) struct ErrorMember {
+    code: Option<String>,
+    message: Option<Message>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Message {
+    Localized { value: String },
+    Plain(String),
+}
+
+impl ErrorMember {
+    fn into_parsed(self) -> ParsedBody {
+        ParsedBody {
+            code: self.code,
+            message: self.message.map(|m| match m {
+                Message::Localized { value } | Message::Plain(value) => value,
+            }),
+        }
+    }
+
+    /// The error for a success answer that carries this member beside its results: such an
+    /// answer says two contradicting things, so it is a [`ErrorKind::Decode`] error, with the
+    /// service's code and first message line when it gave them.
+    pub(super) fn into_contradiction(self, what: &str) -> Error {
+        let parsed = self.into_parsed();
+        let first_line = parsed.message.as_deref().and_then(|m| m.lines().next()).unwrap_or("").trim();
+        let mut error = Error::new(
+            ErrorKind::Decode,
+            format!("the {what} answered as a success carries a service error: {first_line}"),
+        );
+        if let Some(code) = parsed.code.filter(|c| !c.is_empty()) {
+            error = error.with_code(ErrorCode::parse(&code));
+        }
+        error
+    }
 }
 
 /// The text of the first element whose local name is `name` (ASCII case ignored), with the

@@ -35,14 +35,61 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use table_core::datetime::{format_datetime, max_datetime, min_datetime, parse_datetime};
-use table_core::validate::RESERVED_PROPERTY_NAMES;
+use table_core::validate::{
+    MAX_ENTITY_SIZE, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, RESERVED_PROPERTY_NAMES, SYSTEM_PROPERTIES,
+};
 use table_core::value::parse_guid;
 use table_core::{ETag, EdmType, Entity, Error, ErrorKind, Result, Value};
 
+use super::error::ErrorMember;
 use super::etag::received_etag;
+use crate::query::MAX_PAGE_SIZE;
 
 /// Suffix of a property name that makes it a type annotation.
 const TYPE_ANNOTATION: &str = "@odata.type";
+
+/// The most bytes one entity can honestly take in a JSON answer, derived from the service's
+/// 1 MiB limit on an entity as `table_core::validate::entity_size` counts it:
+///
+/// - every counted byte of a key, property name or string value prints as at most 3 bytes (a
+///   UTF-16 unit counts 2 and prints as at most `\uXXXX`, 6 bytes), and binary as 4/3 of
+///   its counted bytes (base64);
+/// - each property (at most `MAX_PROPERTIES`) may print its name a second time in its type
+///   annotation, at most 12 bytes per character (a character outside the BMP escaped as two
+///   `\uXXXX`), and at most 128 bytes of fixed text: `@odata.type`, the type name, quotes,
+///   colons, the comma, and the text of a number, DateTime or GUID beyond 3 times its counted
+///   size (a DateTime counts 8 and prints as 30);
+/// - each entity adds at most 4 KiB of control members (`odata.etag`, `odata.metadata`,
+///   `Timestamp`, braces).
+///
+/// That is 3 MiB + 255 × 3188 B + 4 KiB, about 3.8 MiB: every answer about a single entity
+/// (a point read, an insert echo) is read up to this size and no further.
+pub(crate) const MAX_ENTITY_JSON: usize =
+    3 * MAX_ENTITY_SIZE + MAX_PROPERTIES * (12 * MAX_PROPERTY_NAME_LEN + 128) + 4096;
+
+/// The most properties besides `PartitionKey`, `RowKey` and `Timestamp` an entity has; more
+/// are refused while reading, before they take memory.
+const MAX_CUSTOM_PROPERTIES: usize = MAX_PROPERTIES - SYSTEM_PROPERTIES;
+
+/// The page-level text of a query or table list answer (`odata.metadata`, braces).
+const PAGE_TEXT: usize = 4096;
+
+/// The most bytes of one table list entry: a name (at most 255 characters, Cosmos DB's
+/// limit, each at most 12 bytes escaped) and the entry's control members.
+const MAX_TABLE_ENTRY_JSON: usize = 8192;
+
+/// The largest body a query page of at most `entities` entities can honestly have.
+pub(crate) fn query_page_body_limit(entities: usize) -> usize {
+    entities.saturating_mul(MAX_ENTITY_JSON).saturating_add(PAGE_TEXT)
+}
+
+/// The largest body a table list page of at most `tables` names can honestly have.
+pub(crate) fn table_list_body_limit(tables: usize) -> usize {
+    tables.saturating_mul(MAX_TABLE_ENTRY_JSON).saturating_add(PAGE_TEXT)
+}
+
+/// The most entities (or table names) one page holds: the service's page size.
+const MAX_PAGE_ITEMS: usize = MAX_PAGE_SIZE as usize;
 
 /// The request body of an insert, update, merge or upsert of `entity`.
 pub fn encode_entity(entity: &Entity) -> String {
@@ -67,18 +114,19 @@ pub fn decode_entity(body: &[u8], etag_header: Option<&str>) -> Result<Entity> {
 }
 
 /// Reads the entities of one query page: `{"value":[{entity}, ...]}`.
+///
+/// A page of more than 1000 entities ([`MAX_PAGE_SIZE`], the service's page size) is refused
+/// as soon as the 1001st starts, before it is read.
 pub fn decode_query_page(body: &[u8]) -> Result<Vec<Entity>> {
-    from_slice(body, PageSeed, "query page")
+    decode_page(body, EntitySeed { etag_header: None }, "query page")
 }
 
 /// Reads the table names of a Query Tables page: `{"value":[{"TableName":"t1"}, ...]}`.
+///
+/// Like [`decode_query_page`], refuses more than 1000 names.
 pub fn decode_table_list(body: &[u8]) -> Result<Vec<String>> {
-    #[derive(Deserialize)]
-    struct TableList {
-        value: Vec<TableEntry>,
-    }
-    let list: TableList = from_slice(body, std::marker::PhantomData, "table list")?;
-    Ok(list.value.into_iter().map(|t| t.name).collect())
+    let list = decode_page(body, std::marker::PhantomData::<TableEntry>, "table list")?;
+    Ok(list.into_iter().map(|t| t.name).collect())
 }
 
 /// Reads the table name of a Create Table echo: `{"TableName":"t1", ...}`.
@@ -91,6 +139,22 @@ pub fn decode_table(body: &[u8]) -> Result<String> {
 struct TableEntry {
     #[serde(rename = "TableName")]
     name: String,
+}
+
+/// Reads a page with `item` for each element of its `value`. A page that also carries a
+/// service error (`odata.error` or `error`) is that error's [`ErrorKind::Decode`]: taking its
+/// (often empty) list as the result would report an empty page for a failed query.
+fn decode_page<'de, S: DeserializeSeed<'de> + Clone>(
+    body: &'de [u8],
+    item: S,
+    what: &str,
+) -> Result<Vec<S::Value>> {
+    let page = from_slice(body, PageSeed(item), what)?;
+    match (page.error, page.items) {
+        (Some(error), _) => Err(error.into_contradiction(what)),
+        (None, Some(items)) => Ok(items),
+        (None, None) => Err(Error::new(ErrorKind::Decode, format!("invalid {what} JSON: no `value` array"))),
+    }
 }
 
 /// Runs `seed` over the whole body, refusing trailing bytes.
@@ -238,6 +302,7 @@ impl Scalar<'_> {
 }
 
 /// Reads one entity object; `etag_header` is the fallback ETag.
+#[derive(Clone, Copy)]
 struct EntitySeed<'h> {
     etag_header: Option<&'h str>,
 }
@@ -292,6 +357,9 @@ impl<'de> RawEntity<'de> {
                 Cow::Borrowed(k) => Cow::Borrowed(&k[..base.len()]),
                 Cow::Owned(_) => Cow::Owned(base.to_owned()),
             };
+            if self.annotations.len() == MAX_PROPERTIES {
+                return Err(format!("the entity has more than {MAX_PROPERTIES} type annotations"));
+            }
             self.annotations.push((base, edm));
             return Ok(());
         }
@@ -313,9 +381,14 @@ impl<'de> RawEntity<'de> {
                 }
                 other => Err(format!("odata.etag is {}, not a string", other.describe())),
             },
+            // An error answered as a success would otherwise read as an entity without keys.
+            "odata.error" => Err("the entity object carries a service error (odata.error)".to_owned()),
             // Control information (`odata.metadata`, `odata.id`, ...) and annotations other
             // than the type describe the response, not the entity.
             k if k.starts_with("odata.") || k.contains("@odata.") => Ok(()),
+            _ if self.values.len() == MAX_CUSTOM_PROPERTIES => {
+                Err(format!("the entity has more than {MAX_CUSTOM_PROPERTIES} properties"))
+            }
             _ => {
                 self.values.push((key, value));
                 Ok(())
@@ -440,62 +513,76 @@ fn property_value(
     Ok(Some(value))
 }
 
-/// Reads `{"value":[...], ...}`, ignoring the other members.
-struct PageSeed;
+/// Reads `{"value":[...], ...}`, keeping a service error member and ignoring the others;
+/// each element of `value` is read with a copy of the seed.
+struct PageSeed<S>(S);
 
-impl<'de> DeserializeSeed<'de> for PageSeed {
-    type Value = Vec<Entity>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Vec<Entity>, D::Error> {
+/// The members of a page object that matter.
+struct PageBody<T> {
+    items: Option<Vec<T>>,
+    error: Option<ErrorMember>,
+}
+
+impl<'de, S: DeserializeSeed<'de> + Clone> DeserializeSeed<'de> for PageSeed<S> {
+    type Value = PageBody<S::Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for PageSeed {
-    type Value = Vec<Entity>;
+impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for PageSeed<S> {
+    type Value = PageBody<S::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a query result object with a `value` array")
+        f.write_str("a result object with a `value` array")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Vec<Entity>, A::Error> {
-        let mut entities = None;
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut page = PageBody { items: None, error: None };
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
-            if key == "value" {
-                if entities.is_some() {
-                    return Err(de::Error::duplicate_field("value"));
+            match &*key {
+                "value" if page.items.is_some() => return Err(de::Error::duplicate_field("value")),
+                "value" => page.items = Some(map.next_value_seed(ItemList(self.0.clone()))?),
+                "odata.error" | "error" if page.error.is_some() => {
+                    return Err(de::Error::duplicate_field("error"));
                 }
-                entities = Some(map.next_value_seed(EntityList)?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
+                "odata.error" | "error" => page.error = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        entities.ok_or_else(|| de::Error::missing_field("value"))
+        Ok(page)
     }
 }
 
-/// Reads the `value` array of a query page.
-struct EntityList;
+/// Reads the `value` array of a page, at most [`MAX_PAGE_ITEMS`] elements.
+struct ItemList<S>(S);
 
-impl<'de> DeserializeSeed<'de> for EntityList {
-    type Value = Vec<Entity>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Vec<Entity>, D::Error> {
+impl<'de, S: DeserializeSeed<'de> + Clone> DeserializeSeed<'de> for ItemList<S> {
+    type Value = Vec<S::Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> Visitor<'de> for EntityList {
-    type Value = Vec<Entity>;
+impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for ItemList<S> {
+    type Value = Vec<S::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of entities")
+        f.write_str("an array of at most 1000 items")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<Entity>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
         // The hint comes from the body; cap it so a hostile one cannot reserve gigabytes.
-        let mut entities = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1000));
-        while let Some(e) = seq.next_element_seed(EntitySeed { etag_header: None })? {
-            entities.push(e);
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_PAGE_ITEMS));
+        while let Some(item) = seq.next_element_seed(self.0.clone())? {
+            // Checked before another element is read: a page of millions of `{}` stops here.
+            if items.len() == MAX_PAGE_ITEMS {
+                return Err(de::Error::custom(format!("the page holds more than {MAX_PAGE_ITEMS} items")));
+            }
+            items.push(item);
         }
-        Ok(entities)
+        Ok(items)
     }
 }
