@@ -175,9 +175,9 @@ impl HttpBackend {
     pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
         let target = url::with_query(&self.url(&url::entities_path(table)), &url::entity_query(request));
         let page_size = requested_page_size(request.top);
-        let request = Request::new(Method::GET, target, Replay::Idempotent)
+        let page_request = Request::new(Method::GET, target, Replay::Idempotent)
             .max_body(wire::query_page_body_limit(page_size));
-        let response = self.send(request).await?;
+        let response = self.send(page_request).await?;
         let entities = wire::decode_query_page(&response.body)?;
         check_page_size(entities.len(), page_size, "entities")?;
         let continuation =
