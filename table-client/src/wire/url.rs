@@ -7,7 +7,7 @@
 //! unreserved characters `A-Z a-z 0-9 - . _ ~` raw (so `'` becomes `%27`, space `%20`, `+`
 //! `%2B`), and the delimiting quotes stay literal. Query values use the same encoding.
 //!
-//! Base URLs (endpoints) are checked once, by [`parse_endpoint`], and kept in the form the `url`
+//! Base URLs (endpoints) are checked once, by `parse_endpoint`, and kept in the form the `url`
 //! crate prints them, so that reqwest's own parse of every request URL changes nothing.
 //!
 //! Invariant: every string produced here is exactly what goes on the wire and what SharedKey
