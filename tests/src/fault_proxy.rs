@@ -473,8 +473,11 @@ impl Shared {
         remove_hop_by_hop(&mut parts.headers);
         let request = Request::from_parts(parts, Full::new(body));
         let exchange = async {
-            let response =
-                self.client.request(request).await.map_err(|_| Reset("the upstream server did not answer"))?;
+            let response = self
+                .client
+                .request(request)
+                .await
+                .map_err(|_| Reset("the upstream server did not answer"))?;
             let (mut parts, body) = response.into_parts();
             let body = Limited::new(body, MAX_BODY)
                 .collect()
@@ -604,11 +607,19 @@ mod tests {
                     let header = |name: &str| {
                         request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("-").to_owned()
                     };
-                    let echo =
-                        format!("{} {} host={} x={}", request.method(), request.uri(), header("host"), header("x-test"));
+                    let echo = format!(
+                        "{} {} host={} x={}",
+                        request.method(),
+                        request.uri(),
+                        header("host"),
+                        header("x-test")
+                    );
                     async move { Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(echo)))) }
                 });
-                tokio::spawn(hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service));
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service),
+                );
             }
         });
         (addr, hits)
@@ -647,7 +658,9 @@ mod tests {
             Err(e) => {
                 let mut cause: Option<&(dyn std::error::Error + 'static)> = e.source();
                 while let Some(c) = cause {
-                    if c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::ConnectionReset) {
+                    if c.downcast_ref::<io::Error>()
+                        .is_some_and(|io| io.kind() == io::ErrorKind::ConnectionReset)
+                    {
                         return Seen::Reset;
                     }
                     cause = c.source();
@@ -661,7 +674,8 @@ mod tests {
     /// saw and how many requests reached the upstream once the proxy settled.
     async fn through(fault: Fault) -> (Seen, u64, ProxyStats) {
         let (upstream, hits) = echo_upstream().await;
-        let proxy = FaultProxy::builder(upstream).rate(1.0).mix([(fault, 1)]).stall(STALL).start().await.unwrap();
+        let proxy =
+            FaultProxy::builder(upstream).rate(1.0).mix([(fault, 1)]).stall(STALL).start().await.unwrap();
         let seen = send(&proxy).await;
         // A stall without forward is over once the stall time has passed.
         tokio::time::sleep(STALL).await;
@@ -672,8 +686,9 @@ mod tests {
     }
 
     fn answer(status: u16, code: &str) -> Seen {
-        let body =
-            format!(r#"{{"odata.error":{{"code":"{code}","message":{{"lang":"en-US","value":"{code}: injected by the fault proxy"}}}}}}"#);
+        let body = format!(
+            r#"{{"odata.error":{{"code":"{code}","message":{{"lang":"en-US","value":"{code}: injected by the fault proxy"}}}}}}"#
+        );
         Seen::Answer(status, None, body)
     }
 
@@ -682,7 +697,8 @@ mod tests {
         let (upstream, hits) = echo_upstream().await;
         let proxy = FaultProxy::builder(upstream).start().await.unwrap();
         let seen = send(&proxy).await;
-        let expected = format!("MERGE /devstoreaccount1/t(PartitionKey='p')?x=1 host={} x=kept", proxy.addr());
+        let expected =
+            format!("MERGE /devstoreaccount1/t(PartitionKey='p')?x=1 host={} x=kept", proxy.addr());
         assert_eq!(seen, Seen::Answer(200, None, expected));
         assert_eq!(hits.load(Ordering::SeqCst), 1);
         assert_eq!(proxy.stats(), ProxyStats { requests: 1, ..ProxyStats::default() });
