@@ -6,6 +6,8 @@
 //! - [`target`]: the backends a scenario runs on, and the `scenario!` macro.
 //! - [`python`]: the official Python SDK in a cached venv (`python::python()`), running the
 //!   helper scripts in `tests/python/` (interop: every EDM type written and read by the SDK).
+//! - [`fault_proxy`]: a seeded fault-injecting HTTP proxy to put in front of Azurite (resets,
+//!   stalls past the client's timeout, 500/503/429, before or after the request is applied).
 //!
 //! Environment:
 //!
@@ -25,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod azurite;
+pub mod fault_proxy;
 pub mod python;
 pub mod target;
 mod tooling;
