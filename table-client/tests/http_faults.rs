@@ -558,3 +558,17 @@ async fn a_success_carrying_a_service_error_is_not_an_empty_page() {
     let err = table.get("p", "r").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
 }
+
+#[tokio::test]
+async fn a_point_read_answered_with_another_entity_is_a_decode_error() {
+    let (server, table) = server_and_table().await;
+    let mut other = entity_json();
+    other["RowKey"] = "someone-else".into();
+    Mock::given(method("GET"))
+        .and(path(entity_path()))
+        .respond_with(ResponseTemplate::new(200).set_body_json(other))
+        .mount(&server)
+        .await;
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+}

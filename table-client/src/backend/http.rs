@@ -133,7 +133,16 @@ impl HttpBackend {
         let query = QueryRequest { select: select.map(<[String]>::to_vec), ..QueryRequest::default() };
         let target = url::with_query(&self.url(&path), &url::entity_query(&query));
         let response = self.send(Request::new(Method::GET, target, Replay::Idempotent)).await?;
-        wire::decode_entity(&response.body, header(&response.headers, "etag"))
+        let entity = wire::decode_entity(&response.body, header(&response.headers, "etag"))?;
+        // A point read names its entity: an answer about another one cannot be trusted.
+        if entity.partition_key != partition_key || entity.row_key != row_key {
+            return Err(Error::new(
+                ErrorKind::Decode,
+                "the service answered a point read with another entity's keys",
+            )
+            .with_status(200));
+        }
+        Ok(entity)
     }
 
     pub(crate) async fn execute(&self, table: &str, operation: Operation) -> Result<WriteOutcome> {
