@@ -225,6 +225,23 @@ fn check_limits_rejects_unprintable_property_names() {
 }
 
 #[test]
+fn property_names_follow_the_csharp_identifier_rule() {
+    // Combining marks (a decomposed `é`), format characters (ZWJ) and letter numbers are
+    // identifier characters, so a filter can name such a property; what the service refuses
+    // (a leading mark, an enclosing mark, a superscript digit) cannot be named.
+    for name in ["Cafe\u{301}", "a\u{200d}b", "\u{2160}x", "x\u{203f}y", "n\u{663}"] {
+        let f = Filter::eq(name, 1).and(p(name));
+        f.check_limits().unwrap_or_else(|e| panic!("{name:?}: {e}"));
+        assert_eq!(parse(&f.to_string()), f, "{name:?}");
+        assert_eq!(parse(&format!("{name} eq 1")), Filter::eq(name, 1));
+    }
+    for name in ["\u{301}e", "a\u{20dd}", "a\u{b2}", "a\u{a0}b"] {
+        assert!(p(name).check_limits().is_err(), "{name:?}");
+        assert!(Filter::parse(&format!("{name} eq 1")).is_err(), "{name:?}");
+    }
+}
+
+#[test]
 fn from_str_is_parse() {
     let f: Filter = "PartitionKey eq 'p'".parse().expect("parses");
     assert_eq!(f, Filter::partition_key_eq("p"));
@@ -472,6 +489,9 @@ fn property_name() -> impl Strategy<Value = String> {
             "INFINITY",
             "été",
             "_",
+            "e\u{301}t\u{e9}",
+            "a\u{200d}b",
+            "\u{2160}",
         ])
         .prop_map(str::to_owned),
         "[A-Za-z_][A-Za-z0-9_]{0,8}",

@@ -9,6 +9,9 @@
 //! unary      := "not" unary | "(" or ")" | property | literal
 //! ```
 //!
+//! A property name is an identifier by the service's rule (C# identifiers: see
+//! [`is_identifier_start`] and [`is_identifier_part`]) other than a keyword.
+//!
 //! `not` binds tighter than a comparison, as in OData: `not A eq 1` compares `not A` with 1,
 //! which the service does not implement, so write `not (A eq 1)`. Syntax errors are
 //! [`Violation::FilterSyntax`] (400); valid OData the service does not implement (comparing two
@@ -31,6 +34,7 @@ use uuid::Uuid;
 
 use crate::datetime::parse_datetime;
 use crate::error::{Error, Violation};
+use crate::validate::{is_identifier_part, is_identifier_start};
 use crate::value::Value;
 
 use super::MAX_FILTER_COMPARISONS;
@@ -52,16 +56,8 @@ const ARITHMETIC: [&str; 5] = ["add", "sub", "mul", "div", "mod"];
 pub(super) fn is_property_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(is_identifier_start)
-        && chars.all(is_identifier_char)
+        && chars.all(is_identifier_part)
         && !RESERVED_WORDS.contains(&name)
-}
-
-fn is_identifier_start(c: char) -> bool {
-    c.is_alphabetic() || c == '_'
-}
-
-fn is_identifier_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
 }
 
 fn syntax(position: usize, message: impl Into<String>) -> Error {
@@ -207,7 +203,7 @@ impl<'a> Lexer<'a> {
             return self.number();
         }
         if let Some(tail) = after.strip_prefix("INF")
-            && !tail.starts_with(is_identifier_char)
+            && !tail.starts_with(is_identifier_part)
         {
             self.pos += "-INF".len();
             return Ok(Kind::Literal(Value::Double(f64::NEG_INFINITY)));
@@ -270,7 +266,7 @@ impl<'a> Lexer<'a> {
                 syntax(start, "integer literal out of the Int32 range; append `L` for an Int64")
             })?),
         };
-        if self.peek_char().is_some_and(is_identifier_char) {
+        if self.peek_char().is_some_and(is_identifier_part) {
             return Err(syntax(self.pos, "unexpected character after a number"));
         }
         Ok(Kind::Literal(value))
@@ -279,7 +275,7 @@ impl<'a> Lexer<'a> {
     /// A keyword, a property name, or a typed literal such as `guid'...'`.
     fn word(&mut self) -> Result<Kind<'a>, Error> {
         let start = self.pos;
-        self.eat_while(is_identifier_char);
+        self.eat_while(is_identifier_part);
         let word = &self.src[start..self.pos];
         if self.peek_char() != Some('\'') {
             return Ok(match word {
@@ -597,6 +593,9 @@ mod tests {
         assert!(is_property_name("été_1"));
         assert!(is_property_name("_"));
         assert!(is_property_name("AND"));
+        // A combining mark (Mn) after the first character, as in C# identifiers.
+        assert!(is_property_name("e\u{301}te"));
+        assert!(!is_property_name("\u{301}e"));
         assert!(!is_property_name("and"));
         assert!(!is_property_name("NaN"));
         assert!(!is_property_name("1a"));
