@@ -24,8 +24,10 @@
 //! `guid'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx'`, `X'0a0B'` and `binary'0a0B'`.
 //!
 //! A parsed filter has at most [`MAX_FILTER_COMPARISONS`] comparisons (else
-//! [`Violation::TooManyComparisons`], with the full count) and at most [`MAX_NESTING`] levels of
-//! parentheses and `not`, so hostile input cannot build a deep tree or exhaust the stack.
+//! [`Violation::TooManyComparisons`], with the full count) and at most [`MAX_FILTER_NESTING`]
+//! levels of parentheses and `not`, so hostile input cannot build a deep tree or exhaust the
+//! stack. `not (` counts as one level, as a bare `not` does, so the printer's `not (...)`
+//! form is never deeper than the text it was parsed from.
 
 use std::str::FromStr;
 
@@ -37,11 +39,8 @@ use crate::error::{Error, Violation};
 use crate::validate::{is_identifier_part, is_identifier_start};
 use crate::value::Value;
 
-use super::MAX_FILTER_COMPARISONS;
 use super::ast::{CompareOp, Filter};
-
-/// The deepest nesting of parentheses and `not` the parser accepts.
-const MAX_NESTING: usize = 100;
+use super::{MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};
 
 /// Words with a meaning in the grammar; none of them can name a property in a filter.
 const RESERVED_WORDS: [&str; 19] = [
@@ -58,6 +57,11 @@ pub(super) fn is_property_name(name: &str) -> bool {
     chars.next().is_some_and(is_identifier_start)
         && chars.all(is_identifier_part)
         && !RESERVED_WORDS.contains(&name)
+}
+
+/// The error for a `(` or `not` at `position` that opens level [`MAX_FILTER_NESTING`] + 1.
+pub(super) fn too_deep(position: usize) -> Error {
+    syntax(position, format!("parentheses and `not` are nested more than {MAX_FILTER_NESTING} deep"))
 }
 
 fn syntax(position: usize, message: impl Into<String>) -> Error {
@@ -484,25 +488,23 @@ impl<'a> Parser<'a> {
     fn unary(&mut self, depth: usize) -> Result<Located, Error> {
         let token = self.next()?;
         let pos = token.pos;
-        if depth >= MAX_NESTING && matches!(token.kind, Kind::LParen | Kind::Word("not")) {
-            return Err(syntax(
-                pos,
-                format!("parentheses and `not` are nested more than {MAX_NESTING} deep"),
-            ));
+        if depth >= MAX_FILTER_NESTING && matches!(token.kind, Kind::LParen | Kind::Word("not")) {
+            return Err(too_deep(pos));
         }
         let term = match token.kind {
             Kind::Word("not") => {
-                let inner = self.unary(depth + 1)?;
-                Term::Condition(Filter::Not(Box::new(self.condition(inner)?)))
+                // `not (...)` is one level, like a bare `not`: it is how the printer writes
+                // every `not`, and printing must not deepen a filter.
+                let inner = if matches!(self.peek()?.kind, Kind::LParen) {
+                    self.next()?;
+                    self.group(depth + 1)?
+                } else {
+                    let inner = self.unary(depth + 1)?;
+                    self.condition(inner)?
+                };
+                Term::Condition(Filter::Not(Box::new(inner)))
             }
-            Kind::LParen => {
-                let inner = self.or(depth + 1)?;
-                let close = self.next()?;
-                if !matches!(close.kind, Kind::RParen) {
-                    return Err(syntax(close.pos, format!("expected `)`, found {}", close.kind.describe())));
-                }
-                Term::Condition(inner)
-            }
+            Kind::LParen => Term::Condition(self.group(depth + 1)?),
             Kind::Word("null") => {
                 return Err(unsupported(
                     pos,
@@ -524,6 +526,16 @@ impl<'a> Parser<'a> {
             }
         };
         Ok(Located { pos, term })
+    }
+
+    /// The rest of a parenthesised group whose `(` was just read: `or` then `)`.
+    fn group(&mut self, depth: usize) -> Result<Filter, Error> {
+        let inner = self.or(depth)?;
+        let close = self.next()?;
+        if !matches!(close.kind, Kind::RParen) {
+            return Err(syntax(close.pos, format!("expected `)`, found {}", close.kind.describe())));
+        }
+        Ok(inner)
     }
 }
 
@@ -605,11 +617,23 @@ mod tests {
 
     #[test]
     fn nesting_is_bounded() {
-        let deep = format!("{}a{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
+        let deep = format!("{}a{}", "(".repeat(MAX_FILTER_NESTING), ")".repeat(MAX_FILTER_NESTING));
         assert!(Filter::parse(&deep).is_ok());
-        let deeper = format!("{}a{}", "(".repeat(MAX_NESTING + 1), ")".repeat(MAX_NESTING + 1));
-        assert_eq!(syntax_at(&deeper), MAX_NESTING);
+        let deeper = format!("{}a{}", "(".repeat(MAX_FILTER_NESTING + 1), ")".repeat(MAX_FILTER_NESTING + 1));
+        assert_eq!(syntax_at(&deeper), MAX_FILTER_NESTING);
         let nots = format!("{}a", "not ".repeat(100_000));
-        assert_eq!(syntax_at(&nots), 4 * MAX_NESTING);
+        assert_eq!(syntax_at(&nots), 4 * MAX_FILTER_NESTING);
+    }
+
+    #[test]
+    fn not_and_its_parenthesis_are_one_level() {
+        let n = MAX_FILTER_NESTING;
+        let printed = format!("{}a{}", "not (".repeat(n), ")".repeat(n));
+        assert!(Filter::parse(&printed).is_ok());
+        let deeper = format!("{}a{}", "not (".repeat(n + 1), ")".repeat(n + 1));
+        assert_eq!(syntax_at(&deeper), 5 * n);
+        // A second parenthesis is a level of its own.
+        let doubled = format!("{}(a){}", "not (".repeat(n), ")".repeat(n));
+        assert_eq!(syntax_at(&doubled), 5 * n);
     }
 }
