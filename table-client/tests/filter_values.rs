@@ -1,6 +1,7 @@
-//! Filters the service cannot take are refused locally with a typed violation, before any
-//! request, on both backends: comparisons with NaN or an infinity (no portable literal) and
-//! filters nested deeper than the parser reads.
+//! Filters and `$select` lists the service cannot take are refused locally with a typed
+//! violation, before any request, on both backends: comparisons with NaN or an infinity (no
+//! portable literal), filters nested deeper than the parser reads, and `$select` entries that
+//! are not property names (`"a,RowKey"` would select two properties).
 
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
@@ -31,6 +32,10 @@ async fn refusals(table: &TableClient) -> Vec<(String, Error)> {
     errors.push(("Score lt INF".into(), err));
     let deep = (0..=MAX_FILTER_NESTING).fold(Filter::property("a"), |f, _| !f);
     errors.push(("deep".into(), table.query().filter(deep).collect().await.unwrap_err()));
+    let err = table.query().select(["Name", "a,RowKey"]).collect().await.unwrap_err();
+    errors.push(("select".into(), err));
+    let err = table.get_with_select("p", "r", Some(&["x y".to_owned()])).await.unwrap_err();
+    errors.push(("get_with_select".into(), err));
     errors
 }
 
@@ -39,6 +44,14 @@ fn check(errors: &[(String, Error)]) {
         assert_eq!(err.code(), Some(&ErrorCode::InvalidInput), "{what}: {err}");
         let expected = match what.as_str() {
             "deep" => matches!(err.violation(), Some(Violation::FilterSyntax { .. })),
+            "select" => matches!(
+                err.violation(),
+                Some(Violation::SelectEntry { index: 1, entry, .. }) if entry == "a,RowKey"
+            ),
+            "get_with_select" => matches!(
+                err.violation(),
+                Some(Violation::SelectEntry { index: 0, entry, .. }) if entry == "x y"
+            ),
             _ => matches!(
                 err.violation(),
                 Some(Violation::FilterNonFiniteDouble { property, value })

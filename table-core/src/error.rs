@@ -381,6 +381,16 @@ pub enum Violation {
         /// The value (NaN or an infinity).
         value: f64,
     },
+    /// A `$select` entry is not a property name.
+    #[error("$select entry {index} ({entry:?}) is not a property name: {reason}")]
+    SelectEntry {
+        /// The entry's index in the list.
+        index: usize,
+        /// The entry.
+        entry: String,
+        /// Why it is not a property name.
+        reason: &'static str,
+    },
     /// `$top` outside 1..=1000.
     #[error("top is {value}; it must be between 1 and 1000")]
     Top {
@@ -429,6 +439,7 @@ impl Violation {
             | FilterSyntax { .. }
             | TooManyComparisons { .. }
             | FilterNonFiniteDouble { .. }
+            | SelectEntry { .. }
             | Top { .. }
             | Continuation { .. } => ErrorCode::InvalidInput,
         }

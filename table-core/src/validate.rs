@@ -127,6 +127,31 @@ pub fn is_identifier_part(c: char) -> bool {
     )
 }
 
+/// Checks a `$select` list: every entry a property name ([`validate_property_name`]) or one of
+/// the system properties. An entry is sent verbatim between commas, so `"a,RowKey"` would
+/// otherwise select two properties; the violation names the first bad entry.
+pub fn validate_select(select: &[String]) -> Result<(), Violation> {
+    for (index, entry) in select.iter().enumerate() {
+        if RESERVED_PROPERTY_NAMES.contains(&entry.as_str()) {
+            continue;
+        }
+        let reason = if entry.chars().count() > MAX_PROPERTY_NAME_LEN {
+            Some("it is longer than 255 characters")
+        } else {
+            identifier_problem(entry)
+        };
+        if let Some(reason) = reason {
+            return Err(Violation::SelectEntry { index, entry: entry.clone(), reason });
+        }
+    }
+    Ok(())
+}
+
+/// Runs [`validate_select`], converting the violation into an [`crate::Error`].
+pub fn check_select(select: &[String]) -> crate::Result<()> {
+    validate_select(select).map_err(crate::Error::invalid)
+}
+
 /// Checks one property value's size and range.
 pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
     validate_sized_value(name, value, value.stored_size())
@@ -271,8 +296,18 @@ mod tests {
         for ok in ["a", "_x", "Name1", "été"] {
             assert!(validate_property_name(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "1ab", "a-b", "a b", "odata.x", "x@odata.type", "PartitionKey", "RowKey", "Timestamp"]
-        {
+        for bad in [
+            "",
+            "1ab",
+            "a-b",
+            "a b",
+            "odata.x",
+            "x@odata.type",
+            "a,RowKey",
+            "PartitionKey",
+            "RowKey",
+            "Timestamp",
+        ] {
             assert!(
                 matches!(validate_property_name(bad), Err(Violation::PropertyNameInvalid { .. })),
                 "{bad}"
@@ -302,6 +337,33 @@ mod tests {
             Err(Violation::PropertyNameInvalid { reason: "it must start with a letter or `_`", .. })
         ));
         assert!(validate_property_name("a²").is_err());
+    }
+
+    #[test]
+    fn select_entries_are_property_or_system_names() {
+        let list = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        assert!(validate_select(&list(&["a", "RowKey", "PartitionKey", "Timestamp", "e\u{301}"])).is_ok());
+        assert!(validate_select(&[]).is_ok());
+        assert_eq!(
+            validate_select(&list(&["ok", "a,RowKey"])),
+            Err(Violation::SelectEntry {
+                index: 1,
+                entry: "a,RowKey".into(),
+                reason: "after the first character it may contain only letters, decimal digits, \
+                         combining marks, connectors such as `_` and format characters",
+            })
+        );
+        for bad in ["", " a", "a b", "1a", "odata.etag", "*", "rowkey,x"] {
+            assert!(
+                matches!(validate_select(&list(&[bad])), Err(Violation::SelectEntry { index: 0, .. })),
+                "{bad:?}"
+            );
+        }
+        assert!(validate_select(&list(&[&"a".repeat(255)])).is_ok());
+        assert!(validate_select(&list(&[&"a".repeat(256)])).is_err());
+        let err = check_select(&list(&["a,b"])).expect_err("a comma");
+        assert_eq!(err.code(), Some(&crate::ErrorCode::InvalidInput));
+        assert!(err.to_string().contains("\"a,b\""), "{err}");
     }
 
     #[test]
