@@ -25,8 +25,8 @@ pub struct QueryPage<T> {
 /// A query under construction. Conditions added with the filter methods are combined with
 /// `and`. Nothing is sent until [`Query::pages`] or [`Query::stream`] is polled.
 ///
-/// Inputs that can be invalid (filter strings, page sizes, resume tokens) are kept as given and
-/// checked when the stream is first polled, before any request.
+/// Inputs that can be invalid (filters, selected names, page sizes, resume tokens) are kept as
+/// given and checked when the stream is first polled, before any request.
 #[derive(Debug)]
 pub struct Query<T> {
     table: TableClient,
@@ -172,6 +172,7 @@ impl<T: Send + 'static> Query<T> {
             };
             let mut remaining = top;
             let select = select.as_deref().map(with_system_properties);
+            select.as_deref().map(table_core::validate::check_select).transpose()?;
             let mut request = QueryRequest { filter, select, top: None, continuation };
             while remaining != Some(0) {
                 let per_page = max_per_page.unwrap_or(MAX_PAGE_SIZE);

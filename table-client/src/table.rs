@@ -133,6 +133,7 @@ impl TableClient {
         validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
         validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
         let select = select.map(with_system_properties);
+        select.as_deref().map(table_core::validate::check_select).transpose()?;
         self.backend.get(&self.name, partition_key, row_key, select.as_deref()).await
     }
 

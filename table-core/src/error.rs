@@ -370,6 +370,27 @@ pub enum Violation {
         /// The limit.
         max: usize,
     },
+    /// A filter compares a property with NaN or an infinity: no literal for them is accepted
+    /// by every service (the OData `NaN`/`INF` are not portable), so the filter is not sent.
+    #[error(
+        "filter compares property {property:?} with the double {value}; only finite doubles can be compared"
+    )]
+    FilterNonFiniteDouble {
+        /// The property name.
+        property: String,
+        /// The value (NaN or an infinity).
+        value: f64,
+    },
+    /// A `$select` entry is not a property name.
+    #[error("$select entry {index} ({entry:?}) is not a property name: {reason}")]
+    SelectEntry {
+        /// The entry's index in the list.
+        index: usize,
+        /// The entry.
+        entry: String,
+        /// Why it is not a property name.
+        reason: &'static str,
+    },
     /// `$top` outside 1..=1000.
     #[error("top is {value}; it must be between 1 and 1000")]
     Top {
@@ -417,6 +438,8 @@ impl Violation {
             | TooManyOperations { .. }
             | FilterSyntax { .. }
             | TooManyComparisons { .. }
+            | FilterNonFiniteDouble { .. }
+            | SelectEntry { .. }
             | Top { .. }
             | Continuation { .. } => ErrorCode::InvalidInput,
         }

@@ -43,11 +43,10 @@ pub fn is_forbidden_key_char(c: char) -> bool {
     matches!(c, '/' | '\\' | '#' | '?' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
 }
 
-/// Checks a custom property name: non-empty, at most 255 characters, identifier-like
-/// (letter or `_` first, then letters, digits or `_`), not a system property name, and not an
-/// OData control name.
+/// Checks a custom property name: non-empty, at most 255 characters, an identifier (see
+/// [`is_identifier_start`] and [`is_identifier_part`]), and not a system property name. OData
+/// control names (`odata.etag`, `x@odata.type`) are not identifiers, so they are refused too.
 pub fn validate_property_name(name: &str) -> Result<(), Violation> {
-    let invalid = |reason| Err(Violation::PropertyNameInvalid { name: name.to_owned(), reason });
     let length = name.chars().count();
     if length > MAX_PROPERTY_NAME_LEN {
         return Err(Violation::PropertyNameTooLong {
@@ -56,21 +55,101 @@ pub fn validate_property_name(name: &str) -> Result<(), Violation> {
             max: MAX_PROPERTY_NAME_LEN,
         });
     }
+    let reason = identifier_problem(name)
+        .or_else(|| RESERVED_PROPERTY_NAMES.contains(&name).then_some("it is a system property"));
+    match reason {
+        Some(reason) => Err(Violation::PropertyNameInvalid { name: name.to_owned(), reason }),
+        None => Ok(()),
+    }
+}
+
+/// Why `name` is not an identifier, or `None` when it is one.
+fn identifier_problem(name: &str) -> Option<&'static str> {
     let mut chars = name.chars();
     match chars.next() {
-        None => return invalid("it is empty"),
-        Some(c) if !(c.is_alphabetic() || c == '_') => {
-            return invalid("it must start with a letter or `_`");
+        None => Some("it is empty"),
+        Some(c) if !is_identifier_start(c) => Some("it must start with a letter or `_`"),
+        Some(_) if !chars.all(is_identifier_part) => Some(
+            "after the first character it may contain only letters, decimal digits, combining \
+             marks, connectors such as `_` and format characters",
+        ),
+        Some(_) => None,
+    }
+}
+
+// Identifiers. The service documents property names as following the naming rules for C#
+// identifiers ("Understanding the Table service data model", Azure Storage REST docs). The
+// C# specification (ECMA-334, "Identifiers") defines them by Unicode general category: the
+// first character is a letter (Lu, Ll, Lt, Lm, Lo), a letter number (Nl) or `_`; later ones
+// may also be combining marks (Mn, Mc), decimal digits (Nd), connectors (Pc, e.g. `_`) and
+// format characters (Cf, e.g. U+200D ZERO WIDTH JOINER). The OData library behind the
+// service's `$filter` lexes property names by the same categories, so one rule serves both.
+// Categories come from the `unicode-general-category` tables (Unicode 16), per code point;
+// a service on an older Unicode version may refuse a character assigned since, with 400.
+// The docs also warn that some C# identifiers are not valid XML names (for the retired Atom
+// format); which ones the service refuses is unverified, so they are accepted here and the
+// service's 400 is the answer.
+
+/// `true` for a character that may begin a property name: a letter (Unicode general category
+/// Lu, Ll, Lt, Lm or Lo), a letter number (Nl) or `_` (the C# identifier rule).
+pub fn is_identifier_start(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphabetic() || c == '_';
+    }
+    use unicode_general_category::GeneralCategory::*;
+    matches!(
+        unicode_general_category::get_general_category(c),
+        UppercaseLetter | LowercaseLetter | TitlecaseLetter | ModifierLetter | OtherLetter | LetterNumber
+    )
+}
+
+/// `true` for a character that may follow the first in a property name: what may begin one,
+/// plus combining marks (Mn, Mc), decimal digits (Nd), connectors (Pc) and format characters
+/// (Cf), as in C# identifiers.
+pub fn is_identifier_part(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    use unicode_general_category::GeneralCategory::*;
+    matches!(
+        unicode_general_category::get_general_category(c),
+        UppercaseLetter
+            | LowercaseLetter
+            | TitlecaseLetter
+            | ModifierLetter
+            | OtherLetter
+            | LetterNumber
+            | NonspacingMark
+            | SpacingMark
+            | DecimalNumber
+            | ConnectorPunctuation
+            | Format
+    )
+}
+
+/// Checks a `$select` list: every entry a property name ([`validate_property_name`]) or one of
+/// the system properties. An entry is sent verbatim between commas, so `"a,RowKey"` would
+/// otherwise select two properties; the violation names the first bad entry.
+pub fn validate_select(select: &[String]) -> Result<(), Violation> {
+    for (index, entry) in select.iter().enumerate() {
+        if RESERVED_PROPERTY_NAMES.contains(&entry.as_str()) {
+            continue;
         }
-        Some(_) => {}
-    }
-    if !chars.all(|c| c.is_alphanumeric() || c == '_') {
-        return invalid("it may contain only letters, digits and `_`");
-    }
-    if RESERVED_PROPERTY_NAMES.contains(&name) {
-        return invalid("it is a system property");
+        let reason = if entry.chars().count() > MAX_PROPERTY_NAME_LEN {
+            Some("it is longer than 255 characters")
+        } else {
+            identifier_problem(entry)
+        };
+        if let Some(reason) = reason {
+            return Err(Violation::SelectEntry { index, entry: entry.clone(), reason });
+        }
     }
     Ok(())
+}
+
+/// Runs [`validate_select`], converting the violation into an [`crate::Error`].
+pub fn check_select(select: &[String]) -> crate::Result<()> {
+    validate_select(select).map_err(crate::Error::invalid)
 }
 
 /// Checks one property value's size and range.
@@ -217,13 +296,74 @@ mod tests {
         for ok in ["a", "_x", "Name1", "été"] {
             assert!(validate_property_name(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "1ab", "a-b", "a b", "odata.x", "x@odata.type", "PartitionKey", "RowKey", "Timestamp"]
-        {
+        for bad in [
+            "",
+            "1ab",
+            "a-b",
+            "a b",
+            "odata.x",
+            "x@odata.type",
+            "a,RowKey",
+            "PartitionKey",
+            "RowKey",
+            "Timestamp",
+        ] {
             assert!(
                 matches!(validate_property_name(bad), Err(Violation::PropertyNameInvalid { .. })),
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn identifiers_follow_the_csharp_categories() {
+        // First character: Lu, Ll, Lt, Lm, Lo, Nl or `_`.
+        for c in ['A', 'z', '_', 'é', 'ǅ', 'ʰ', '中', 'Ⅻ', '\u{10400}'] {
+            assert!(is_identifier_start(c) && is_identifier_part(c), "{c:?}");
+        }
+        // Later characters also: Mn, Mc, Nd, Pc, Cf.
+        for c in ['\u{301}', '\u{903}', '7', '٣', '‿', '\u{200d}', '\u{ad}'] {
+            assert!(!is_identifier_start(c) && is_identifier_part(c), "{c:?}");
+        }
+        // Neither: Me, No, spaces, punctuation, symbols, controls, private use.
+        for c in ['\u{20dd}', '²', ' ', '\u{a0}', '-', '.', '@', ',', '$', '+', '\u{0}', '\u{e000}'] {
+            assert!(!is_identifier_start(c) && !is_identifier_part(c), "{c:?}");
+        }
+        // Combining marks, as in a decomposed `é`, are accepted after the first character.
+        assert!(validate_property_name("Caf\u{65}\u{301}").is_ok());
+        assert!(validate_property_name("a\u{200d}b").is_ok());
+        assert!(matches!(
+            validate_property_name("\u{301}a"),
+            Err(Violation::PropertyNameInvalid { reason: "it must start with a letter or `_`", .. })
+        ));
+        assert!(validate_property_name("a²").is_err());
+    }
+
+    #[test]
+    fn select_entries_are_property_or_system_names() {
+        let list = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        assert!(validate_select(&list(&["a", "RowKey", "PartitionKey", "Timestamp", "e\u{301}"])).is_ok());
+        assert!(validate_select(&[]).is_ok());
+        assert_eq!(
+            validate_select(&list(&["ok", "a,RowKey"])),
+            Err(Violation::SelectEntry {
+                index: 1,
+                entry: "a,RowKey".into(),
+                reason: "after the first character it may contain only letters, decimal digits, \
+                         combining marks, connectors such as `_` and format characters",
+            })
+        );
+        for bad in ["", " a", "a b", "1a", "odata.etag", "*", "rowkey,x"] {
+            assert!(
+                matches!(validate_select(&list(&[bad])), Err(Violation::SelectEntry { index: 0, .. })),
+                "{bad:?}"
+            );
+        }
+        assert!(validate_select(&list(&[&"a".repeat(255)])).is_ok());
+        assert!(validate_select(&list(&[&"a".repeat(256)])).is_err());
+        let err = check_select(&list(&["a,b"])).expect_err("a comma");
+        assert_eq!(err.code(), Some(&crate::ErrorCode::InvalidInput));
+        assert!(err.to_string().contains("\"a,b\""), "{err}");
     }
 
     #[test]

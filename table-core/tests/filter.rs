@@ -7,8 +7,8 @@ use std::ops::Bound;
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
 use table_core::datetime::{MAX_TICKS, from_ticks, parse_datetime};
-use table_core::filter::MAX_FILTER_COMPARISONS;
-use table_core::{CompareOp, Entity, ErrorCode, ErrorKind, Filter, Value, Violation};
+use table_core::filter::{MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};
+use table_core::{Column, CompareOp, Entity, ErrorCode, ErrorKind, Filter, Value, Violation};
 use uuid::Uuid;
 
 fn parse(s: &str) -> Filter {
@@ -225,6 +225,106 @@ fn check_limits_rejects_unprintable_property_names() {
 }
 
 #[test]
+fn property_names_follow_the_csharp_identifier_rule() {
+    // Combining marks (a decomposed `é`), format characters (ZWJ) and letter numbers are
+    // identifier characters, so a filter can name such a property; what the service refuses
+    // (a leading mark, an enclosing mark, a superscript digit) cannot be named.
+    for name in ["Cafe\u{301}", "a\u{200d}b", "\u{2160}x", "x\u{203f}y", "n\u{663}"] {
+        let f = Filter::eq(name, 1).and(p(name));
+        f.check_limits().unwrap_or_else(|e| panic!("{name:?}: {e}"));
+        assert_eq!(parse(&f.to_string()), f, "{name:?}");
+        assert_eq!(parse(&format!("{name} eq 1")), Filter::eq(name, 1));
+    }
+    for name in ["\u{301}e", "a\u{20dd}", "a\u{b2}", "a\u{a0}b"] {
+        assert!(p(name).check_limits().is_err(), "{name:?}");
+        assert!(Filter::parse(&format!("{name} eq 1")).is_err(), "{name:?}");
+    }
+}
+
+/// `f.check_limits()` agrees with the parser on `f`'s canonical text: success exactly when
+/// the text parses back to `f`, and otherwise the same violation at the same position.
+/// Returns whether `f` passed.
+fn limits_agree_with_the_parser(f: &Filter) -> bool {
+    let text = f.to_string();
+    match (f.check_limits(), Filter::parse(&text)) {
+        (Ok(()), Ok(back)) => {
+            assert_eq!(&back, f, "{text}");
+            true
+        }
+        (Err(limit), Err(parsed)) => {
+            assert_eq!(limit.violation(), parsed.violation(), "{text}");
+            false
+        }
+        (limit, parsed) => panic!("{text}: check_limits {limit:?}, parse {parsed:?}"),
+    }
+}
+
+#[test]
+fn nesting_limit_is_the_parsers_exactly() {
+    let nots = |n: usize, f: Filter| (0..n).fold(f, |f, _| !f);
+    let (a, b, c) = (p("a"), p("b"), p("c"));
+    // (shape, levels besides the `not`s, the negated core, what the `not`s are placed in)
+    type Place = fn(Filter) -> Filter;
+    let same: Place = |f| f;
+    let shapes: [(&str, usize, Filter, Place); 5] = [
+        ("not^n a", 0, a.clone(), same),
+        ("not^n (a or b) and c", 0, a.clone().or(b.clone()), |f| f.and(p("c"))),
+        ("c and not^n (a or b)", 0, a.clone().or(b.clone()), |f| p("c").and(f)),
+        ("not^n (a and (b or c))", 1, a.clone().and(b.clone().or(c.clone())), same),
+        ("not^n (a or (b or c and not (d)))", 2, a.clone().or(b.or(c.and(!p("d")))), same),
+    ];
+    for (shape, extra, core, place) in &shapes {
+        for n in 0..=MAX_FILTER_NESTING + 2 {
+            let f = place(nots(n, core.clone()));
+            let depth = n + extra;
+            assert_eq!(limits_agree_with_the_parser(&f), depth <= MAX_FILTER_NESTING, "{shape}, n = {n}");
+        }
+    }
+    // 101 nested `not`s: refused, where the printed text would fail to parse.
+    let e = nots(MAX_FILTER_NESTING + 1, a.clone()).check_limits().expect_err("too deep");
+    assert_eq!(e.code(), Some(&ErrorCode::InvalidInput));
+    assert!(
+        matches!(e.violation(), Some(Violation::FilterSyntax { position, .. }) if *position == 5 * MAX_FILTER_NESTING)
+    );
+    // Whatever parses passes, even nested to the limit in the other spelling.
+    let written = format!("{}a", "not ".repeat(MAX_FILTER_NESTING));
+    assert!(limits_agree_with_the_parser(&parse(&written)));
+    let parens = format!("{}not a{}", "(".repeat(MAX_FILTER_NESTING - 1), ")".repeat(MAX_FILTER_NESTING - 1));
+    assert!(limits_agree_with_the_parser(&parse(&parens)));
+}
+
+#[test]
+fn non_finite_doubles_are_refused_naming_the_property() {
+    for d in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+        let built = [
+            Filter::eq("A", 1).and(Filter::gt("Score", d)),
+            Column::<f64>::new("Score").gt(d),
+            !Filter::compare("Score", CompareOp::Le, Value::Double(d)),
+        ];
+        for f in built {
+            let e = f.check_limits().expect_err("no portable literal");
+            assert_eq!(e.code(), Some(&ErrorCode::InvalidInput));
+            assert_eq!(e.status(), Some(400));
+            match e.violation() {
+                Some(Violation::FilterNonFiniteDouble { property, value }) => {
+                    assert_eq!(property, "Score");
+                    assert_eq!(value.to_bits(), d.to_bits());
+                }
+                other => panic!("{f}: {other:?}"),
+            }
+            assert!(e.to_string().contains("\"Score\""), "{e}");
+        }
+    }
+    // Parsed literals too: the parser reads them, but they are not sent.
+    assert!(parse("D lt INF").check_limits().is_err());
+    assert!(parse("D ne NaN").check_limits().is_err());
+    // Every finite double passes, the extremes included.
+    for d in [f64::MAX, f64::MIN, f64::from_bits(1), -0.0, 1e300] {
+        Filter::eq("D", d).check_limits().expect("finite");
+    }
+}
+
+#[test]
 fn from_str_is_parse() {
     let f: Filter = "PartitionKey eq 'p'".parse().expect("parses");
     assert_eq!(f, Filter::partition_key_eq("p"));
@@ -239,7 +339,7 @@ fn canonical_text() {
         .and(!Filter::eq("Score", 1.0));
     assert_eq!(
         f.to_odata(),
-        "PartitionKey eq 'O''Neil' and (Age gt 30 or not Active) and not (Score eq 1.0)"
+        "PartitionKey eq 'O''Neil' and (Age gt 30 or not (Active)) and not (Score eq 1.0)"
     );
     assert_eq!(parse(&f.to_odata()), f);
     assert_eq!(Filter::eq("Big", i64::MIN).to_string(), "Big eq -9223372036854775808L");
@@ -252,8 +352,11 @@ fn canonical_text() {
         "G eq guid'c9da6455-213d-42c9-9a79-3e9149a57833'"
     );
     assert_eq!(Filter::eq("B", vec![0xABu8, 1]).to_string(), "B eq X'ab01'");
-    assert_eq!(Filter::eq("D", 1e-7).to_string(), "D eq 1e-7");
+    assert_eq!(Filter::eq("D", 1e-7).to_string(), "D eq 0.0000001");
+    assert_eq!(Filter::eq("D", 1e22).to_string(), "D eq 10000000000000000000000.0");
+    // Printed (and parsed back), but refused by `check_limits`.
     assert_eq!(Filter::eq("D", f64::INFINITY).to_string(), "D eq INF");
+    assert_eq!((!!p("a")).to_string(), "not (not (a))");
 }
 
 #[test]
@@ -472,6 +575,9 @@ fn property_name() -> impl Strategy<Value = String> {
             "INFINITY",
             "été",
             "_",
+            "e\u{301}t\u{e9}",
+            "a\u{200d}b",
+            "\u{2160}",
         ])
         .prop_map(str::to_owned),
         "[A-Za-z_][A-Za-z0-9_]{0,8}",
@@ -484,6 +590,8 @@ fn property_name() -> impl Strategy<Value = String> {
 fn double() -> impl Strategy<Value = f64> {
     prop_oneof![
         any::<f64>(),
+        // Every bit pattern equally: all exponents, subnormals included.
+        any::<u64>().prop_map(f64::from_bits),
         prop::sample::select(vec![
             0.0,
             -0.0,
@@ -536,6 +644,35 @@ fn filter() -> impl Strategy<Value = Filter> {
         ]
     })
     .prop_filter("within the comparison limit", |f| f.comparison_count() <= MAX_FILTER_COMPARISONS)
+}
+
+/// Filters nested around the nesting limit: mostly `not`s, with up to 14 `and`/`or` levels
+/// (each adding parentheses when its operand binds looser).
+fn deep_filter() -> impl Strategy<Value = Filter> {
+    let leaf = prop_oneof![Just(p("a")), Just(Filter::eq("N", 1)), Just(p("b").or(p("c")))];
+    let wrap = prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4]);
+    (leaf, prop::collection::vec(wrap, 60..=140)).prop_map(|(leaf, wraps)| {
+        wraps.into_iter().fold(leaf, |f, wrap| {
+            let room = f.comparison_count() < MAX_FILTER_COMPARISONS;
+            match wrap {
+                1 if room => p("x").and(f),
+                2 if room => f.and(p("x")),
+                3 if room => p("x").or(f),
+                4 if room => f.or(p("x")),
+                _ => !f,
+            }
+        })
+    })
+}
+
+/// Filter text nested around the limit by `not`, `(` and `not (`, some of it not canonical.
+fn deep_text() -> impl Strategy<Value = String> {
+    let opener = prop::sample::select(vec!["not ", "(", "not (", "not not ("]);
+    let core = prop::sample::select(vec!["a", "N eq 1", "a or b", "a and (b or c)"]);
+    (prop::collection::vec(opener, 40..=120), core).prop_map(|(openers, core)| {
+        let closers: String = openers.iter().map(|o| if o.ends_with('(') { ")" } else { "" }).rev().collect();
+        format!("{}{core}{closers}", openers.concat())
+    })
 }
 
 /// Text that exercises the lexer and parser: fragments of valid and invalid filters.
@@ -620,6 +757,18 @@ proptest! {
     }
 
     #[test]
+    fn check_limits_accepts_exactly_what_round_trips(f in deep_filter()) {
+        limits_agree_with_the_parser(&f);
+    }
+
+    #[test]
+    fn what_parses_passes_the_limits_and_round_trips(text in deep_text()) {
+        if let Ok(f) = Filter::parse(&text) {
+            prop_assert!(limits_agree_with_the_parser(&f), "{}", text);
+        }
+    }
+
+    #[test]
     fn a_string_value_never_changes_the_shape(s in any::<String>(), q in "['() a-z]{0,12}") {
         for s in [s, q] {
             let f = Filter::eq("P", s.as_str());
@@ -634,7 +783,7 @@ proptest! {
         let text = Filter::eq("D", d).to_string();
         let number = &text["D eq ".len()..];
         prop_assert!(
-            number.contains(['.', 'e']) || matches!(number, "NaN" | "INF" | "-INF"),
+            (number.contains('.') && !number.contains(['e', 'E'])) || matches!(number, "NaN" | "INF" | "-INF"),
             "{number}"
         );
         match Filter::parse(&text) {

@@ -173,11 +173,20 @@ fn filter() -> impl Strategy<Value = Filter> {
     })
 }
 
+/// Mostly property names, sometimes one that is not (a comma would select two properties).
 fn select() -> impl Strategy<Value = Option<Vec<String>>> {
-    prop::option::weighted(
-        0.3,
-        prop::collection::vec(prop::sample::select(vec!["n", "s", "zz"]).prop_map(String::from), 0..3),
-    )
+    let entry = prop_oneof![
+        12 => prop::sample::select(vec!["n", "s", "zz", "RowKey"]).prop_map(String::from),
+        1 => prop::sample::select(vec!["n,s", "", "odata.etag"]).prop_map(String::from),
+    ];
+    prop::option::weighted(0.3, prop::collection::vec(entry, 0..3))
+}
+
+/// The code the engine answers for a `$select` list: none when every entry is a name (of the
+/// generated entries, the empty one and those with `,` or `.` are not).
+fn select_error(select: Option<&[String]>) -> Option<ErrorCode> {
+    let bad = |n: &String| n.is_empty() || n.contains([',', '.']);
+    select.is_some_and(|names| names.iter().any(bad)).then_some(ErrorCode::InvalidInput)
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -396,6 +405,7 @@ fn run_get(engine: &Engine, model: &Model, key: &EntityKey, select: Option<&[Str
     let got = engine.get(T, &key.partition_key, &key.row_key, select);
     let expected = validate_operation(&Operation::Delete { key: key.clone(), if_match: IfMatch::Any })
         .map_err(|v| v.code())
+        .and_then(|()| select_error(select).map_or(Ok(()), Err))
         .and_then(|()| model.find(&key.partition_key, &key.row_key).ok_or(ErrorCode::ResourceNotFound))
         .map(|e| project(e, select));
     match (got, expected) {
@@ -419,6 +429,11 @@ fn run_query(
     if top.is_some_and(|t| !(1..=1000).contains(&t)) {
         let err = engine.query(T, &request).unwrap_err();
         assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
+        return;
+    }
+    if let Some(code) = select_error(select.as_deref()) {
+        let err = engine.query(T, &request).unwrap_err();
+        assert_eq!(err.code(), Some(&code));
         return;
     }
     let size = page_size.min(top.map_or(usize::MAX, |t| t as usize));

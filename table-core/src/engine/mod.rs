@@ -38,7 +38,7 @@ use crate::batch::{Operation, WriteOutcome, validate_batch, validate_operation};
 use crate::entity::{Entity, EntityKey, IfMatch};
 use crate::error::{Error, ErrorCode, KeyName, Result, Violation};
 use crate::query::{Page, QueryRequest, TablePage, TableQuery};
-use crate::validate::validate_key;
+use crate::validate::{check_select, validate_key};
 
 /// Largest `$top` the service accepts.
 const MAX_TOP: u32 = 1000;
@@ -147,7 +147,8 @@ impl Engine {
 
     /// Reads one entity, with its timestamp and ETag. With `select`, only the listed custom
     /// properties are returned (absent ones stay absent); keys, timestamp and ETag always are.
-    /// Errors: invalid keys (400), 404 `TableNotFound`, 404 `ResourceNotFound`.
+    /// Errors: invalid keys (400), a `select` entry that is not a property name
+    /// ([`Violation::SelectEntry`], 400), 404 `TableNotFound`, 404 `ResourceNotFound`.
     pub fn get(
         &self,
         table: &str,
@@ -158,6 +159,7 @@ impl Engine {
         self.serve(|s| {
             validate_key(KeyName::PartitionKey, partition_key)?;
             validate_key(KeyName::RowKey, row_key)?;
+            select.map(check_select).transpose()?;
             // Copied out under the shared lock: it blocks only writers, for one row's copy,
             // and saves taking and releasing a reference to the row.
             s.catalog
@@ -218,8 +220,9 @@ impl Engine {
     /// (UTF-16 ordinal), projected by `select` as in [`get`](Self::get). The page holds at
     /// most `min(top, max_page_size)` entities; its continuation names the next row to visit,
     /// and without the test options that shorten pages it is present exactly when another
-    /// matching entity exists. Errors: `$top` outside 1..=1000, a filter over 15 comparisons
-    /// or a malformed continuation (400 `InvalidInput`), then 404 `TableNotFound`.
+    /// matching entity exists. Errors: `$top` outside 1..=1000, a filter that fails
+    /// [`Filter::check_limits`](crate::Filter::check_limits), a `select` entry that is not a
+    /// property name or a malformed continuation (400), then 404 `TableNotFound`.
     pub fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
         self.serve(|s| {
             let size = s.page_size(request.top)?;
@@ -227,6 +230,7 @@ impl Engine {
             if let Some(filter) = filter {
                 filter.check_limits()?;
             }
+            request.select.as_deref().map(check_select).transpose()?;
             let resume = request.continuation.as_ref().map(query::read_token).transpose()?;
             let table = s.catalog.table(table)?;
             let limits = PageLimits {

@@ -1,8 +1,10 @@
 //! The filter AST, its builders and the service's limits on it.
 //!
 //! Comparisons are normalised with the property on the left (`30 lt Age` is `Age gt 30`). The
-//! AST itself accepts any property name and any value; [`Filter::check_limits`] rejects what
-//! the service would (too many comparisons, property names the grammar cannot express).
+//! AST itself accepts any property name, any value and any depth; [`Filter::check_limits`]
+//! rejects what the service would (too many comparisons, property names the grammar cannot
+//! express), what the parser would (nesting too deep) and what has no portable literal (NaN
+//! and the infinities).
 
 use std::ops::Bound;
 
@@ -205,20 +207,40 @@ impl Filter {
         }
     }
 
-    /// Checks the rules the service applies beyond syntax, before a filter is sent or run:
-    /// at most [`MAX_FILTER_COMPARISONS`] comparisons ([`Violation::TooManyComparisons`], 400),
-    /// and every property name expressible in the grammar. A name that is not an identifier, or
-    /// is a keyword such as `and`, is printed as a string literal, which the service answers
-    /// with 501 ([`Violation::FilterUnsupported`], the position is in [`Filter::to_odata`]).
+    /// Checks, before a filter is sent or run, what the service would refuse beyond syntax and
+    /// what its canonical text ([`Filter::to_odata`]) could not carry, in this order:
+    ///
+    /// 1. at most [`MAX_FILTER_COMPARISONS`] comparisons ([`Violation::TooManyComparisons`],
+    ///    400);
+    /// 2. at most [`MAX_FILTER_NESTING`](super::MAX_FILTER_NESTING) levels of parentheses
+    ///    and `not` in the canonical text, the parser's limit ([`Violation::FilterSyntax`],
+    ///    400, at the offending `(` or `not` of the canonical text, as parsing it reports);
+    /// 3. every property name expressible in the grammar: a name that is not an identifier,
+    ///    or is a keyword such as `and`, is printed as a string literal, which the service
+    ///    answers with 501 ([`Violation::FilterUnsupported`], at its position in the text);
+    /// 4. no comparison with NaN or an infinity, which have no portable literal
+    ///    ([`Violation::FilterNonFiniteDouble`], 400, naming the property).
+    ///
+    /// A filter that passes prints to text that [`Filter::parse`] reads back as this filter.
     pub fn check_limits(&self) -> Result<(), Error> {
         let count = self.comparison_count();
         if count > MAX_FILTER_COMPARISONS {
             return Err(Error::invalid(Violation::TooManyComparisons { count, max: MAX_FILTER_COMPARISONS }));
         }
-        if let Some((position, name)) = super::print::first_unprintable_property(self) {
+        let audit = super::print::audit(self);
+        if let Some(position) = audit.too_deep {
+            return Err(super::parse::too_deep(position));
+        }
+        if let Some((position, name)) = audit.unprintable {
             return Err(Error::invalid(Violation::FilterUnsupported {
                 position,
                 message: format!("property name {name:?} is not an identifier a filter can name"),
+            }));
+        }
+        if let Some((property, value)) = audit.non_finite {
+            return Err(Error::invalid(Violation::FilterNonFiniteDouble {
+                property: property.to_owned(),
+                value,
             }));
         }
         Ok(())

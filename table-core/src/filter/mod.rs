@@ -3,19 +3,30 @@
 //!
 //! Invariants:
 //! - `Filter::parse(&f.to_string()) == Ok(f)` for every AST that passes
-//!   [`Filter::check_limits`] (at most [`MAX_FILTER_COMPARISONS`] comparisons, property names
-//!   that are identifiers other than keywords) and whose DateTimes lie in 0001..=9999 at tick
-//!   precision (the `Value` invariant); doubles come back with identical bits (NaN as a NaN).
+//!   [`Filter::check_limits`] (at most [`MAX_FILTER_COMPARISONS`] comparisons, at most
+//!   [`MAX_FILTER_NESTING`] levels of parentheses and `not` in the printed text, property
+//!   names that are identifiers other than keywords, finite doubles) and whose DateTimes lie
+//!   in 0001..=9999 at tick precision (the `Value` invariant); doubles come back with
+//!   identical bits. NaN and the infinities round-trip too (NaN as a NaN), although
+//!   `check_limits` refuses them.
+//! - Printing never deepens: the canonical text of a parsed filter is nested no deeper than
+//!   the text it was parsed from, so whatever parses also passes the nesting check.
 //! - String literals are always escaped (`'` as `''`), so a value can never change the shape
 //!   of a filter. A property name the grammar cannot express is printed as a string literal,
 //!   which the service rejects (501), never spliced in; [`Filter::check_limits`] reports it.
-//! - A parsed filter has at most [`MAX_FILTER_COMPARISONS`] comparisons and bounded nesting,
-//!   so evaluating, printing and dropping it never recurse deeply.
+//! - A parsed filter has at most [`MAX_FILTER_COMPARISONS`] comparisons and at most
+//!   [`MAX_FILTER_NESTING`] levels of nesting, so evaluating, printing and dropping it never
+//!   recurse deeply.
 //!
-//! NaN and the infinities print as `NaN`, `INF` and `-INF`, the double literals of the OData
-//! ABNF (V3 and V4), and parse back; whether the Table service accepts them is unconfirmed
-//! (at worst it answers 400, never a wrong result). The evaluator follows IEEE 754 for NaN:
-//! `eq` is false, `ne` true, the orderings false.
+//! Doubles: finite ones print in plain decimal notation (no exponent), which the service and
+//! Azurite both read (Azurite answers a filter with `1e300` as if nothing matched). NaN and the
+//! infinities have no portable literal: they print as `NaN`, `INF` and `-INF` (the OData
+//! ABNF's double literals, which the parser accepts), but whether the service accepts them is
+//! unconfirmed and Azurite matches nothing with them, silently, so
+//! [`Filter::check_limits`] refuses a comparison with one
+//! ([`Violation::FilterNonFiniteDouble`](crate::Violation::FilterNonFiniteDouble)) before
+//! any request, on every backend. The evaluator follows IEEE 754 for NaN: `eq` is false, `ne`
+//! true, the orderings false.
 
 mod ast;
 mod eval;
@@ -27,3 +38,9 @@ pub(crate) use eval::{Operand, Source, same_bytes};
 
 /// The most discrete comparisons the service accepts in one `$filter`.
 pub const MAX_FILTER_COMPARISONS: usize = 15;
+
+/// The deepest nesting of parentheses and `not` in a filter's text: the parser refuses deeper
+/// input, and [`Filter::check_limits`] refuses a filter whose canonical text is deeper. A
+/// `not` and the parentheses right after it (`not (...)`, as the printer writes it) count as
+/// one level.
+pub const MAX_FILTER_NESTING: usize = 100;

@@ -9,6 +9,9 @@
 //! unary      := "not" unary | "(" or ")" | property | literal
 //! ```
 //!
+//! A property name is an identifier by the service's rule (C# identifiers: see
+//! [`is_identifier_start`] and [`is_identifier_part`]) other than a keyword.
+//!
 //! `not` binds tighter than a comparison, as in OData: `not A eq 1` compares `not A` with 1,
 //! which the service does not implement, so write `not (A eq 1)`. Syntax errors are
 //! [`Violation::FilterSyntax`] (400); valid OData the service does not implement (comparing two
@@ -21,8 +24,10 @@
 //! `guid'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx'`, `X'0a0B'` and `binary'0a0B'`.
 //!
 //! A parsed filter has at most [`MAX_FILTER_COMPARISONS`] comparisons (else
-//! [`Violation::TooManyComparisons`], with the full count) and at most [`MAX_NESTING`] levels of
-//! parentheses and `not`, so hostile input cannot build a deep tree or exhaust the stack.
+//! [`Violation::TooManyComparisons`], with the full count) and at most [`MAX_FILTER_NESTING`]
+//! levels of parentheses and `not`, so hostile input cannot build a deep tree or exhaust the
+//! stack. `not (` counts as one level, as a bare `not` does, so the printer's `not (...)`
+//! form is never deeper than the text it was parsed from.
 
 use std::str::FromStr;
 
@@ -31,13 +36,11 @@ use uuid::Uuid;
 
 use crate::datetime::parse_datetime;
 use crate::error::{Error, Violation};
+use crate::validate::{is_identifier_part, is_identifier_start};
 use crate::value::Value;
 
-use super::MAX_FILTER_COMPARISONS;
 use super::ast::{CompareOp, Filter};
-
-/// The deepest nesting of parentheses and `not` the parser accepts.
-const MAX_NESTING: usize = 100;
+use super::{MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};
 
 /// Words with a meaning in the grammar; none of them can name a property in a filter.
 const RESERVED_WORDS: [&str; 19] = [
@@ -52,16 +55,13 @@ const ARITHMETIC: [&str; 5] = ["add", "sub", "mul", "div", "mod"];
 pub(super) fn is_property_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(is_identifier_start)
-        && chars.all(is_identifier_char)
+        && chars.all(is_identifier_part)
         && !RESERVED_WORDS.contains(&name)
 }
 
-fn is_identifier_start(c: char) -> bool {
-    c.is_alphabetic() || c == '_'
-}
-
-fn is_identifier_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
+/// The error for a `(` or `not` at `position` that opens level [`MAX_FILTER_NESTING`] + 1.
+pub(super) fn too_deep(position: usize) -> Error {
+    syntax(position, format!("parentheses and `not` are nested more than {MAX_FILTER_NESTING} deep"))
 }
 
 fn syntax(position: usize, message: impl Into<String>) -> Error {
@@ -207,7 +207,7 @@ impl<'a> Lexer<'a> {
             return self.number();
         }
         if let Some(tail) = after.strip_prefix("INF")
-            && !tail.starts_with(is_identifier_char)
+            && !tail.starts_with(is_identifier_part)
         {
             self.pos += "-INF".len();
             return Ok(Kind::Literal(Value::Double(f64::NEG_INFINITY)));
@@ -270,7 +270,7 @@ impl<'a> Lexer<'a> {
                 syntax(start, "integer literal out of the Int32 range; append `L` for an Int64")
             })?),
         };
-        if self.peek_char().is_some_and(is_identifier_char) {
+        if self.peek_char().is_some_and(is_identifier_part) {
             return Err(syntax(self.pos, "unexpected character after a number"));
         }
         Ok(Kind::Literal(value))
@@ -279,7 +279,7 @@ impl<'a> Lexer<'a> {
     /// A keyword, a property name, or a typed literal such as `guid'...'`.
     fn word(&mut self) -> Result<Kind<'a>, Error> {
         let start = self.pos;
-        self.eat_while(is_identifier_char);
+        self.eat_while(is_identifier_part);
         let word = &self.src[start..self.pos];
         if self.peek_char() != Some('\'') {
             return Ok(match word {
@@ -488,25 +488,23 @@ impl<'a> Parser<'a> {
     fn unary(&mut self, depth: usize) -> Result<Located, Error> {
         let token = self.next()?;
         let pos = token.pos;
-        if depth >= MAX_NESTING && matches!(token.kind, Kind::LParen | Kind::Word("not")) {
-            return Err(syntax(
-                pos,
-                format!("parentheses and `not` are nested more than {MAX_NESTING} deep"),
-            ));
+        if depth >= MAX_FILTER_NESTING && matches!(token.kind, Kind::LParen | Kind::Word("not")) {
+            return Err(too_deep(pos));
         }
         let term = match token.kind {
             Kind::Word("not") => {
-                let inner = self.unary(depth + 1)?;
-                Term::Condition(Filter::Not(Box::new(self.condition(inner)?)))
+                // `not (...)` is one level, like a bare `not`: it is how the printer writes
+                // every `not`, and printing must not deepen a filter.
+                let inner = if matches!(self.peek()?.kind, Kind::LParen) {
+                    self.next()?;
+                    self.group(depth + 1)?
+                } else {
+                    let inner = self.unary(depth + 1)?;
+                    self.condition(inner)?
+                };
+                Term::Condition(Filter::Not(Box::new(inner)))
             }
-            Kind::LParen => {
-                let inner = self.or(depth + 1)?;
-                let close = self.next()?;
-                if !matches!(close.kind, Kind::RParen) {
-                    return Err(syntax(close.pos, format!("expected `)`, found {}", close.kind.describe())));
-                }
-                Term::Condition(inner)
-            }
+            Kind::LParen => Term::Condition(self.group(depth + 1)?),
             Kind::Word("null") => {
                 return Err(unsupported(
                     pos,
@@ -528,6 +526,16 @@ impl<'a> Parser<'a> {
             }
         };
         Ok(Located { pos, term })
+    }
+
+    /// The rest of a parenthesised group whose `(` was just read: `or` then `)`.
+    fn group(&mut self, depth: usize) -> Result<Filter, Error> {
+        let inner = self.or(depth)?;
+        let close = self.next()?;
+        if !matches!(close.kind, Kind::RParen) {
+            return Err(syntax(close.pos, format!("expected `)`, found {}", close.kind.describe())));
+        }
+        Ok(inner)
     }
 }
 
@@ -597,6 +605,9 @@ mod tests {
         assert!(is_property_name("été_1"));
         assert!(is_property_name("_"));
         assert!(is_property_name("AND"));
+        // A combining mark (Mn) after the first character, as in C# identifiers.
+        assert!(is_property_name("e\u{301}te"));
+        assert!(!is_property_name("\u{301}e"));
         assert!(!is_property_name("and"));
         assert!(!is_property_name("NaN"));
         assert!(!is_property_name("1a"));
@@ -606,11 +617,23 @@ mod tests {
 
     #[test]
     fn nesting_is_bounded() {
-        let deep = format!("{}a{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
+        let deep = format!("{}a{}", "(".repeat(MAX_FILTER_NESTING), ")".repeat(MAX_FILTER_NESTING));
         assert!(Filter::parse(&deep).is_ok());
-        let deeper = format!("{}a{}", "(".repeat(MAX_NESTING + 1), ")".repeat(MAX_NESTING + 1));
-        assert_eq!(syntax_at(&deeper), MAX_NESTING);
+        let deeper = format!("{}a{}", "(".repeat(MAX_FILTER_NESTING + 1), ")".repeat(MAX_FILTER_NESTING + 1));
+        assert_eq!(syntax_at(&deeper), MAX_FILTER_NESTING);
         let nots = format!("{}a", "not ".repeat(100_000));
-        assert_eq!(syntax_at(&nots), 4 * MAX_NESTING);
+        assert_eq!(syntax_at(&nots), 4 * MAX_FILTER_NESTING);
+    }
+
+    #[test]
+    fn not_and_its_parenthesis_are_one_level() {
+        let n = MAX_FILTER_NESTING;
+        let printed = format!("{}a{}", "not (".repeat(n), ")".repeat(n));
+        assert!(Filter::parse(&printed).is_ok());
+        let deeper = format!("{}a{}", "not (".repeat(n + 1), ")".repeat(n + 1));
+        assert_eq!(syntax_at(&deeper), 5 * n);
+        // A second parenthesis is a level of its own.
+        let doubled = format!("{}(a){}", "not (".repeat(n), ")".repeat(n));
+        assert_eq!(syntax_at(&doubled), 5 * n);
     }
 }

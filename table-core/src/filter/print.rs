@@ -1,15 +1,25 @@
 //! The canonical printer: the `$filter` text sent on the wire.
 //!
 //! Parentheses are exactly those the parser needs to rebuild the same tree (`and` binds
-//! tighter than `or`, both associate to the left), plus one the grammar is ambiguous about:
-//! a comparison under `not` is always parenthesised (`not (A eq 1)`), because OData's `not`
-//! binds tighter than `eq` and `not A eq 1` would mean `(not A) eq 1`.
+//! tighter than `or`, both associate to the left), plus those around the operand of every
+//! `not` (`not (A eq 1)`, `not (not (B))`): OData's `not` binds tighter than `eq`, so
+//! `not A eq 1` would mean `(not A) eq 1`, and Azurite refuses `not not B`.
+//!
+//! Literals: finite doubles print in plain decimal notation, never with an exponent (Azurite
+//! reads `1e300` as something that matches nothing), with the shortest digits that parse
+//! back to the same bits and always a `.` (`3.0`, `0.0000001`, `-0.0`). NaN and the
+//! infinities print as the OData literals `NaN`, `INF` and `-INF`, which this parser reads
+//! back but no service is known to accept; [`Filter::check_limits`] refuses them.
+//!
+//! The printer also audits what it prints for [`Filter::check_limits`]: the nesting depth as
+//! the parser counts it, names the grammar cannot express, and non-finite doubles.
 
 use std::fmt::{self, Write};
 
 use crate::datetime::format_datetime;
 use crate::value::Value;
 
+use super::MAX_FILTER_NESTING;
 use super::ast::Filter;
 use super::parse::is_property_name;
 
@@ -26,14 +36,25 @@ impl fmt::Display for Filter {
     }
 }
 
-/// The first property name that cannot be printed as an identifier, with its byte offset in
-/// the canonical text.
-pub(super) fn first_unprintable_property(filter: &Filter) -> Option<(usize, &str)> {
+/// What [`Filter::check_limits`] needs to know about a filter's canonical text, each with the
+/// first place it occurs.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Audit<'f> {
+    /// Byte offset of the first `(` or `not` nested deeper than [`MAX_FILTER_NESTING`].
+    pub(super) too_deep: Option<usize>,
+    /// A property name that is not an identifier, with its byte offset.
+    pub(super) unprintable: Option<(usize, &'f str)>,
+    /// A comparison with NaN or an infinity: the property and the value.
+    pub(super) non_finite: Option<(&'f str, f64)>,
+}
+
+/// Prints `filter` into nothing, to audit its canonical text.
+pub(super) fn audit(filter: &Filter) -> Audit<'_> {
     let mut text = String::new();
     let mut printer = Printer::new(&mut text);
-    // Writing into a `String` cannot fail.
-    printer.filter(filter, Precedence::Or).ok()?;
-    printer.unprintable
+    // Writing into a `String` cannot fail, so the audit is complete.
+    let _ = printer.filter(filter, Precedence::Or);
+    printer.audit
 }
 
 /// How tightly a construct binds; a child binding looser than its slot requires parentheses.
@@ -56,11 +77,14 @@ fn precedence(filter: &Filter) -> Precedence {
     }
 }
 
-/// Writes a filter while counting bytes, to locate unprintable property names.
+/// Writes a filter while counting bytes and open groups, auditing what it writes.
 struct Printer<'w, 'f> {
     out: &'w mut dyn Write,
     written: usize,
-    unprintable: Option<(usize, &'f str)>,
+    /// Open parentheses and `not`s around the current position, as the parser counts them
+    /// (`not (` is one).
+    depth: usize,
+    audit: Audit<'f>,
 }
 
 impl Write for Printer<'_, '_> {
@@ -72,41 +96,53 @@ impl Write for Printer<'_, '_> {
 
 impl<'w, 'f> Printer<'w, 'f> {
     fn new(out: &'w mut dyn Write) -> Self {
-        Printer { out, written: 0, unprintable: None }
+        Printer { out, written: 0, depth: 0, audit: Audit::default() }
     }
 
     fn filter(&mut self, filter: &'f Filter, slot: Precedence) -> fmt::Result {
-        let parenthesised = precedence(filter) < slot;
-        if parenthesised {
-            self.write_char('(')?;
-        }
+        if precedence(filter) < slot { self.group("(", |p| p.bare(filter)) } else { self.bare(filter) }
+    }
+
+    /// `filter` without parentheses around it.
+    fn bare(&mut self, filter: &'f Filter) -> fmt::Result {
         match filter {
             Filter::Or(left, right) => {
                 self.filter(left, Precedence::Or)?;
                 self.write_str(" or ")?;
                 // Left-associative: a right operand of the same level needs parentheses.
-                self.filter(right, Precedence::And)?;
+                self.filter(right, Precedence::And)
             }
             Filter::And(left, right) => {
                 self.filter(left, Precedence::And)?;
                 self.write_str(" and ")?;
-                self.filter(right, Precedence::Comparison)?;
+                self.filter(right, Precedence::Comparison)
             }
-            Filter::Not(inner) => {
-                self.write_str("not ")?;
-                self.filter(inner, Precedence::Not)?;
-            }
+            Filter::Not(inner) => self.group("not (", |p| p.filter(inner, Precedence::Or)),
             Filter::Compare { property, op, value } => {
                 self.property(property)?;
                 write!(self, " {op} ")?;
-                self.literal(value)?;
+                if let Value::Double(d) = value
+                    && !d.is_finite()
+                    && self.audit.non_finite.is_none()
+                {
+                    self.audit.non_finite = Some((property, *d));
+                }
+                self.literal(value)
             }
-            Filter::Property(property) => self.property(property)?,
+            Filter::Property(property) => self.property(property),
         }
-        if parenthesised {
-            self.write_char(')')?;
+    }
+
+    /// `open`, then `body` one level deeper, then `)`.
+    fn group(&mut self, open: &str, body: impl FnOnce(&mut Self) -> fmt::Result) -> fmt::Result {
+        if self.depth == MAX_FILTER_NESTING && self.audit.too_deep.is_none() {
+            self.audit.too_deep = Some(self.written);
         }
-        Ok(())
+        self.write_str(open)?;
+        self.depth += 1;
+        body(self)?;
+        self.depth -= 1;
+        self.write_char(')')
     }
 
     fn property(&mut self, name: &'f str) -> fmt::Result {
@@ -115,8 +151,8 @@ impl<'w, 'f> Printer<'w, 'f> {
         }
         // Splicing the name in could change the filter's shape; as an escaped string literal
         // it stays one token that the service rejects.
-        if self.unprintable.is_none() {
-            self.unprintable = Some((self.written, name));
+        if self.audit.unprintable.is_none() {
+            self.audit.unprintable = Some((self.written, name));
         }
         self.string(name)
     }
@@ -157,9 +193,16 @@ impl<'w, 'f> Printer<'w, 'f> {
         } else if d.is_infinite() {
             self.write_str(if d > 0.0 { "INF" } else { "-INF" })
         } else {
-            // `Debug` is the shortest text that parses back to the same bits, and always has a
-            // `.` or an exponent (`3.0`, `1e16`, `-0.0`), so it never reads as an integer.
-            write!(self, "{d:?}")
+            // `Display` writes the shortest digits that parse back to the same bits, in plain
+            // notation (`1e300` is a 1 and 300 zeros, `5e-324` has 323 zeros after the point):
+            // at most 17 significant digits, which every parser reads exactly. It writes a `.`
+            // exactly when there is a fraction; a whole number gets `.0` so that it does not
+            // read as an integer.
+            write!(self, "{d}")?;
+            if d.fract() == 0.0 {
+                self.write_str(".0")?;
+            }
+            Ok(())
         }
     }
 }
@@ -180,20 +223,26 @@ mod tests {
         assert_eq!(a.clone().or(b.clone().and(c.clone())).to_string(), "a or b and c");
         assert_eq!(a.clone().or(b.clone()).and(c.clone()).to_string(), "(a or b) and c");
         assert_eq!(a.clone().and(b.clone().and(c.clone())).to_string(), "a and (b and c)");
-        assert_eq!((!!a.clone()).to_string(), "not not a");
+    }
+
+    #[test]
+    fn a_negated_operand_is_always_parenthesised() {
+        let (a, b) = (p("a"), p("b"));
+        assert_eq!((!a.clone()).to_string(), "not (a)");
+        assert_eq!((!!a.clone()).to_string(), "not (not (a))");
         assert_eq!((!Filter::eq("a", 1)).to_string(), "not (a eq 1)");
-        assert_eq!((!a.and(b)).to_string(), "not (a and b)");
+        assert_eq!((!a.clone().and(b.clone())).to_string(), "not (a and b)");
+        assert_eq!((!a.clone()).and(b.clone()).to_string(), "not (a) and b");
+        assert_eq!(a.or(!b.or(p("c"))).to_string(), "a or not (b or c)");
     }
 
     #[test]
     fn literal_forms() {
-        let cases: [(Value, &str); 12] = [
+        let cases: [(Value, &str); 11] = [
             (Value::from("it's"), "'it''s'"),
             (Value::Int32(-42), "-42"),
             (Value::Int64(42), "42L"),
             (Value::Double(3.0), "3.0"),
-            (Value::Double(-0.0), "-0.0"),
-            (Value::Double(1e300), "1e300"),
             (Value::Double(f64::NAN), "NaN"),
             (Value::Double(f64::NEG_INFINITY), "-INF"),
             (Value::Boolean(false), "false"),
@@ -205,6 +254,7 @@ mod tests {
                 ),
                 "datetime'2020-01-02T03:04:05.1234567Z'",
             ),
+            (Value::Double(-2.5), "-2.5"),
         ];
         for (value, text) in cases {
             assert_eq!(Filter::eq("P", value).to_string(), format!("P eq {text}"));
@@ -212,11 +262,31 @@ mod tests {
     }
 
     #[test]
-    fn unprintable_names_become_literals_and_are_located() {
+    fn finite_doubles_print_without_an_exponent() {
+        let plain = |d: f64| Filter::eq("P", d).to_string()["P eq ".len()..].to_owned();
+        assert_eq!(plain(1e300), format!("1{}.0", "0".repeat(300)));
+        assert_eq!(plain(-0.0), "-0.0");
+        assert_eq!(plain(0.0), "0.0");
+        assert_eq!(plain(1e-7), "0.0000001");
+        assert_eq!(plain(1.5e16), "15000000000000000.0");
+        assert_eq!(plain(f64::from_bits(1)), format!("0.{}5", "0".repeat(323)));
+        assert_eq!(plain(f64::MAX).len(), 309 + 2);
+    }
+
+    #[test]
+    fn the_audit_finds_names_depth_and_non_finite_doubles() {
         let f = Filter::eq("ok", 1).and(Filter::eq("x' or 1 eq 1", 2));
         assert_eq!(f.to_string(), "ok eq 1 and 'x'' or 1 eq 1' eq 2");
-        assert_eq!(first_unprintable_property(&f), Some((12, "x' or 1 eq 1")));
-        assert_eq!(first_unprintable_property(&p("and")), Some((0, "and")));
-        assert_eq!(first_unprintable_property(&p("été_1")), None);
+        assert_eq!(audit(&f).unprintable, Some((12, "x' or 1 eq 1")));
+        assert_eq!(audit(&p("and")).unprintable, Some((0, "and")));
+        assert_eq!(audit(&p("été_1")), Audit::default());
+
+        let f = Filter::eq("a", 1.0).or(Filter::gt("b", f64::INFINITY)).or(Filter::eq("c", f64::NAN));
+        assert_eq!(audit(&f).non_finite, Some(("b", f64::INFINITY)));
+
+        let nest = |n: usize| (0..n).fold(p("a"), |f, _| !f);
+        assert_eq!(audit(&nest(MAX_FILTER_NESTING)).too_deep, None);
+        // The 101st group opens after 100 `not (` of 5 bytes each.
+        assert_eq!(audit(&nest(MAX_FILTER_NESTING + 1)).too_deep, Some(5 * MAX_FILTER_NESTING));
     }
 }

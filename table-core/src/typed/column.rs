@@ -5,6 +5,13 @@
 //! is stored as (an `i64` column prints `30L`, an `i32` column `30`): the service compares an
 //! Int32 property with an Int64 literal as "not comparable", so the wrong literal type would
 //! silently match nothing.
+//!
+//! A comparison returns a [`Filter`] rather than a `Result`, so that filters compose; a value
+//! the service cannot take is caught by [`Filter::check_limits`], which every query runs
+//! before its first request, on either backend. For a double column that is NaN or an
+//! infinity (`Employee::SCORE.gt(f64::INFINITY)`): no literal for them is portable, so the
+//! query fails with [`Violation::FilterNonFiniteDouble`](crate::Violation::FilterNonFiniteDouble)
+//! naming the property.
 
 use std::marker::PhantomData;
 
