@@ -155,6 +155,9 @@ impl TableServiceClient {
     ) -> impl Stream<Item = Result<String>> + Send + 'static {
         let backend = self.backend.clone();
         async_stream::try_stream! {
+            if let Some(filter) = &filter {
+                filter.check_limits()?;
+            }
             let mut query = TableQuery { filter, top: None, next_table_name: None };
             loop {
                 let page = backend.query_tables(&query).await?;

@@ -6,6 +6,7 @@
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
 
+use futures::StreamExt;
 use table_client::auth::Credential;
 use table_client::typed::Column;
 use table_client::{
@@ -84,5 +85,10 @@ async fn the_http_backend_refuses_them_without_a_request() {
     )
     .unwrap();
     check(&refusals(&client.table("values")).await);
+    let tables: Vec<_> = client.query_tables(Some(Filter::eq("Score", f64::INFINITY))).collect().await;
+    assert!(matches!(
+        tables[..],
+        [Err(ref e)] if matches!(e.violation(), Some(Violation::FilterNonFiniteDouble { .. }))
+    ));
     assert_eq!(server.received_requests().await.unwrap().len(), 0);
 }
