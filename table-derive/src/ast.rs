@@ -1,12 +1,21 @@
-//! A borrowed view of the derive input with the attributes parsed and field types classified.
+//! A borrowed view of the derive input with the attributes parsed, field types classified and
+//! the facts later stages need computed once: each field's unraw name, property name, role and
+//! (for a key-only field) where in the keys it is read back from, and the name-to-field map.
 //! Building it reports shape errors (tuple structs, unions, variants that are not newtypes).
+//!
+//! [`Checked`] is the view expansion works on: what `valid` accepted, resolved, so that code
+//! generation looks nothing up and has no case to skip.
+
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, PathArguments, Type};
+use table_core::KeyName;
 
-use crate::attr;
+use crate::attr::{self, IndexKind, Role, Template};
 use crate::ctxt::Ctxt;
+use crate::symbol::{self, Symbol};
 
 pub enum Input<'a> {
     Struct(Struct<'a>),
@@ -17,15 +26,32 @@ pub struct Struct<'a> {
     pub original: &'a DeriveInput,
     pub attrs: attr::Container,
     pub fields: Vec<Field<'a>>,
+    /// Field index by unraw name.
+    by_name: HashMap<String, usize>,
 }
 
 pub struct Field<'a> {
     pub ident: &'a Ident,
+    /// The field name as written, without `r#`.
+    pub name: String,
     pub ty: &'a Type,
+    /// Its attributes, with its [`Role`] decided.
     pub attrs: attr::Field,
     pub kind: TyKind,
     /// The stored property name (after `rename` / `rename_all`).
     pub property: String,
+    /// For a key-only field, where it is read back from; `None` when no primary template
+    /// holds it (an error `valid` reports).
+    pub key_source: Option<KeySource>,
+}
+
+/// A field's place in a primary key template: the first template, partition key first, whose
+/// fields include it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct KeySource {
+    pub key: KeyName,
+    /// Its index among the template's fields (counting fields only).
+    pub position: usize,
 }
 
 /// An enum whose variants each wrap one entity type.
@@ -39,7 +65,7 @@ pub struct Entities<'a> {
 pub struct ValueEnum<'a> {
     pub original: &'a DeriveInput,
     pub attrs: attr::Container,
-    /// Variant and its stored name.
+    /// Variant, its stored name, and its attributes.
     pub variants: Vec<(&'a Ident, String, attr::Variant)>,
 }
 
@@ -146,26 +172,7 @@ impl<'a> Input<'a> {
         let attrs = attr::Container::from_attrs(cx, &input.attrs);
         match &input.data {
             Data::Struct(data) => match &data.fields {
-                Fields::Named(named) => {
-                    let rename_all = attrs.rename_all.get().copied();
-                    let fields = named
-                        .named
-                        .iter()
-                        .filter_map(|f| Some((f, f.ident.as_ref()?)))
-                        .map(|(f, ident)| {
-                            let attrs = attr::Field::from_attrs(cx, &f.attrs);
-                            let field_name = ident.to_string();
-                            let field_name = field_name.trim_start_matches("r#");
-                            let property = match (attrs.rename.get(), rename_all) {
-                                (Some(lit), _) => lit.value(),
-                                (None, Some(rule)) => rule.apply(field_name),
-                                (None, None) => field_name.to_owned(),
-                            };
-                            Field { ident, ty: &f.ty, kind: TyKind::of(&f.ty), attrs, property }
-                        })
-                        .collect();
-                    Some(Input::Struct(Struct { original: input, attrs, fields }))
-                }
+                Fields::Named(named) => Some(Input::Struct(Struct::new(cx, input, attrs, &named.named))),
                 _ => {
                     cx.error_spanned_by(
                         &input.ident,
@@ -223,6 +230,159 @@ impl<'a> Input<'a> {
     }
 }
 
+impl<'a> Input<'a> {
+    /// The container attributes, whatever the shape.
+    pub fn attrs(&self) -> &attr::Container {
+        match self {
+            Input::Struct(s) => &s.attrs,
+            Input::Entities(e) => &e.attrs,
+        }
+    }
+}
+
+impl<'a> Struct<'a> {
+    fn new(
+        cx: &Ctxt,
+        original: &'a DeriveInput,
+        attrs: attr::Container,
+        named: &'a syn::punctuated::Punctuated<syn::Field, syn::Token![,]>,
+    ) -> Self {
+        let rename_all = attrs.rename_all.get().copied();
+        let primary: Vec<&Template> =
+            [attrs.partition_key.get(), attrs.row_key.get()].into_iter().flatten().collect();
+        let fields: Vec<Field<'a>> = named
+            .iter()
+            .filter_map(|f| Some((f, f.ident.as_ref()?)))
+            .map(|(f, ident)| {
+                let field_attrs = attr::Field::from_attrs(cx, &f.attrs);
+                let name = ident.to_string().trim_start_matches("r#").to_owned();
+                let property = match (field_attrs.rename.get(), rename_all) {
+                    (Some(lit), _) => lit.value(),
+                    (None, Some(rule)) => rule.apply(&name),
+                    (None, None) => name.clone(),
+                };
+                let key_source = (field_attrs.role == Role::KeyOnly)
+                    .then(|| {
+                        primary.iter().find_map(|t| {
+                            let position = t.field_names().position(|n| n == name)?;
+                            Some(KeySource { key: t.key, position })
+                        })
+                    })
+                    .flatten();
+                Field {
+                    ident,
+                    ty: &f.ty,
+                    kind: TyKind::of(&f.ty),
+                    attrs: field_attrs,
+                    property,
+                    key_source,
+                    name,
+                }
+            })
+            .collect();
+        let by_name = fields.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect();
+        Struct { original, attrs, fields, by_name }
+    }
+
+    /// The field called `name` (unraw).
+    pub fn field(&self, name: &str) -> Option<&Field<'a>> {
+        self.by_name.get(name).map(|&i| &self.fields[i])
+    }
+
+    /// The fields marked `marker`, with the marker's tokens.
+    pub fn marked(&self, marker: Symbol) -> impl Iterator<Item = (&Field<'a>, &TokenStream)> {
+        self.fields.iter().filter_map(move |f| match &f.attrs.marker {
+            Some((m, tokens)) if *m == marker => Some((f, tokens)),
+            _ => None,
+        })
+    }
+
+    /// The unraw field names, for "did you mean" suggestions.
+    pub fn field_names(&self) -> impl Iterator<Item = &str> {
+        self.fields.iter().map(|f| f.name.as_str())
+    }
+}
+
+/// A struct `valid` accepted, resolved: both primary keys, every index complete, every
+/// template and projected field a field of the struct.
+pub struct Checked<'s, 'a> {
+    pub input: &'s Struct<'a>,
+    pub partition_key: Key<'s, 'a>,
+    pub row_key: Key<'s, 'a>,
+    pub indexes: Vec<IndexKeys<'s, 'a>>,
+}
+
+/// A key template with its fields, one per field piece in order (repeats included).
+pub struct Key<'s, 'a> {
+    pub template: &'s Template,
+    pub fields: Vec<&'s Field<'a>>,
+}
+
+/// One `index(...)` or `lookup(...)`, complete.
+pub struct IndexKeys<'s, 'a> {
+    pub name: String,
+    pub kind: IndexKind,
+    /// The index's own partition key template; `None` when it is the entity's (left out, or
+    /// written the same), so index rows share the entity's partition.
+    pub partition_key: Option<Key<'s, 'a>>,
+    pub row_key: Key<'s, 'a>,
+    /// The projected fields of `project(...)`.
+    pub projection: Option<Vec<&'s Field<'a>>>,
+}
+
+impl<'s, 'a> Key<'s, 'a> {
+    fn resolve(s: &'s Struct<'a>, template: &'s Template) -> Option<Self> {
+        let fields = template.field_names().map(|name| s.field(name)).collect::<Option<_>>()?;
+        Some(Key { template, fields })
+    }
+
+    /// The distinct fields, in order of first appearance.
+    pub fn unique_fields(&self) -> Vec<&'s Field<'a>> {
+        let mut seen = HashSet::new();
+        self.fields.iter().copied().filter(|f| seen.insert(f.name.as_str())).collect()
+    }
+
+    /// `true` when no field appears twice.
+    pub fn has_distinct_fields(&self) -> bool {
+        self.unique_fields().len() == self.fields.len()
+    }
+}
+
+impl<'s, 'a> Checked<'s, 'a> {
+    /// `None` when a part expansion needs is missing, malformed or names an unknown field:
+    /// each of those is an error `valid` reports.
+    pub fn resolve(s: &'s Struct<'a>) -> Option<Self> {
+        let partition_key = Key::resolve(s, s.attrs.partition_key.get()?)?;
+        let row_key = Key::resolve(s, s.attrs.row_key.get()?)?;
+        let indexes = s
+            .attrs
+            .indexes
+            .iter()
+            .map(|index| {
+                let own_partition =
+                    index.partition_key.get().filter(|t| t.lit.value() != partition_key.template.lit.value());
+                let projection = match index.project.get() {
+                    Some(idents) => {
+                        Some(idents.iter().map(|i| s.field(&i.to_string())).collect::<Option<Vec<_>>>()?)
+                    }
+                    None => None,
+                };
+                Some(IndexKeys {
+                    name: index.name.get()?.value(),
+                    kind: index.kind,
+                    partition_key: match own_partition {
+                        Some(t) => Some(Key::resolve(s, t)?),
+                        None => None,
+                    },
+                    row_key: Key::resolve(s, index.row_key.get()?)?,
+                    projection,
+                })
+            })
+            .collect::<Option<_>>()?;
+        Some(Checked { input: s, partition_key, row_key, indexes })
+    }
+}
+
 impl<'a> ValueEnum<'a> {
     pub fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> Option<ValueEnum<'a>> {
         let attrs = attr::Container::from_attrs(cx, &input.attrs);
@@ -255,25 +415,25 @@ impl<'a> ValueEnum<'a> {
     }
 }
 
-/// The tokens to point at for a container attribute that is not allowed here.
-pub fn misplaced(attrs: &attr::Container) -> Vec<(&'static str, TokenStream)> {
-    let mut out = Vec::new();
-    let mut add = |name: &'static str, tokens: Option<&TokenStream>| {
-        if let Some(t) = tokens {
-            out.push((name, t.clone()));
-        }
-    };
-    add("partition_key", attrs.partition_key.tokens());
-    add("row_key", attrs.row_key.tokens());
-    add("entity_type", attrs.entity_type.tokens());
-    add("version", attrs.version.tokens());
-    add("rename_all", attrs.rename_all.tokens());
+/// The container attributes written (well formed or not) other than `crate`, with the tokens
+/// to point at when one is not allowed on this kind of input.
+pub fn written(attrs: &attr::Container) -> Vec<(Symbol, TokenStream)> {
+    let mut out: Vec<(Symbol, TokenStream)> = [
+        (symbol::PARTITION_KEY, attrs.partition_key.tokens()),
+        (symbol::ROW_KEY, attrs.row_key.tokens()),
+        (symbol::ENTITY_TYPE, attrs.entity_type.tokens()),
+        (symbol::VERSION, attrs.version.tokens()),
+        (symbol::RENAME_ALL, attrs.rename_all.tokens()),
+    ]
+    .into_iter()
+    .filter_map(|(name, tokens)| Some((name, tokens?.clone())))
+    .collect();
     for index in &attrs.indexes {
-        out.push(if index.kind == attr::IndexKind::Secondary {
-            ("index", index.keyword.to_token_stream())
-        } else {
-            ("lookup", index.keyword.to_token_stream())
-        });
+        let name = match index.kind {
+            IndexKind::Secondary => symbol::INDEX,
+            IndexKind::Lookup => symbol::LOOKUP,
+        };
+        out.push((name, index.keyword.to_token_stream()));
     }
     out
 }

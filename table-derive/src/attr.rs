@@ -1,50 +1,93 @@
 //! `#[table(...)]` attributes parsed into typed values, each keeping the tokens it came from so
-//! that later checks can point at them. Parsing reports a mistake and keeps going.
+//! that later checks can point at them.
+//!
+//! Parsing reports a mistake and keeps going: a value of the wrong form (`rename = 5`) is
+//! reported on the value and leaves its attribute *malformed* (written, but without a value),
+//! and the attribute's siblings are still parsed. Later stages skip what depends on a
+//! malformed attribute, so one mistake gives one error. Only a token stream that cannot be
+//! parsed at all (`#[table(rename "x")]`) ends that one `#[table(...)]` early.
+//!
+//! A field's markers (`skip`, `json`, `timestamp`, `etag`, `key_only`) are mutually exclusive:
+//! they are decided here into one [`Role`], the first written winning and every other one
+//! reported.
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
-use syn::{Attribute, Ident, LitInt, LitStr, Token};
+use syn::parse::Parser;
+use syn::{Attribute, Expr, Ident, Lit, LitStr, Token};
+use table_core::KeyName;
 
 use crate::case::{RULE_NAMES, RenameRule};
 use crate::ctxt::Ctxt;
 use crate::symbol::{self, Symbol};
 use crate::template::{self, Piece};
 
-/// One attribute value, remembering where it was written so a second one is reported.
+/// One attribute: absent, written with a value of the wrong form, or set.
 pub struct Attr<T> {
     name: Symbol,
-    value: Option<(TokenStream, T)>,
+    slot: Slot<T>,
+}
+
+enum Slot<T> {
+    Absent,
+    /// Written, but its value was refused (and reported); the tokens are its name.
+    Malformed(TokenStream),
+    Set(TokenStream, T),
 }
 
 impl<T> Attr<T> {
     fn none(name: Symbol) -> Self {
-        Attr { name, value: None }
+        Attr { name, slot: Slot::Absent }
     }
 
-    fn set<O: ToTokens>(&mut self, cx: &Ctxt, obj: O, value: T) {
+    /// Records the attribute written at `obj`: with its value, or malformed when `value` is
+    /// `None` (its problem already reported). A second one is reported and ignored.
+    fn record<O: ToTokens>(&mut self, cx: &Ctxt, obj: O, value: Option<T>) {
         let tokens = obj.into_token_stream();
-        if self.value.is_some() {
+        if !matches!(self.slot, Slot::Absent) {
             cx.error_spanned_by(tokens, format!("duplicate `{}` attribute", self.name));
-        } else {
-            self.value = Some((tokens, value));
+            return;
+        }
+        self.slot = match value {
+            Some(value) => Slot::Set(tokens, value),
+            None => Slot::Malformed(tokens),
+        };
+    }
+
+    /// The value, when the attribute is written and well formed.
+    pub fn get(&self) -> Option<&T> {
+        match &self.slot {
+            Slot::Set(_, value) => Some(value),
+            Slot::Absent | Slot::Malformed(_) => None,
         }
     }
 
-    pub fn get(&self) -> Option<&T> {
-        self.value.as_ref().map(|(_, v)| v)
+    /// The tokens of the attribute's name when it is written (well formed or not).
+    pub fn tokens(&self) -> Option<&TokenStream> {
+        match &self.slot {
+            Slot::Set(tokens, _) | Slot::Malformed(tokens) => Some(tokens),
+            Slot::Absent => None,
+        }
     }
 
-    /// The tokens of the attribute's name, for errors about it.
-    pub fn tokens(&self) -> Option<&TokenStream> {
-        self.value.as_ref().map(|(t, _)| t)
+    /// `true` when the attribute is not written at all.
+    pub fn is_absent(&self) -> bool {
+        matches!(self.slot, Slot::Absent)
+    }
+
+    /// `true` when the attribute is written with a value that was refused.
+    pub fn is_malformed(&self) -> bool {
+        matches!(self.slot, Slot::Malformed(_))
     }
 }
 
 /// A key template as written, with its parsed pieces.
 pub struct Template {
-    /// `partition_key` or `row_key`.
+    /// `partition_key` or `row_key`, as the user writes it.
     pub attr: Symbol,
+    /// The key the template builds.
+    pub key: KeyName,
     pub lit: LitStr,
     pub pieces: Vec<Piece>,
 }
@@ -80,19 +123,50 @@ pub struct Container {
     pub partition_key: Attr<Template>,
     pub row_key: Attr<Template>,
     pub entity_type: Attr<LitStr>,
-    pub version: Attr<(i32, LitInt)>,
+    pub version: Attr<i32>,
     pub indexes: Vec<Index>,
     pub rename_all: Attr<RenameRule>,
     pub crate_path: Attr<syn::Path>,
 }
 
+/// What a field is, from its one marker (or none).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Role {
+    /// No marker: one property of a `PropertyValue` type.
+    Stored,
+    /// `json`: one string property holding the field as JSON.
+    Json,
+    /// `skip`: not stored, `Default` on read.
+    Skip,
+    /// `timestamp`: filled from the entity's `Timestamp`.
+    Timestamp,
+    /// `etag`: filled from the entity's ETag.
+    ETag,
+    /// `key_only`: stored only in the keys, read back from them.
+    KeyOnly,
+}
+
+impl Role {
+    const MARKERS: [(Symbol, Role); 5] = [
+        (symbol::SKIP, Role::Skip),
+        (symbol::JSON, Role::Json),
+        (symbol::TIMESTAMP, Role::Timestamp),
+        (symbol::ETAG, Role::ETag),
+        (symbol::KEY_ONLY, Role::KeyOnly),
+    ];
+
+    /// `true` for a field written as a property of its own.
+    pub fn stores_property(self) -> bool {
+        matches!(self, Role::Stored | Role::Json)
+    }
+}
+
 pub struct Field {
     pub rename: Attr<LitStr>,
-    pub skip: Attr<()>,
-    pub json: Attr<()>,
-    pub timestamp: Attr<()>,
-    pub etag: Attr<()>,
-    pub key_only: Attr<()>,
+    /// Decided from the markers written.
+    pub role: Role,
+    /// The marker that decided the role, with its tokens (`None` for [`Role::Stored`]).
+    pub marker: Option<(Symbol, TokenStream)>,
 }
 
 pub struct Variant {
@@ -112,9 +186,14 @@ fn for_each_meta(
     }
 }
 
+/// The attribute name as written, for messages.
+fn written_name(meta: &ParseNestedMeta<'_>) -> String {
+    meta.path.to_token_stream().to_string().replace(' ', "")
+}
+
 /// Reports an unknown attribute and skips its value so parsing can go on.
 fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, place: &str, known: &[Symbol]) -> syn::Result<()> {
-    let name = meta.path.to_token_stream().to_string().replace(' ', "");
+    let name = written_name(meta);
     cx.error_spanned_by(
         &meta.path,
         format!("unknown attribute `{name}` in {place}; expected {}", symbol::list(known)),
@@ -124,7 +203,7 @@ fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, place: &str, known: &[Symbol])
 
 fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(Token![=]) {
-        meta.value()?.parse::<syn::Expr>()?;
+        meta.value()?.parse::<Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
         let content;
         syn::parenthesized!(content in meta.input);
@@ -133,21 +212,93 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     Ok(())
 }
 
-fn template(cx: &Ctxt, meta: &ParseNestedMeta<'_>, attr: Symbol) -> syn::Result<Template> {
-    let lit: LitStr = meta.value()?.parse()?;
-    let pieces = template::parse(&lit.value(), attr.0).unwrap_or_else(|message| {
-        cx.error_spanned_by(&lit, message);
-        Vec::new()
-    });
-    Ok(Template { attr, lit, pieces })
+/// The literal of `name = <literal>`, as `read` accepts it. A missing value or one of another
+/// form is reported, with `expected` saying what to write, and gives `None`.
+fn literal<T>(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    expected: &str,
+    read: impl FnOnce(&Lit) -> Option<T>,
+) -> syn::Result<Option<T>> {
+    let name = written_name(meta);
+    if !meta.input.peek(Token![=]) {
+        cx.error_spanned_by(&meta.path, format!("`{name}` needs a value; write {expected}"));
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let mut expr = meta.value()?.parse::<Expr>()?;
+    // Literals that come out of `macro_rules!` arrive wrapped in invisible groups.
+    while let Expr::Group(group) = expr {
+        expr = *group.expr;
+    }
+    let value = match &expr {
+        Expr::Lit(lit) => read(&lit.lit),
+        _ => None,
+    };
+    if value.is_none() {
+        cx.error_spanned_by(&expr, format!("`{name}` takes {expected}"));
+    }
+    Ok(value)
 }
 
-fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+fn string(cx: &Ctxt, meta: &ParseNestedMeta<'_>, example: &str) -> syn::Result<Option<LitStr>> {
+    let name = written_name(meta);
+    literal(cx, meta, &format!("a string, like `{name} = \"{example}\"`"), |lit| match lit {
+        Lit::Str(s) => Some(s.clone()),
+        _ => None,
+    })
+}
+
+fn template(cx: &Ctxt, meta: &ParseNestedMeta<'_>, attr: Symbol) -> syn::Result<Option<Template>> {
+    let key = if attr == symbol::PARTITION_KEY { KeyName::PartitionKey } else { KeyName::RowKey };
+    let Some(lit) = string(cx, meta, "prefix_{field}")? else {
+        return Ok(None);
+    };
+    Ok(match template::parse(&lit.value(), attr.0) {
+        Ok(pieces) => Some(Template { attr, key, lit, pieces }),
+        Err(message) => {
+            cx.error_spanned_by(&lit, message);
+            None
+        }
+    })
+}
+
+/// A marker written as `name`: one written with a value is reported, and still counts.
+fn flag(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
-        let name = meta.path.to_token_stream();
-        return Err(meta.error(format!("`{name}` takes no value; write `#[table({name})]`")));
+        let name = written_name(meta);
+        cx.error_spanned_by(&meta.path, format!("`{name}` takes no value; write `#[table({name})]`"));
+        skip_value(meta)?;
     }
     Ok(())
+}
+
+/// The items of `name(...)`. A missing list, or one that does not parse, is reported and gives
+/// `None`; either way the tokens after the list are still parsed.
+fn list(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    example: &str,
+    each: impl FnMut(ParseNestedMeta<'_>) -> syn::Result<()>,
+) -> syn::Result<Option<()>> {
+    if !meta.input.peek(syn::token::Paren) {
+        let name = written_name(meta);
+        cx.error_spanned_by(&meta.path, format!("`{name}` takes a list, like `{name}({example})`"));
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let content;
+    syn::parenthesized!(content in meta.input);
+    // Parsed apart from the enclosing attribute, so that a syntax error inside the list ends
+    // only the list.
+    let items: TokenStream = content.parse()?;
+    match syn::meta::parser(each).parse2(items) {
+        Ok(()) => Ok(Some(())),
+        Err(err) => {
+            cx.syn_error(err);
+            Ok(None)
+        }
+    }
 }
 
 impl Container {
@@ -165,46 +316,55 @@ impl Container {
             let path = &meta.path;
             if *path == symbol::PARTITION_KEY {
                 let t = template(cx, meta, symbol::PARTITION_KEY)?;
-                c.partition_key.set(cx, path, t);
+                c.partition_key.record(cx, path, t);
             } else if *path == symbol::ROW_KEY {
                 let t = template(cx, meta, symbol::ROW_KEY)?;
-                c.row_key.set(cx, path, t);
+                c.row_key.record(cx, path, t);
             } else if *path == symbol::ENTITY_TYPE {
-                let lit: LitStr = meta.value()?.parse()?;
-                if lit.value().is_empty() {
-                    cx.error_spanned_by(&lit, "`entity_type` cannot be empty");
-                }
-                c.entity_type.set(cx, path, lit);
+                let lit = string(cx, meta, "Employee")?.filter(|lit| {
+                    let empty = lit.value().is_empty();
+                    if empty {
+                        cx.error_spanned_by(lit, "`entity_type` cannot be empty");
+                    }
+                    !empty
+                });
+                c.entity_type.record(cx, path, lit);
             } else if *path == symbol::VERSION {
-                let lit: LitInt = meta.value()?.parse()?;
-                match lit.base10_parse::<i32>() {
-                    Ok(v) if v >= 0 => c.version.set(cx, path, (v, lit)),
-                    _ => cx.error_spanned_by(
-                        &lit,
-                        "`version` must be a non-negative integer that fits in an `i32`",
-                    ),
-                }
+                let version =
+                    literal(cx, meta, "a non-negative integer that fits in an `i32`", |lit| match lit {
+                        Lit::Int(n) => n.base10_parse::<i32>().ok().filter(|v| *v >= 0),
+                        _ => None,
+                    })?;
+                c.version.record(cx, path, version);
             } else if *path == symbol::INDEX || *path == symbol::LOOKUP {
                 let kind = if *path == symbol::INDEX { IndexKind::Secondary } else { IndexKind::Lookup };
-                c.indexes.push(Index::parse(cx, meta, kind)?);
+                if let Some(index) = Index::parse(cx, meta, kind)? {
+                    c.indexes.push(index);
+                }
             } else if *path == symbol::RENAME_ALL {
-                let lit: LitStr = meta.value()?.parse()?;
-                match RenameRule::parse(&lit.value()) {
-                    Some(rule) => c.rename_all.set(cx, path, rule),
-                    None => cx.error_spanned_by(
-                        &lit,
-                        format!("unknown `rename_all` rule `{}`; expected {RULE_NAMES}", lit.value()),
-                    ),
-                }
+                let rule = string(cx, meta, "PascalCase")?.and_then(|lit| {
+                    let rule = RenameRule::parse(&lit.value());
+                    if rule.is_none() {
+                        cx.error_spanned_by(
+                            &lit,
+                            format!("unknown `rename_all` rule `{}`; expected {RULE_NAMES}", lit.value()),
+                        );
+                    }
+                    rule
+                });
+                c.rename_all.record(cx, path, rule);
             } else if *path == symbol::CRATE {
-                let lit: LitStr = meta.value()?.parse()?;
-                match lit.parse::<syn::Path>() {
-                    Ok(p) => c.crate_path.set(cx, path, p),
-                    Err(_) => cx.error_spanned_by(
-                        &lit,
-                        format!("`crate` must be a path such as \"table_core\", not {:?}", lit.value()),
-                    ),
-                }
+                let crate_path = string(cx, meta, "table_core")?.and_then(|lit| {
+                    let parsed = lit.parse::<syn::Path>().ok();
+                    if parsed.is_none() {
+                        cx.error_spanned_by(
+                            &lit,
+                            format!("`crate` must be a path such as \"table_core\", not {:?}", lit.value()),
+                        );
+                    }
+                    parsed
+                });
+                c.crate_path.record(cx, path, crate_path);
             } else {
                 unknown(cx, meta, "`#[table(...)]` on the type", symbol::CONTAINER_ATTRS)?;
             }
@@ -215,7 +375,8 @@ impl Container {
 }
 
 impl Index {
-    fn parse(cx: &Ctxt, meta: &ParseNestedMeta<'_>, kind: IndexKind) -> syn::Result<Index> {
+    /// `None` when the declaration is not a list (reported).
+    fn parse(cx: &Ctxt, meta: &ParseNestedMeta<'_>, kind: IndexKind) -> syn::Result<Option<Index>> {
         let keyword =
             meta.path.get_ident().cloned().ok_or_else(|| meta.error("expected `index` or `lookup`"))?;
         let mut index = Index {
@@ -227,85 +388,72 @@ impl Index {
             project: Attr::none(symbol::PROJECT),
         };
         let place = format!("`{}(...)`", index.keyword);
-        meta.parse_nested_meta(|inner| {
+        let parsed = list(cx, meta, "name = \"by_email\", row_key = \"email_{email}\"", |inner| {
             let path = &inner.path;
             if *path == symbol::NAME {
-                let lit: LitStr = inner.value()?.parse()?;
-                index.name.set(cx, path, lit);
+                let lit = string(cx, &inner, "by_email")?;
+                index.name.record(cx, path, lit);
             } else if *path == symbol::PARTITION_KEY {
                 let t = template(cx, &inner, symbol::PARTITION_KEY)?;
-                index.partition_key.set(cx, path, t);
+                index.partition_key.record(cx, path, t);
             } else if *path == symbol::ROW_KEY {
                 let t = template(cx, &inner, symbol::ROW_KEY)?;
-                index.row_key.set(cx, path, t);
+                index.row_key.record(cx, path, t);
             } else if *path == symbol::PROJECT {
                 let mut fields = Vec::new();
-                inner.parse_nested_meta(|field| {
+                let parsed = list(cx, &inner, "first_name, email", |field| {
                     match field.path.get_ident() {
                         Some(ident) => fields.push(ident.clone()),
                         None => cx.error_spanned_by(&field.path, "expected a field name"),
                     }
                     Ok(())
                 })?;
-                index.project.set(cx, path, fields);
+                index.project.record(cx, path, parsed.map(|()| fields));
             } else {
                 unknown(cx, &inner, &place, symbol::INDEX_ATTRS)?;
             }
             Ok(())
         })?;
-        Ok(index)
+        Ok(parsed.map(|()| index))
     }
 }
 
 impl Field {
     pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Self {
-        let mut f = Field {
-            rename: Attr::none(symbol::RENAME),
-            skip: Attr::none(symbol::SKIP),
-            json: Attr::none(symbol::JSON),
-            timestamp: Attr::none(symbol::TIMESTAMP),
-            etag: Attr::none(symbol::ETAG),
-            key_only: Attr::none(symbol::KEY_ONLY),
-        };
+        let mut rename = Attr::none(symbol::RENAME);
+        // Markers in the order written, each with its tokens.
+        let mut markers: Vec<(Symbol, Role, TokenStream)> = Vec::new();
         for_each_meta(cx, attrs, |meta| {
             let path = &meta.path;
             if *path == symbol::RENAME {
-                let lit: LitStr = meta.value()?.parse()?;
-                f.rename.set(cx, path, lit);
+                let lit = string(cx, meta, "Name")?;
+                rename.record(cx, path, lit);
+            } else if let Some((name, role)) = Role::MARKERS.into_iter().find(|(name, _)| *path == *name) {
+                flag(cx, meta)?;
+                markers.push((name, role, path.to_token_stream()));
             } else {
-                let slot = if *path == symbol::SKIP {
-                    &mut f.skip
-                } else if *path == symbol::JSON {
-                    &mut f.json
-                } else if *path == symbol::TIMESTAMP {
-                    &mut f.timestamp
-                } else if *path == symbol::ETAG {
-                    &mut f.etag
-                } else if *path == symbol::KEY_ONLY {
-                    &mut f.key_only
-                } else {
-                    return unknown(cx, meta, "`#[table(...)]` on a field", symbol::FIELD_ATTRS);
-                };
-                flag(meta)?;
-                slot.set(cx, path, ());
+                unknown(cx, meta, "`#[table(...)]` on a field", symbol::FIELD_ATTRS)?;
             }
             Ok(())
         });
-        f
-    }
-
-    /// The attributes set on the field, for conflict checks: (name, tokens).
-    pub fn markers(&self) -> Vec<(Symbol, &TokenStream)> {
-        [
-            (&self.skip, symbol::SKIP),
-            (&self.json, symbol::JSON),
-            (&self.timestamp, symbol::TIMESTAMP),
-            (&self.etag, symbol::ETAG),
-            (&self.key_only, symbol::KEY_ONLY),
-        ]
-        .into_iter()
-        .filter_map(|(attr, name)| attr.tokens().map(|t| (name, t)))
-        .collect()
+        let Some(((first, role, marker), rest)) = markers.split_first() else {
+            return Field { rename, role: Role::Stored, marker: None };
+        };
+        for (other, _, tokens) in rest {
+            let message = if other == first {
+                format!("duplicate `{other}` attribute")
+            } else {
+                format!("`{other}` cannot be combined with `{first}`")
+            };
+            cx.error_spanned_by(tokens, message);
+        }
+        if let Some(tokens) = rename.tokens().filter(|_| !role.stores_property()) {
+            cx.error_spanned_by(
+                tokens,
+                format!("`rename` cannot be combined with `{first}`, which stores no property"),
+            );
+        }
+        Field { rename, role: *role, marker: Some((*first, marker.clone())) }
     }
 }
 
@@ -314,8 +462,8 @@ impl Variant {
         let mut v = Variant { rename: Attr::none(symbol::RENAME) };
         for_each_meta(cx, attrs, |meta| {
             if meta.path == symbol::RENAME {
-                let lit: LitStr = meta.value()?.parse()?;
-                v.rename.set(cx, &meta.path, lit);
+                let lit = string(cx, meta, "Name")?;
+                v.rename.record(cx, &meta.path, lit);
             } else {
                 unknown(cx, meta, "`#[table(...)]` on a variant", symbol::VARIANT_ATTRS)?;
             }

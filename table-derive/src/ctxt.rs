@@ -30,13 +30,22 @@ impl Ctxt {
         }
     }
 
-    /// Consumes the context: the compile errors, if any.
-    pub fn check(self) -> Result<(), TokenStream> {
+    /// Consumes the context: `value` when no error was recorded, else the compile errors.
+    ///
+    /// Every stage that gives `None` has recorded why. Should one not have (a bug in the
+    /// derive), the input is refused with an error saying so rather than expanded from a part
+    /// that is not there.
+    pub fn check<T>(self, value: Option<T>) -> Result<T, TokenStream> {
         let errors = self.errors.borrow_mut().take().unwrap_or_default();
-        if errors.is_empty() {
-            return Ok(());
+        match value {
+            Some(value) if errors.is_empty() => Ok(value),
+            _ if !errors.is_empty() => Err(errors.into_iter().map(|e| e.to_compile_error()).collect()),
+            _ => Err(syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "table-derive refused this input without saying why; please report it",
+            )
+            .to_compile_error()),
         }
-        Err(errors.into_iter().map(|e| e.to_compile_error()).collect())
     }
 }
 

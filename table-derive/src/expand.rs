@@ -1,44 +1,63 @@
-//! Code generation. Assumes `valid` accepted the input; every path is fully qualified through
-//! the `__private` module of the facade (or of the `crate = "..."` override), no method is
-//! called on a user type, and everything sits in `const _: () = { ... };`.
-
-use std::collections::{HashMap, HashSet};
+//! Code generation, from what `valid` accepted and `ast::Checked` resolved; every path is fully
+//! qualified through the `__private` module of the facade (or of the `crate = "..."`
+//! override), no method is called on a user type, and everything sits in
+//! `const _: () = { ... };`.
+//!
+//! A struct's expansion is assembled from one function per generated part, each `match`ing on
+//! the field roles decided while parsing.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident};
+use table_core::KeyName;
+use table_core::keys::KeySpec;
+use table_core::typed::grammar;
 
-use crate::ast::{Entities, Field, Input, Struct, TyKind, ValueEnum};
-use crate::attr::{Container, IndexKind, Template};
+use crate::ast::{Checked, Entities, Field, Input, Key, Struct, TyKind, ValueEnum};
+use crate::attr::{Container, IndexKind, Role};
+use crate::bound::{InferredBounds, ParamsInScope};
 use crate::ctxt::Ctxt;
 use crate::fallback;
 use crate::template::{Piece, Spec};
 use crate::valid;
 
+/// What `#[derive(TableEntity)]` expands, once accepted.
+enum Accepted<'s, 'a> {
+    Struct(Checked<'s, 'a>),
+    Entities(&'s Entities<'a>),
+}
+
 /// `#[derive(TableEntity)]`.
 pub fn derive_entity(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
     let parsed = Input::from_syn(&cx, input);
-    match &parsed {
-        Some(Input::Struct(s)) => valid::check_struct(&cx, s),
-        Some(Input::Entities(e)) => valid::check_entities(&cx, e),
-        None => {}
-    }
-    let private = private_path(parsed.as_ref().map(|p| match p {
-        Input::Struct(s) => &s.attrs,
-        Input::Entities(e) => &e.attrs,
-    }));
-    if let Err(errors) = cx.check() {
-        let stub = fallback::entity(&private, input);
-        return quote!(#errors #stub);
-    }
-    let body = match &parsed {
-        Some(Input::Struct(s)) => expand_struct(&private, s),
-        Some(Input::Entities(e)) => expand_entities(&private, e),
-        None => fallback::entity(&private, input),
+    let accepted = match &parsed {
+        Some(Input::Struct(s)) => {
+            valid::check_struct(&cx, s);
+            Checked::resolve(s).map(Accepted::Struct)
+        }
+        Some(Input::Entities(e)) => {
+            valid::check_entities(&cx, e);
+            Some(Accepted::Entities(e))
+        }
+        None => None,
     };
-    quote!(const _: () = { #body };)
+    let p = private_path(parsed.as_ref().map(Input::attrs));
+    match cx.check(accepted) {
+        Ok(Accepted::Struct(c)) => {
+            let body = expand_struct(&p, &c);
+            quote!(const _: () = { #body };)
+        }
+        Ok(Accepted::Entities(e)) => {
+            let body = expand_entities(&p, e);
+            quote!(const _: () = { #body };)
+        }
+        Err(errors) => {
+            let stub = fallback::entity(&p, input);
+            quote!(#errors #stub)
+        }
+    }
 }
 
 /// `#[derive(PropertyValue)]`.
@@ -48,17 +67,16 @@ pub fn derive_value(input: &DeriveInput) -> TokenStream {
     if let Some(e) = &parsed {
         valid::check_value_enum(&cx, e);
     }
-    let private = private_path(parsed.as_ref().map(|e| &e.attrs));
-    if let Err(errors) = cx.check() {
-        let stub = fallback::value(&private, input);
-        return quote!(#errors #stub);
-    }
-    match &parsed {
-        Some(e) => {
-            let body = expand_value_enum(&private, e);
+    let p = private_path(parsed.as_ref().map(|e| &e.attrs));
+    match cx.check(parsed.as_ref()) {
+        Ok(e) => {
+            let body = expand_value_enum(&p, e);
             quote!(const _: () = { #body };)
         }
-        None => fallback::value(&private, input),
+        Err(errors) => {
+            let stub = fallback::value(&p, input);
+            quote!(#errors #stub)
+        }
     }
 }
 
@@ -70,410 +88,134 @@ fn private_path(attrs: Option<&Container>) -> TokenStream {
     }
 }
 
-/// The field name as written, without `r#`.
-fn plain_name(ident: &Ident) -> String {
-    ident.to_string().trim_start_matches("r#").to_owned()
-}
-
 fn spec_tokens(p: &TokenStream, spec: &Spec) -> TokenStream {
     match spec {
-        Spec::Plain => quote!(#p::KeySpec::Plain),
-        Spec::ZeroPad(width) => {
+        Spec::Codec(KeySpec::Plain) => quote!(#p::KeySpec::Plain),
+        Spec::Codec(KeySpec::ZeroPad(width)) => {
             let width = Literal::usize_unsuffixed(*width);
             quote!(#p::KeySpec::ZeroPad(#width))
         }
-        Spec::Ticks => quote!(#p::KeySpec::Ticks),
-        Spec::InvertedTicks => quote!(#p::KeySpec::InvertedTicks),
-        Spec::Ordered => quote!(#p::KeySpec::Ordered),
+        Spec::Codec(KeySpec::Ticks) => quote!(#p::KeySpec::Ticks),
+        Spec::Codec(KeySpec::InvertedTicks) => quote!(#p::KeySpec::InvertedTicks),
+        Spec::Codec(KeySpec::Ordered) => quote!(#p::KeySpec::Ordered),
+        Spec::Codec(KeySpec::Date(format)) => quote!(#p::KeySpec::Date(#format)),
         Spec::Date(format) => quote!(#p::KeySpec::Date(#format)),
     }
 }
 
-fn key_name(t: &Template) -> TokenStream {
-    if t.attr == crate::symbol::PARTITION_KEY { quote!(PartitionKey) } else { quote!(RowKey) }
-}
-
-/// `const NAME: KeyTemplate = ...;` with `parsed` set on the fields read back from this key.
-fn template_const(p: &TokenStream, name: &Ident, t: &Template, parsed: &HashSet<String>) -> TokenStream {
-    let text = t.lit.value();
-    let key = key_name(t);
-    let segments = t.pieces.iter().map(|piece| match piece {
-        Piece::Literal(s) => quote!(#p::Segment::Literal(#s)),
-        Piece::Field { name, spec } => {
-            let spec = spec_tokens(p, spec);
-            let parsed = parsed.contains(name);
-            quote!(#p::Segment::Field { name: #name, spec: #spec, parsed: #parsed })
-        }
-    });
-    quote! {
-        const #name: #p::KeyTemplate = #p::KeyTemplate {
-            key: #p::KeyName::#key,
-            text: #text,
-            segments: &[#(#segments),*],
-        };
+fn key_name_tokens(p: &TokenStream, key: KeyName) -> TokenStream {
+    match key {
+        KeyName::PartitionKey => quote!(#p::KeyName::PartitionKey),
+        KeyName::RowKey => quote!(#p::KeyName::RowKey),
     }
 }
 
-/// Everything the struct expansion needs to look up.
-struct Ctx<'s, 'a> {
-    p: &'s TokenStream,
-    fields: HashMap<String, &'s Field<'a>>,
-}
-
-/// How a key field is passed to a generated constructor: `(parameter, push type, &value)`.
-fn key_param(f: &Field<'_>) -> (TokenStream, TokenStream, TokenStream) {
-    let (ident, ty) = (f.ident, f.ty);
-    match f.kind {
-        TyKind::String => (quote!(#ident: &str), quote!(str), quote!(#ident)),
-        TyKind::Int | TyKind::Bool | TyKind::DateTime | TyKind::Uuid => {
-            (quote!(#ident: #ty), quote!(#ty), quote!(&#ident))
-        }
-        _ => (quote!(#ident: &#ty), quote!(#ty), quote!(#ident)),
+/// The name of the `KeyTemplate` constant of a primary key.
+fn primary_const(key: KeyName) -> Ident {
+    match key {
+        KeyName::PartitionKey => format_ident!("__PARTITION_KEY"),
+        KeyName::RowKey => format_ident!("__ROW_KEY"),
     }
 }
 
-impl Ctx<'_, '_> {
-    fn field(&self, name: &str) -> Option<&Field<'_>> {
-        self.fields.get(name).copied()
-    }
-
-    /// Distinct template fields in order of first appearance.
-    fn unique_fields(&self, templates: &[&Template]) -> Vec<&Field<'_>> {
-        let mut seen = HashSet::new();
-        templates
-            .iter()
-            .flat_map(|t| t.field_names())
-            .filter(|n| seen.insert(*n))
-            .filter_map(|n| self.field(n))
-            .collect()
-    }
-
-    /// A block evaluating to `Result<String>`: the key built from the fields of `self`.
-    fn build_from_self(&self, konst: &Ident, t: &Template) -> TokenStream {
-        let p = self.p;
-        let pushes = t.field_names().filter_map(|n| self.field(n)).map(|f| {
-            let (ident, ty) = (f.ident, f.ty);
-            quote!(let __b = #p::KeyBuilder::push::<#ty>(__b, &self.#ident)?;)
-        });
-        quote!({
-            let __b = #p::KeyTemplate::builder(&#konst);
-            #(#pushes)*
-            #p::KeyBuilder::finish(__b)
-        })
-    }
-
-    /// Statements pushing the template's fields from parameters (see [`key_param`]).
-    fn pushes_from_params<'f>(&self, fields: impl Iterator<Item = &'f Field<'f>>) -> TokenStream {
-        let p = self.p;
-        let pushes = fields.map(|f| {
-            let (_, ty, value) = key_param(f);
-            quote!(let __b = #p::KeyBuilder::push::<#ty>(__b, #value)?;)
-        });
-        quote!(#(#pushes)*)
-    }
-
-    fn build_from_params(&self, konst: &Ident, t: &Template) -> TokenStream {
-        let p = self.p;
-        let fields: Vec<&Field<'_>> = t.field_names().filter_map(|n| self.field(n)).collect();
-        let pushes = self.pushes_from_params(fields.into_iter());
-        quote!({
-            let __b = #p::KeyTemplate::builder(&#konst);
-            #pushes
-            #p::KeyBuilder::finish(__b)
-        })
-    }
-
-    /// `partition_key_for`, and the prefix and range constructors of one primary template.
-    fn key_helpers(&self, konst: &Ident, t: &Template) -> TokenStream {
-        let p = self.p;
-        let which = t.attr.0;
-        let text = t.lit.value();
-        let fields = self.unique_fields(&[t]);
-        let params = fields.iter().map(|f| key_param(f).0);
-        let for_fn = format_ident!("{which}_for");
-        let build = self.build_from_params(konst, t);
-        let for_doc = format!("The {which} `{text}` built from its fields.");
-        let mut out = quote! {
-            #[doc = #for_doc]
-            pub fn #for_fn(#(#params),*) -> #p::Result<::std::string::String> #build
-        };
-        let distinct = fields.len() == t.field_names().count();
-        let Some((last, leading)) = fields.split_last().filter(|_| distinct) else {
-            return out;
-        };
-        let key = key_name(t);
-        let leading_params: Vec<TokenStream> = leading.iter().map(|f| key_param(f).0).collect();
-        let leading_pushes = self.pushes_from_params(leading.iter().copied());
-        let prefix_fn = format_ident!("{which}_prefix");
-        let prefix_doc =
-            format!("Every {which} of `{text}` whose fields before `{}` have these values.", last.ident);
-        let (_, last_ty, _) = key_param(last);
-        let last_ident = last.ident;
-        let (from, to) = (
-            format_ident!("{}_from", plain_name(last_ident)),
-            format_ident!("{}_to", plain_name(last_ident)),
-        );
-        let (param_ty, value_of) = match last.kind {
-            TyKind::String => (quote!(&str), None),
-            TyKind::Int | TyKind::Bool | TyKind::DateTime | TyKind::Uuid => {
-                let ty = last.ty;
-                (quote!(#ty), Some(()))
-            }
-            _ => {
-                let ty = last.ty;
-                (quote!(&#ty), None)
-            }
-        };
-        let (from_value, to_value) = match value_of {
-            Some(()) => (quote!(&#from), quote!(&#to)),
-            None => (quote!(#from), quote!(#to)),
-        };
-        let range_fn = format_ident!("{which}_range");
-        let range_doc = format!(
-            "Every {which} of `{text}` with `{}` from `{from}` to `{to}`, both included, and the \
-             other fields as given (a range in key order: numeric only for fixed-width specs).",
-            last.ident
-        );
-        out.extend(quote! {
-            #[doc = #prefix_doc]
-            pub fn #prefix_fn(#(#leading_params),*) -> #p::Result<#p::KeyRange> {
-                let __b = #p::KeyTemplate::builder(&#konst);
-                #leading_pushes
-                ::core::result::Result::Ok(#p::KeyRange::prefix(#p::KeyName::#key, #p::KeyBuilder::prefix(__b)))
-            }
-
-            #[doc = #range_doc]
-            pub fn #range_fn(#(#leading_params,)* #from: #param_ty, #to: #param_ty) -> #p::Result<#p::KeyRange> {
-                let __start = {
-                    let __b = #p::KeyTemplate::builder(&#konst);
-                    #leading_pushes
-                    let __b = #p::KeyBuilder::push::<#last_ty>(__b, #from_value)?;
-                    #p::KeyBuilder::finish(__b)
-                }?;
-                let __end = {
-                    let __b = #p::KeyTemplate::builder(&#konst);
-                    #leading_pushes
-                    let __b = #p::KeyBuilder::push::<#last_ty>(__b, #to_value)?;
-                    #p::KeyBuilder::finish(__b)
-                }?;
-                ::core::result::Result::Ok(#p::KeyRange::inclusive(#p::KeyName::#key, __start, __end))
-            }
-        });
-        out
-    }
-}
-
-fn expand_struct(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
-    let (Some(pk), Some(rk)) = (s.attrs.partition_key.get(), s.attrs.row_key.get()) else {
-        return fallback::entity(p, s.original);
-    };
-    let cx = Ctx { p, fields: s.fields.iter().map(|f| (plain_name(f.ident), f)).collect() };
-    let ident = &s.original.ident;
-    let (impl_generics, ty_generics, where_clause) = s.original.generics.split_for_impl();
-
-    // Key-only fields are read back from the first primary template that holds them.
-    let key_only: Vec<&Field<'_>> = s.fields.iter().filter(|f| f.attrs.key_only.get().is_some()).collect();
-    let source = |f: &Field<'_>| -> Option<(&Template, usize)> {
-        let name = plain_name(f.ident);
-        [pk, rk].into_iter().find_map(|t| Some((t, t.field_names().position(|n| n == name)?)))
-    };
-    let parsed_in = |t: &Template| -> HashSet<String> {
-        key_only
-            .iter()
-            .filter(|f| source(f).is_some_and(|(src, _)| std::ptr::eq(src, t)))
-            .map(|f| plain_name(f.ident))
-            .collect()
-    };
-    let (pk_const, rk_const) = (format_ident!("__PARTITION_KEY"), format_ident!("__ROW_KEY"));
-    let mut consts = template_const(p, &pk_const, pk, &parsed_in(pk));
-    consts.extend(template_const(p, &rk_const, rk, &parsed_in(rk)));
-
-    // Discriminator.
-    let entity_type = s.attrs.entity_type.get().map(|lit| lit.value());
-    let version = s.attrs.version.get().map(|(v, _)| *v);
-    let version_tokens = match version {
-        Some(v) => quote!(::core::option::Option::Some(#v)),
-        None => quote!(::core::option::Option::None),
-    };
-    let (type_const, write_type, check_type) = match &entity_type {
-        Some(t) => (
-            quote! {
-                const ENTITY_TYPE: ::core::option::Option<&'static str> = ::core::option::Option::Some(#t);
-                const VERSION: ::core::option::Option<i32> = #version_tokens;
-            },
-            quote!(#p::write_discriminator(&mut __entity, #t, #version_tokens);),
-            quote!(#p::check_discriminator(&mut __entity, #t, #version_tokens)?;),
-        ),
-        None => (quote!(), quote!(), quote!()),
-    };
-
-    // Properties both ways.
-    let mut writes = Vec::new();
-    let mut inits = Vec::new();
-    let mut select: Vec<String> = vec!["PartitionKey".into(), "RowKey".into()];
-    let mut columns = Vec::new();
-    if s.fields.iter().any(|f| f.attrs.timestamp.get().is_some()) {
-        select.push("Timestamp".into());
-    }
-    if entity_type.is_some() {
-        select.push(valid::table_names::ENTITY_TYPE.into());
-        if version.is_some() {
-            select.push(valid::table_names::ENTITY_VERSION.into());
-        }
-    }
-    for f in &s.fields {
-        let (ident, ty, prop) = (f.ident, f.ty, &f.property);
-        let span = ty.span();
-        let column = |property: &str| {
-            let name = format_ident!("{}", plain_name(ident).to_uppercase());
-            let doc =
-                format!("Typed filter column of the `{property}` property (field `{}`).", plain_name(ident));
-            quote! {
-                #[doc = #doc]
-                pub const #name: #p::Column<<#ty as #p::Property>::Value> = #p::Column::new(#property);
-            }
-        };
-        let init = if f.attrs.skip.get().is_some() {
-            quote_spanned!(span=> <#ty as ::core::default::Default>::default())
-        } else if f.attrs.timestamp.get().is_some() {
-            columns.push(column("Timestamp"));
-            quote_spanned!(span=> __entity.timestamp)
-        } else if f.attrs.etag.get().is_some() {
-            quote_spanned!(span=> ::core::option::Option::take(&mut __entity.etag))
-        } else if f.attrs.key_only.get().is_some() {
-            let local = format_ident!("__key_{}", plain_name(ident));
-            quote!(#local)
-        } else if f.attrs.json.get().is_some() {
-            writes.push(quote_spanned!(span=> #p::write_json::<#ty>(&mut __entity, #prop, &self.#ident)?;));
-            select.push(prop.clone());
-            quote_spanned!(span=> #p::read_json::<#ty>(&mut __entity, #prop)?)
-        } else {
-            writes
-                .push(quote_spanned!(span=> #p::write_property::<#ty>(&mut __entity, #prop, &self.#ident);));
-            select.push(prop.clone());
-            columns.push(column(prop));
-            quote_spanned!(span=> #p::read_property::<#ty>(&mut __entity, #prop)?)
-        };
-        inits.push(quote!(#ident: #init));
-    }
-
-    // Key-only fields decoded before the properties are taken out of the entity.
-    let mut decodes = Vec::new();
-    for (t, konst, parts, input) in [
-        (pk, &pk_const, format_ident!("__pk_parts"), quote!(&__entity.partition_key)),
-        (rk, &rk_const, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
-    ] {
-        let mine: Vec<(&Field<'_>, usize)> = key_only
-            .iter()
-            .filter_map(|f| source(f).filter(|(src, _)| std::ptr::eq(*src, t)).map(|(_, i)| (*f, i)))
-            .collect();
-        if mine.is_empty() {
-            continue;
-        }
-        decodes.push(quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;));
-        for (f, index) in mine {
-            let (local, ty) = (format_ident!("__key_{}", plain_name(f.ident)), f.ty);
-            let index = Literal::usize_unsuffixed(index);
-            decodes.push(quote!(let #local = #p::KeyTemplate::decode::<#ty>(&#konst, &#parts, #index)?;));
-        }
-    }
-
-    // Indexes.
-    let mut index_defs = Vec::new();
-    let mut index_arms = Vec::new();
-    for (i, index) in s.attrs.indexes.iter().enumerate() {
-        let (Some(name), Some(index_rk)) = (index.name.get(), index.row_key.get()) else {
-            continue;
-        };
-        let name = name.value();
-        let rk_name = format_ident!("__INDEX_{i}_ROW_KEY");
-        consts.extend(template_const(p, &rk_name, index_rk, &HashSet::new()));
-        let (pk_ref, pk_name, same) = match index.partition_key.get() {
-            Some(t) if t.lit.value() != pk.lit.value() => {
-                let pk_name = format_ident!("__INDEX_{i}_PARTITION_KEY");
-                consts.extend(template_const(p, &pk_name, t, &HashSet::new()));
-                (t, pk_name, false)
-            }
-            _ => (pk, pk_const.clone(), true),
-        };
-        let kind = match index.kind {
-            IndexKind::Secondary => quote!(#p::IndexKind::Secondary),
-            IndexKind::Lookup => quote!(#p::IndexKind::Lookup),
-        };
-        let projection = match index.project.get() {
-            Some(list) => {
-                let props = list.iter().filter_map(|f| cx.field(&f.to_string())).map(|f| &f.property);
-                quote!(::core::option::Option::Some(&[#(#props),*]))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        index_defs.push(quote! {
-            #p::IndexDef {
-                name: #name,
-                kind: #kind,
-                same_partition: #same,
-                partition_key: &#pk_name,
-                row_key: &#rk_name,
-                projection: #projection,
-            }
-        });
-        let build_pk = cx.build_from_self(&pk_name, pk_ref);
-        let build_rk = cx.build_from_self(&rk_name, index_rk);
-        index_arms.push(quote! {
-            #name => ::core::result::Result::Ok(::core::option::Option::Some(
-                #p::entity_key(#build_pk?, #build_rk?),
-            )),
-        });
-    }
-    let indexes_fn = if index_defs.is_empty() {
-        quote!()
+/// The names of index `i`'s `KeyTemplate` constants: (partition key, row key).
+fn index_consts(i: usize, own_partition: bool) -> (Ident, Ident) {
+    let pk = if own_partition {
+        format_ident!("__INDEX_{i}_PARTITION_KEY")
     } else {
-        quote! {
-            fn indexes() -> &'static [#p::IndexDef] {
-                const __INDEXES: &[#p::IndexDef] = &[#(#index_defs),*];
-                __INDEXES
-            }
-
-            fn index_key(&self, __index: &str) -> #p::Result<::core::option::Option<#p::EntityKey>> {
-                match __index {
-                    #(#index_arms)*
-                    _ => ::core::result::Result::Ok(::core::option::Option::None),
-                }
-            }
-        }
+        primary_const(KeyName::PartitionKey)
     };
+    (pk, format_ident!("__INDEX_{i}_ROW_KEY"))
+}
 
-    let build_pk = cx.build_from_self(&pk_const, pk);
-    let build_rk = cx.build_from_self(&rk_const, rk);
-    let all_key_fields = cx.unique_fields(&[pk, rk]);
-    let key_params = all_key_fields.iter().map(|f| key_param(f).0);
-    let key_doc =
-        format!("The key of the entity with these key fields (`{}` / `{}`).", pk.lit.value(), rk.lit.value());
-    let pk_args = cx.build_from_params(&pk_const, pk);
-    let rk_args = cx.build_from_params(&rk_const, rk);
-    let mut helpers = cx.key_helpers(&pk_const, pk);
-    helpers.extend(cx.key_helpers(&rk_const, rk));
+/// How a key field is taken by a generated constructor: `(parameter type, pushed type, value
+/// of the parameter as pushed)`. Small `Copy` types are taken by value, strings as `&str`.
+fn key_param(f: &Field<'_>) -> (TokenStream, TokenStream, TokenStream) {
+    let (param, ty) = (f.ident, f.ty);
+    match f.kind {
+        TyKind::String => (quote!(&str), quote!(str), quote!(#param)),
+        TyKind::Int | TyKind::Bool | TyKind::DateTime | TyKind::Uuid => {
+            (quote!(#ty), quote!(#ty), quote!(&#param))
+        }
+        _ => (quote!(&#ty), quote!(#ty), quote!(#param)),
+    }
+}
+
+/// `field: Type` parameters, one per distinct field of `fields`.
+fn key_params(fields: &[&Field<'_>]) -> Vec<TokenStream> {
+    fields
+        .iter()
+        .map(|f| {
+            let ident = f.ident;
+            let (param_ty, _, _) = key_param(f);
+            quote!(#ident: #param_ty)
+        })
+        .collect()
+}
+
+/// Statements pushing `fields` into the builder `__b`, from the parameters named after them.
+fn push_params(p: &TokenStream, fields: &[&Field<'_>]) -> TokenStream {
+    let pushes = fields.iter().map(|f| {
+        let (_, push_ty, value) = key_param(f);
+        quote!(let __b = #p::KeyBuilder::push::<#push_ty>(__b, #value)?;)
+    });
+    quote!(#(#pushes)*)
+}
+
+/// A block evaluating to `Result<String>`: the key of `konst` built from the fields of `self`.
+fn build_from_self(p: &TokenStream, konst: &Ident, key: &Key<'_, '_>) -> TokenStream {
+    let pushes = key.fields.iter().map(|f| {
+        let (ident, ty) = (f.ident, f.ty);
+        quote!(let __b = #p::KeyBuilder::push::<#ty>(__b, &self.#ident)?;)
+    });
+    quote!({
+        let __b = #p::KeyTemplate::builder(&#konst);
+        #(#pushes)*
+        #p::KeyBuilder::finish(__b)
+    })
+}
+
+fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
+    let s = c.input;
+    let ident = &s.original.ident;
+    let (entity_bounds, inherent_bounds) = bounds(p, c);
+    let entity_generics = entity_bounds.augment(&s.original.generics);
+    let (impl_generics, ty_generics, where_clause) = entity_generics.split_for_impl();
+    let inherent_generics = inherent_bounds.augment(&s.original.generics);
+    let (inherent_impl, _, inherent_where) = inherent_generics.split_for_impl();
+
+    let templates = key_templates(p, c);
+    let (discriminator_consts, write_discriminator, check_discriminator) = discriminator(p, s);
+    let writes = property_writes(p, s);
+    let decodes = key_only_decodes(p, c);
+    let inits = field_inits(p, s);
+    let select = select_list(s);
+    let build_pk = build_from_self(p, &primary_const(KeyName::PartitionKey), &c.partition_key);
+    let build_rk = build_from_self(p, &primary_const(KeyName::RowKey), &c.row_key);
+    let indexes = index_items(p, c);
+    let columns = filter_columns(p, s);
+    let constructors = key_constructors(p, c);
 
     quote! {
-        #consts
+        #templates
 
         #[automatically_derived]
         impl #impl_generics #p::TableEntity for #ident #ty_generics #where_clause {
-            #type_const
+            #discriminator_consts
 
             fn to_entity(&self) -> #p::Result<#p::Entity> {
                 let mut __entity = #p::Entity::new(
                     <Self as #p::TableEntity>::partition_key(self)?,
                     <Self as #p::TableEntity>::row_key(self)?,
                 );
-                #write_type
+                #write_discriminator
                 #(#writes)*
                 ::core::result::Result::Ok(__entity)
             }
 
             #[allow(unused_mut)]
             fn from_entity(mut __entity: #p::Entity) -> #p::Result<Self> {
-                #check_type
+                #check_discriminator
                 #(#decodes)*
                 ::core::result::Result::Ok(Self { #(#inits),* })
             }
@@ -486,26 +228,394 @@ fn expand_struct(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
                 ::core::option::Option::Some(&[#(#select),*])
             }
 
-            #indexes_fn
+            #indexes
         }
 
         #[automatically_derived]
-        impl #impl_generics #ident #ty_generics #where_clause {
+        impl #inherent_impl #ident #ty_generics #inherent_where {
             #(#columns)*
 
-            #[doc = #key_doc]
-            pub fn key(#(#key_params),*) -> #p::Result<#p::EntityKey> {
-                ::core::result::Result::Ok(#p::entity_key(#pk_args?, #rk_args?))
-            }
+            #constructors
+        }
+    }
+}
 
-            #helpers
+/// The bounds of the `TableEntity` impl (every trait the generated code uses on a field) and
+/// of the inherent impl (the filter columns and key constructors).
+fn bounds(p: &TokenStream, c: &Checked<'_, '_>) -> (InferredBounds, InferredBounds) {
+    let params = ParamsInScope::new(&c.input.original.generics);
+    let (mut entity, mut inherent) = (InferredBounds::default(), InferredBounds::default());
+    for f in &c.input.fields {
+        match f.attrs.role {
+            Role::Stored => {
+                entity.insert(&params, f.ty, quote!(#p::Property));
+                inherent.insert(&params, f.ty, quote!(#p::Property));
+            }
+            Role::Json => {
+                entity.insert(&params, f.ty, quote!(#p::serde::Serialize));
+                entity.insert(&params, f.ty, quote!(#p::serde::de::DeserializeOwned));
+            }
+            Role::Skip => entity.insert(&params, f.ty, quote!(::core::default::Default)),
+            Role::KeyOnly => entity.insert(&params, f.ty, quote!(#p::KeyValue)),
+            // Their types are checked to be concrete (`Option<DateTime<Utc>>`, `Option<ETag>`).
+            Role::Timestamp | Role::ETag => {}
+        }
+    }
+    for key in [&c.partition_key, &c.row_key] {
+        for f in &key.fields {
+            entity.insert(&params, f.ty, quote!(#p::KeyValue));
+            inherent.insert(&params, f.ty, quote!(#p::KeyValue));
+        }
+    }
+    for index in &c.indexes {
+        for f in index.partition_key.iter().chain([&index.row_key]).flat_map(|k| &k.fields) {
+            entity.insert(&params, f.ty, quote!(#p::KeyValue));
+        }
+    }
+    (entity, inherent)
+}
+
+/// `const NAME: KeyTemplate = ...;` for one template; `parsed` marks the key-only fields read
+/// back from it.
+fn template_const(p: &TokenStream, name: &Ident, key: &Key<'_, '_>, parsed: &[&str]) -> TokenStream {
+    let t = key.template;
+    let text = t.lit.value();
+    let key_name = key_name_tokens(p, t.key);
+    let segments = t.pieces.iter().map(|piece| match piece {
+        Piece::Literal(s) => quote!(#p::Segment::Literal(#s)),
+        Piece::Field { name, spec } => {
+            let spec = spec_tokens(p, spec);
+            let parsed = parsed.contains(&name.as_str());
+            quote!(#p::Segment::Field { name: #name, spec: #spec, parsed: #parsed })
+        }
+    });
+    quote! {
+        const #name: #p::KeyTemplate = #p::KeyTemplate {
+            key: #key_name,
+            text: #text,
+            segments: &[#(#segments),*],
+        };
+    }
+}
+
+/// The `KeyTemplate` constants of the primary keys and of every index.
+fn key_templates(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
+    let mut out = TokenStream::new();
+    for key in [&c.partition_key, &c.row_key] {
+        let parsed: Vec<&str> = c
+            .input
+            .fields
+            .iter()
+            .filter(|f| f.key_source.is_some_and(|src| src.key == key.template.key))
+            .map(|f| f.name.as_str())
+            .collect();
+        out.extend(template_const(p, &primary_const(key.template.key), key, &parsed));
+    }
+    for (i, index) in c.indexes.iter().enumerate() {
+        let (pk_name, rk_name) = index_consts(i, index.partition_key.is_some());
+        if let Some(own) = &index.partition_key {
+            out.extend(template_const(p, &pk_name, own, &[]));
+        }
+        out.extend(template_const(p, &rk_name, &index.row_key, &[]));
+    }
+    out
+}
+
+/// The `ENTITY_TYPE`/`VERSION` constants, and the statements writing and checking them.
+fn discriminator(p: &TokenStream, s: &Struct<'_>) -> (TokenStream, TokenStream, TokenStream) {
+    let Some(entity_type) = s.attrs.entity_type.get().map(|lit| lit.value()) else {
+        return (quote!(), quote!(), quote!());
+    };
+    let version = match s.attrs.version.get() {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    };
+    (
+        quote! {
+            const ENTITY_TYPE: ::core::option::Option<&'static str> = ::core::option::Option::Some(#entity_type);
+            const VERSION: ::core::option::Option<i32> = #version;
+        },
+        quote!(#p::write_discriminator(&mut __entity, #entity_type, #version);),
+        quote!(#p::check_discriminator(&mut __entity, #entity_type, #version)?;),
+    )
+}
+
+/// `to_entity`: one statement per field stored as a property.
+fn property_writes(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
+    s.fields
+        .iter()
+        .filter_map(|f| {
+            let (ident, ty, prop) = (f.ident, f.ty, &f.property);
+            let span = ty.span();
+            match f.attrs.role {
+                Role::Stored => Some(
+                    quote_spanned!(span=> #p::write_property::<#ty>(&mut __entity, #prop, &self.#ident);),
+                ),
+                Role::Json => {
+                    Some(quote_spanned!(span=> #p::write_json::<#ty>(&mut __entity, #prop, &self.#ident)?;))
+                }
+                Role::Skip | Role::Timestamp | Role::ETag | Role::KeyOnly => None,
+            }
+        })
+        .collect()
+}
+
+/// The local a key-only field is decoded into.
+fn key_local(f: &Field<'_>) -> Ident {
+    format_ident!("__key_{}", f.name)
+}
+
+/// `from_entity`: the key-only fields, decoded from the keys they are read back from, before
+/// the properties are taken out of the entity.
+fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
+    let mut decodes = Vec::new();
+    for (key, parts, input) in [
+        (KeyName::PartitionKey, format_ident!("__pk_parts"), quote!(&__entity.partition_key)),
+        (KeyName::RowKey, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
+    ] {
+        let konst = primary_const(key);
+        let mine: Vec<(&Field<'_>, usize)> = c
+            .input
+            .fields
+            .iter()
+            .filter_map(|f| f.key_source.filter(|src| src.key == key).map(|src| (f, src.position)))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        decodes.push(quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;));
+        for (f, position) in mine {
+            let (local, ty) = (key_local(f), f.ty);
+            let position = Literal::usize_unsuffixed(position);
+            decodes.push(quote!(let #local = #p::KeyTemplate::decode::<#ty>(&#konst, &#parts, #position)?;));
+        }
+    }
+    decodes
+}
+
+/// `from_entity`: every field's initialiser.
+fn field_inits(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
+    s.fields
+        .iter()
+        .map(|f| {
+            let (ident, ty, prop) = (f.ident, f.ty, &f.property);
+            let span = ty.span();
+            let init = match f.attrs.role {
+                Role::Stored => quote_spanned!(span=> #p::read_property::<#ty>(&mut __entity, #prop)?),
+                Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __entity, #prop)?),
+                Role::Skip => quote_spanned!(span=> <#ty as ::core::default::Default>::default()),
+                Role::Timestamp => quote_spanned!(span=> __entity.timestamp),
+                Role::ETag => quote_spanned!(span=> ::core::option::Option::take(&mut __entity.etag)),
+                Role::KeyOnly => {
+                    let local = key_local(f);
+                    quote!(#local)
+                }
+            };
+            quote!(#ident: #init)
+        })
+        .collect()
+}
+
+/// `select()`: the keys, `Timestamp` when a field holds it, the discriminator, and every
+/// property a field is stored as.
+fn select_list<'s>(s: &'s Struct<'_>) -> Vec<&'s str> {
+    let mut select = vec![grammar::PARTITION_KEY, grammar::ROW_KEY];
+    if s.fields.iter().any(|f| f.attrs.role == Role::Timestamp) {
+        select.push(grammar::TIMESTAMP);
+    }
+    if s.attrs.entity_type.get().is_some() {
+        select.push(grammar::ENTITY_TYPE);
+        if s.attrs.version.get().is_some() {
+            select.push(grammar::ENTITY_VERSION);
+        }
+    }
+    select.extend(s.fields.iter().filter(|f| f.attrs.role.stores_property()).map(|f| f.property.as_str()));
+    select
+}
+
+/// `Type::FIELD`: a typed filter column per field stored as a plain property, and for the
+/// `Timestamp` field.
+fn filter_columns(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
+    s.fields
+        .iter()
+        .filter_map(|f| {
+            let property = match f.attrs.role {
+                Role::Stored => f.property.as_str(),
+                Role::Timestamp => grammar::TIMESTAMP,
+                Role::Json | Role::Skip | Role::ETag | Role::KeyOnly => return None,
+            };
+            let (name, ty) = (format_ident!("{}", f.name.to_uppercase()), f.ty);
+            let doc = format!("Typed filter column of the `{property}` property (field `{}`).", f.name);
+            Some(quote! {
+                #[doc = #doc]
+                pub const #name: #p::Column<<#ty as #p::Property>::Value> = #p::Column::new(#property);
+            })
+        })
+        .collect()
+}
+
+/// `indexes()` and `index_key()`, when the type declares indexes.
+fn index_items(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
+    if c.indexes.is_empty() {
+        return quote!();
+    }
+    let mut defs = Vec::new();
+    let mut arms = Vec::new();
+    for (i, index) in c.indexes.iter().enumerate() {
+        let name = &index.name;
+        let (pk_name, rk_name) = index_consts(i, index.partition_key.is_some());
+        let same_partition = index.partition_key.is_none();
+        let kind = match index.kind {
+            IndexKind::Secondary => quote!(#p::IndexKind::Secondary),
+            IndexKind::Lookup => quote!(#p::IndexKind::Lookup),
+        };
+        let projection = match &index.projection {
+            Some(fields) => {
+                let props = fields.iter().map(|f| &f.property);
+                quote!(::core::option::Option::Some(&[#(#props),*]))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        defs.push(quote! {
+            #p::IndexDef {
+                name: #name,
+                kind: #kind,
+                same_partition: #same_partition,
+                partition_key: &#pk_name,
+                row_key: &#rk_name,
+                projection: #projection,
+            }
+        });
+        let build_pk = build_from_self(p, &pk_name, index.partition_key.as_ref().unwrap_or(&c.partition_key));
+        let build_rk = build_from_self(p, &rk_name, &index.row_key);
+        arms.push(quote! {
+            #name => ::core::result::Result::Ok(::core::option::Option::Some(
+                #p::entity_key(#build_pk?, #build_rk?),
+            )),
+        });
+    }
+    quote! {
+        fn indexes() -> &'static [#p::IndexDef] {
+            const __INDEXES: &[#p::IndexDef] = &[#(#defs),*];
+            __INDEXES
+        }
+
+        fn index_key(&self, __index: &str) -> #p::Result<::core::option::Option<#p::EntityKey>> {
+            match __index {
+                #(#arms)*
+                _ => ::core::result::Result::Ok(::core::option::Option::None),
+            }
+        }
+    }
+}
+
+/// `key(..)`, and per primary key `<key>_for(..)`, `<key>_prefix(..)` and `<key>_range(..)`.
+fn key_constructors(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
+    let (pk, rk) = (&c.partition_key, &c.row_key);
+    let mut all_fields = pk.unique_fields();
+    all_fields.extend(rk.unique_fields().into_iter().filter(|f| !pk.fields.iter().any(|g| g.name == f.name)));
+    let params = key_params(&all_fields);
+    let doc = format!(
+        "The key of the entity with these key fields (`{}` / `{}`).",
+        pk.template.lit.value(),
+        rk.template.lit.value()
+    );
+    let (pk_for, pk_args) = (for_fn(pk), args(&pk.unique_fields()));
+    let (rk_for, rk_args) = (for_fn(rk), args(&rk.unique_fields()));
+    let mut out = quote! {
+        #[doc = #doc]
+        pub fn key(#(#params),*) -> #p::Result<#p::EntityKey> {
+            ::core::result::Result::Ok(#p::entity_key(Self::#pk_for(#(#pk_args),*)?, Self::#rk_for(#(#rk_args),*)?))
+        }
+    };
+    out.extend(key_for(p, pk));
+    out.extend(key_prefix_and_range(p, pk));
+    out.extend(key_for(p, rk));
+    out.extend(key_prefix_and_range(p, rk));
+    out
+}
+
+/// `partition_key_for` or `row_key_for`.
+fn for_fn(key: &Key<'_, '_>) -> Ident {
+    format_ident!("{}_for", key.template.attr.0)
+}
+
+/// The fields' parameters, to pass on.
+fn args<'a>(fields: &[&'a Field<'_>]) -> Vec<&'a Ident> {
+    fields.iter().map(|f| f.ident).collect()
+}
+
+/// `<key>_for(fields..)`: the key built from its distinct fields.
+fn key_for(p: &TokenStream, key: &Key<'_, '_>) -> TokenStream {
+    let t = key.template;
+    let konst = primary_const(t.key);
+    let params = key_params(&key.unique_fields());
+    let pushes = push_params(p, &key.fields);
+    let name = for_fn(key);
+    let doc = format!("The {} `{}` built from its fields.", t.attr, t.lit.value());
+    quote! {
+        #[doc = #doc]
+        pub fn #name(#(#params),*) -> #p::Result<::std::string::String> {
+            let __b = #p::KeyTemplate::builder(&#konst);
+            #pushes
+            #p::KeyBuilder::finish(__b)
+        }
+    }
+}
+
+/// `<key>_prefix(leading..)` and `<key>_range(leading.., last_from, last_to)`, for a template
+/// whose fields are distinct (a repeated field has no single place to vary).
+fn key_prefix_and_range(p: &TokenStream, key: &Key<'_, '_>) -> TokenStream {
+    let Some((last, leading)) = key.fields.split_last().filter(|_| key.has_distinct_fields()) else {
+        return quote!();
+    };
+    let t = key.template;
+    let (which, text) = (t.attr.0, t.lit.value());
+    let konst = primary_const(t.key);
+    let key_name = key_name_tokens(p, t.key);
+    let leading_params = key_params(leading);
+    let leading_pushes = push_params(p, leading);
+    let leading_args = args(leading);
+    let prefix_fn = format_ident!("{which}_prefix");
+    let prefix_doc =
+        format!("Every {which} of `{text}` whose fields before `{}` have these values.", last.name);
+    let (from, to) = (format_ident!("{}_from", last.name), format_ident!("{}_to", last.name));
+    let (last_ty, _, _) = key_param(last);
+    let for_fn = for_fn(key);
+    let range_fn = format_ident!("{which}_range");
+    let range_doc = format!(
+        "Every {which} of `{text}` with `{}` from `{from}` to `{to}`, both included, and the \
+         other fields as given (a range in key order: numeric only for fixed-width specs).",
+        last.name
+    );
+    quote! {
+        #[doc = #prefix_doc]
+        pub fn #prefix_fn(#(#leading_params),*) -> #p::Result<#p::KeyRange> {
+            let __b = #p::KeyTemplate::builder(&#konst);
+            #leading_pushes
+            ::core::result::Result::Ok(#p::KeyRange::prefix(#key_name, #p::KeyBuilder::prefix(__b)))
+        }
+
+        #[doc = #range_doc]
+        pub fn #range_fn(#(#leading_params,)* #from: #last_ty, #to: #last_ty) -> #p::Result<#p::KeyRange> {
+            ::core::result::Result::Ok(#p::KeyRange::inclusive(
+                #key_name,
+                Self::#for_fn(#(#leading_args,)* #from)?,
+                Self::#for_fn(#(#leading_args,)* #to)?,
+            ))
         }
     }
 }
 
 fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
     let ident = &e.original.ident;
-    let (impl_generics, ty_generics, where_clause) = e.original.generics.split_for_impl();
+    let params = ParamsInScope::new(&e.original.generics);
+    let mut bounds = InferredBounds::default();
+    for (_, ty) in &e.variants {
+        bounds.insert(&params, ty, quote!(#p::TableEntity));
+    }
+    let generics = bounds.augment(&e.original.generics);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let delegate = |method: TokenStream| {
         let arms =
             e.variants.iter().map(|(v, ty)| quote!(Self::#v(__v) => <#ty as #p::TableEntity>::#method(__v)));
@@ -571,10 +681,8 @@ fn expand_value_enum(p: &TokenStream, e: &ValueEnum<'_>) -> TokenStream {
     let names: Vec<&String> = e.variants.iter().map(|(_, name, _)| name).collect();
     let to_name = e.variants.iter().map(|(v, name, _)| quote!(Self::#v => #name));
     let to_name = quote!(match self { #(#to_name),* });
-    let from_value =
-        e.variants.iter().map(|(v, name, _)| quote!(#name => ::core::result::Result::Ok(Self::#v)));
-    let from_key =
-        e.variants.iter().map(|(v, name, _)| quote!(#name => ::core::result::Result::Ok(Self::#v)));
+    let from_name: Vec<TokenStream> =
+        e.variants.iter().map(|(v, name, _)| quote!(#name => ::core::result::Result::Ok(Self::#v))).collect();
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::PropertyValue for #ident #ty_generics #where_clause {
@@ -587,7 +695,7 @@ fn expand_value_enum(p: &TokenStream, e: &ValueEnum<'_>) -> TokenStream {
             fn from_value(__value: #p::Value) -> ::core::result::Result<Self, #p::ValueError> {
                 match __value {
                     #p::Value::String(__text) => match __text.as_str() {
-                        #(#from_value,)*
+                        #(#from_name,)*
                         __other => #p::unknown_variant(__other, &[#(#names),*]),
                     },
                     __other => ::core::result::Result::Err(#p::ValueError::WrongType {
@@ -607,7 +715,7 @@ fn expand_value_enum(p: &TokenStream, e: &ValueEnum<'_>) -> TokenStream {
             fn decode_key(__text: &str, __spec: &#p::KeySpec) -> ::core::result::Result<Self, #p::KeyCodecError> {
                 #p::enum_key(__spec, "", #ty_name)?;
                 match __text {
-                    #(#from_key,)*
+                    #(#from_name,)*
                     __other => #p::unknown_key_variant(__other, &[#(#names),*]),
                 }
             }

@@ -2,12 +2,19 @@
 //!
 //! Every attribute is documented, with a worked example, on the `TableEntity` trait of
 //! `table_core::typed` (re-exported by `table_client`). The expansion runs in stages, one
-//! module each: `attr` parses `#[table(...)]`, `ast` builds a view of the input, `valid` checks
-//! rules that span attributes, `expand` generates code, and `fallback` stubs the impl when
-//! there are errors. `ctxt` collects errors so that one compile reports them all.
+//! module each: `attr` parses `#[table(...)]` and decides each field's role, `ast` builds a
+//! view of the input with the facts later stages need computed once, `valid` checks the rules
+//! as a catalogue, `expand` generates code from the resolved view (with `bound` inferring
+//! where-clause bounds per field), and `fallback` stubs the impl when there are errors. `ctxt`
+//! collects errors so that one compile reports them all.
+//!
+//! The names and grammar shared with the runtime (system property names, key specs and their
+//! widths, key characters, date formats, property name rules) are read from table-core, which
+//! this crate depends on at the exact same version; see `table_core::typed::grammar`.
 
 mod ast;
 mod attr;
+mod bound;
 mod case;
 mod ctxt;
 mod expand;

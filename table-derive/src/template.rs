@@ -1,40 +1,37 @@
 //! Key template text (`empid_{id:06}`) parsed into literal and field pieces at compile time.
 //!
-//! The rules mirror the runtime `KeyTemplate` of table-core: `{{` and `}}` are literal braces,
-//! a field is `{name}` or `{name:spec}`, and literal text may not hold a character the service
-//! forbids in keys.
+//! The template syntax is the derive's: `{{` and `}}` are literal braces, a field is `{name}` or
+//! `{name:spec}`. Everything about what a key may hold is the runtime's, read from table-core
+//! (see `table_core::typed::grammar`): the spec words and widths ([`KeySpec`]), the characters
+//! keys cannot contain, and the date formats the key codec can write.
+
+use table_core::keys::KeySpec;
+use table_core::typed::grammar;
+use table_core::validate::is_forbidden_key_char;
 
 /// How a field is written into the key.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Spec {
-    Plain,
-    ZeroPad(usize),
-    Ticks,
-    InvertedTicks,
-    Ordered,
+    /// Every spec but a date format, as the runtime writes it.
+    Codec(KeySpec),
+    /// A chrono date format (the runtime's `KeySpec::Date` needs a `&'static str`, which the
+    /// template text is not).
     Date(String),
 }
 
 impl Spec {
-    /// The exact width of every encoded value, when the spec fixes one (as table-core's
-    /// `KeySpec::fixed_width`).
+    /// The exact width of every encoded value, when the spec fixes one.
     pub fn fixed_width(&self) -> Option<usize> {
         match self {
-            Spec::ZeroPad(width) => Some(*width),
-            Spec::Ticks | Spec::InvertedTicks => Some(19),
-            Spec::Ordered => Some(20),
-            Spec::Plain | Spec::Date(_) => None,
+            Spec::Codec(spec) => spec.fixed_width(),
+            Spec::Date(_) => None,
         }
     }
 
     /// The spec as written after the `:`.
     pub fn text(&self) -> String {
         match self {
-            Spec::Plain => String::new(),
-            Spec::ZeroPad(width) => format!("0{width}"),
-            Spec::Ticks => "ticks".into(),
-            Spec::InvertedTicks => "inverted_ticks".into(),
-            Spec::Ordered => "ordered".into(),
+            Spec::Codec(spec) => spec.to_string(),
             Spec::Date(format) => format.clone(),
         }
     }
@@ -46,8 +43,8 @@ pub enum Piece {
     Field { name: String, spec: Spec },
 }
 
-/// Longest zero padding: `u64::MAX` has 20 digits.
-const MAX_PAD: usize = 20;
+/// Longest zero padding: the digits of `u64::MAX`, the widest integer a key field can hold.
+const MAX_PAD: usize = u64::MAX.ilog10() as usize + 1;
 
 /// Parses template text; the error is a message for the template literal's span.
 pub fn parse(text: &str, attr: &str) -> Result<Vec<Piece>, String> {
@@ -114,95 +111,35 @@ fn field(inner: &str, attr: &str) -> Result<Piece, String> {
         ));
     }
     let spec = match spec {
-        None => Spec::Plain,
-        Some(spec) => parse_spec(spec).ok_or_else(|| {
-            format!(
+        None => Spec::Codec(KeySpec::Plain),
+        Some(spec) => parse_spec(spec).unwrap_or_else(|| {
+            let named: Vec<String> = grammar::NAMED_SPECS.iter().map(|s| format!("`{s}`")).collect();
+            Err(format!(
                 "unknown key spec `{spec}` in `{attr}` template; expected zero padding like `06`, \
-                 `ticks`, `inverted_ticks`, `ordered` or a date format like `%Y%m%d`"
-            )
-        })??,
+                 {} or a date format like `%Y%m%d`",
+                named.join(", ")
+            ))
+        })?,
     };
     Ok(Piece::Field { name: name.to_owned(), spec })
 }
 
-/// `None` for an unknown spec; `Some(Err)` for a date format with a specific problem.
+/// `None` for an unknown spec; `Some(Err)` for a known kind of spec with a specific problem.
 fn parse_spec(spec: &str) -> Option<Result<Spec, String>> {
-    Some(Ok(match spec {
-        "ticks" => Spec::Ticks,
-        "inverted_ticks" => Spec::InvertedTicks,
-        "ordered" => Spec::Ordered,
-        s if s.starts_with('%') => {
-            return Some(check_date_format(s).map(|()| Spec::Date(s.into())));
-        }
-        s if s.len() > 1 && s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit()) => {
-            let width: usize = s.parse().ok()?;
-            if width == 0 || width > MAX_PAD {
-                return Some(Err(format!("zero padding `{s}` must be between 1 and {MAX_PAD} digits wide")));
-            }
-            Spec::ZeroPad(width)
-        }
-        _ => return None,
-    }))
-}
-
-/// Checks a chrono strftime format: known specifiers only, and none that writes a character
-/// keys cannot hold.
-fn check_date_format(format: &str) -> Result<(), String> {
-    const SIMPLE: &str = "YCymbBhdeaAwuUWGgVjFvHkIlPpMSRTXrZzsf%";
-    let mut chars = format.chars();
-    while let Some(c) = chars.next() {
-        if is_forbidden_key_char(c) {
-            return Err(format!("date format `{format}` contains {c:?}, which keys cannot contain"));
-        }
-        if c != '%' {
-            continue;
-        }
-        let mut spec = chars.next();
-        let flag = spec.filter(|c| matches!(c, '-' | '_' | '0' | '#'));
-        if flag.is_some() {
-            spec = chars.next();
-        }
-        // chrono takes a padding flag only before a numeric specifier, and `#` only before `z`;
-        // anything else would compile and then fail every key build.
-        const NUMERIC: &str = "CdefgGHIjklmMsSuUVwWyY";
-        let ok = match (flag, spec) {
-            (Some('#'), spec) => spec == Some('z'),
-            (Some(_), spec) => spec.is_some_and(|s| NUMERIC.contains(s)),
-            (None, spec) => match spec {
-                Some('.') => match chars.next() {
-                    Some('f') => true,
-                    Some('3' | '6' | '9') => chars.next() == Some('f'),
-                    _ => false,
-                },
-                Some('3' | '6' | '9') => chars.next() == Some('f'),
-                Some(':') => chars.next() == Some('z'),
-                Some('D' | 'x') => {
-                    return Err(format!(
-                        "date format `{format}` writes `/` (in `%D`/`%x`), which keys cannot contain; \
-                     use `%Y%m%d`"
-                    ));
-                }
-                Some('n' | 't') => {
-                    return Err(format!(
-                        "date format `{format}` writes a control character, which keys cannot contain"
-                    ));
-                }
-                Some(s) => SIMPLE.contains(s),
-                None => false,
-            },
-        };
-        if !ok {
-            return Err(format!(
-                "invalid date format `{format}`; use chrono strftime specifiers like `%Y%m%d`"
-            ));
-        }
+    if let Some(named) = grammar::named_spec(spec) {
+        return Some(Ok(Spec::Codec(named)));
     }
-    Ok(())
-}
-
-/// The service's forbidden key characters (table-core `validate::is_forbidden_key_char`).
-pub fn is_forbidden_key_char(c: char) -> bool {
-    matches!(c, '/' | '\\' | '#' | '?' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+    if spec.starts_with('%') {
+        return Some(grammar::check_date_format(spec).map(|()| Spec::Date(spec.into())));
+    }
+    if spec.len() > 1 && spec.starts_with('0') && spec.bytes().all(|b| b.is_ascii_digit()) {
+        let width: usize = spec.parse().ok()?;
+        if width == 0 || width > MAX_PAD {
+            return Some(Err(format!("zero padding `{spec}` must be between 1 and {MAX_PAD} digits wide")));
+        }
+        return Some(Ok(Spec::Codec(KeySpec::ZeroPad(width))));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -225,13 +162,13 @@ mod tests {
         assert_eq!(
             fields("empid_{id:06}_{at:inverted_ticks}{{x}}{day:%Y%m%d}"),
             [
-                ("id".to_owned(), Spec::ZeroPad(6)),
-                ("at".to_owned(), Spec::InvertedTicks),
+                ("id".to_owned(), Spec::Codec(KeySpec::ZeroPad(6))),
+                ("at".to_owned(), Spec::Codec(KeySpec::InvertedTicks)),
                 ("day".to_owned(), Spec::Date("%Y%m%d".into())),
             ]
         );
         assert!(parse("a{{b}}", "row_key").is_ok());
-        assert!(parse("{d:%-d%_H%0m%#z}", "row_key").is_ok(), "padding flags on numeric specifiers");
+        assert!(parse("{d:%-d%_H%0m}", "row_key").is_ok(), "padding flags on numeric specifiers");
     }
 
     #[test]
@@ -247,6 +184,7 @@ mod tests {
             "{id:tick}",
             "{d:%Y/%m}",
             "{d:%#Y}",
+            "{d:%#z}",
             "{d:%-a}",
             "{d:%_B}",
             "{d:%-F}",

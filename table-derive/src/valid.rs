@@ -1,87 +1,57 @@
-//! Rules that span several attributes or fields, checked before expansion so that `expand`
-//! can assume a valid input. Every rule reports and continues.
+//! The rules a derive input must follow beyond what parsing checks, one `check_*` function per
+//! rule, each opened by the rule and an example. Every rule reports and continues, and skips
+//! what depends on an attribute that is malformed or missing (already reported), so a mistake
+//! is reported once. `expand` runs only when no rule reported anything.
 
 use std::collections::{HashMap, HashSet};
 
 use quote::ToTokens;
+use table_core::Violation;
+use table_core::keys::KeySpec;
+use table_core::typed::grammar;
+use table_core::validate::validate_property_name;
 
-use crate::ast::{Entities, Field, Struct, TyKind, ValueEnum, misplaced, type_name};
-use crate::attr::{IndexKind, Template};
+use crate::ast::{Entities, Field, Struct, TyKind, ValueEnum, type_name, written};
+use crate::attr::{IndexKind, Role, Template};
 use crate::ctxt::Ctxt;
-use crate::symbol;
+use crate::symbol::{self, Symbol};
 use crate::template::{Piece, Spec};
 
-/// Property names the service or the discriminator reserve.
-const SYSTEM_PROPERTIES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];
-
+/// The rules of `#[derive(TableEntity)]` on a struct.
 pub fn check_struct(cx: &Ctxt, s: &Struct<'_>) {
-    let fields: HashMap<String, &Field<'_>> =
-        s.fields.iter().map(|f| (f.ident.to_string().trim_start_matches("r#").to_owned(), f)).collect();
-    check_fields(cx, s);
-    check_properties(cx, s);
-
-    let ident = &s.original.ident;
-    let (pk, rk) = (s.attrs.partition_key.get(), s.attrs.row_key.get());
-    if pk.is_none() {
-        cx.error_spanned_by(ident, "missing `partition_key` template; add #[table(partition_key = \"...\")]");
-    }
-    if rk.is_none() {
-        cx.error_spanned_by(ident, "missing `row_key` template; add #[table(row_key = \"...\")]");
-    }
-    for t in [pk, rk].into_iter().flatten() {
-        check_template(cx, &fields, t, &format!("`{}` template", t.attr));
-    }
-    check_key_only(cx, s, pk, rk);
-    if let (Some(version), None) = (s.attrs.version.tokens(), s.attrs.entity_type.get()) {
-        cx.error_spanned_by(version, "`version` needs `entity_type`; add #[table(entity_type = \"...\")]");
-    }
-    check_indexes(cx, s, &fields, pk, rk);
+    check_stored_field_types(cx, s);
+    check_system_field(cx, s, symbol::TIMESTAMP, TyKind::DateTime, "Option<DateTime<Utc>>");
+    check_system_field(cx, s, symbol::ETAG, TyKind::ETag, "Option<ETag>");
+    check_property_names(cx, s);
+    check_keys_declared(cx, s);
+    check_key_templates(cx, s);
+    check_key_only_fields(cx, s);
+    check_version_has_entity_type(cx, s);
+    check_index_names(cx, s);
+    check_index_row_keys(cx, s);
+    check_index_projections(cx, s);
 }
 
-fn check_fields(cx: &Ctxt, s: &Struct<'_>) {
-    let mut timestamp: Option<&Field<'_>> = None;
-    let mut etag: Option<&Field<'_>> = None;
-    for f in &s.fields {
-        let markers = f.attrs.markers();
-        if let [(first, _), rest @ ..] = markers.as_slice() {
-            for (other, tokens) in rest {
-                cx.error_spanned_by(*tokens, format!("`{other}` cannot be combined with `{first}`"));
-            }
-            if let Some(tokens) = f.attrs.rename.tokens().filter(|_| f.attrs.json.get().is_none()) {
-                cx.error_spanned_by(
-                    tokens,
-                    format!("`rename` cannot be combined with `{first}`, which stores no property"),
-                );
-            }
-        }
-        if f.attrs.timestamp.get().is_some() {
-            if f.kind != TyKind::Option(Box::new(TyKind::DateTime)) {
-                cx.error_spanned_by(f.ty, "`#[table(timestamp)]` needs an `Option<DateTime<Utc>>` field");
-            }
-            if let (Some(first), Some(tokens)) = (timestamp, f.attrs.timestamp.tokens()) {
-                cx.error_spanned_by(
-                    tokens,
-                    format!("duplicate `timestamp` field; `{}` already holds it", first.ident),
-                );
-            }
-            timestamp = Some(f);
-        } else if f.attrs.etag.get().is_some() {
-            if f.kind != TyKind::Option(Box::new(TyKind::ETag)) {
-                cx.error_spanned_by(f.ty, "`#[table(etag)]` needs an `Option<ETag>` field");
-            }
-            if let (Some(first), Some(tokens)) = (etag, f.attrs.etag.tokens()) {
-                cx.error_spanned_by(
-                    tokens,
-                    format!("duplicate `etag` field; `{}` already holds it", first.ident),
-                );
-            }
-            etag = Some(f);
-        } else if is_stored(f) {
-            if let Some(hint) = f.kind.unsupported() {
-                cx.error_spanned_by(f.ty, format!("unsupported field type `{}`; {hint}", type_name(f.ty)));
-            } else if is_etag(&f.kind) {
-                cx.error_spanned_by(f.ty, "an `ETag` field needs `#[table(etag)]`");
-            }
+/// The rules of `#[derive(TableEntity)]` on an enum of entity types.
+pub fn check_entities(cx: &Ctxt, e: &Entities<'_>) {
+    check_entity_enum_attrs(cx, e);
+}
+
+/// The rules of `#[derive(PropertyValue)]`.
+pub fn check_value_enum(cx: &Ctxt, e: &ValueEnum<'_>) {
+    check_value_enum_attrs(cx, e);
+    check_variant_names(cx, e);
+}
+
+// A field stored as a property has a type the derive knows how to store, and an `ETag` is
+// stored only through `etag`: `size: usize` and `etag: Option<ETag>` are refused, while
+// `#[table(json)] tags: Vec<String>` and `#[table(skip)] cache: HashMap<..>` are fine.
+fn check_stored_field_types(cx: &Ctxt, s: &Struct<'_>) {
+    for f in s.fields.iter().filter(|f| f.attrs.role == Role::Stored) {
+        if let Some(hint) = f.kind.unsupported() {
+            cx.error_spanned_by(f.ty, format!("unsupported field type `{}`; {hint}", type_name(f.ty)));
+        } else if is_etag(&f.kind) {
+            cx.error_spanned_by(f.ty, "an `ETag` field needs `#[table(etag)]`");
         }
     }
 }
@@ -94,116 +64,147 @@ fn is_etag(kind: &TyKind) -> bool {
     }
 }
 
-/// A field written as a property of its own (plain or JSON).
-pub fn is_stored(f: &Field<'_>) -> bool {
-    f.attrs.markers().iter().all(|(name, _)| *name == symbol::JSON)
+// A field filled from a system value (`timestamp`, `etag`) is an `Option` of the type that
+// value has, and at most one field holds it: `#[table(timestamp)] updated: Option<DateTime<Utc>>`.
+fn check_system_field(cx: &Ctxt, s: &Struct<'_>, marker: Symbol, inner: TyKind, expected: &str) {
+    let expected_kind = TyKind::Option(Box::new(inner));
+    let mut holder: Option<&Field<'_>> = None;
+    for (f, tokens) in s.marked(marker) {
+        if f.kind != expected_kind {
+            cx.error_spanned_by(f.ty, format!("`#[table({marker})]` needs an `{expected}` field"));
+        }
+        match holder {
+            Some(first) => cx.error_spanned_by(
+                tokens,
+                format!("duplicate `{marker}` field; `{}` already holds it", first.ident),
+            ),
+            None => holder = Some(f),
+        }
+    }
 }
 
-fn check_properties(cx: &Ctxt, s: &Struct<'_>) {
-    let mut reserved: Vec<&str> = SYSTEM_PROPERTIES.to_vec();
+// Stored property names follow the service's rules, are not system or discriminator names,
+// and are distinct: `#[table(rename = "RowKey")]`, `#[table(rename = "Row Key")]` and two
+// fields renamed `Name` are refused.
+fn check_property_names(cx: &Ctxt, s: &Struct<'_>) {
+    let mut reserved: Vec<&str> = grammar::SYSTEM_PROPERTIES.to_vec();
     if s.attrs.entity_type.get().is_some() {
-        reserved.push(table_names::ENTITY_TYPE);
+        reserved.push(grammar::ENTITY_TYPE);
     }
     if s.attrs.version.get().is_some() {
-        reserved.push(table_names::ENTITY_VERSION);
+        reserved.push(grammar::ENTITY_VERSION);
     }
+    // A name from a refused `rename` or `rename_all` is a guess, not the user's.
+    let named = |f: &&Field<'_>| match f.attrs.rename.get() {
+        Some(_) => true,
+        None => !f.attrs.rename.is_malformed() && !s.attrs.rename_all.is_malformed(),
+    };
     let mut seen: HashMap<&str, &Field<'_>> = HashMap::new();
-    for f in s.fields.iter().filter(|f| is_stored(f)) {
+    for f in s.fields.iter().filter(|f| f.attrs.role.stores_property()).filter(named) {
         let at = f.attrs.rename.get().map_or_else(|| f.ident.to_token_stream(), |lit| lit.to_token_stream());
-        if let Some(problem) = property_name_problem(&f.property) {
-            cx.error_spanned_by(&at, format!("property name `{}` {problem}", f.property));
-        } else if reserved.contains(&f.property.as_str()) {
+        let name = &f.property;
+        if reserved.contains(&name.as_str()) {
             cx.error_spanned_by(
                 &at,
                 format!(
-                    "property name `{}` is reserved; rename the field with #[table(rename = \"...\")]",
-                    f.property
+                    "property name `{name}` is reserved; rename the field with #[table(rename = \"...\")]"
                 ),
             );
-        } else if let Some(first) = seen.insert(&f.property, f) {
+        } else if let Err(violation) = validate_property_name(name) {
+            let problem = match violation {
+                Violation::PropertyNameInvalid { reason, .. } => reason.to_owned(),
+                Violation::PropertyNameTooLong { max, .. } => format!("it is longer than {max} characters"),
+                other => other.to_string(),
+            };
+            cx.error_spanned_by(&at, format!("property name `{name}` is invalid: {problem}"));
+        } else if let Some(first) = seen.insert(name, f) {
             cx.error_spanned_by(
                 &at,
                 format!(
-                    "property name `{}` is already used by field `{}`; rename one with #[table(rename = \"...\")]",
-                    f.property, first.ident
+                    "property name `{name}` is already used by field `{}`; rename one with #[table(rename = \"...\")]",
+                    first.ident
                 ),
             );
         }
     }
 }
 
-/// The service's property name rules (table-core `validate::validate_property_name`).
-fn property_name_problem(name: &str) -> Option<&'static str> {
-    let mut chars = name.chars();
-    match chars.next() {
-        None => Some("is empty"),
-        Some(c) if !(c.is_alphabetic() || c == '_') => Some("must start with a letter or `_`"),
-        _ if !chars.all(|c| c.is_alphanumeric() || c == '_') => {
-            Some("may contain only letters, digits and `_`")
+// Both keys have a template: `#[table(partition_key = "{department}", row_key = "empid_{id:06}")]`.
+fn check_keys_declared(cx: &Ctxt, s: &Struct<'_>) {
+    let ident = &s.original.ident;
+    for (attr, absent) in [
+        (symbol::PARTITION_KEY, s.attrs.partition_key.is_absent()),
+        (symbol::ROW_KEY, s.attrs.row_key.is_absent()),
+    ] {
+        if absent {
+            cx.error_spanned_by(ident, format!("missing `{attr}` template; add #[table({attr} = \"...\")]"));
         }
-        _ if name.chars().count() > 255 => Some("is longer than 255 characters"),
-        _ => None,
     }
 }
 
-/// Names the runtime uses for the discriminator (table-core `typed::ENTITY_*_PROPERTY`).
-pub mod table_names {
-    pub const ENTITY_TYPE: &str = "EntityType";
-    pub const ENTITY_VERSION: &str = "EntityVersion";
+// Every field of a key template is a field of the struct that can be written into a key with
+// its spec: `row_key = "{emial}"` (did you mean `email`?), a `skip` field, an `Option` and
+// `{name:ticks}` on a `String` are refused.
+fn check_key_templates(cx: &Ctxt, s: &Struct<'_>) {
+    for t in [s.attrs.partition_key.get(), s.attrs.row_key.get()].into_iter().flatten() {
+        check_template(cx, s, t, &format!("`{}` template", t.attr));
+    }
 }
 
-fn check_template(cx: &Ctxt, fields: &HashMap<String, &Field<'_>>, t: &Template, what: &str) {
+fn check_template(cx: &Ctxt, s: &Struct<'_>, t: &Template, what: &str) {
     for piece in &t.pieces {
         let Piece::Field { name, spec } = piece else {
             continue;
         };
-        let Some(f) = fields.get(name) else {
-            let hint = suggest(name, fields.keys().map(String::as_str))
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
+        let Some(f) = s.field(name) else {
+            let hint =
+                suggest(name, s.field_names()).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
             cx.error_spanned_by(&t.lit, format!("unknown field `{name}` in {what}{hint}"));
             continue;
         };
-        if let Some((marker, _)) = f.attrs.markers().into_iter().find(|(m, _)| *m != symbol::KEY_ONLY) {
-            cx.error_spanned_by(
-                &t.lit,
-                format!("field `{name}` is `#[table({marker})]` and cannot be part of {what}"),
-            );
-            continue;
-        }
-        if let Some(problem) = key_spec_problem(&f.kind, spec) {
-            let ty = type_name(f.ty);
-            cx.error_spanned_by(&t.lit, format!("field `{name}` of type `{ty}` in {what}: {problem}"));
+        let problem = match &f.attrs.marker {
+            Some((marker, _)) if f.attrs.role != Role::KeyOnly => {
+                Some(format!("field `{name}` is `#[table({marker})]` and cannot be part of {what}"))
+            }
+            _ => key_spec_problem(&f.kind, spec)
+                .map(|problem| format!("field `{name}` of type `{}` in {what}: {problem}", type_name(f.ty))),
+        };
+        if let Some(problem) = problem {
+            cx.error_spanned_by(&t.lit, problem);
         }
     }
 }
 
 /// Why a field of this kind cannot be written with this spec.
 fn key_spec_problem(kind: &TyKind, spec: &Spec) -> Option<String> {
-    let spec_text = spec.text();
-    let needs = |what: &str| Some(format!("key spec `{spec_text}` needs {what}"));
+    let needs = |what: &str| Some(format!("key spec `{}` needs {what}", spec.text()));
     match (kind, spec) {
         (TyKind::Option(_), _) => Some("a key always needs a value, so it cannot be an `Option`".into()),
         (TyKind::F64 | TyKind::Bytes | TyKind::ETag | TyKind::Unsupported(_), _) => Some(
             "keys hold strings, integers, `DateTime<Utc>`, `Uuid`, `bool` or `PropertyValue` enums".into(),
         ),
-        (_, Spec::Plain) => None,
-        (TyKind::Int, Spec::ZeroPad(_) | Spec::Ordered) => None,
-        (TyKind::DateTime, Spec::Ticks | Spec::InvertedTicks | Spec::Date(_)) => None,
-        (_, Spec::ZeroPad(_) | Spec::Ordered) => needs("an integer field"),
-        (_, Spec::Ticks | Spec::InvertedTicks | Spec::Date(_)) => needs("a `DateTime<Utc>` field"),
+        (_, Spec::Codec(KeySpec::Plain)) => None,
+        (TyKind::Int, Spec::Codec(KeySpec::ZeroPad(_) | KeySpec::Ordered)) => None,
+        (TyKind::DateTime, Spec::Codec(KeySpec::Ticks | KeySpec::InvertedTicks | KeySpec::Date(_)))
+        | (TyKind::DateTime, Spec::Date(_)) => None,
+        (_, Spec::Codec(KeySpec::ZeroPad(_) | KeySpec::Ordered)) => needs("an integer field"),
+        (_, Spec::Codec(KeySpec::Ticks | KeySpec::InvertedTicks | KeySpec::Date(_)) | Spec::Date(_)) => {
+            needs("a `DateTime<Utc>` field")
+        }
     }
 }
 
-fn check_key_only(cx: &Ctxt, s: &Struct<'_>, pk: Option<&Template>, rk: Option<&Template>) {
-    let templates: Vec<&Template> = [pk, rk].into_iter().flatten().collect();
-    for f in s.fields.iter() {
-        let Some(tokens) = f.attrs.key_only.tokens() else {
-            continue;
-        };
-        let name = f.ident.to_string();
-        let name = name.trim_start_matches("r#");
-        let Some(t) = templates.iter().find(|t| t.field_names().any(|n| n == name)) else {
+// A `key_only` field is in a primary key template that can be cut back into its fields:
+// `#[table(key_only)] id` needs `{id}` in `partition_key` or `row_key`, and `"{a}{b}"` cannot
+// be read back unless `a` has a fixed-width spec (`{a:06}{b}`).
+fn check_key_only_fields(cx: &Ctxt, s: &Struct<'_>) {
+    let (Some(pk), Some(rk)) = (s.attrs.partition_key.get(), s.attrs.row_key.get()) else {
+        // Which template holds the field is unknown while one is missing or malformed.
+        return;
+    };
+    for (f, tokens) in s.marked(symbol::KEY_ONLY) {
+        let name = &f.name;
+        let Some(source) = f.key_source else {
             cx.error_spanned_by(
                 tokens,
                 format!(
@@ -213,6 +214,7 @@ fn check_key_only(cx: &Ctxt, s: &Struct<'_>, pk: Option<&Template>, rk: Option<&
             );
             continue;
         };
+        let t = if source.key == pk.key { pk } else { rk };
         if let Some(problem) = unsplittable(t) {
             cx.error_spanned_by(
                 &t.lit,
@@ -234,77 +236,105 @@ fn unsplittable(t: &Template) -> Option<String> {
     })
 }
 
-fn check_indexes(
-    cx: &Ctxt,
-    s: &Struct<'_>,
-    fields: &HashMap<String, &Field<'_>>,
-    pk: Option<&Template>,
-    rk: Option<&Template>,
-) {
+// `version` is checked together with the discriminator, so it needs one:
+// `#[table(entity_type = "Employee", version = 2)]`.
+fn check_version_has_entity_type(cx: &Ctxt, s: &Struct<'_>) {
+    if let (Some(version), true) = (s.attrs.version.tokens(), s.attrs.entity_type.is_absent()) {
+        cx.error_spanned_by(version, "`version` needs `entity_type`; add #[table(entity_type = \"...\")]");
+    }
+}
+
+// Every index has a name, not empty and not used by another index or lookup of the type:
+// `index(name = "by_email", ...)`.
+fn check_index_names(cx: &Ctxt, s: &Struct<'_>) {
     let mut names: HashSet<String> = HashSet::new();
     for index in &s.attrs.indexes {
         let keyword = &index.keyword;
-        let name = match index.name.get() {
-            None => {
-                cx.error_spanned_by(keyword, format!("`{keyword}` needs `name = \"...\"`"));
-                keyword.to_string()
-            }
-            Some(lit) => {
-                let name = lit.value();
-                if name.is_empty() {
-                    cx.error_spanned_by(lit, "index name cannot be empty");
-                } else if !names.insert(name.clone()) {
-                    cx.error_spanned_by(
-                        lit,
-                        format!("index name `{name}` is already used by another `index` or `lookup`; choose another name"),
-                    );
-                }
-                name
-            }
-        };
-        let index_pk = index.partition_key.get();
-        for t in [index_pk, index.row_key.get()].into_iter().flatten() {
-            check_template(cx, fields, t, &format!("`{}` template of `{name}`", t.attr));
+        if index.name.is_absent() {
+            cx.error_spanned_by(keyword, format!("`{keyword}` needs `name = \"...\"`"));
         }
-        let Some(index_rk) = index.row_key.get() else {
-            cx.error_spanned_by(keyword, format!("`{keyword}` `{name}` needs `row_key = \"...\"`"));
+        let Some(lit) = index.name.get() else {
             continue;
         };
-        let same_partition = index_pk.is_none_or(|t| pk.is_some_and(|p| p.lit.value() == t.lit.value()));
-        if same_partition && rk.is_some_and(|r| r.lit.value() == index_rk.lit.value()) {
+        let name = lit.value();
+        if name.is_empty() {
+            cx.error_spanned_by(lit, "index name cannot be empty");
+        } else if !names.insert(name.clone()) {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "index name `{name}` is already used by another `index` or `lookup`; choose another name"
+                ),
+            );
+        }
+    }
+}
+
+// Every index has a row key template, its templates follow the key template rules, and its
+// keys differ from the entity's: `index(name = "by_email", row_key = "email_{email}")`, not
+// `row_key = "{id}"` when the entity's row key is `"{id}"`.
+fn check_index_row_keys(cx: &Ctxt, s: &Struct<'_>) {
+    for index in &s.attrs.indexes {
+        let keyword = &index.keyword;
+        let name = index.name.get().map_or_else(|| keyword.to_string(), |lit| lit.value());
+        let index_pk = index.partition_key.get();
+        for t in [index_pk, index.row_key.get()].into_iter().flatten() {
+            check_template(cx, s, t, &format!("`{}` template of `{name}`", t.attr));
+        }
+        if index.row_key.is_absent() {
+            cx.error_spanned_by(keyword, format!("`{keyword}` `{name}` needs `row_key = \"...\"`"));
+        }
+        let (Some(index_rk), Some(pk), Some(rk)) =
+            (index.row_key.get(), s.attrs.partition_key.get(), s.attrs.row_key.get())
+        else {
+            continue;
+        };
+        let same_partition =
+            !index.partition_key.is_malformed() && index_pk.is_none_or(|t| t.lit.value() == pk.lit.value());
+        if same_partition && rk.lit.value() == index_rk.lit.value() {
             cx.error_spanned_by(
                 &index_rk.lit,
                 format!("`{name}` has the same keys as the entity itself; give it another `row_key`"),
             );
         }
-        if let (Some(project), Some(tokens)) = (index.project.get(), index.project.tokens()) {
-            if index.kind == IndexKind::Lookup {
-                cx.error_spanned_by(
-                    tokens,
-                    "`project` applies to `index`; a `lookup` stores only the primary keys",
-                );
-            }
-            let mut seen = Vec::new();
-            for ident in project {
-                let field = ident.to_string();
-                match fields.get(&field) {
-                    None => cx.error_spanned_by(ident, format!("unknown field `{field}` in `project`")),
-                    Some(f) if !is_stored(f) => cx.error_spanned_by(
-                        ident,
-                        format!("field `{field}` is not stored as a property, so it cannot be projected"),
-                    ),
-                    Some(_) if seen.contains(&field) => {
-                        cx.error_spanned_by(ident, format!("field `{field}` is listed twice in `project`"));
-                    }
-                    Some(_) => seen.push(field),
+    }
+}
+
+// `project(...)` belongs to an `index` and lists stored fields, each once:
+// `index(name = "by_email", row_key = "email_{email}", project(first_name, email))`.
+fn check_index_projections(cx: &Ctxt, s: &Struct<'_>) {
+    for index in &s.attrs.indexes {
+        let (Some(project), Some(tokens)) = (index.project.get(), index.project.tokens()) else {
+            continue;
+        };
+        if index.kind == IndexKind::Lookup {
+            cx.error_spanned_by(
+                tokens,
+                "`project` applies to `index`; a `lookup` stores only the primary keys",
+            );
+        }
+        let mut seen = HashSet::new();
+        for ident in project {
+            let field = ident.to_string();
+            match s.field(&field) {
+                None => cx.error_spanned_by(ident, format!("unknown field `{field}` in `project`")),
+                Some(f) if !f.attrs.role.stores_property() => cx.error_spanned_by(
+                    ident,
+                    format!("field `{field}` is not stored as a property, so it cannot be projected"),
+                ),
+                Some(_) if !seen.insert(field.clone()) => {
+                    cx.error_spanned_by(ident, format!("field `{field}` is listed twice in `project`"));
                 }
+                Some(_) => {}
             }
         }
     }
 }
 
-pub fn check_entities(cx: &Ctxt, e: &Entities<'_>) {
-    for (name, tokens) in misplaced(&e.attrs) {
+// An enum of entity types takes only `crate`; keys, discriminator and indexes belong on the
+// wrapped structs: `#[table(partition_key = "...")] enum Row { .. }` is refused.
+fn check_entity_enum_attrs(cx: &Ctxt, e: &Entities<'_>) {
+    for (name, tokens) in written(&e.attrs) {
         cx.error_spanned_by(
             tokens,
             format!("`{name}` is not used on an entity enum; put it on the wrapped structs"),
@@ -312,14 +342,22 @@ pub fn check_entities(cx: &Ctxt, e: &Entities<'_>) {
     }
 }
 
-pub fn check_value_enum(cx: &Ctxt, e: &ValueEnum<'_>) {
-    for (name, tokens) in misplaced(&e.attrs) {
-        if name != "rename_all" {
+// A `PropertyValue` enum takes only `crate` and `rename_all`: `#[table(row_key = "...")]` on
+// one is refused.
+fn check_value_enum_attrs(cx: &Ctxt, e: &ValueEnum<'_>) {
+    for (name, tokens) in written(&e.attrs) {
+        if name != symbol::RENAME_ALL {
             cx.error_spanned_by(tokens, format!("`{name}` is not used on a `PropertyValue` enum"));
         }
     }
+}
+
+// Each variant is stored as its own name: `Circle` and `#[table(rename = "Circle")] Square`
+// are refused.
+fn check_variant_names(cx: &Ctxt, e: &ValueEnum<'_>) {
     let mut seen: HashMap<&str, &syn::Ident> = HashMap::new();
-    for (ident, value, _) in &e.variants {
+    // A refused `rename` leaves no stored name to compare.
+    for (ident, value, _) in e.variants.iter().filter(|(_, _, attrs)| !attrs.rename.is_malformed()) {
         if let Some(first) = seen.insert(value, ident) {
             cx.error_spanned_by(
                 ident,

@@ -393,3 +393,109 @@ fn generic_structs_derive() {
     assert_eq!(Tagged::<f64>::from_entity(t.to_entity().unwrap()).unwrap(), t);
     assert_eq!(Tagged::<f64>::TAG.lt(2.0).to_string(), "tag lt 2.0");
 }
+
+/// Implements nothing: a parameter used only where no trait is needed may be this.
+#[derive(Debug, Clone, PartialEq)]
+struct Opaque;
+
+/// Bounds are inferred per field, for the traits each field's role uses: `K: KeyValue` for the
+/// key, `Option<V>: Property` for the stored option, and `PhantomData<M>: Default` (always
+/// true) for the skipped marker, so `M` need implement nothing.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core", partition_key = "{owner}", row_key = "{id:04}", entity_type = "Generic")]
+struct Generic<K, V, M> {
+    #[table(key_only)]
+    owner: K,
+    #[table(key_only)]
+    id: u32,
+    note: Option<V>,
+    #[table(json)]
+    tags: Vec<V>,
+    #[table(skip)]
+    kind: std::marker::PhantomData<M>,
+}
+
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core")]
+enum GenericRow<M> {
+    Generic(Generic<String, f64, M>),
+    Department(Department),
+}
+
+#[test]
+fn generic_entities_get_bounds_per_field_not_per_parameter() {
+    type G = Generic<String, f64, Opaque>;
+    let g: G = Generic {
+        owner: "ann".into(),
+        id: 7,
+        note: Some(1.5),
+        tags: vec![2.5],
+        kind: std::marker::PhantomData,
+    };
+    let entity = g.to_entity().unwrap();
+    assert_eq!(entity.key(), G::key(&"ann".to_owned(), 7).unwrap());
+    assert_eq!(entity.get("tags"), Some(&Value::from("[2.5]")));
+    assert_eq!(G::from_entity(entity.clone()).unwrap(), g);
+    assert_eq!(G::NOTE.lt(2.0).to_string(), "note lt 2.0");
+    assert!(matches!(GenericRow::<Opaque>::from_entity(entity).unwrap(), GenericRow::Generic(x) if x == g));
+}
+
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core", partition_key = "p", row_key = "{id}")]
+struct Tags {
+    id: u32,
+    #[table(json)]
+    list: Vec<String>,
+    #[table(json)]
+    scores: std::collections::BTreeMap<String, i32>,
+}
+
+#[test]
+fn json_fields_take_collections() {
+    let t = Tags { id: 1, list: vec!["a".into()], scores: [("x".to_owned(), 2)].into() };
+    let entity = t.to_entity().unwrap();
+    assert_eq!(entity.get("list"), Some(&Value::from(r#"["a"]"#)));
+    assert_eq!(Tags::from_entity(entity).unwrap(), t);
+}
+
+/// Fields cut out of a key by width alone: the derive accepts `{at:ticks}{back:..}..` as
+/// readable because table-core's `KeySpec::fixed_width` says so, and the codecs must write
+/// exactly those widths for the fields to come back.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core", partition_key = "p")]
+#[table(row_key = "{at:ticks}{back:inverted_ticks}{n:ordered}{id:04}{rest}")]
+struct Packed {
+    #[table(key_only)]
+    at: DateTime<Utc>,
+    #[table(key_only)]
+    back: DateTime<Utc>,
+    #[table(key_only)]
+    n: i64,
+    #[table(key_only)]
+    id: u32,
+    #[table(key_only)]
+    rest: String,
+}
+
+#[test]
+fn fixed_width_specs_agree_with_the_key_codecs() {
+    use table_core::keys;
+    let p = Packed {
+        at: at("2014-08-22T00:50:32Z"),
+        back: at("0001-01-01T00:00:00Z"),
+        n: -3,
+        id: 42,
+        rest: "tail".into(),
+    };
+    let parts = [
+        keys::ticks(p.at).unwrap(),
+        keys::inverted_ticks(p.back).unwrap(),
+        keys::ordered(i128::from(p.n)).unwrap(),
+        keys::zero_pad(i128::from(p.id), 4).unwrap(),
+    ];
+    let widths: Vec<usize> = parts.iter().map(String::len).collect();
+    assert_eq!(widths, [keys::TICKS_DIGITS, keys::TICKS_DIGITS, keys::ORDERED_DIGITS, 4]);
+    let entity = p.to_entity().unwrap();
+    assert_eq!(entity.row_key, parts.concat() + "tail");
+    assert_eq!(Packed::from_entity(entity).unwrap(), p);
+}

@@ -21,6 +21,7 @@ use crate::filter::{CompareOp, Filter};
 use crate::value::Value;
 
 use super::field::PropertyValue;
+use super::grammar;
 
 /// A property of entities of some type, for building typed filters.
 pub struct Column<T> {
@@ -109,11 +110,11 @@ comparisons! {
 }
 
 /// The `PartitionKey` system property.
-pub const PARTITION_KEY: Column<String> = Column::new("PartitionKey");
+pub const PARTITION_KEY: Column<String> = Column::new(grammar::PARTITION_KEY);
 /// The `RowKey` system property.
-pub const ROW_KEY: Column<String> = Column::new("RowKey");
+pub const ROW_KEY: Column<String> = Column::new(grammar::ROW_KEY);
 /// The `Timestamp` system property (the time of the last write).
-pub const TIMESTAMP: Column<DateTime<Utc>> = Column::new("Timestamp");
+pub const TIMESTAMP: Column<DateTime<Utc>> = Column::new(grammar::TIMESTAMP);
 
 #[cfg(test)]
 mod tests {

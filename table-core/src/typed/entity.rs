@@ -3,12 +3,13 @@
 use crate::entity::{Entity, EntityKey};
 use crate::error::Result;
 
+use super::grammar;
 use super::index::IndexDef;
 
 /// The property holding the discriminator of `entity_type = "..."` (an `Edm.String`).
-pub const ENTITY_TYPE_PROPERTY: &str = "EntityType";
+pub const ENTITY_TYPE_PROPERTY: &str = grammar::ENTITY_TYPE;
 /// The property holding `version = N` (an `Edm.Int32`).
-pub const ENTITY_VERSION_PROPERTY: &str = "EntityVersion";
+pub const ENTITY_VERSION_PROPERTY: &str = grammar::ENTITY_VERSION;
 
 /// A Rust type stored as table entities, usually through `#[derive(TableEntity)]`.
 ///

@@ -9,6 +9,8 @@
 mod column;
 mod entity;
 mod field;
+#[doc(hidden)]
+pub mod grammar;
 mod index;
 #[doc(hidden)]
 pub mod private;
