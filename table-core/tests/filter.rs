@@ -294,6 +294,21 @@ fn nesting_limit_is_the_parsers_exactly() {
 }
 
 #[test]
+fn filters_built_far_deeper_than_any_parse_are_refused_without_overflowing_the_stack() {
+    // A million levels: counted and audited without recursion past the limit. The filters are
+    // leaked because dropping a chain of boxes this deep is itself recursive (the caller's
+    // structure, not the SDK's).
+    let deep_not = (0..1_000_000).fold(p("a"), |f, _| !f);
+    let e = deep_not.check_limits().expect_err("too deep");
+    assert!(matches!(e.violation(), Some(Violation::FilterSyntax { .. })), "{e}");
+    std::mem::forget(deep_not);
+    let long_and = (0..1_000_000).fold(p("a"), |f, _| f.and(p("b")));
+    let e = long_and.check_limits().expect_err("too many comparisons");
+    assert!(matches!(e.violation(), Some(Violation::TooManyComparisons { .. })), "{e}");
+    std::mem::forget(long_and);
+}
+
+#[test]
 fn non_finite_doubles_are_refused_naming_the_property() {
     for d in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
         let built = [

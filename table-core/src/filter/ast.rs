@@ -199,12 +199,20 @@ impl Filter {
 
     /// The number of discrete comparisons, as counted against the service's limit of
     /// [`MAX_FILTER_COMPARISONS`]. A bare Boolean property counts as one (it means `P eq true`).
+    ///
+    /// Counted with a heap stack, not recursion: a filter built in code may be far deeper than
+    /// any the parser returns, and counting is the first check it meets.
     pub fn comparison_count(&self) -> usize {
-        match self {
-            Filter::Compare { .. } | Filter::Property(_) => 1,
-            Filter::And(a, b) | Filter::Or(a, b) => a.comparison_count() + b.comparison_count(),
-            Filter::Not(inner) => inner.comparison_count(),
+        let mut count = 0;
+        let mut pending = vec![self];
+        while let Some(filter) = pending.pop() {
+            match filter {
+                Filter::Compare { .. } | Filter::Property(_) => count += 1,
+                Filter::And(a, b) | Filter::Or(a, b) => pending.extend([&**a, &**b]),
+                Filter::Not(inner) => pending.push(inner),
+            }
         }
+        count
     }
 
     /// Checks, before a filter is sent or run, what the service would refuse beyond syntax and

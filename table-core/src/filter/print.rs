@@ -51,7 +51,7 @@ pub(super) struct Audit<'f> {
 /// Prints `filter` into nothing, to audit its canonical text.
 pub(super) fn audit(filter: &Filter) -> Audit<'_> {
     let mut text = String::new();
-    let mut printer = Printer::new(&mut text);
+    let mut printer = Printer { audit_only: true, ..Printer::new(&mut text) };
     // Writing into a `String` cannot fail, so the audit is complete.
     let _ = printer.filter(filter, Precedence::Or);
     printer.audit
@@ -84,6 +84,9 @@ struct Printer<'w, 'f> {
     /// Open parentheses and `not`s around the current position, as the parser counts them
     /// (`not (` is one).
     depth: usize,
+    /// Stop descending at the first group nested too deep: the audit has its answer, and a
+    /// filter built in code may be deep enough to overflow the stack if printed in full.
+    audit_only: bool,
     audit: Audit<'f>,
 }
 
@@ -96,7 +99,7 @@ impl Write for Printer<'_, '_> {
 
 impl<'w, 'f> Printer<'w, 'f> {
     fn new(out: &'w mut dyn Write) -> Self {
-        Printer { out, written: 0, depth: 0, audit: Audit::default() }
+        Printer { out, written: 0, depth: 0, audit_only: false, audit: Audit::default() }
     }
 
     fn filter(&mut self, filter: &'f Filter, slot: Precedence) -> fmt::Result {
@@ -137,6 +140,9 @@ impl<'w, 'f> Printer<'w, 'f> {
     fn group(&mut self, open: &str, body: impl FnOnce(&mut Self) -> fmt::Result) -> fmt::Result {
         if self.depth == MAX_FILTER_NESTING && self.audit.too_deep.is_none() {
             self.audit.too_deep = Some(self.written);
+        }
+        if self.audit_only && self.audit.too_deep.is_some() {
+            return Ok(());
         }
         self.write_str(open)?;
         self.depth += 1;
