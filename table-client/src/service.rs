@@ -12,6 +12,7 @@ use table_core::{Error, ErrorCode, Filter, Result, TableQuery};
 use crate::auth::Credential;
 use crate::backend::{Backend, HttpBackend, HttpOptions};
 use crate::connection_string::ConnectionString;
+use crate::query::{Progress, no_progress};
 use crate::retry::RetryPolicy;
 use crate::table::TableClient;
 
@@ -149,6 +150,9 @@ impl TableServiceClient {
     }
 
     /// Table names matching a filter over `TableName`.
+    ///
+    /// Ends with a `Decode` error when the service answers with a `NextTableName` the listing
+    /// already passed (following it would list the same tables forever).
     pub fn query_tables(
         &self,
         filter: Option<Filter>,
@@ -156,8 +160,12 @@ impl TableServiceClient {
         let backend = self.backend.clone();
         async_stream::try_stream! {
             let mut query = TableQuery { filter, top: None, next_table_name: None };
+            let mut progress = Progress::new(None);
             loop {
                 let page = backend.query_tables(&query).await?;
+                if let Some(next) = &page.next_table_name {
+                    progress.advance(next).map_err(|()| no_progress("the table listing", next))?;
+                }
                 for name in page.tables {
                     yield name;
                 }
