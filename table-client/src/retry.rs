@@ -60,12 +60,15 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The pauses between attempts of a write that lost a race to a concurrent writer (index
-    /// maintenance, wide entities): 1 ms doubling up to 50 ms, with the same full jitter.
+    /// The budget of a write that lost a race to a concurrent writer (index maintenance, moves,
+    /// wide entities): how often it re-reads and tries again, and the pauses in between, before
+    /// it gives up with [`ErrorKind::Contention`](table_core::ErrorKind::Contention). The
+    /// pauses grow to seconds because a row that N writers race for takes one write per round
+    /// trip: the winners must be spread over N round trips, or every attempt collides again.
     pub(crate) const CONTENTION: RetryPolicy = RetryPolicy {
-        max_retries: u32::MAX,
+        max_retries: 255,
         initial_backoff: Duration::from_millis(1),
-        max_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_secs(2),
     };
 
     /// Never retry.
@@ -95,7 +98,7 @@ impl RetryPolicy {
     }
 
     /// The number of retries allowed after the first attempt.
-    pub(crate) fn retries(&self) -> u32 {
+    pub(crate) const fn retries(&self) -> u32 {
         self.max_retries
     }
 

@@ -121,6 +121,12 @@ impl TableClient {
         }
     }
 
+    /// Makes sure the entity is gone, without telling whether it was there (for rows the SDK
+    /// maintains itself: outbox intents, stale index rows).
+    pub(crate) async fn remove(&self, partition_key: &str, row_key: &str) -> Result<()> {
+        if_exists(self.delete(partition_key, row_key, IfMatch::Any).await).map(drop)
+    }
+
     /// Runs one write operation after validating it locally.
     ///
     /// A delete whose attempt's answer was lost settles as [`delete`](Self::delete) says; a

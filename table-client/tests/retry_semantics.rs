@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use table_client::auth::Credential;
 use table_client::{
-    ClientOptions, ETag, Entity, Error, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient,
-    Transaction,
+    ClientOptions, ETag, Entity, Error, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity,
+    TableServiceClient, Transaction,
 };
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -293,4 +293,150 @@ async fn tables_are_settled_like_entities() {
     let err = service.create_table_if_not_exists("lost").await.unwrap_err();
     assert!(err.may_have_applied(), "{err:?}");
     assert_eq!(methods(&server).await, ["POST"], "a table creation is not replayed");
+}
+
+/// An employee with cross-partition indexes only: each of its writes is single requests (no
+/// transaction), so wiremock can play every step of the index maintenance.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(partition_key = "{department}", row_key = "empid_{id:06}")]
+#[table(index(name = "by_email", partition_key = "email", row_key = "{email}"))]
+#[table(lookup(name = "by_last_name", partition_key = "lastname", row_key = "{last_name}"))]
+struct Employee {
+    #[table(key_only)]
+    department: String,
+    #[table(key_only)]
+    id: u32,
+    last_name: String,
+    email: String,
+}
+
+fn ann(last_name: &str) -> Employee {
+    Employee {
+        department: "Sales".into(),
+        id: 1,
+        last_name: last_name.into(),
+        email: "ann@contoso.com".into(),
+    }
+}
+
+fn ann_path() -> String {
+    format!("/{ACCOUNT}/lost(PartitionKey='Sales',RowKey='empid_000001')")
+}
+
+/// `employee` as the service returns it, at version `etag`.
+fn stored_employee(employee: &Employee, etag: &str) -> ResponseTemplate {
+    let json = table_client::wire::encode_entity(&employee.to_entity().unwrap());
+    let mut body: serde_json::Value = serde_json::from_str(&json).unwrap();
+    body["odata.etag"] = etag.into();
+    body["Timestamp"] = "2024-01-01T00:00:05.0000001Z".into();
+    ResponseTemplate::new(200).set_body_json(body)
+}
+
+/// Every other request of the index maintenance succeeds: index rows are absent, intents and
+/// index rows are written, intents are removed.
+async fn index_rows_absent(server: &MockServer) {
+    Mock::given(method("GET")).respond_with(not_found()).mount(server).await;
+    for verb in ["PUT", "POST"] {
+        Mock::given(method(verb))
+            .respond_with(ResponseTemplate::new(204).insert_header("ETag", NEW_ETAG))
+            .mount(server)
+            .await;
+    }
+    Mock::given(method("DELETE")).respond_with(ResponseTemplate::new(204)).mount(server).await;
+}
+
+#[tokio::test]
+async fn an_indexed_delete_if_exists_whose_lost_attempt_may_have_removed_it_reports_it_existed() {
+    let (server, table) = server_and_table().await;
+    let typed = table.typed::<Employee>();
+    Mock::given(method("GET"))
+        .and(path(ann_path()))
+        .respond_with(stored_employee(&ann("Jones"), OLD_ETAG))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("DELETE"))
+        .and(path(ann_path()))
+        .respond_with(ResponseTemplate::new(500))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    // The retry finds another version: the lost delete applied and someone wrote it again, or
+    // someone changed it first. The re-read then finds it gone.
+    Mock::given(method("DELETE"))
+        .and(path(ann_path()))
+        .respond_with(precondition_failed())
+        .mount(&server)
+        .await;
+    index_rows_absent(&server).await;
+    let existed = typed.delete_if_exists(&ann("").entity_key().unwrap()).await.unwrap();
+    assert!(existed, "it existed when the call began, and it is gone");
+}
+
+#[tokio::test]
+async fn an_indexed_replace_whose_entity_vanished_after_a_lost_attempt_is_ambiguous() {
+    let (server, table) = server_and_table().await;
+    let typed = table.typed::<Employee>();
+    Mock::given(method("GET"))
+        .and(path(ann_path()))
+        .respond_with(stored_employee(&ann("Jones"), OLD_ETAG))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PUT"))
+        .and(path(ann_path()))
+        .respond_with(ResponseTemplate::new(504))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PUT")).and(path(ann_path())).respond_with(not_found()).mount(&server).await;
+    index_rows_absent(&server).await;
+    let err = typed.replace(&ann("Smith"), IfMatch::Any).await.unwrap_err();
+    assert_eq!(
+        err.kind(),
+        ErrorKind::Ambiguous,
+        "not NotFound: the lost attempt may have applied first: {err:?}"
+    );
+    assert!(err.may_have_applied());
+}
+
+#[tokio::test]
+async fn an_unconditional_indexed_replace_is_applied_again_when_its_outcome_is_unknown() {
+    let (server, table) = server_and_table().await;
+    let typed = table.typed::<Employee>();
+    let other_etag = "W/\"datetime'2024-01-01T00%3A00%3A03.0000001Z'\"";
+    Mock::given(method("GET"))
+        .and(path(ann_path()))
+        .respond_with(stored_employee(&ann("Jones"), OLD_ETAG))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    // After the lost attempt, another writer's version: not this write.
+    Mock::given(method("GET"))
+        .and(path(ann_path()))
+        .respond_with(stored_employee(&ann("Brown"), other_etag))
+        .mount(&server)
+        .await;
+    Mock::given(method("PUT"))
+        .and(path(ann_path()))
+        .and(header("If-Match", OLD_ETAG))
+        .respond_with(ResponseTemplate::new(504))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PUT"))
+        .and(path(ann_path()))
+        .and(header("If-Match", OLD_ETAG))
+        .respond_with(precondition_failed())
+        .mount(&server)
+        .await;
+    Mock::given(method("PUT"))
+        .and(path(ann_path()))
+        .and(header("If-Match", other_etag))
+        .respond_with(ResponseTemplate::new(204).insert_header("ETag", NEW_ETAG))
+        .mount(&server)
+        .await;
+    index_rows_absent(&server).await;
+    let etag = typed.replace(&ann("Smith"), IfMatch::Any).await.unwrap();
+    assert_eq!(etag, ETag::new(NEW_ETAG));
 }
