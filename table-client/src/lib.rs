@@ -5,6 +5,56 @@
 //! backend (`UseDevelopmentStorage=true`, account keys, SAS, or `UseEmbeddedEngine=true`).
 //! Tables are reached through [`TableClient`] (untyped [`Entity`] values) or `TypedTable<T>`
 //! for `#[derive(TableEntity)]` structs.
+//!
+//! # Retries and ambiguous failures
+//!
+//! An HTTP client retries a failed request as its [`RetryPolicy`] says
+//! ([`ClientOptions::retry`]; the embedded engine never retries). Two kinds of failure differ:
+//!
+//! - The service did **not** process the request: it answered 408, 429 or 503, or the
+//!   connection could not be established. Every request is retried.
+//! - The attempt is **ambiguous**: the request may have reached the service and no
+//!   trustworthy answer came back (a timeout or a connection dropped after the request was
+//!   sent, a 500, 502 or 504). Reads and writes that are safe to send twice are retried:
+//!   queries and gets, upserts, replaces, merges, deletes and table deletion. Inserts,
+//!   entity-group transactions and table creation are **never replayed**: a second
+//!   application would fail spuriously (409) or apply twice, so their ambiguous failure is
+//!   returned at once.
+//!
+//! **"May have applied".** Every error of a write that had an ambiguous attempt carries
+//! [`Error::may_have_applied`]: the service may have applied the write although the call
+//! failed. So does a write whose success answer cannot be read (a `Decode` error). Reads
+//! never carry it; an error without it means the write was not applied. The
+//! stored state is unknown, so resolve it by reading: `get_if_exists` the entity (or every
+//! entity of a transaction, which applied entirely or not at all) and compare it with what was
+//! written. An insert found with the properties sent was most likely applied by the lost
+//! attempt; retrying the insert blindly would fail with `AlreadyExists`.
+//!
+//! **Answers the SDK settles itself.** A retry can get an answer that only the lost attempt
+//! may have caused; it is never reported as if the caller's condition had failed:
+//!
+//! - A delete whose retry finds no entity (404) **succeeds**: the entity is gone, as asked.
+//!   Its retry failing an ETag condition (412) is an [`ErrorKind::Ambiguous`] error: the entity
+//!   exists with another version, because another writer changed it first or because the lost
+//!   attempt deleted it and someone wrote it again. `delete_table` settles a 404 the same way.
+//! - `delete_if_exists` and `delete_table_if_exists` whose retry finds nothing return
+//!   `Ambiguous`: the entity or table is gone, but whether it existed is unknown.
+//! - A replace or merge whose retry fails its condition (412) or finds no entity (404) reads
+//!   the entity back. When the stored entity shows this write it **succeeds** with the stored
+//!   ETag; otherwise it is `Ambiguous` ("may have applied, and the entity has changed since",
+//!   the 412 as its source). "Shows this write" is judged by content: for a replace, the
+//!   stored properties equal exactly the properties sent; for a merge, every property sent is
+//!   stored with the value sent. Its limit: an identical write by another writer in between
+//!   cannot be told apart, which leaves the stored state as the caller asked.
+//! - Typed writes of indexed types re-read and apply an unconditional change again (its
+//!   effect is the same); an insert, or a write under the caller's own ETag, reports the
+//!   ambiguity instead.
+//!
+//! **Contention.** Index maintenance, moves and wide entities read, then write conditionally,
+//! and retry when a concurrent writer got in between. They never report a 412, 409 or 404 the
+//! caller did not ask for: when the races do not stop within the contention budget, the error
+//! is [`ErrorKind::Contention`] (marked "may have applied" when part of the write, such as the
+//! primary entity, was already applied; an outbox intent then lets a drain finish the rest).
 
 #![deny(missing_docs)]
 

@@ -1,11 +1,15 @@
 //! Queries as lazy streams: pages are fetched only when the caller consumes them, continuation
 //! tokens are followed (or handed out for resuming later), and memory holds one page at a time.
+//!
+//! A continuation must move the query forward: a server that answers with a token the query
+//! already passed (the one that asked for the page, or any earlier one) would make it page
+//! forever, repeating rows; that answer ends the stream with a `Decode` error ([`Progress`]).
 
 use std::ops::Bound;
 
 use futures::{Stream, StreamExt};
 use table_core::query::Continuation;
-use table_core::{Entity, Error, Filter, QueryRequest, Result, Violation};
+use table_core::{Entity, Error, ErrorKind, Filter, QueryRequest, Result, Violation};
 
 use crate::table::TableClient;
 
@@ -148,6 +152,9 @@ impl<T: Send + 'static> Query<T> {
     }
 
     /// The pages, each with the continuation that resumes after it.
+    ///
+    /// Ends with a `Decode` error, instead of the page, when the service answers with a
+    /// continuation the query already passed: following it would repeat pages forever.
     pub fn pages(self) -> impl Stream<Item = Result<QueryPage<T>>> + Send + 'static {
         let Query { table, filter, filter_text, select, top, max_per_page, resume, decode } = self;
         async_stream::try_stream! {
@@ -173,12 +180,18 @@ impl<T: Send + 'static> Query<T> {
             let mut remaining = top;
             let select = select.as_deref().map(with_system_properties);
             select.as_deref().map(table_core::validate::check_select).transpose()?;
+            let mut progress = Progress::new(continuation.clone());
             let mut request = QueryRequest { filter, select, top: None, continuation };
             while remaining != Some(0) {
                 let per_page = max_per_page.unwrap_or(MAX_PAGE_SIZE);
                 let limit = remaining.map_or(per_page, |r| per_page.min(u32::try_from(r).unwrap_or(u32::MAX)));
                 request.top = (limit < MAX_PAGE_SIZE || max_per_page.is_some()).then_some(limit);
                 let page = table.backend().query(table.name(), &request).await?;
+                if let Some(next) = &page.continuation {
+                    progress.advance(next).map_err(|()| {
+                        no_progress(&format!("the query of table {}", table.name()), &next.to_string())
+                    })?;
+                }
                 let items = page.entities.into_iter().map(decode).collect::<Result<Vec<T>>>()?;
                 if let Some(r) = remaining.as_mut() {
                     *r = r.saturating_sub(items.len());
@@ -241,4 +254,88 @@ pub(crate) fn with_system_properties(select: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Follows the continuations of one paged listing and tells when one comes back: Brent's cycle
+/// detection over the token sequence, in constant memory (the last token and one checkpoint,
+/// moved to the latest token whenever the step count reaches the next power of two). A token
+/// equal to the one that asked for its page is caught at once; a cycle of `n` tokens entered
+/// after `m` pages within `3 * (m + n)` pages. Tokens are only compared for equality: Cosmos DB's
+/// are opaque, so no order between them is assumed.
+#[derive(Debug)]
+pub(crate) struct Progress<T> {
+    last: Option<T>,
+    checkpoint: Option<T>,
+    steps: u64,
+    power: u64,
+}
+
+impl<T: PartialEq + Clone> Progress<T> {
+    /// Starts at `start`, the token of the first request (`None` from the beginning).
+    pub(crate) fn new(start: Option<T>) -> Self {
+        Progress { last: start.clone(), checkpoint: start, steps: 0, power: 1 }
+    }
+
+    /// Records the continuation of the page just read; `Err` when it is one the listing
+    /// already passed, so following it would repeat pages.
+    pub(crate) fn advance(&mut self, next: &T) -> std::result::Result<(), ()> {
+        if self.last.as_ref() == Some(next) || self.checkpoint.as_ref() == Some(next) {
+            return Err(());
+        }
+        self.steps += 1;
+        if self.steps == self.power {
+            self.checkpoint = Some(next.clone());
+            self.power = self.power.saturating_mul(2);
+            self.steps = 0;
+        }
+        self.last = Some(next.clone());
+        Ok(())
+    }
+}
+
+/// The error of a listing whose server sent `token` back again.
+pub(crate) fn no_progress(listing: &str, token: &str) -> Error {
+    Error::new(
+        ErrorKind::Decode,
+        format!(
+            "{listing} does not advance: the service sent the continuation {token:?} it had already sent"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The index of the first token `Progress` refuses in `tokens`.
+    fn first_refused(start: Option<u32>, tokens: impl IntoIterator<Item = u32>) -> Option<usize> {
+        let mut progress = Progress::new(start);
+        tokens.into_iter().position(|t| progress.advance(&t).is_err())
+    }
+
+    #[test]
+    fn a_token_equal_to_the_last_is_refused_at_once() {
+        assert_eq!(first_refused(None, [7, 7]), Some(1));
+        assert_eq!(first_refused(Some(7), [7]), Some(0));
+        assert_eq!(first_refused(None, [1, 2, 3, 4, 4]), Some(4));
+    }
+
+    #[test]
+    fn cycles_of_any_length_and_start_are_found_within_a_bound() {
+        for start in 0..20u32 {
+            for length in 1..40u32 {
+                // start tokens, then a cycle of `length` tokens repeated.
+                let tokens = (0..).map(|i| if i < start { 1000 + i } else { (i - start) % length });
+                let at = first_refused(None, tokens.take(10_000)).expect("the cycle is found");
+                let bound = 3 * (start + length) as usize;
+                assert!(at <= bound, "start {start}, length {length}: found at {at}, bound {bound}");
+            }
+        }
+    }
+
+    #[test]
+    fn distinct_tokens_are_never_refused() {
+        assert_eq!(first_refused(None, 0..100_000), None);
+        assert_eq!(first_refused(Some(u32::MAX), 0..1000), None);
+    }
 }

@@ -1,11 +1,18 @@
-//! Retries with exponential backoff and full jitter for transient failures.
+//! Retries with exponential backoff and full jitter for transient failures, and the rules that
+//! decide which failed attempt may be sent again and which one leaves a write's outcome unknown.
 //!
-//! Only requests that are safe to send twice are retried after an ambiguous failure (a timeout
-//! or a dropped connection may hide a write that was applied). Inserts and batches are replayed
-//! only when the service said it did not process them (408, 429, 503) or the connection was never
-//! established.
+//! An attempt is *ambiguous* when the request may have reached the service and no trustworthy
+//! answer came back: a timeout or a dropped connection after the request was sent, or a 500,
+//! 502 or 504. Only requests that are safe to send twice are retried after an ambiguous
+//! attempt; inserts and batches are replayed only when the service said it did not process
+//! them (408, 429, 503) or the connection was never established. A write whose attempts
+//! included an ambiguous one ends, if it fails, with [`Error::may_have_applied`] set.
+//!
+//! [`Error::may_have_applied`]: table_core::Error::may_have_applied
 
 use std::time::Duration;
+
+use table_core::{Error, ErrorKind};
 
 /// How a request may be replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +23,24 @@ pub(crate) enum Replay {
     NotIdempotent,
 }
 
-/// Retry settings of a client.
+/// How a client retries failed requests (HTTP backends; the embedded engine never retries).
+///
+/// Retried, after a pause of exponential backoff with full jitter:
+/// - every request, when the service said it did not process it (408, 429, 503 `ServerBusy`)
+///   or the connection could not be established;
+/// - requests that are safe to send twice (reads, queries, upserts, replaces, merges, deletes,
+///   table deletion) also after an *ambiguous* attempt: a timeout or a connection dropped
+///   after the request was sent, or a 500, 502 or 504, when the service may have processed it.
+///
+/// Never replayed after an ambiguous attempt: inserts, entity-group transactions and table
+/// creation, whose second application would fail spuriously (409) or apply twice. Their
+/// ambiguous failure is returned at once, marked [`Error::may_have_applied`].
+///
+/// Every write that fails after an ambiguous attempt carries that marker (reads never do), and
+/// a retry's answer that only the first attempt could have caused is resolved rather than
+/// reported: see the crate docs, "Retries and ambiguous failures".
+///
+/// [`Error::may_have_applied`]: table_core::Error::may_have_applied
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
     max_retries: u32,
@@ -36,12 +60,15 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The pauses between attempts of a write that lost a race to a concurrent writer (index
-    /// maintenance, wide entities): 1 ms doubling up to 50 ms, with the same full jitter.
+    /// The budget of a write that lost a race to a concurrent writer (index maintenance, moves,
+    /// wide entities): how often it re-reads and tries again, and the pauses in between, before
+    /// it gives up with [`ErrorKind::Contention`](table_core::ErrorKind::Contention). The
+    /// pauses grow to seconds because a row that N writers race for takes one write per round
+    /// trip: the winners must be spread over N round trips, or every attempt collides again.
     pub(crate) const CONTENTION: RetryPolicy = RetryPolicy {
-        max_retries: u32::MAX,
+        max_retries: 255,
         initial_backoff: Duration::from_millis(1),
-        max_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_secs(2),
     };
 
     /// Never retry.
@@ -71,7 +98,7 @@ impl RetryPolicy {
     }
 
     /// The number of retries allowed after the first attempt.
-    pub(crate) fn retries(&self) -> u32 {
+    pub(crate) const fn retries(&self) -> u32 {
         self.max_retries
     }
 
@@ -84,18 +111,49 @@ impl RetryPolicy {
     }
 }
 
-/// Whether a failed attempt may be retried, from the status (if any answer came) and how the
-/// transport failed.
-pub(crate) fn is_retryable(replay: Replay, status: Option<u16>, connect_failed: bool) -> bool {
-    match status {
-        // The service refused before processing: safe for every request.
-        Some(408 | 429 | 503) => true,
-        // The service may have applied the write before failing.
-        Some(500 | 502 | 504) => replay == Replay::Idempotent,
-        Some(_) => false,
-        None if connect_failed => true,
-        None => replay == Replay::Idempotent,
+/// How one attempt failed, as far as retrying and ambiguity are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The request was never sent (it could not be signed, or was refused locally).
+    NotSent,
+    /// The connection could not be established: the service never saw the request.
+    ConnectFailed,
+    /// The request was sent and no complete answer came back (timeout, dropped connection).
+    Lost,
+    /// The service answered with this error status.
+    Answered(u16),
+}
+
+impl Failure {
+    /// `true` when the service may have processed the request although the attempt failed.
+    pub(crate) fn is_ambiguous(self) -> bool {
+        matches!(self, Failure::Lost | Failure::Answered(500 | 502 | 504))
     }
+
+    /// Whether the attempt may be sent again.
+    pub(crate) fn is_retryable(self, replay: Replay) -> bool {
+        if self.is_ambiguous() {
+            // The service may have applied it: only if applying twice is applying once.
+            return replay == Replay::Idempotent;
+        }
+        // The service did not process it: safe for every request.
+        matches!(self, Failure::ConnectFailed | Failure::Answered(408 | 429 | 503))
+    }
+
+    /// The failure an error describes, for backends that report errors only (the embedded
+    /// engine, whose injected faults stand for a status or a client-side timeout).
+    pub(crate) fn of(error: &Error) -> Failure {
+        match error.status() {
+            Some(status) => Failure::Answered(status),
+            None if error.kind() == ErrorKind::Timeout => Failure::Lost,
+            None => Failure::NotSent,
+        }
+    }
+}
+
+/// An error of [`ErrorKind::Ambiguous`]: a write whose outcome the SDK could not learn.
+pub(crate) fn ambiguous(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Ambiguous, message)
 }
 
 #[cfg(test)]
@@ -116,13 +174,28 @@ mod tests {
 
     #[test]
     fn inserts_are_not_blindly_replayed() {
-        assert!(is_retryable(Replay::NotIdempotent, Some(503), false));
-        assert!(is_retryable(Replay::NotIdempotent, Some(429), false));
-        assert!(!is_retryable(Replay::NotIdempotent, Some(500), false));
-        assert!(!is_retryable(Replay::NotIdempotent, None, false));
-        assert!(is_retryable(Replay::NotIdempotent, None, true));
-        assert!(is_retryable(Replay::Idempotent, Some(500), false));
-        assert!(is_retryable(Replay::Idempotent, None, false));
-        assert!(!is_retryable(Replay::Idempotent, Some(404), false));
+        use Failure::*;
+        assert!(Answered(503).is_retryable(Replay::NotIdempotent));
+        assert!(Answered(429).is_retryable(Replay::NotIdempotent));
+        assert!(!Answered(500).is_retryable(Replay::NotIdempotent));
+        assert!(!Lost.is_retryable(Replay::NotIdempotent));
+        assert!(ConnectFailed.is_retryable(Replay::NotIdempotent));
+        assert!(Answered(500).is_retryable(Replay::Idempotent));
+        assert!(Lost.is_retryable(Replay::Idempotent));
+        assert!(!Answered(404).is_retryable(Replay::Idempotent));
+        assert!(!NotSent.is_retryable(Replay::Idempotent));
+    }
+
+    #[test]
+    fn only_attempts_the_service_may_have_processed_are_ambiguous() {
+        use Failure::*;
+        for failure in [Lost, Answered(500), Answered(502), Answered(504)] {
+            assert!(failure.is_ambiguous(), "{failure:?}");
+        }
+        for failure in [NotSent, ConnectFailed, Answered(408), Answered(429), Answered(503), Answered(412)] {
+            assert!(!failure.is_ambiguous(), "{failure:?}");
+        }
+        assert_eq!(Failure::of(&Error::new(ErrorKind::Timeout, "t")), Lost);
+        assert_eq!(Failure::of(&Error::new(ErrorKind::Transport, "x")), NotSent);
     }
 }

@@ -12,7 +12,8 @@ use table_core::{Error, ErrorCode, Filter, Result, TableQuery};
 use crate::auth::Credential;
 use crate::backend::{Backend, HttpBackend, HttpOptions};
 use crate::connection_string::ConnectionString;
-use crate::retry::RetryPolicy;
+use crate::query::{Progress, no_progress};
+use crate::retry::{RetryPolicy, ambiguous};
 use crate::table::TableClient;
 
 /// Transport settings for HTTP backends (ignored by the embedded engine).
@@ -121,18 +122,37 @@ impl TableServiceClient {
     }
 
     /// Deletes a table and all its entities; `NotFound` (`ResourceNotFound`) if missing.
+    ///
+    /// When an attempt's answer was lost and the retry finds no table, the delete succeeds
+    /// (the table is gone, as asked).
     pub async fn delete_table(&self, name: &str) -> Result<()> {
-        validate_table_name(name).map_err(Error::invalid)?;
-        self.backend.delete_table(name).await
+        match self.delete_table_as_answered(name).await {
+            Err(e) if e.is_not_found() && e.may_have_applied() => Ok(()),
+            result => result,
+        }
     }
 
     /// Deletes a table if it exists; returns whether it existed.
+    ///
+    /// `Ambiguous` when an attempt's answer was lost and the retry found no table: the table is
+    /// gone, but whether it existed (and this call removed it) cannot be known.
     pub async fn delete_table_if_exists(&self, name: &str) -> Result<bool> {
-        match self.delete_table(name).await {
+        match self.delete_table_as_answered(name).await {
             Ok(()) => Ok(true),
+            Err(e) if e.is_not_found() && e.may_have_applied() => Err(ambiguous(format!(
+                "delete of table {name}: the table is gone, but an attempt whose answer was lost may \
+                 have removed it, so whether it existed is unknown"
+            ))
+            .with_source(e)),
             Err(e) if e.is_not_found() => Ok(false),
             Err(e) => Err(e),
         }
+    }
+
+    /// [`delete_table`](Self::delete_table) without settling a lost answer.
+    async fn delete_table_as_answered(&self, name: &str) -> Result<()> {
+        validate_table_name(name).map_err(Error::invalid)?;
+        self.backend.delete_table(name).await
     }
 
     /// All table names, in name order, across as many pages as it takes.
@@ -149,6 +169,9 @@ impl TableServiceClient {
     }
 
     /// Table names matching a filter over `TableName`.
+    ///
+    /// Ends with a `Decode` error when the service answers with a `NextTableName` the listing
+    /// already passed (following it would list the same tables forever).
     pub fn query_tables(
         &self,
         filter: Option<Filter>,
@@ -159,8 +182,12 @@ impl TableServiceClient {
                 filter.check_limits()?;
             }
             let mut query = TableQuery { filter, top: None, next_table_name: None };
+            let mut progress = Progress::new(None);
             loop {
                 let page = backend.query_tables(&query).await?;
+                if let Some(next) = &page.next_table_name {
+                    progress.advance(next).map_err(|()| no_progress("the table listing", next))?;
+                }
                 for name in page.tables {
                     yield name;
                 }

@@ -12,6 +12,7 @@ use table_core::{
 use crate::backend::Backend;
 use crate::batch::{BulkReport, Transaction, run_bulk};
 use crate::query::{Query, with_system_properties};
+use crate::retry::ambiguous;
 
 /// A client for one table, working with untyped [`Entity`] values. Cheap to clone.
 ///
@@ -91,21 +92,82 @@ impl TableClient {
     }
 
     /// Deletes an entity, if it matches `if_match`; `NotFound` if missing.
+    ///
+    /// When an attempt's answer was lost and the retry finds the entity gone, the delete
+    /// succeeds (the entity is gone, as asked); when the retry's ETag condition fails, the
+    /// error is `Ambiguous` (see the crate docs, "Retries and ambiguous failures").
     pub async fn delete(&self, partition_key: &str, row_key: &str, if_match: IfMatch) -> Result<()> {
         let key = EntityKey::new(partition_key, row_key);
         self.execute(Operation::Delete { key, if_match }).await.map(drop)
     }
 
     /// Deletes an entity if it exists (any version); returns whether it existed.
+    ///
+    /// `Ambiguous` when an attempt's answer was lost and the retry found nothing: the entity
+    /// is gone, but whether it existed (and this call removed it) cannot be known.
     pub async fn delete_if_exists(&self, partition_key: &str, row_key: &str) -> Result<bool> {
-        if_exists(self.delete(partition_key, row_key, IfMatch::Any).await).map(|done| done.is_some())
+        let key = EntityKey::new(partition_key, row_key);
+        let delete = Operation::Delete { key: key.clone(), if_match: IfMatch::Any };
+        match self.execute_as_answered(delete).await {
+            Ok(_) => Ok(true),
+            Err(e) if is_entity_missing(&e) && e.may_have_applied() => Err(ambiguous(format!(
+                "delete of entity {key} in table {}: the entity is gone, but an attempt whose answer \
+                 was lost may have removed it, so whether it existed is unknown",
+                self.name
+            ))
+            .with_source(e)),
+            Err(e) if is_entity_missing(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Makes sure the entity is gone, without telling whether it was there (for rows the SDK
+    /// maintains itself: outbox intents, stale index rows).
+    pub(crate) async fn remove(&self, partition_key: &str, row_key: &str) -> Result<()> {
+        if_exists(self.delete(partition_key, row_key, IfMatch::Any).await).map(drop)
     }
 
     /// Runs one write operation after validating it locally.
+    ///
+    /// A delete whose attempt's answer was lost settles as [`delete`](Self::delete) says; a
+    /// replace or merge as the crate docs say ("Retries and ambiguous failures").
     pub async fn execute(&self, operation: Operation) -> Result<WriteOutcome> {
+        let key = match &operation {
+            Operation::Delete { key, .. } => Some(key.clone()),
+            _ => None,
+        };
+        let result = self.execute_as_answered(operation).await;
+        match (result, key) {
+            (Err(e), Some(key)) if e.may_have_applied() => self.settle_delete(&key, e),
+            (result, _) => result,
+        }
+    }
+
+    /// [`execute`](Self::execute) without settling a delete's lost answer.
+    async fn execute_as_answered(&self, operation: Operation) -> Result<WriteOutcome> {
         self.check_name()?;
         check_operation(&operation)?;
         self.backend.execute(&self.name, operation).await
+    }
+
+    /// A delete failed after an attempt whose answer was lost. Its retry finding nothing is
+    /// success: the entity is gone, as asked, whoever removed it. Its retry failing the ETag
+    /// condition tells nothing: the entity exists with another version, because another writer
+    /// changed it first or because the lost attempt deleted it and someone wrote it again.
+    fn settle_delete(&self, key: &EntityKey, failure: Error) -> Result<WriteOutcome> {
+        if is_entity_missing(&failure) {
+            return Ok(WriteOutcome { etag: None });
+        }
+        if failure.is_precondition_failed() {
+            return Err(ambiguous(format!(
+                "delete of entity {key} in table {}: an attempt whose answer was lost may have \
+                 applied, and the entity now exists with another version (changed first by another \
+                 writer, or deleted by that attempt and written again)",
+                self.name
+            ))
+            .with_source(failure));
+        }
+        Err(failure)
     }
 
     async fn write(&self, operation: Operation) -> Result<ETag> {

@@ -98,6 +98,10 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     }
 
     /// Deletes the entity with `key` if it exists; returns whether it existed.
+    ///
+    /// For a type without indexes, `Ambiguous` when an attempt's answer was lost and the retry
+    /// found nothing (see [`TableClient::delete_if_exists`]); an indexed type reads the entity
+    /// first, so then it answers `true`: the entity existed when the call began, and is gone.
     pub async fn delete_if_exists(&self, key: &EntityKey) -> Result<bool> {
         if Self::indexed() {
             return Ok(index::apply::<T>(&self.table, Change::DeleteIfExists(key)).await?.is_some());

@@ -43,6 +43,12 @@ pub enum ErrorKind {
     /// one written). [`Error::may_have_applied`] is always `true` for this kind; re-read the
     /// entity to learn the truth.
     Ambiguous,
+    /// A write lost the race against concurrent writers more times than the contention budget
+    /// allows (index maintenance, moves, wide entities re-read and retry on their own; this is
+    /// what they report when the races never stop). Never a 412 the caller did not ask for:
+    /// what the write left behind is told by [`Error::may_have_applied`] (`false`: nothing of
+    /// it was applied). Retrying later may succeed.
+    Contention,
     /// Anything else the service answered.
     Other,
 }
@@ -615,7 +621,11 @@ impl Error {
     pub fn is_transient(&self) -> bool {
         matches!(
             self.kind(),
-            ErrorKind::Throttled | ErrorKind::Unavailable | ErrorKind::Timeout | ErrorKind::Transport
+            ErrorKind::Throttled
+                | ErrorKind::Unavailable
+                | ErrorKind::Timeout
+                | ErrorKind::Transport
+                | ErrorKind::Contention
         )
     }
 }

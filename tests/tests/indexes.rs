@@ -109,6 +109,7 @@ scenario!(
     stale_etags_change_nothing,
     index_entities_follow_inserts_renames_and_deletes,
     concurrent_writers_all_land_in_the_index_entity,
+    contended_unconditional_writes_never_fail_a_precondition,
     index_entity_lists_grow_past_one_property,
     typed_queries_skip_index_rows,
     cross_partition_indexes_converge_without_a_crash,
@@ -227,6 +228,43 @@ async fn concurrent_writers_all_land_in_the_index_entity(t: Target) {
     }
     let ids = lookup_ids(&table, EntityKey::new("Sales", "lastname_Jones"), |e| e.id).await;
     assert_eq!(ids, (1..=32).collect::<BTreeSet<u32>>());
+    assert_consistent(&table).await;
+}
+
+/// 64 writers, each renaming its own employee between Jones and Smith 4 times without a
+/// condition (an upsert or a replace or merge with `IfMatch::Any`), so that every write
+/// changes the shared index entities of both names: each write loses races to the others, and
+/// none may surface a 412 it did not ask for (nor any other error: the contention budget
+/// covers this load).
+async fn contended_unconditional_writes_never_fail_a_precondition(t: Target) {
+    const WRITERS: u32 = 64;
+    const ROUNDS: u32 = 4;
+    let table = t.fresh_table().await.typed::<Employee>();
+    let writers = (1..=WRITERS).map(|id| {
+        let table = table.clone();
+        tokio::spawn(async move {
+            let mut failures = Vec::new();
+            for round in 0..ROUNDS {
+                let last_name = if round % 2 == 0 { "Jones" } else { "Smith" };
+                let value = employee(id, last_name, &format!("e{id}@contoso.com"));
+                let result = match (round, id % 2) {
+                    (0, 0) => table.insert_or_replace(&value).await,
+                    (0, _) => table.insert_or_merge(&value).await,
+                    (_, 0) => table.replace(&value, IfMatch::Any).await,
+                    (_, _) => table.merge(&value, IfMatch::Any).await,
+                };
+                if let Err(e) = result {
+                    failures.push(format!("employee {id}, write {round}: {e:?}"));
+                }
+            }
+            failures
+        })
+    });
+    let failures: Vec<String> =
+        futures::future::join_all(writers).await.into_iter().flat_map(|w| w.unwrap()).collect();
+    assert!(failures.is_empty(), "{} of {} writes failed: {failures:#?}", failures.len(), WRITERS * ROUNDS);
+    let smiths = lookup_ids(&table, EntityKey::new("Sales", "lastname_Smith"), |e| e.id).await;
+    assert_eq!(smiths, (1..=WRITERS).collect::<BTreeSet<u32>>());
     assert_consistent(&table).await;
 }
 
@@ -430,6 +468,145 @@ async fn moves_survive_a_crash_at_every_request() {
                 usize::from(here),
                 "no intent is left"
             );
+        }
+    }
+}
+
+/// One indexed write, for the lost-answer sweep.
+#[derive(Debug, Clone, Copy)]
+enum Write {
+    /// Ann (cross-partition indexes) renamed Smith with a new email, `IfMatch::Any`.
+    GlobalRename,
+    /// Ann's delete, `IfMatch::Any`.
+    GlobalDelete,
+    /// Bob's delete-if-exists.
+    GlobalDeleteIfExists,
+    /// A new employee, upserted by merge.
+    GlobalUpsert,
+    /// A new employee, inserted.
+    GlobalInsert,
+    /// Employee 1 (same-partition indexes, one transaction) renamed, `IfMatch::Any`.
+    LocalRename,
+    /// A new employee with same-partition indexes, inserted.
+    LocalInsert,
+}
+
+impl Write {
+    fn is_local(self) -> bool {
+        matches!(self, Write::LocalRename | Write::LocalInsert)
+    }
+
+    async fn seed(self, table: &TableClient) {
+        if self.is_local() {
+            table.typed::<Employee>().insert(&employee(1, "Jones", "e1@contoso.com")).await.unwrap();
+        } else {
+            seed_globals(table).await;
+        }
+    }
+
+    /// Runs the write; `Some(existed)` for a delete-if-exists.
+    async fn run(self, table: &TableClient) -> table_client::Result<Option<bool>> {
+        let (globals, locals) = (table.typed::<GlobalEmployee>(), table.typed::<Employee>());
+        let key = |id| global("Sales", id, "", "").entity_key().unwrap();
+        let cy = global("Sales", 3, "Jones", "cy@contoso.com");
+        match self {
+            Write::GlobalRename => globals
+                .replace(&global("Sales", 1, "Smith", "ann.smith@contoso.com"), IfMatch::Any)
+                .await
+                .map(drop),
+            Write::GlobalDelete => globals.delete(&key(1), IfMatch::Any).await,
+            Write::GlobalDeleteIfExists => return globals.delete_if_exists(&key(2)).await.map(Some),
+            Write::GlobalUpsert => globals.insert_or_merge(&cy).await.map(drop),
+            Write::GlobalInsert => globals.insert(&cy).await.map(drop),
+            Write::LocalRename => {
+                locals.replace(&employee(1, "Smith", "e1.smith@contoso.com"), IfMatch::Any).await.map(drop)
+            }
+            Write::LocalInsert => locals.insert(&employee(2, "Jones", "e2@contoso.com")).await.map(drop),
+        }
+        .map(|()| None)
+    }
+
+    /// The primaries of the write's type, as text (without versions), in key order.
+    async fn primaries(self, table: &TableClient) -> Vec<String> {
+        match self.is_local() {
+            true => table.typed::<Employee>().query().partition("Sales").collect().await.map(debug),
+            false => table.typed::<GlobalEmployee>().query().partition("Sales").collect().await.map(debug),
+        }
+        .unwrap()
+    }
+
+    /// Drains and verifies the indexes of the write's type.
+    async fn assert_consistent_after_drain(self, table: &TableClient, at: &str) {
+        let report = match self.is_local() {
+            true => {
+                table.typed::<Employee>().drain().await.unwrap();
+                table.typed::<Employee>().verify_indexes().await.unwrap()
+            }
+            false => {
+                table.typed::<GlobalEmployee>().drain().await.unwrap();
+                table.typed::<GlobalEmployee>().verify_indexes().await.unwrap()
+            }
+        };
+        assert!(report.is_consistent(), "{at}: {report:#?}");
+    }
+}
+
+fn debug<T: std::fmt::Debug>(values: Vec<T>) -> Vec<String> {
+    values.iter().map(|v| format!("{v:?}")).collect()
+}
+
+/// An indexed write whose answer is lost at any one of its requests (the engine applies the
+/// request, the caller times out): it succeeds with the clean run's outcome, or fails with an
+/// error that is never a 404, 409 or 412 the caller did not cause, and that is marked "may have
+/// applied" unless nothing changed; a drain then leaves the indexes exact.
+#[tokio::test]
+async fn lost_answers_never_become_false_errors() {
+    for write in [
+        Write::GlobalRename,
+        Write::GlobalDelete,
+        Write::GlobalDeleteIfExists,
+        Write::GlobalUpsert,
+        Write::GlobalInsert,
+        Write::LocalRename,
+        Write::LocalInsert,
+    ] {
+        // A clean run tells the requests the write makes and the state it leaves.
+        let (engine, tables) = fresh_engine(&["lost"]).await;
+        write.seed(&tables[0]).await;
+        let before = write.primaries(&tables[0]).await;
+        let calls = engine.faults().calls();
+        let answer = write.run(&tables[0]).await.unwrap();
+        let requests = engine.faults().calls() - calls;
+        let after = write.primaries(&tables[0]).await;
+
+        for n in 1..=requests {
+            let (engine, tables) = fresh_engine(&["lost"]).await;
+            let table = &tables[0];
+            write.seed(table).await;
+            // The request applies, and its answer is lost: the caller times out.
+            engine.faults().fail_call(n, FaultSpec::timeout().after_apply());
+            let result = write.run(table).await;
+            engine.faults().clear();
+            let now = write.primaries(table).await;
+            let at = format!("{write:?}, answer of request {n} of {requests} lost");
+            match &result {
+                Ok(got) => assert_eq!((got, &now), (&answer, &after), "{at}"),
+                Err(e) => {
+                    use table_client::ErrorKind::{AlreadyExists, NotFound, PreconditionFailed};
+                    assert!(
+                        !matches!(e.kind(), NotFound | PreconditionFailed | AlreadyExists),
+                        "{at}: {e:?}"
+                    );
+                    match e.may_have_applied() {
+                        true => assert!(now == before || now == after, "{at}: {now:#?}"),
+                        false => assert_eq!(
+                            now, before,
+                            "{at}: an unmarked error must mean nothing applied: {e:?}"
+                        ),
+                    }
+                }
+            }
+            write.assert_consistent_after_drain(table, &at).await;
         }
     }
 }

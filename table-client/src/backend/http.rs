@@ -25,7 +25,7 @@ use tracing::Instrument;
 
 use crate::auth::{Credential, http_date};
 use crate::query::MAX_PAGE_SIZE;
-use crate::retry::{Replay, RetryPolicy, is_retryable};
+use crate::retry::{Failure, Replay, RetryPolicy, ambiguous};
 use crate::wire::{self, received_etag, url};
 
 /// The service version we speak.
@@ -175,9 +175,69 @@ impl HttpBackend {
                 Request::new(Method::DELETE, target, Replay::Idempotent).if_match(if_match)
             }
         };
-        let response = self.send(request).await?;
+        let response = match self.send(request).await {
+            Ok(response) => response,
+            Err(e) => return self.settle_conditional_write(table, &operation, e).await,
+        };
         let outcome = WriteOutcome { etag: header(&response.headers, "etag").map(ETag::new) };
-        check_outcome(&operation, &outcome)?;
+        // The service answered success: the write applied, but its answer cannot be trusted.
+        check_outcome(&operation, &outcome).map_err(Error::with_may_have_applied)?;
+        Ok(outcome)
+    }
+
+    /// Settles a replace or merge whose retry, after an ambiguous attempt, failed its
+    /// condition (412) or found no entity (404): the first attempt may have applied and
+    /// changed the ETag. The entity is read back; when it shows this write (a replace: exactly
+    /// the properties sent; a merge: every property sent, with the value sent) the write
+    /// succeeded, with the stored ETag. Otherwise nobody can tell: an [`ErrorKind::Ambiguous`]
+    /// error. Any other failure comes back as it is.
+    async fn settle_conditional_write(
+        &self,
+        table: &str,
+        operation: &Operation,
+        failure: Error,
+    ) -> Result<WriteOutcome> {
+        let (sent, merge) = match operation {
+            Operation::Replace { entity, .. } => (entity, false),
+            Operation::Merge { entity, .. } => (entity, true),
+            _ => return Err(failure),
+        };
+        if !failure.may_have_applied() || !matches!(failure.status(), Some(404 | 412)) {
+            return Err(failure);
+        }
+        let what = format!(
+            "{} of entity {} in table {table}: an attempt whose answer was lost may have applied",
+            if merge { "merge" } else { "replace" },
+            sent.key()
+        );
+        let stored = match self.get(table, &sent.partition_key, &sent.row_key, None).await {
+            Ok(stored) => stored,
+            Err(read) if read.is_not_found() => {
+                return Err(
+                    ambiguous(format!("{what}, and the entity no longer exists")).with_source(failure)
+                );
+            }
+            Err(read) => {
+                return Err(ambiguous(format!(
+                    "{what}, its retry was refused (HTTP {}), and re-reading the entity failed",
+                    failure.status().unwrap_or_default()
+                ))
+                .with_source(read));
+            }
+        };
+        let shows_write = match merge {
+            true => sent.properties.iter().all(|(name, value)| stored.properties.get(name) == Some(value)),
+            false => stored.properties == sent.properties,
+        };
+        if !shows_write {
+            return Err(ambiguous(format!(
+                "{what}, and the entity has changed since: the retry's condition failed and the stored \
+                 properties are not the ones written"
+            ))
+            .with_source(failure));
+        }
+        let outcome = WriteOutcome { etag: stored.etag };
+        check_outcome(operation, &outcome)?;
         Ok(outcome)
     }
 
@@ -247,7 +307,8 @@ impl HttpBackend {
     }
 
     /// Sends a request, retrying transient failures as the retry policy and the request's
-    /// replay safety allow. Error answers become [`Error`]s.
+    /// replay safety allow. Error answers become [`Error`]s; the final error of a write any of
+    /// whose attempts was ambiguous is marked [`Error::may_have_applied`].
     async fn send(&self, request: Request<'_>) -> Result<Response> {
         let span = tracing::info_span!(
             "table_request",
@@ -259,14 +320,26 @@ impl HttpBackend {
         async move {
             let policy = &self.inner.options.retry;
             let mut retry = 0;
+            // Whether some attempt so far may have been processed without a trustworthy answer.
+            let mut ambiguous = false;
             loop {
-                let (status, error, connect_failed) = match self.attempt(&request).await {
+                let (failure, error) = match self.attempt(&request).await {
                     Ok(response) => return Ok(response),
-                    Err(Attempt::Answered(error)) => (error.status(), error, false),
-                    Err(Attempt::Transport { error, connect_failed }) => (None, error, connect_failed),
+                    Err(Attempt::Answered(error)) => {
+                        (error.status().map_or(Failure::NotSent, Failure::Answered), error)
+                    }
+                    Err(Attempt::Transport { error, connect_failed: true }) => {
+                        (Failure::ConnectFailed, error)
+                    }
+                    Err(Attempt::Transport { error, connect_failed: false }) => (Failure::Lost, error),
                 };
-                if retry >= policy.retries() || !is_retryable(request.replay, status, connect_failed) {
-                    return Err(error);
+                ambiguous |= failure.is_ambiguous();
+                if retry >= policy.retries() || !failure.is_retryable(request.replay) {
+                    // A read changes nothing, whatever reached the service.
+                    return Err(match ambiguous && request.method != Method::GET {
+                        true => error.with_may_have_applied(),
+                        false => error,
+                    });
                 }
                 let pause = policy.backoff(retry);
                 tracing::warn!(retry, ?pause, error = %error, "retrying a transient failure");

@@ -6,8 +6,13 @@
 //! not all hit one partition). Each write records its own intent (a fresh row key), so
 //! concurrent writers never overwrite each other's candidate keys; every intent is removed
 //! only after the index was brought in line with the primary's current state.
+//!
+//! Every write here is safe to repeat: intents are upserted under their fresh key (so a lost
+//! answer is retried, never reported), and an index-row write whose outcome is unknown is
+//! settled like a race, by reading the row again.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use table_core::typed::{IndexDef, IndexKind, TableEntity};
@@ -82,13 +87,13 @@ impl Intent {
             .with(TYPE, type_tag::<T>())
             .with(CANDIDATES, encode_candidates(&candidates));
         let key = row.key();
-        table.insert(row).await?;
+        table.insert_or_replace(row).await?;
         Ok(Intent { row: key, candidates })
     }
 
     /// Removes the intent once its work is done.
     pub(crate) async fn remove(self, table: &TableClient) -> Result<()> {
-        table.delete_if_exists(&self.row.partition_key, &self.row.row_key).await.map(drop)
+        table.remove(&self.row.partition_key, &self.row.row_key).await
     }
 }
 
@@ -125,30 +130,28 @@ pub(crate) async fn sync_cross_partition<T: TableEntity>(
         backoff(attempt).await;
     }
     Err(Error::new(
-        ErrorKind::Unavailable,
+        ErrorKind::Contention,
         format!(
-            "the entity {primary} kept changing while its cross-partition indexes were updated; drain later"
+            "the entity {primary} changed on each of {MAX_ATTEMPTS} passes over its cross-partition \
+             indexes (the contention budget); drain later"
         ),
     ))
 }
 
-/// A failed ETag condition, or a row that appeared or vanished since it was read.
+/// A failed ETag condition, a row that appeared or vanished since it was read, or a write
+/// whose outcome is unknown: in every case, read the row again and redo what is still needed.
 fn is_index_race(e: &Error) -> bool {
-    e.is_precondition_failed() || e.is_conflict() || e.is_not_found()
+    e.is_precondition_failed() || e.is_conflict() || e.is_not_found() || e.kind() == ErrorKind::Ambiguous
 }
 
 /// Runs one read-modify-write `step` on an index row until it no longer meets a concurrent
-/// change ([`is_index_race`]).
+/// change ([`is_index_race`]); a contention error when the budget runs out (drain later).
 async fn until_settled<F, Fut>(key: &EntityKey, step: F) -> Result<()>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<()>>,
 {
-    retry_races(is_index_race, step).await.map_err(|e| match is_index_race(&e) {
-        true => Error::new(ErrorKind::Unavailable, format!("the index row {key} kept changing; drain later"))
-            .with_source(e),
-        false => e,
-    })
+    retry_races(&format!("index row {key} (drain later)"), is_index_race, step).await
 }
 
 /// Makes the row at `key` reflect `state` (a copy) or list `primary` (a lookup).
@@ -248,7 +251,7 @@ pub(crate) async fn drain_index_intents<T: TableEntity>(table: &TableClient) -> 
         let candidates =
             row.get(CANDIDATES).and_then(Value::as_str).map(decode_candidates::<T>).unwrap_or_default();
         sync_cross_partition::<T>(table, &primary, candidates).await?;
-        table.delete_if_exists(&row.partition_key, &row.row_key).await?;
+        table.remove(&row.partition_key, &row.row_key).await?;
     }
     Ok(pending.len())
 }
@@ -261,37 +264,36 @@ pub(crate) async fn drain_index_intents<T: TableEntity>(table: &TableClient) -> 
 pub(crate) async fn move_entity(source: &TableClient, target: &TableClient, key: &EntityKey) -> Result<bool> {
     let intent = new_intent_row(key, KIND_MOVE).with(TARGET, target.name());
     let intent_key = intent.key();
-    source.insert(intent).await?;
+    source.insert_or_replace(intent).await?;
     let moved = finish_move(source, target, key).await?;
-    source.delete_if_exists(&intent_key.partition_key, &intent_key.row_key).await?;
+    source.remove(&intent_key.partition_key, &intent_key.row_key).await?;
     Ok(moved)
 }
 
 /// Copies the source entity (if still there) into the target and deletes it from the source.
+/// Returns whether an attempt found it in the source.
 async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey) -> Result<bool> {
+    let found = AtomicBool::new(false);
     let step = || async {
         let Some(mut entity) = source.get_if_exists(&key.partition_key, &key.row_key).await? else {
-            return Ok(false);
+            // An earlier attempt may have copied it before another writer removed it.
+            return Ok(found.load(Ordering::Relaxed));
         };
+        found.store(true, Ordering::Relaxed);
         let etag = read_if_match(&entity)?;
         entity.etag = None;
         entity.timestamp = None;
         target.insert_or_replace(entity).await?;
         match source.delete(&key.partition_key, &key.row_key, etag).await {
             Ok(()) => Ok(true),
-            // Gone: someone else finished. Changed since read: copy the newer state again.
+            // Gone: someone else finished. Changed since read (or unknown whether the delete
+            // applied): the next attempt copies the current state again.
             Err(e) if e.is_not_found() => Ok(true),
             Err(e) => Err(e),
         }
     };
-    retry_races(Error::is_precondition_failed, step).await.map_err(|e| match e.is_precondition_failed() {
-        true => Error::new(
-            ErrorKind::Unavailable,
-            format!("the entity {key} kept changing while it was moved; drain later"),
-        )
-        .with_source(e),
-        false => e,
-    })
+    let is_race = |e: &Error| e.is_precondition_failed() || e.kind() == ErrorKind::Ambiguous;
+    retry_races(&format!("move of entity {key} (drain later)"), is_race, step).await
 }
 
 /// Finishes every move intent left in `source`'s outbox. Returns how many were finished.
@@ -305,7 +307,7 @@ pub(crate) async fn drain_moves(source: &TableClient) -> Result<usize> {
             Error::new(ErrorKind::Decode, format!("outbox row {} names no target table", row.key()))
         })?;
         finish_move(source, &source.sibling(target), &primary).await?;
-        source.delete_if_exists(&row.partition_key, &row.row_key).await?;
+        source.remove(&row.partition_key, &row.row_key).await?;
     }
     Ok(pending.len())
 }

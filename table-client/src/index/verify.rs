@@ -146,7 +146,7 @@ pub(crate) async fn rebuild<T: TableEntity>(table: &TableClient) -> Result<Index
         }
     }
     for (_, key) in scan.actual_copies.keys().filter(|slot| !scan.expected_copies.contains_key(*slot)) {
-        table.delete_if_exists(&key.partition_key, &key.row_key).await?;
+        table.remove(&key.partition_key, &key.row_key).await?;
     }
     let slots: BTreeSet<&Slot> = scan.expected_lists.keys().chain(scan.actual_lists.keys()).collect();
     for slot @ (name, key) in slots {
@@ -160,7 +160,7 @@ pub(crate) async fn rebuild<T: TableEntity>(table: &TableClient) -> Result<Index
                 table.insert_or_replace(row.to_entity(index, key)?).await?;
             }
             _ => {
-                table.delete_if_exists(&key.partition_key, &key.row_key).await?;
+                table.remove(&key.partition_key, &key.row_key).await?;
             }
         }
     }

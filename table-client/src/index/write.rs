@@ -3,13 +3,14 @@
 //! cross-partition ones to the outbox.
 
 use table_core::typed::{IndexDef, IndexKind, TableEntity};
-use table_core::{Entity, EntityKey, Error, ErrorCode, IfMatch, Operation, Result, WriteOutcome};
+use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, Operation, Result, WriteOutcome};
 
 use super::lookup::LookupRow;
 use super::outbox::{Intent, sync_cross_partition};
 use super::rows::{index_keys, make_copy};
-use super::{MAX_ATTEMPTS, backoff};
+use super::{MAX_ATTEMPTS, backoff, contention};
 use crate::batch::Transaction;
+use crate::retry::ambiguous;
 use crate::table::TableClient;
 
 /// One typed write.
@@ -25,13 +26,13 @@ pub(crate) enum Change<'a, T> {
 }
 
 /// What each operation of the transaction is, to interpret a failure at its index.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Role {
     Primary,
     /// Inserting a unique copy: a conflict means another entity holds the index key.
     UniqueCopy(&'static IndexDef),
-    /// Deleting the old copy: missing means the index was already missing the row.
-    OldCopy(usize),
+    /// Deleting the old copy at this key: missing means the index was already missing the row.
+    OldCopy(EntityKey),
     /// Replacing a copy in place.
     Copy,
     /// Writing a lookup row read in this attempt: a conflict means a concurrent writer.
@@ -46,6 +47,13 @@ struct Plan {
 
 /// Applies `change` with its index maintenance. Returns what the primary write reported, or
 /// `None` when there was nothing to do (delete-if-exists of a missing entity).
+///
+/// Races with concurrent writers are retried within the contention budget, then reported as
+/// [`ErrorKind::Contention`](table_core::ErrorKind::Contention), never as a 412, 409 or 404
+/// the caller's own condition did not cause. An attempt whose outcome is unknown
+/// (`Ambiguous`) is applied again on a fresh read when the change is unconditional, and
+/// surfaced otherwise; every error after such an attempt, or after the primary write
+/// succeeded, carries the "may have applied" marker.
 pub(crate) async fn apply<T: TableEntity>(
     table: &TableClient,
     change: Change<'_, T>,
@@ -60,14 +68,60 @@ pub(crate) async fn apply<T: TableEntity>(
     };
     let has_cross = T::indexes().iter().any(|i| !i.same_partition);
     let mut intents: Vec<Intent> = Vec::new();
-    let mut absent_old_copies: Vec<usize> = Vec::new();
+    // Whether an earlier attempt may have applied without anyone knowing.
+    let mut uncertain = false;
+    let outcome = apply_primary(table, &change, &key, has_cross, &mut intents, &mut uncertain)
+        .await
+        .map_err(|e| match uncertain {
+            true => e.with_may_have_applied(),
+            false => e,
+        })?;
+    if has_cross {
+        // The primary changed: whatever fails from here leaves it written, and the outbox
+        // intents for a drain to finish the indexes.
+        let candidates = intents.iter().flat_map(|i| i.candidates.iter().cloned()).collect();
+        sync_cross_partition::<T>(table, &key, candidates).await.map_err(Error::with_may_have_applied)?;
+        for intent in intents {
+            intent.remove(table).await.map_err(Error::with_may_have_applied)?;
+        }
+    }
+    Ok(outcome)
+}
+
+/// The read-plan-write loop of [`apply`] for the primary and its same-partition index rows;
+/// records the outbox intents of cross-partition indexes before each write that needs one.
+async fn apply_primary<T: TableEntity>(
+    table: &TableClient,
+    change: &Change<'_, T>,
+    key: &EntityKey,
+    has_cross: bool,
+    intents: &mut Vec<Intent>,
+    uncertain: &mut bool,
+) -> Result<Option<WriteOutcome>> {
+    let mut absent_old_copies: Vec<EntityKey> = Vec::new();
     let mut attempt = 0;
-    let outcome = loop {
+    loop {
         attempt += 1;
         let current = table.get_if_exists(&key.partition_key, &key.row_key).await?;
+        if *uncertain && current.is_none() {
+            match change {
+                // Gone, as asked; it existed when this write began.
+                Change::Delete(..) | Change::DeleteIfExists(_) => {
+                    return Ok(Some(WriteOutcome { etag: None }));
+                }
+                Change::Replace(..) | Change::Merge(..) => {
+                    return Err(ambiguous(format!(
+                        "write of entity {key} in table {}: an attempt whose outcome is unknown may have \
+                         applied, and the entity no longer exists",
+                        table.name()
+                    )));
+                }
+                Change::Insert(_) | Change::InsertOrReplace(_) | Change::InsertOrMerge(_) => {}
+            }
+        }
         // `None`: nothing to do (delete-if-exists of a missing entity).
-        let Some(Plan { op, new_state }) = plan(&change, current.as_ref())? else {
-            break None;
+        let Some(Plan { op, new_state }) = plan(change, current.as_ref())? else {
+            return Ok(None);
         };
         let old_value = current.clone().map(T::from_entity).transpose()?;
         let new_value = new_state.clone().map(T::from_entity).transpose()?;
@@ -81,7 +135,12 @@ pub(crate) async fn apply<T: TableEntity>(
                 .filter(|(i, _)| !i.same_partition)
                 .filter_map(|(i, k)| Some((i.name, k.clone()?)))
                 .collect();
-            intents.push(Intent::record::<T>(table, &key, candidates).await?);
+            // One intent names the primary for a drain; another is needed only for stale
+            // candidates no recorded intent names yet.
+            let covered = |c: &(&str, EntityKey)| intents.iter().any(|i| i.candidates.contains(c));
+            if intents.is_empty() || !candidates.iter().all(covered) {
+                intents.push(Intent::record::<T>(table, key, candidates).await?);
+            }
         }
 
         let mut ops = vec![(op, Role::Primary)];
@@ -96,10 +155,10 @@ pub(crate) async fn apply<T: TableEntity>(
                             ops.push((Operation::InsertOrReplace(copy), Role::Copy));
                         }
                         _ => {
-                            if let Some(o) = old.as_ref().filter(|_| !absent_old_copies.contains(&i)) {
+                            if let Some(o) = old.as_ref().filter(|o| !absent_old_copies.contains(o)) {
                                 ops.push((
                                     Operation::Delete { key: o.clone(), if_match: IfMatch::Any },
-                                    Role::OldCopy(i),
+                                    Role::OldCopy(o.clone()),
                                 ));
                             }
                             if let Some(n) = new {
@@ -112,7 +171,7 @@ pub(crate) async fn apply<T: TableEntity>(
                 IndexKind::Lookup if old != new => {
                     if let Some(o) = old {
                         let mut row = LookupRow::read(table, o).await?;
-                        row.keys.remove(&key);
+                        row.keys.remove(key);
                         if let Some(op) = row.write_op(index, o)? {
                             ops.push((op, Role::Lookup));
                         }
@@ -129,7 +188,7 @@ pub(crate) async fn apply<T: TableEntity>(
             }
         }
 
-        let roles: Vec<Role> = ops.iter().map(|(_, r)| *r).collect();
+        let roles: Vec<Role> = ops.iter().map(|(_, r)| r.clone()).collect();
         let result = if ops.len() == 1 {
             let (op, _) = ops.pop().expect("one operation");
             table.execute(op).await.map(|o| o.etag).map_err(|e| e.with_batch_index(0))
@@ -137,37 +196,33 @@ pub(crate) async fn apply<T: TableEntity>(
             let tx: Transaction = ops.into_iter().map(|(op, _)| op).collect();
             table.submit_transaction(tx).await.map(|mut outcomes| outcomes.swap_remove(0).etag)
         };
-        match result {
-            Ok(etag) => break Some(WriteOutcome { etag }),
-            Err(e) => {
-                let role = e.batch_index().and_then(|i| roles.get(i)).copied();
-                match decide(&change, role, &e) {
-                    Next::Retry if attempt < MAX_ATTEMPTS => backoff(attempt).await,
-                    Next::OldCopyMissing(i) if attempt < MAX_ATTEMPTS => absent_old_copies.push(i),
-                    Next::Conflict(index) => {
-                        return Err(Error::service(
-                            ErrorCode::EntityAlreadyExists,
-                            format!(
-                                "the unique index `{}` already holds this key for another entity",
-                                index.name
-                            ),
-                        )
-                        .with_batch_index(e.batch_index().unwrap_or(0)));
-                    }
-                    Next::Done if matches!(change, Change::DeleteIfExists(_)) => break None,
-                    _ => return Err(e),
-                }
+        let e = match result {
+            Ok(etag) => return Ok(Some(WriteOutcome { etag })),
+            Err(e) => e,
+        };
+        let role = e.batch_index().and_then(|i| roles.get(i));
+        match decide(change, role, &e) {
+            Next::Conflict(index) => {
+                return Err(Error::service(
+                    ErrorCode::EntityAlreadyExists,
+                    format!("the unique index `{}` already holds this key for another entity", index.name),
+                )
+                .with_batch_index(e.batch_index().unwrap_or(0)));
             }
-        }
-    };
-    if has_cross {
-        let candidates = intents.iter().flat_map(|i| i.candidates.iter().cloned()).collect();
-        sync_cross_partition::<T>(table, &key, candidates).await?;
-        for intent in intents {
-            intent.remove(table).await?;
+            Next::Done if matches!(change, Change::DeleteIfExists(_)) => return Ok(None),
+            Next::Done | Next::Fail => return Err(e),
+            _ if attempt >= MAX_ATTEMPTS => {
+                let subject = format!("write of entity {key} in table {}", table.name());
+                return Err(contention(&subject, u32::try_from(attempt).unwrap_or(u32::MAX), e));
+            }
+            Next::Retry => backoff(attempt).await,
+            Next::Unknown => {
+                *uncertain = true;
+                backoff(attempt).await;
+            }
+            Next::OldCopyMissing(old) => absent_old_copies.push(old),
         }
     }
-    Ok(outcome)
 }
 
 /// The primary operation for `change` given the current stored entity, conditioned on the
@@ -250,38 +305,43 @@ fn plan<T: TableEntity>(change: &Change<'_, T>, current: Option<&Entity>) -> Res
 }
 
 enum Next {
+    /// A concurrent writer got in between: read again and retry.
     Retry,
-    OldCopyMissing(usize),
+    /// The outcome of the attempt is unknown; an unconditional change reads again and retries.
+    Unknown,
+    /// The old copy at this key was already missing: retry without deleting it.
+    OldCopyMissing(EntityKey),
     Conflict(&'static IndexDef),
     Done,
     Fail,
 }
 
 /// What to do after the transaction failed at an operation with `role`.
-fn decide<T>(change: &Change<'_, T>, role: Option<Role>, e: &Error) -> Next {
+fn decide<T>(change: &Change<'_, T>, role: Option<&Role>, e: &Error) -> Next {
     let user_condition = matches!(
         change,
         Change::Replace(_, IfMatch::ETag(_))
             | Change::Merge(_, IfMatch::ETag(_))
             | Change::Delete(_, IfMatch::ETag(_))
     );
+    let upsert = matches!(change, Change::InsertOrReplace(_) | Change::InsertOrMerge(_));
     match role {
+        // A lost answer that the retry could not settle. Writing again is what an
+        // unconditional change asked for; the caller's own ETag, or an insert, could be failed
+        // by this write's own earlier attempt, so those report it.
+        Some(Role::Primary) if e.kind() == ErrorKind::Ambiguous => {
+            match user_condition || matches!(change, Change::Insert(_)) {
+                true => Next::Fail,
+                false => Next::Unknown,
+            }
+        }
         // The primary changed, appeared or vanished since it was read.
         Some(Role::Primary) if e.is_precondition_failed() && !user_condition => Next::Retry,
-        Some(Role::Primary)
-            if e.is_conflict() && matches!(change, Change::InsertOrReplace(_) | Change::InsertOrMerge(_)) =>
-        {
-            Next::Retry
-        }
-        Some(Role::Primary)
-            if e.is_not_found()
-                && matches!(change, Change::InsertOrReplace(_) | Change::InsertOrMerge(_)) =>
-        {
-            Next::Retry
-        }
+        Some(Role::Primary) if e.is_conflict() && upsert => Next::Retry,
+        Some(Role::Primary) if e.is_not_found() && upsert => Next::Retry,
         Some(Role::Primary) if e.is_not_found() && matches!(change, Change::DeleteIfExists(_)) => Next::Done,
         Some(Role::UniqueCopy(index)) if e.is_conflict() => Next::Conflict(index),
-        Some(Role::OldCopy(i)) if e.is_not_found() => Next::OldCopyMissing(i),
+        Some(Role::OldCopy(key)) if e.is_not_found() => Next::OldCopyMissing(key.clone()),
         Some(Role::Lookup) if e.is_precondition_failed() || e.is_conflict() || e.is_not_found() => {
             Next::Retry
         }

@@ -69,7 +69,8 @@ impl WideTable {
             check_one_transaction(key, &operations)?;
             self.table.submit_transaction(operations.into_iter().collect()).await.map(|_| count)
         };
-        retry_races(is_race, step).await
+        retry_races(&format!("write of wide entity {key} in table {}", self.table.name()), is_race, step)
+            .await
     }
 
     /// Reads the wide entity `base` of `partition_key`, its parts joined into one entity
@@ -117,7 +118,9 @@ impl WideTable {
                 .collect::<Result<_>>()?;
             self.table.submit_transaction(transaction).await.map(|_| true)
         };
-        retry_races(is_race, step).await
+        let key = EntityKey::new(partition_key, base);
+        retry_races(&format!("delete of wide entity {key} in table {}", self.table.name()), is_race, step)
+            .await
     }
 
     /// The rows `<base>~<n>` present, by part number (other rows sharing the prefix, such as
