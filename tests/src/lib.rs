@@ -6,6 +6,8 @@
 //! - [`target`]: the backends a scenario runs on, and the `scenario!` macro.
 //! - [`python`]: the official Python SDK in a cached venv (`python::python()`), running the
 //!   helper scripts in `tests/python/` (interop: every EDM type written and read by the SDK).
+//! - [`fuzz`]: deterministic mutation fuzzers for every parser and decoder (run by
+//!   `tests/fuzz.rs` briefly, and by `cargo run --release -p conformance --bin fuzz` at length).
 //!
 //! Environment:
 //!
@@ -25,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod azurite;
+pub mod fuzz;
 pub mod python;
 pub mod target;
 mod tooling;
