@@ -294,20 +294,25 @@ impl SasToken {
 
 impl fmt::Debug for SasToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SasToken").field(&redact_signature(&self.0)).finish()
+        // The token is a query already: a `?` inside a value must not be taken for the start of
+        // one, which would leave the signature before it unredacted.
+        f.debug_tuple("SasToken").field(&redact_query(&self.0)).finish()
     }
 }
 
-/// A URL or query string with the value of every `sig` parameter replaced by `<redacted>`.
+/// A URL with the value of every `sig` parameter replaced by `<redacted>`.
 pub(crate) fn redact_signature(url: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((base, query)) => (Some(base), query),
-        None => (None, url),
-    };
-    let query: Vec<&str> =
-        query.split('&').map(|pair| if pair.starts_with("sig=") { "sig=<redacted>" } else { pair }).collect();
-    match base {
-        Some(base) => format!("{base}?{}", query.join("&")),
-        None => query.join("&"),
+    match url.split_once('?') {
+        Some((base, query)) => format!("{base}?{}", redact_query(query)),
+        None => redact_query(url),
     }
+}
+
+/// A query string with the value of every `sig` parameter replaced by `<redacted>`.
+fn redact_query(query: &str) -> String {
+    // Any case: a server may read `SIG=` as the signature too.
+    let is_signature = |pair: &str| pair.get(..4).is_some_and(|name| name.eq_ignore_ascii_case("sig="));
+    let query: Vec<&str> =
+        query.split('&').map(|pair| if is_signature(pair) { "sig=<redacted>" } else { pair }).collect();
+    query.join("&")
 }
