@@ -2,7 +2,7 @@
 //!
 //! | target | code under test | invariants checked besides "no panic" |
 //! |---|---|---|
-//! | `filter` | `Filter::parse`, `Display`, `matches`, `wire::url::entity_query` | a parsed filter passes `check_limits`, prints to text that parses back to an equal filter |
+//! | `filter` | `Filter::parse`, `matches`, `check_limits`, `Display`, `wire::url::entity_query` | a parsed filter that passes `check_limits` prints to text that parses back to an equal filter |
 //! | `entity` | `wire::decode_entity` | a decoded entity re-encoded by `wire::encode_entity` decodes to the same keys and properties |
 //! | `page` | `wire::decode_query_page`, `decode_table_list`, `decode_table` | as `entity`, for every entity of a page |
 //! | `batch` | `wire::decode_batch_response` | a success has at least one outcome |
@@ -223,8 +223,14 @@ fn check_filter(input: &[u8]) -> Result<String, String> {
         Ok(filter) => filter,
         Err(e) => return Ok(label(&e)),
     };
+    for entity in SAMPLE_ENTITIES.iter() {
+        black_box(filter.matches(entity));
+    }
+    black_box(entity_query(&QueryRequest { filter: Some(filter.clone()), ..QueryRequest::default() }));
+    // The round trip is promised for what passes `check_limits`; a filter it refuses (a
+    // non-finite double, say) is never sent, so its printed form need not parse.
     if let Err(e) = filter.check_limits() {
-        return Err(format!("the parsed filter {filter:?} fails check_limits: {e}"));
+        return Ok(format!("ok, then check_limits: {}", label(&e)));
     }
     let printed = filter.to_string();
     match Filter::parse(&printed) {
@@ -234,10 +240,6 @@ fn check_filter(input: &[u8]) -> Result<String, String> {
         }
         Err(e) => return Err(format!("{printed:?} (the printed form) does not parse: {e}")),
     }
-    for entity in SAMPLE_ENTITIES.iter() {
-        black_box(filter.matches(entity));
-    }
-    black_box(entity_query(&QueryRequest { filter: Some(filter), ..QueryRequest::default() }));
     ok()
 }
 
@@ -332,7 +334,7 @@ fn sample_entities() -> Vec<Entity> {
             .with("Inf", f64::NEG_INFINITY)
             .with("Active", true)
             .with("When", instant("2020-01-02T03:04:05.1234567Z"))
-            .with("First", instant("0001-01-01T00:00:00Z"))
+            .with("First", instant("1601-01-01T00:00:00Z"))
             .with("Id", Uuid::from_u128(u128::MAX))
             .with("Blob", vec![0_u8, 1, 0xfe, 0xff]),
         Entity::new("", "").with("", ""),
