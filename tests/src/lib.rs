@@ -8,6 +8,8 @@
 //!   helper scripts in `tests/python/` (interop: every EDM type written and read by the SDK).
 //! - [`fault_proxy`]: a seeded fault-injecting HTTP proxy to put in front of Azurite (resets,
 //!   stalls past the client's timeout, 500/503/429, before or after the request is applied).
+//! - [`fuzz`]: deterministic mutation fuzzers for every parser and decoder (run by
+//!   `tests/fuzz.rs` briefly, and by `cargo run --release -p conformance --bin fuzz` at length).
 //!
 //! Environment:
 //!
@@ -28,6 +30,7 @@
 
 pub mod azurite;
 pub mod fault_proxy;
+pub mod fuzz;
 pub mod python;
 pub mod target;
 mod tooling;

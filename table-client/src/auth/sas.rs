@@ -296,16 +296,22 @@ impl SasToken {
 
 impl fmt::Debug for SasToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SasToken").field(&redact_signature(&self.0)).finish()
+        // The token is a query already: a `?` inside a value must not be taken for the start of
+        // one, which would leave the signature before it unredacted.
+        f.debug_tuple("SasToken").field(&redact_query(&self.0)).finish()
     }
 }
 
-/// A URL or query string with the value of every `sig` parameter replaced by `<redacted>`.
+/// A URL with the value of every `sig` parameter replaced by `<redacted>`.
 pub(crate) fn redact_signature(url: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((base, query)) => (Some(base), query),
-        None => (None, url),
-    };
+    match url.split_once('?') {
+        Some((base, query)) => format!("{base}?{}", redact_query(query)),
+        None => redact_query(url),
+    }
+}
+
+/// A query string with the value of every `sig` parameter replaced by `<redacted>`.
+fn redact_query(query: &str) -> String {
     let query: Vec<Cow<'_, str>> = query
         .split('&')
         .map(|pair| match (signature_value(pair), pair.split_once('=')) {
@@ -313,10 +319,7 @@ pub(crate) fn redact_signature(url: &str) -> String {
             _ => Cow::Borrowed(pair),
         })
         .collect();
-    match base {
-        Some(base) => format!("{base}?{}", query.join("&")),
-        None => query.join("&"),
-    }
+    query.join("&")
 }
 
 /// The value of `pair` (one `name=value` of a query string) when it is the signature.
