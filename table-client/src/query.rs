@@ -185,7 +185,9 @@ impl<T: Send + 'static> Query<T> {
             while remaining != Some(0) {
                 let per_page = max_per_page.unwrap_or(MAX_PAGE_SIZE);
                 let limit = remaining.map_or(per_page, |r| per_page.min(u32::try_from(r).unwrap_or(u32::MAX)));
-                request.top = (limit < MAX_PAGE_SIZE || max_per_page.is_some()).then_some(limit);
+                // Always stated: the page-size check of the answer needs it, and Cosmos DB does not
+                // cap a page at 1000 by itself.
+                request.top = Some(limit);
                 let page = table.backend().query(table.name(), &request).await?;
                 if let Some(next) = &page.continuation {
                     progress.advance(next).map_err(|()| {

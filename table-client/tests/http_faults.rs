@@ -572,3 +572,16 @@ async fn a_point_read_answered_with_another_entity_is_a_decode_error() {
     let err = table.get("p", "r").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
 }
+
+#[tokio::test]
+async fn every_page_request_states_its_page_size() {
+    // The answer's size is checked against `$top`; a service that does not stop at 1000 on its
+    // own (Cosmos DB) is told to.
+    let (server, table) = server_and_table().await;
+    Mock::given(method("GET"))
+        .and(query_param("$top", "1000"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({ "value": [] })))
+        .mount(&server)
+        .await;
+    assert!(table.query().collect().await.unwrap().is_empty());
+}
