@@ -25,7 +25,9 @@ pub(crate) enum Replay {
 
 /// How a client retries failed requests (HTTP backends; the embedded engine never retries).
 ///
-/// Retried, after a pause of exponential backoff with full jitter:
+/// Retried, after a pause of exponential backoff with full jitter (or the pause the service
+/// asks for with `Retry-After` / `x-ms-retry-after-ms` when that is longer, up to
+/// [`max_backoff`](Self::max_backoff)):
 /// - every request, when the service said it did not process it (408, 429, 503 `ServerBusy`)
 ///   or the connection could not be established;
 /// - requests that are safe to send twice (reads, queries, upserts, replaces, merges, deletes,
@@ -102,8 +104,16 @@ impl RetryPolicy {
         self.max_retries
     }
 
-    /// The pause before retry number `retry` (0-based): a uniform draw in
-    /// `[0, min(max, initial * 2^retry)]` ("full jitter"), so clients do not retry in lockstep.
+    /// The pause before retry number `retry` (0-based): the [backoff](Self::backoff), or the
+    /// pause the service asked for (`Retry-After`) when that is longer, but never longer than
+    /// `max_backoff`: a policy's bound on one pause holds whatever the server says.
+    pub(crate) fn pause(&self, retry: u32, asked: Option<Duration>) -> Duration {
+        let backoff = self.backoff(retry);
+        asked.map_or(backoff, |asked| backoff.max(asked.min(self.max_backoff)))
+    }
+
+    /// A uniform draw in `[0, min(max, initial * 2^retry)]` ("full jitter"), so clients do not
+    /// retry in lockstep.
     pub(crate) fn backoff(&self, retry: u32) -> Duration {
         let exp = self.initial_backoff.saturating_mul(2u32.saturating_pow(retry.min(20)));
         let cap = exp.min(self.max_backoff);
@@ -159,6 +169,16 @@ pub(crate) fn ambiguous(message: impl Into<String>) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pause_the_service_asks_for_is_kept_up_to_the_bound() {
+        let p = RetryPolicy::default()
+            .initial_backoff(Duration::from_millis(1))
+            .max_backoff(Duration::from_secs(2));
+        assert_eq!(p.pause(0, Some(Duration::from_secs(1))), Duration::from_secs(1));
+        assert_eq!(p.pause(0, Some(Duration::from_secs(60))), Duration::from_secs(2));
+        assert!(p.pause(0, None) <= Duration::from_millis(1));
+    }
 
     #[test]
     fn backoff_is_bounded_by_the_exponential_cap() {

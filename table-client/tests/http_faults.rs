@@ -585,3 +585,25 @@ async fn every_page_request_states_its_page_size() {
         .await;
     assert!(table.query().collect().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_pause_the_service_asks_for_is_waited_out_before_the_retry() {
+    let (server, table) = server_and_table().await;
+    for (name, value) in [("x-ms-retry-after-ms", "400"), ("Retry-After", "1")] {
+        server.reset().await;
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(429).insert_header(name, value))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(entity_json()))
+            .mount(&server)
+            .await;
+        let started = std::time::Instant::now();
+        table.get("p", "r").await.unwrap();
+        // The policy's own backoff is at most 1 ms here: only the header explains the wait.
+        let asked = if name == "Retry-After" { Duration::from_secs(1) } else { Duration::from_millis(400) };
+        assert!(started.elapsed() >= asked, "{name}: retried after {:?}", started.elapsed());
+    }
+}

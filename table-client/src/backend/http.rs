@@ -323,9 +323,14 @@ impl HttpBackend {
             // Whether some attempt so far may have been processed without a trustworthy answer.
             let mut ambiguous = false;
             loop {
+                let mut asked_pause = None;
                 let (failure, error) = match self.attempt(&request).await {
                     Ok(response) => return Ok(response),
                     Err(Attempt::Answered(error)) => {
+                        (error.status().map_or(Failure::NotSent, Failure::Answered), error)
+                    }
+                    Err(Attempt::Throttled { error, retry_after }) => {
+                        asked_pause = Some(retry_after);
                         (error.status().map_or(Failure::NotSent, Failure::Answered), error)
                     }
                     Err(Attempt::Transport { error, connect_failed: true }) => {
@@ -341,7 +346,7 @@ impl HttpBackend {
                         false => error,
                     });
                 }
-                let pause = policy.backoff(retry);
+                let pause = policy.pause(retry, asked_pause);
                 tracing::warn!(retry, ?pause, error = %error, "retrying a transient failure");
                 tokio::time::sleep(pause).await;
                 retry += 1;
@@ -410,14 +415,30 @@ impl HttpBackend {
         };
         let pairs: Vec<(&str, &str)> =
             headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))).collect();
-        Err(Attempt::Answered(wire::decode_error(status.as_u16(), &pairs, &body)))
+        let error = wire::decode_error(status.as_u16(), &pairs, &body);
+        match retry_after(&headers) {
+            Some(retry_after) => Err(Attempt::Throttled { error, retry_after }),
+            None => Err(Attempt::Answered(error)),
+        }
     }
+}
+
+/// The pause an error answer asks for: `x-ms-retry-after-ms` (Cosmos DB) or `Retry-After` in
+/// whole seconds. An HTTP-date form or an unreadable value is ignored: the policy's own backoff
+/// applies then.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| header(headers, name)?.trim().parse::<u64>().ok();
+    number("x-ms-retry-after-ms")
+        .map(Duration::from_millis)
+        .or_else(|| number("retry-after").map(Duration::from_secs))
 }
 
 /// How one attempt failed.
 enum Attempt {
     /// The service answered with an error (or the request could not be signed).
     Answered(Error),
+    /// The service answered with an error and asked for a pause before the next attempt.
+    Throttled { error: Error, retry_after: Duration },
     /// No answer: timeout, refused or dropped connection.
     Transport { error: Error, connect_failed: bool },
 }
