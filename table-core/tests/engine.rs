@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::time::Duration;
 
-use table_core::engine::{Engine, EngineOptions, FaultSpec};
+use table_core::engine::{Engine, EngineOptions, FaultSpec, registry};
 use table_core::{
     CompareOp, Continuation, Entity, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation,
     QueryRequest, TableQuery, Value, Violation,
@@ -762,4 +762,27 @@ fn clones_share_tables_across_threads() {
     assert_eq!(all.len(), 1000);
     let etags: BTreeSet<_> = all.iter().map(|e| e.etag.clone().unwrap().to_string()).collect();
     assert_eq!(etags.len(), 1000);
+}
+
+#[test]
+fn the_registry_shares_an_engine_per_name_until_the_name_is_unbound() {
+    // The only test of this file that touches the process-wide registry, so no other test
+    // unbinds its names underneath it.
+    let first = registry::open("engine-tests-a");
+    first.create_table(T).unwrap();
+    assert_eq!(code(registry::open("engine-tests-a").create_table(T)), ErrorCode::TableAlreadyExists);
+
+    let removed = registry::remove("engine-tests-a").unwrap();
+    assert!(registry::remove("engine-tests-a").is_none());
+    assert_eq!(code(removed.create_table(T)), ErrorCode::TableAlreadyExists);
+    // The name binds a fresh engine; the handle taken before removal keeps its table.
+    registry::open("engine-tests-a").create_table(T).unwrap();
+    assert_eq!(code(first.create_table(T)), ErrorCode::TableAlreadyExists);
+
+    let second = registry::open("engine-tests-b");
+    second.create_table(T).unwrap();
+    registry::clear();
+    assert!(registry::remove("engine-tests-a").is_none());
+    registry::open("engine-tests-b").create_table(T).unwrap();
+    assert_eq!(code(second.create_table(T)), ErrorCode::TableAlreadyExists);
 }

@@ -8,12 +8,14 @@
 //! increasing `Timestamp` (100 ns resolution, UTC) and the ETag derived from it.
 //!
 //! As a test tool it can shrink pages and split them at partition boundaries
-//! ([`EngineOptions`]), and fail chosen requests deterministically ([`Faults`]).
+//! ([`EngineOptions`]), and fail chosen requests deterministically ([`Faults`]). Engines can
+//! be shared by name across a process through the [`registry`].
 //!
 //! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `row` (the
 //! stored form of an entity, its filter lookups and `$select` projection), `query` (key
 //! ranges, page scans, continuation tokens), `batch` (all-or-nothing transactions), `order`
-//! (UTF-16 ordinal key order), `clock` (timestamps), `faults`, `options`.
+//! (UTF-16 ordinal key order), `clock` (timestamps), `faults`, `options`, `registry` (named
+//! engines).
 
 mod batch;
 mod catalog;
@@ -22,6 +24,7 @@ mod faults;
 mod options;
 mod order;
 mod query;
+pub mod registry;
 mod row;
 mod table;
 
