@@ -12,7 +12,8 @@
 //!   `AccountName`, else the first DNS label of a non-IP host, else the first path segment.
 //! - `SharedAccessSignature=<token>` instead of `AccountKey` (one of the two is required).
 //! - `UseEmbeddedEngine=true[;Name=<name>]`: the in-process engine; clients built from the
-//!   same `Name` share one engine, an unnamed one gets a private engine.
+//!   same `Name` share the engine bound to it in [`registry`](crate::engine::registry) (until
+//!   the name is removed from it), an unnamed one gets a private engine.
 //!
 //! `BlobEndpoint`, `QueueEndpoint`, `FileEndpoint` and their `*SecondaryEndpoint` forms
 //! belong to other services and are ignored; any other unknown key is an error, so a typo

@@ -2,7 +2,9 @@
 //! embedded in-memory engine that behaves like the service.
 //!
 //! Start with a [`TableServiceClient`]: [`TableServiceClient::from_connection_string`] picks the
-//! backend (`UseDevelopmentStorage=true`, account keys, SAS, or `UseEmbeddedEngine=true`).
+//! backend (`UseDevelopmentStorage=true`, account keys, SAS, or `UseEmbeddedEngine=true`);
+//! [`TableServiceClient::builder`] also takes an endpoint with a credential, an engine, retries
+//! and timeouts.
 //! Tables are reached through [`TableClient`] (untyped [`Entity`] values) or `TypedTable<T>`
 //! for `#[derive(TableEntity)]` structs.
 //!
@@ -65,6 +67,7 @@ pub mod wire;
 
 mod backend;
 mod batch;
+mod builder;
 mod index;
 mod query;
 mod retry;
@@ -73,10 +76,11 @@ mod table;
 mod typed_table;
 
 pub use batch::{BulkReport, Transaction, TransactionReport};
+pub use builder::TableServiceClientBuilder;
 pub use index::IndexReport;
 pub use query::{MAX_PAGE_SIZE, Query, QueryPage};
 pub use retry::RetryPolicy;
-pub use service::{ClientOptions, TableServiceClient};
+pub use service::TableServiceClient;
 pub use table::TableClient;
 pub use typed_table::TypedTable;
 

@@ -1,50 +1,16 @@
-//! The service client: the entry point, which owns the backend and manages tables.
-
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+//! The service client: the entry point, which owns the backend and manages tables. It is
+//! configured through [`TableServiceClientBuilder`] (module `builder`).
 
 use futures::Stream;
 use table_core::engine::Engine;
 use table_core::validate::validate_table_name;
 use table_core::{Error, ErrorCode, Filter, Result, TableQuery};
 
-use crate::auth::Credential;
-use crate::backend::{Backend, HttpBackend, HttpOptions};
-use crate::connection_string::ConnectionString;
+use crate::backend::Backend;
+use crate::builder::TableServiceClientBuilder;
 use crate::query::{Progress, no_progress};
-use crate::retry::{RetryPolicy, ambiguous};
+use crate::retry::ambiguous;
 use crate::table::TableClient;
-
-/// Transport settings for HTTP backends (ignored by the embedded engine).
-#[derive(Debug, Clone)]
-pub struct ClientOptions {
-    retry: RetryPolicy,
-    timeout: Duration,
-}
-
-impl Default for ClientOptions {
-    /// The default [`RetryPolicy`] and a 30 s per-request timeout.
-    fn default() -> Self {
-        ClientOptions { retry: RetryPolicy::default(), timeout: Duration::from_secs(30) }
-    }
-}
-
-impl ClientOptions {
-    /// How transient failures are retried. Default: [`RetryPolicy::default`].
-    #[must_use]
-    pub fn retry(mut self, policy: RetryPolicy) -> Self {
-        self.retry = policy;
-        self
-    }
-
-    /// The limit of one HTTP attempt, from sending to the last byte of the answer. Default 30 s.
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-}
 
 /// A client for one storage account (or one embedded engine): creates, deletes and lists
 /// tables, and hands out [`TableClient`]s. Cheap to clone; clones share connections.
@@ -54,47 +20,33 @@ pub struct TableServiceClient {
 }
 
 impl TableServiceClient {
-    /// A client over an embedded engine. Clones of the engine handle share its data.
-    pub fn embedded(engine: Engine) -> Self {
-        TableServiceClient { backend: Backend::Embedded(engine) }
+    /// Configures a client: the backend (a connection string, an endpoint with a credential,
+    /// or an engine), retries and timeouts. See [`TableServiceClientBuilder`].
+    pub fn builder() -> TableServiceClientBuilder {
+        TableServiceClientBuilder::new()
     }
 
-    /// A client over the process-wide embedded engine called `name`, created on first use, so
-    /// that every client opened with the same name sees the same tables (what the connection
-    /// string `UseEmbeddedEngine=true;Name=<name>` opens).
-    pub fn embedded_named(name: &str) -> Self {
-        static ENGINES: OnceLock<Mutex<HashMap<String, Engine>>> = OnceLock::new();
-        let engines = ENGINES.get_or_init(Mutex::default);
-        // A poisoned registry still holds valid engine handles; recover it.
-        let mut engines = engines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let engine = engines.entry(name.to_owned()).or_default().clone();
-        Self::embedded(engine)
-    }
-
-    /// A client for the backend a connection string names, with default options:
+    /// A client for the backend a connection string names, with the default options:
     /// `UseDevelopmentStorage=true` (Azurite on 127.0.0.1:10002), the account forms
     /// (`DefaultEndpointsProtocol=https;AccountName=..;AccountKey=..;EndpointSuffix=..`,
     /// `TableEndpoint=..`, `SharedAccessSignature=..`, also for Cosmos DB Table endpoints), or
-    /// `UseEmbeddedEngine=true[;Name=<name>]` for the embedded engine (with a name, every client
-    /// opened with it shares one engine; without, the client gets a private engine).
+    /// `UseEmbeddedEngine=true[;Name=<name>]` for the embedded engine (with a name, the engine
+    /// bound to it in [`registry`](crate::engine::registry), shared by every client opened
+    /// with that name; without, a private engine). The one-line form of
+    /// `TableServiceClient::builder().connection_string(connection_string).build()`.
     pub fn from_connection_string(connection_string: &str) -> Result<Self> {
-        Self::from_connection_string_with(connection_string, ClientOptions::default())
+        Self::builder().connection_string(connection_string).build()
     }
 
-    /// [`from_connection_string`](Self::from_connection_string) with transport options.
-    pub fn from_connection_string_with(connection_string: &str, options: ClientOptions) -> Result<Self> {
-        match ConnectionString::parse(connection_string)? {
-            ConnectionString::Http { endpoint, credential, .. } => Self::http(&endpoint, credential, options),
-            ConnectionString::Embedded { name: Some(name) } => Ok(Self::embedded_named(&name)),
-            ConnectionString::Embedded { name: None } => Ok(Self::embedded(Engine::new())),
-        }
+    /// A client over an embedded engine; clones of the engine handle share its data. The
+    /// infallible form of `TableServiceClient::builder().engine(engine).build()` (no option
+    /// applies to the embedded engine).
+    pub fn embedded(engine: Engine) -> Self {
+        Self::from_backend(Backend::Embedded(engine))
     }
 
-    /// A client for a Table service endpoint (base URL, path style for emulators, e.g.
-    /// `http://127.0.0.1:10002/devstoreaccount1`).
-    pub fn http(endpoint: &str, credential: Credential, options: ClientOptions) -> Result<Self> {
-        let options = HttpOptions { retry: options.retry, timeout: options.timeout };
-        Ok(TableServiceClient { backend: Backend::Http(HttpBackend::new(endpoint, credential, options)?) })
+    pub(crate) fn from_backend(backend: Backend) -> Self {
+        TableServiceClient { backend }
     }
 
     /// A client for the table `name`. Nothing is sent; a name that breaks the service's rules

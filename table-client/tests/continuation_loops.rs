@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use table_client::auth::Credential;
-use table_client::{ClientOptions, ErrorKind, RetryPolicy, TableServiceClient};
+use table_client::{ErrorKind, RetryPolicy, TableServiceClient};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -18,10 +18,13 @@ const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6t
 
 async fn server_and_client() -> (MockServer, TableServiceClient) {
     let server = MockServer::start().await;
-    let credential = Credential::shared_key(ACCOUNT, KEY).unwrap();
-    let options = ClientOptions::default().retry(RetryPolicy::none()).timeout(Duration::from_secs(5));
-    let client =
-        TableServiceClient::http(&format!("{}/{ACCOUNT}", server.uri()), credential, options).unwrap();
+    let client = TableServiceClient::builder()
+        .endpoint(&format!("{}/{ACCOUNT}", server.uri()))
+        .credential(Credential::shared_key(ACCOUNT, KEY).unwrap())
+        .retry(RetryPolicy::none())
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
     (server, client)
 }
 

@@ -9,9 +9,7 @@
 use futures::StreamExt;
 use table_client::auth::Credential;
 use table_client::typed::Column;
-use table_client::{
-    ClientOptions, Engine, Entity, Error, ErrorCode, Filter, TableClient, TableServiceClient, Violation,
-};
+use table_client::{Engine, Entity, Error, ErrorCode, Filter, TableClient, TableServiceClient, Violation};
 use table_core::filter::MAX_FILTER_NESTING;
 use wiremock::MockServer;
 
@@ -78,12 +76,11 @@ async fn the_embedded_engine_refuses_them() {
 async fn the_http_backend_refuses_them_without_a_request() {
     let server = MockServer::start().await;
     let credential = Credential::shared_key(ACCOUNT, KEY).unwrap();
-    let client = TableServiceClient::http(
-        &format!("{}/{ACCOUNT}", server.uri()),
-        credential,
-        ClientOptions::default(),
-    )
-    .unwrap();
+    let client = TableServiceClient::builder()
+        .endpoint(&format!("{}/{ACCOUNT}", server.uri()))
+        .credential(credential)
+        .build()
+        .unwrap();
     check(&refusals(&client.table("values")).await);
     let tables: Vec<_> = client.query_tables(Some(Filter::eq("Score", f64::INFINITY))).collect().await;
     assert!(matches!(

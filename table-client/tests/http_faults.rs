@@ -13,7 +13,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use table_client::auth::Credential;
 use table_client::{
-    ClientOptions, Entity, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient, Transaction,
+    Entity, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient, TableServiceClientBuilder,
+    Transaction,
 };
 use wiremock::matchers::{header_exists, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -21,15 +22,15 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 const ACCOUNT: &str = "devstoreaccount1";
 const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
-fn fast_retries() -> ClientOptions {
-    ClientOptions::default()
+fn fast_retries() -> TableServiceClientBuilder {
+    TableServiceClient::builder()
         .retry(RetryPolicy::default().max_retries(3).initial_backoff(Duration::from_millis(1)))
         .timeout(Duration::from_secs(5))
 }
 
-fn client_at(base: &str, options: ClientOptions) -> TableServiceClient {
+fn client_at(base: &str, options: TableServiceClientBuilder) -> TableServiceClient {
     let credential = Credential::shared_key(ACCOUNT, KEY).unwrap();
-    TableServiceClient::http(&format!("{base}/{ACCOUNT}"), credential, options).unwrap()
+    options.endpoint(&format!("{base}/{ACCOUNT}")).credential(credential).build().unwrap()
 }
 
 async fn server_and_table() -> (MockServer, TableClient) {
@@ -133,7 +134,8 @@ async fn idempotent_writes_are_retried_after_500() {
 #[tokio::test]
 async fn a_slow_answer_is_a_timeout() {
     let server = MockServer::start().await;
-    let options = ClientOptions::default().retry(RetryPolicy::none()).timeout(Duration::from_millis(200));
+    let options =
+        TableServiceClient::builder().retry(RetryPolicy::none()).timeout(Duration::from_millis(200));
     let table = client_at(&server.uri(), options).table("faults");
     Mock::given(method("GET"))
         .respond_with(
@@ -164,7 +166,7 @@ fn dropping_server() -> String {
 #[tokio::test]
 async fn dropped_connections_are_transport_errors_and_reads_retry() {
     let base = dropping_server();
-    let options = ClientOptions::default()
+    let options = TableServiceClient::builder()
         .retry(RetryPolicy::default().max_retries(2).initial_backoff(Duration::from_millis(1)))
         .timeout(Duration::from_secs(5));
     let table = client_at(&base, options).table("faults");
@@ -307,7 +309,7 @@ async fn error_answers_keep_code_status_and_request_id() {
 
 #[tokio::test]
 async fn debug_output_never_shows_the_key() {
-    let client = client_at("http://127.0.0.1:9", ClientOptions::default());
+    let client = client_at("http://127.0.0.1:9", TableServiceClient::builder());
     let text = format!("{client:?}");
     assert!(!text.contains(KEY) && !text.contains(&KEY[..20]), "{text}");
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use table_client::auth::Credential;
 use table_client::{
-    ClientOptions, ETag, Entity, Error, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity,
-    TableServiceClient, Transaction,
+    ETag, Entity, Error, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity, TableServiceClient,
+    Transaction,
 };
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -26,11 +26,13 @@ const NEW_ETAG: &str = "W/\"datetime'2024-01-01T00%3A00%3A05.0000001Z'\"";
 const LATE: Duration = Duration::from_millis(1500);
 
 fn client(server: &MockServer) -> TableServiceClient {
-    let options = ClientOptions::default()
+    TableServiceClient::builder()
+        .endpoint(&format!("{}/{ACCOUNT}", server.uri()))
+        .credential(Credential::shared_key(ACCOUNT, KEY).unwrap())
         .retry(RetryPolicy::default().max_retries(3).initial_backoff(Duration::from_millis(1)))
-        .timeout(Duration::from_millis(300));
-    let credential = Credential::shared_key(ACCOUNT, KEY).unwrap();
-    TableServiceClient::http(&format!("{}/{ACCOUNT}", server.uri()), credential, options).unwrap()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap()
 }
 
 async fn server_and_table() -> (MockServer, TableClient) {

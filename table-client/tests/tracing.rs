@@ -8,8 +8,8 @@
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 
+use table_client::TableServiceClient;
 use table_client::auth::Credential;
-use table_client::{ClientOptions, TableServiceClient};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
@@ -57,12 +57,11 @@ async fn requests_are_traced_with_the_service_request_id_and_no_secret() {
         .mount(&server)
         .await;
     let sas = "sv=2019-02-02&tn=t&sp=r&se=2099-01-01&sig=c2VjcmV0";
-    let client = TableServiceClient::http(
-        &format!("{}/devstoreaccount1", server.uri()),
-        Credential::sas(sas).unwrap(),
-        ClientOptions::default(),
-    )
-    .unwrap();
+    let client = TableServiceClient::builder()
+        .endpoint(&format!("{}/devstoreaccount1", server.uri()))
+        .credential(Credential::sas(sas).unwrap())
+        .build()
+        .unwrap();
 
     let fields: Fields = Arc::default();
     let subscriber = tracing_subscriber::registry().with(Capture(fields.clone()));

@@ -3,9 +3,9 @@
 // Helpers outside #[test] functions unwrap test vectors too.
 #![allow(clippy::unwrap_used)]
 
+use table_client::TableServiceClient;
 use table_client::auth::Credential;
 use table_client::connection_string::{ConnectionString, DEVELOPMENT_KEY};
-use table_client::{ClientOptions, TableServiceClient};
 use table_core::ErrorKind;
 
 fn http(s: &str) -> (String, String, Credential) {
@@ -206,12 +206,11 @@ fn table_endpoints_must_be_plain_http_urls() {
         let err = ConnectionString::parse(&s).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{endpoint:?}");
         assert!(!format!("{err} {err:?}").contains("hunter2secret"), "{err:?}");
-        let err = TableServiceClient::http(
-            endpoint,
-            Credential::shared_key("devstoreaccount1", key).unwrap(),
-            ClientOptions::default(),
-        )
-        .unwrap_err();
+        let err = TableServiceClient::builder()
+            .endpoint(endpoint)
+            .credential(Credential::shared_key("devstoreaccount1", key).unwrap())
+            .build()
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{endpoint:?}");
         assert!(!format!("{err} {err:?}").contains("hunter2secret"), "{err:?}");
     }

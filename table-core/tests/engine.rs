@@ -4,9 +4,10 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::time::Duration;
 
-use table_core::engine::{Engine, EngineOptions, FaultSpec};
+use table_core::engine::{Engine, EngineOptions, FaultSpec, registry};
 use table_core::{
     CompareOp, Continuation, Entity, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation,
     QueryRequest, TableQuery, Value, Violation,
@@ -24,6 +25,16 @@ fn engine_with(options: EngineOptions) -> Engine {
     let e = Engine::with_options(options);
     e.create_table(T).unwrap();
     e
+}
+
+/// A count the test knows is at least 1.
+fn n(count: usize) -> NonZeroUsize {
+    NonZeroUsize::new(count).unwrap()
+}
+
+/// A call number or period the test knows is at least 1.
+fn nth(call: u64) -> NonZeroU64 {
+    NonZeroU64::new(call).unwrap()
 }
 
 fn cmp(property: &str, op: CompareOp, value: impl Into<Value>) -> Filter {
@@ -164,7 +175,7 @@ fn table_queries_check_top_and_tokens() {
 
 #[test]
 fn small_pages_apply_to_table_listings() {
-    let e = Engine::with_options(EngineOptions::default().max_page_size(2));
+    let e = Engine::with_options(EngineOptions::default().max_page_size(n(2)));
     for name in ["aaa", "bbb", "ccc"] {
         e.create_table(name).unwrap();
     }
@@ -541,7 +552,7 @@ fn a_garbage_continuation_is_invalid_input() {
 
 #[test]
 fn small_pages_still_return_everything_once() {
-    let e = engine_with(EngineOptions::default().max_page_size(3));
+    let e = engine_with(EngineOptions::default().max_page_size(n(3)));
     seed(&e, &["a", "b", "c"], 4);
     let pages = all_pages(&e, &QueryRequest { top: Some(10), ..QueryRequest::default() });
     assert!(pages.iter().all(|p| p.len() <= 3));
@@ -562,7 +573,7 @@ fn split_pages_never_span_partitions_and_may_be_empty() {
 
 #[test]
 fn a_scan_budget_ends_pages_early_with_a_continuation() {
-    let e = engine_with(EngineOptions::default().scan_budget(Some(2)));
+    let e = engine_with(EngineOptions::default().scan_budget(Some(n(2))));
     seed(&e, &["a"], 5);
     let pages =
         all_pages(&e, &QueryRequest { filter: Some(cmp("n", CompareOp::Ge, 4)), ..QueryRequest::default() });
@@ -688,7 +699,7 @@ fn a_successful_batch_applies_every_operation_in_order() {
 #[test]
 fn a_fault_before_apply_has_no_effect() {
     let e = engine();
-    e.faults().fail_call(1, FaultSpec::server_busy());
+    e.faults().fail_call(nth(1), FaultSpec::server_busy());
     let err = e.insert(T, Entity::new("p", "r")).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::ServerBusy));
     assert_eq!(err.status(), Some(503));
@@ -699,12 +710,12 @@ fn a_fault_before_apply_has_no_effect() {
 #[test]
 fn a_fault_after_apply_loses_only_the_response() {
     let e = engine();
-    e.faults().fail_call(1, FaultSpec::timeout().after_apply());
+    e.faults().fail_call(nth(1), FaultSpec::timeout().after_apply());
     let err = e.insert(T, Entity::new("p", "r")).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
     e.get(T, "p", "r", None).unwrap();
 
-    e.faults().fail_call(1, FaultSpec::server_busy().after_apply());
+    e.faults().fail_call(nth(1), FaultSpec::server_busy().after_apply());
     e.submit_batch(T, vec![ins("b1"), ins("b2")]).unwrap_err();
     e.get(T, "p", "b2", None).unwrap();
 }
@@ -721,7 +732,7 @@ fn faults_count_every_request_once() {
     e.get(T, "p", "r", None).unwrap_err();
     assert_eq!(e.faults().calls(), 6);
 
-    e.faults().fail_every(2, FaultSpec::service(ErrorCode::InternalError));
+    e.faults().fail_every(nth(2), FaultSpec::service(ErrorCode::InternalError));
     let results: Vec<_> = (0..4).map(|i| e.insert(T, Entity::new("p", i.to_string())).is_ok()).collect();
     assert_eq!(results, [true, false, true, false]);
     e.faults().clear();
@@ -751,4 +762,27 @@ fn clones_share_tables_across_threads() {
     assert_eq!(all.len(), 1000);
     let etags: BTreeSet<_> = all.iter().map(|e| e.etag.clone().unwrap().to_string()).collect();
     assert_eq!(etags.len(), 1000);
+}
+
+#[test]
+fn the_registry_shares_an_engine_per_name_until_the_name_is_unbound() {
+    // The only test of this file that touches the process-wide registry, so no other test
+    // unbinds its names underneath it.
+    let first = registry::open("engine-tests-a");
+    first.create_table(T).unwrap();
+    assert_eq!(code(registry::open("engine-tests-a").create_table(T)), ErrorCode::TableAlreadyExists);
+
+    let removed = registry::remove("engine-tests-a").unwrap();
+    assert!(registry::remove("engine-tests-a").is_none());
+    assert_eq!(code(removed.create_table(T)), ErrorCode::TableAlreadyExists);
+    // The name binds a fresh engine; the handle taken before removal keeps its table.
+    registry::open("engine-tests-a").create_table(T).unwrap();
+    assert_eq!(code(first.create_table(T)), ErrorCode::TableAlreadyExists);
+
+    let second = registry::open("engine-tests-b");
+    second.create_table(T).unwrap();
+    registry::clear();
+    assert!(registry::remove("engine-tests-a").is_none());
+    registry::open("engine-tests-b").create_table(T).unwrap();
+    assert_eq!(code(second.create_table(T)), ErrorCode::TableAlreadyExists);
 }

@@ -9,6 +9,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
+use std::num::NonZeroUsize;
 
 use proptest::prelude::*;
 use table_core::batch::validate_operation;
@@ -459,7 +460,8 @@ fn run_query(
 }
 
 fn run(steps: &[Step], page_size: usize) {
-    let engine = Engine::with_options(EngineOptions::default().max_page_size(page_size));
+    let engine =
+        Engine::with_options(EngineOptions::default().max_page_size(NonZeroUsize::new(page_size).unwrap()));
     engine.create_table(T).unwrap();
     let mut model = Model::default();
     for step in steps {
@@ -500,7 +502,7 @@ proptest! {
         budget in prop::option::of(1usize..5),
         top in prop::option::of(1u32..4),
     ) {
-        let engine = Engine::with_options(EngineOptions::default().split_pages_at_partition_boundaries(split).scan_budget(budget));
+        let engine = Engine::with_options(EngineOptions::default().split_pages_at_partition_boundaries(split).scan_budget(budget.map(|b| NonZeroUsize::new(b).unwrap())));
         engine.create_table(T).unwrap();
         let mut model = Model::default();
         for w in &writes {

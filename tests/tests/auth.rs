@@ -14,8 +14,8 @@ use conformance::azurite::{ACCOUNT_KEY, ACCOUNT_NAME, Azurite, azurite, unique_t
 use futures::StreamExt;
 use table_client::auth::{AccountKey, Credential, SasToken, TableSasBuilder, TableSasPermissions};
 use table_client::{
-    ClientOptions, Entity, Error, ErrorCode, ErrorKind, Filter, IfMatch, RetryPolicy, TableClient,
-    TableServiceClient, Transaction, Value,
+    Entity, Error, ErrorCode, ErrorKind, Filter, IfMatch, RetryPolicy, TableClient, TableServiceClient,
+    Transaction, Value,
 };
 
 /// The development account's key, as the SAS builder signs with it.
@@ -29,7 +29,7 @@ fn admin(azurite: &Azurite) -> TableServiceClient {
 }
 
 fn with_credential(azurite: &Azurite, credential: Credential) -> TableServiceClient {
-    TableServiceClient::http(&azurite.endpoint, credential, ClientOptions::default()).unwrap()
+    TableServiceClient::builder().endpoint(&azurite.endpoint).credential(credential).build().unwrap()
 }
 
 /// A table SAS for `table` with `permissions`, valid from a minute ago for an hour.
@@ -261,12 +261,12 @@ async fn debug_output_never_shows_a_key_or_a_signature() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let unreachable = TableServiceClient::http(
-        &format!("http://127.0.0.1:{port}/{ACCOUNT_NAME}"),
-        Credential::sas(token.as_query()).unwrap(),
-        ClientOptions::default().retry(RetryPolicy::none()),
-    )
-    .unwrap();
+    let unreachable = TableServiceClient::builder()
+        .endpoint(&format!("http://127.0.0.1:{port}/{ACCOUNT_NAME}"))
+        .credential(Credential::sas(token.as_query()).unwrap())
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
     let err = unreachable.table(&name).get("p", "r").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Transport, "{err:?}");
     let mut chain = format!("{err:?} {err}");

@@ -26,7 +26,7 @@ use conformance::azurite::{self, Azurite};
 use conformance::fault_proxy::{Fault, FaultProxy, ProxyStats};
 use futures::StreamExt;
 use table_client::{
-    ClientOptions, ETag, Entity, EntityKey, Error, IfMatch, Operation, Properties, RetryPolicy, TableClient,
+    ETag, Entity, EntityKey, Error, IfMatch, Operation, Properties, RetryPolicy, TableClient,
     TableServiceClient, Transaction, Value, WriteOutcome,
 };
 
@@ -145,10 +145,12 @@ impl Worker {
             .await
             .unwrap();
         let through_proxy = Azurite::at(&format!("http://{}/{}", proxy.addr(), azurite::ACCOUNT_NAME));
-        let options = ClientOptions::default().retry(RetryPolicy::default()).timeout(CLIENT_TIMEOUT);
-        let client =
-            TableServiceClient::from_connection_string_with(&through_proxy.connection_string, options)
-                .unwrap();
+        let client = TableServiceClient::builder()
+            .connection_string(&through_proxy.connection_string)
+            .retry(RetryPolicy::default())
+            .timeout(CLIENT_TIMEOUT)
+            .build()
+            .unwrap();
         Worker {
             id,
             rng: fastrand::Rng::with_seed(!worker_seed),

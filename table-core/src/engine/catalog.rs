@@ -7,6 +7,7 @@
 //! never waits for another.
 
 use std::collections::{BTreeMap, HashMap};
+use std::num::NonZeroUsize;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -119,7 +120,7 @@ impl Catalog {
         &self,
         filter: Option<&Filter>,
         start: Option<&str>,
-        page_size: usize,
+        page_size: NonZeroUsize,
     ) -> Result<(Vec<String>, Option<String>)> {
         let start = match start {
             Some(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric()) => {
@@ -135,7 +136,7 @@ impl Catalog {
         for (name, _) in state.tables.range(start..).map(|(_, entry)| entry) {
             let row = Entity::new("", "").with("TableName", Value::String(name.clone()));
             if filter.is_none_or(|f| f.matches(&row)) {
-                if names.len() >= page_size {
+                if names.len() >= page_size.get() {
                     return Ok((names, Some(name.clone())));
                 }
                 names.push(name.clone());

@@ -12,6 +12,7 @@
 //! the request was sent).
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -116,30 +117,27 @@ struct Plan {
 #[derive(Debug)]
 struct Every {
     after: u64,
-    period: u64,
+    period: NonZeroU64,
     spec: FaultSpec,
 }
 
 impl Faults {
     /// Fails the `n`-th call from now (`1` = the next call). A later plan for the same call
-    /// replaces an earlier one; `n = 0` plans nothing.
-    pub fn fail_call(&self, n: u64, spec: FaultSpec) {
-        if n == 0 {
-            return;
-        }
-        let at = self.calls() + n;
+    /// replaces an earlier one.
+    pub fn fail_call(&self, n: NonZeroU64, spec: FaultSpec) {
+        let at = self.calls() + n.get();
         self.with_plan(|plan| {
             plan.once.insert(at, spec);
         });
     }
 
     /// Fails every `n`-th call from now on (the `n`-th, `2n`-th, ... call from now), replacing
-    /// any earlier `fail_every`; `n = 0` removes it. A one-off fault planned for the same call
-    /// wins.
-    pub fn fail_every(&self, n: u64, spec: FaultSpec) {
+    /// any earlier `fail_every` ([`clear`](Self::clear) removes it). A one-off fault planned
+    /// for the same call wins.
+    pub fn fail_every(&self, n: NonZeroU64, spec: FaultSpec) {
         let after = self.calls();
         self.with_plan(|plan| {
-            plan.every = (n > 0).then_some(Every { after, period: n, spec });
+            plan.every = Some(Every { after, period: n, spec });
         });
     }
 
@@ -167,7 +165,7 @@ impl Faults {
                 plan.once = plan.once.split_off(&call);
                 plan.every
                     .as_ref()
-                    .filter(|e| call > e.after && (call - e.after).is_multiple_of(e.period))
+                    .filter(|e| call > e.after && (call - e.after).is_multiple_of(e.period.get()))
                     .map(|e| e.spec.clone())
             }
         };
@@ -187,6 +185,10 @@ impl Faults {
 mod tests {
     use super::*;
 
+    fn nth(n: u64) -> NonZeroU64 {
+        NonZeroU64::new(n).expect("the tests count from 1")
+    }
+
     fn fired(faults: &Faults, calls: usize) -> Vec<bool> {
         (0..calls).map(|_| faults.next_call().is_some()).collect()
     }
@@ -195,7 +197,7 @@ mod tests {
     fn fail_call_counts_from_now() {
         let faults = Faults::default();
         fired(&faults, 5);
-        faults.fail_call(2, FaultSpec::server_busy());
+        faults.fail_call(nth(2), FaultSpec::server_busy());
         assert_eq!(fired(&faults, 4), [false, true, false, false]);
         assert_eq!(faults.calls(), 9);
     }
@@ -204,7 +206,7 @@ mod tests {
     fn fail_every_repeats_and_clear_stops_it() {
         let faults = Faults::default();
         fired(&faults, 1);
-        faults.fail_every(3, FaultSpec::timeout());
+        faults.fail_every(nth(3), FaultSpec::timeout());
         assert_eq!(fired(&faults, 7), [false, false, true, false, false, true, false]);
         faults.clear();
         assert_eq!(fired(&faults, 3), [false; 3]);
@@ -213,8 +215,8 @@ mod tests {
     #[test]
     fn one_off_fault_wins_over_the_periodic_one() {
         let faults = Faults::default();
-        faults.fail_every(2, FaultSpec::timeout());
-        faults.fail_call(2, FaultSpec::server_busy().after_apply());
+        faults.fail_every(nth(2), FaultSpec::timeout());
+        faults.fail_call(nth(2), FaultSpec::server_busy().after_apply());
         assert_eq!(faults.next_call(), None);
         assert_eq!(faults.next_call(), Some(FaultSpec::server_busy().after_apply()));
         assert_eq!(faults.next_call(), None);

@@ -8,12 +8,14 @@
 //! increasing `Timestamp` (100 ns resolution, UTC) and the ETag derived from it.
 //!
 //! As a test tool it can shrink pages and split them at partition boundaries
-//! ([`EngineOptions`]), and fail chosen requests deterministically ([`Faults`]).
+//! ([`EngineOptions`]), and fail chosen requests deterministically ([`Faults`]). Engines can
+//! be shared by name across a process through the [`registry`].
 //!
 //! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `row` (the
 //! stored form of an entity, its filter lookups and `$select` projection), `query` (key
 //! ranges, page scans, continuation tokens), `batch` (all-or-nothing transactions), `order`
-//! (UTF-16 ordinal key order), `clock` (timestamps), `faults`, `options`.
+//! (UTF-16 ordinal key order), `clock` (timestamps), `faults`, `options`, `registry` (named
+//! engines).
 
 mod batch;
 mod catalog;
@@ -22,10 +24,12 @@ mod faults;
 mod options;
 mod order;
 mod query;
+pub mod registry;
 mod row;
 mod table;
 
 use std::fmt;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
 
 pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};
@@ -236,7 +240,7 @@ impl Engine {
             let limits = PageLimits {
                 size,
                 split_at_partitions: s.options.split_pages_at_partition_boundaries,
-                scan_budget: s.options.scan_budget.map(|b| b.max(1)),
+                scan_budget: s.options.scan_budget,
             };
             let plan = KeyPlan::new(filter);
             let found = table.read(|data| query::scan(data, &plan, resume.as_ref(), limits));
@@ -280,12 +284,14 @@ impl Engine {
 
 impl Shared {
     /// The page size for `$top`, capped by the options.
-    fn page_size(&self, top: Option<u32>) -> Result<usize> {
-        let cap = self.options.max_page_size.max(1);
-        match top {
-            None => Ok(cap),
-            Some(t) if (1..=MAX_TOP).contains(&t) => Ok(cap.min(usize::try_from(t).unwrap_or(usize::MAX))),
-            Some(t) => Err(Error::invalid(Violation::Top { value: u64::from(t) })),
+    fn page_size(&self, top: Option<u32>) -> Result<NonZeroUsize> {
+        let cap = self.options.max_page_size;
+        let Some(top) = top else {
+            return Ok(cap);
+        };
+        match NonZeroU32::new(top).filter(|t| t.get() <= MAX_TOP) {
+            Some(t) => Ok(cap.min(NonZeroUsize::try_from(t).unwrap_or(NonZeroUsize::MAX))),
+            None => Err(Error::invalid(Violation::Top { value: u64::from(top) })),
         }
     }
 }

@@ -15,6 +15,7 @@
 //! base64 (no padding) of the UTF-8 key text.
 
 use std::borrow::Borrow;
+use std::num::NonZeroUsize;
 use std::ops::Bound;
 
 use base64::Engine as _;
@@ -148,12 +149,12 @@ impl KeyPlan {
 /// How a page may end.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PageLimits {
-    /// Most rows in the page (at least 1).
-    pub(crate) size: usize,
+    /// Most rows in the page.
+    pub(crate) size: NonZeroUsize,
     /// End the page where a partition ends.
     pub(crate) split_at_partitions: bool,
-    /// Most rows examined (at least 1).
-    pub(crate) scan_budget: Option<usize>,
+    /// Most rows examined.
+    pub(crate) scan_budget: Option<NonZeroUsize>,
 }
 
 /// The rows of one page and where the next page starts.
@@ -202,12 +203,12 @@ pub(crate) fn scan(
             continue;
         };
         for row in partition.range::<[u8], _>(rk_bounds).map(|(_, row)| row) {
-            if limits.scan_budget.is_some_and(|budget| examined >= budget) {
+            if limits.scan_budget.is_some_and(|budget| examined >= budget.get()) {
                 return ScanResult { rows, next: Some(key_of(row)) };
             }
             examined += 1;
             if filter.is_none_or(|f| f.matches_in(row)) {
-                if rows.len() >= limits.size {
+                if rows.len() >= limits.size.get() {
                     return ScanResult { rows, next: Some(key_of(row)) };
                 }
                 rows.push(Row::clone(row));

@@ -1,0 +1,209 @@
+//! [`TableServiceClientBuilder`]: the one way to configure a [`TableServiceClient`] (which
+//! backend, with which credential, with which transport options), checked as a whole in
+//! [`build`](TableServiceClientBuilder::build).
+//!
+//! Rules `build` enforces:
+//! - exactly one backend: a connection string, an endpoint, or an engine;
+//! - a credential goes with an endpoint, and only there: a connection string carries its
+//!   own, and the embedded engine authorizes nothing;
+//! - an option value that is wrong in itself (a zero timeout) is refused on every backend,
+//!   while valid transport options (retry, timeout) are ignored by the embedded engine, which
+//!   answers in process. So code that sets them works unchanged whichever backend a
+//!   configured connection string names.
+//!
+//! This module and `service.rs` import each other: the handle hands out its builder, and the
+//! builder makes the handle.
+
+use std::time::Duration;
+
+use table_core::engine::{Engine, registry};
+use table_core::{Error, ErrorKind, Result};
+
+use crate::auth::Credential;
+use crate::backend::{Backend, HttpBackend, HttpOptions};
+use crate::connection_string::ConnectionString;
+use crate::retry::RetryPolicy;
+use crate::service::TableServiceClient;
+
+/// The limit of one HTTP attempt unless [`TableServiceClientBuilder::timeout`] says otherwise.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Configures a [`TableServiceClient`]; made by [`TableServiceClient::builder`]. Setters take
+/// and return the builder; a setter called twice keeps the later value. Nothing is checked or
+/// connected until [`build`](Self::build).
+///
+/// ```
+/// use std::time::Duration;
+/// use table_client::auth::Credential;
+/// use table_client::connection_string::{DEVELOPMENT_ACCOUNT, DEVELOPMENT_KEY};
+/// use table_client::{RetryPolicy, TableServiceClient};
+///
+/// # fn main() -> table_client::Result<()> {
+/// // Azurite, with one retry and a 5 s limit per attempt (nothing is sent yet).
+/// let service = TableServiceClient::builder()
+///     .endpoint("http://127.0.0.1:10002/devstoreaccount1")
+///     .credential(Credential::shared_key(DEVELOPMENT_ACCOUNT, DEVELOPMENT_KEY)?)
+///     .retry(RetryPolicy::default().max_retries(1))
+///     .timeout(Duration::from_secs(5))
+///     .build()?;
+/// # drop(service);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `build()`"]
+pub struct TableServiceClientBuilder {
+    /// Parsed when given; a parse error waits for `build`.
+    connection_string: Option<Result<ConnectionString>>,
+    endpoint: Option<String>,
+    credential: Option<Credential>,
+    engine: Option<Engine>,
+    retry: RetryPolicy,
+    timeout: Duration,
+}
+
+impl TableServiceClientBuilder {
+    pub(crate) fn new() -> Self {
+        TableServiceClientBuilder {
+            connection_string: None,
+            endpoint: None,
+            credential: None,
+            engine: None,
+            retry: RetryPolicy::default(),
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// The backend a connection string names, with its credential (see
+    /// [`ConnectionString`] for the forms): an account over HTTP, Azurite
+    /// (`UseDevelopmentStorage=true`), or the embedded engine (`UseEmbeddedEngine=true`,
+    /// private; with `;Name=<name>`, the engine bound to that name in
+    /// [`registry`](crate::engine::registry)). Excludes [`endpoint`](Self::endpoint),
+    /// [`credential`](Self::credential) and [`engine`](Self::engine). Default: none.
+    ///
+    /// A string that does not parse is reported by [`build`](Self::build).
+    pub fn connection_string(mut self, connection_string: &str) -> Self {
+        self.connection_string = Some(ConnectionString::parse(connection_string));
+        self
+    }
+
+    /// A Table service endpoint: its base URL, path style for emulators (e.g.
+    /// `http://127.0.0.1:10002/devstoreaccount1`). Needs a [`credential`](Self::credential).
+    /// Default: none.
+    pub fn endpoint(mut self, endpoint: &str) -> Self {
+        self.endpoint = Some(endpoint.to_owned());
+        self
+    }
+
+    /// How requests to the [`endpoint`](Self::endpoint) are authorized
+    /// ([`Credential::Anonymous`] for a server that authorizes on its own). Default: none.
+    pub fn credential(mut self, credential: Credential) -> Self {
+        self.credential = Some(credential);
+        self
+    }
+
+    /// An embedded engine; clones of the engine handle share its data. Default: none.
+    /// [`TableServiceClient::embedded`] is the shorter way when no other setting matters.
+    pub fn engine(mut self, engine: Engine) -> Self {
+        self.engine = Some(engine);
+        self
+    }
+
+    /// How transient failures of HTTP requests are retried. Default:
+    /// [`RetryPolicy::default`]. The embedded engine ignores it.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The limit of one HTTP attempt, from sending to the last byte of the answer; it must be
+    /// more than zero. Default: 30 s. The embedded engine ignores it.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The client. Nothing is sent.
+    ///
+    /// Errors, in the order they are checked, all [`ErrorKind::InvalidInput`] unless noted:
+    /// more than one backend given (connection string, endpoint, engine); none given; a zero
+    /// [`timeout`](Self::timeout); the connection string's own error (see
+    /// [`ConnectionString::parse`]; bad key base64 is [`ErrorKind::Auth`]); a credential
+    /// beside a connection string or an engine; an endpoint without a credential; an
+    /// endpoint that is not an http(s) URL naming a host without user credentials, query or
+    /// fragment; [`ErrorKind::Transport`] if the HTTP client cannot be set up.
+    pub fn build(self) -> Result<TableServiceClient> {
+        let choice = Choice::of(self.connection_string, self.endpoint, self.engine)?;
+        if self.timeout.is_zero() {
+            return Err(invalid("the `timeout` must be more than zero"));
+        }
+        let options = HttpOptions { retry: self.retry, timeout: self.timeout };
+        let backend = match (choice, self.credential) {
+            (Choice::ConnectionString(parsed), credential) => {
+                let parsed = parsed?;
+                if credential.is_some() {
+                    return Err(invalid(
+                        "a `credential` goes with an `endpoint`; a connection string carries its own",
+                    ));
+                }
+                match parsed {
+                    ConnectionString::Http { endpoint, credential, .. } => {
+                        Backend::Http(HttpBackend::new(&endpoint, credential, options)?)
+                    }
+                    ConnectionString::Embedded { name: Some(name) } => {
+                        Backend::Embedded(registry::open(&name))
+                    }
+                    ConnectionString::Embedded { name: None } => Backend::Embedded(Engine::new()),
+                }
+            }
+            (Choice::Endpoint(endpoint), Some(credential)) => {
+                Backend::Http(HttpBackend::new(&endpoint, credential, options)?)
+            }
+            (Choice::Endpoint(_), None) => {
+                return Err(invalid("an `endpoint` needs a `credential` (`Credential::Anonymous` for none)"));
+            }
+            (Choice::Engine(engine), None) => Backend::Embedded(engine),
+            (Choice::Engine(_), Some(_)) => {
+                return Err(invalid("the embedded engine takes no `credential`"));
+            }
+        };
+        Ok(TableServiceClient::from_backend(backend))
+    }
+}
+
+/// The one backend a builder was given.
+enum Choice {
+    ConnectionString(Result<ConnectionString>),
+    Endpoint(String),
+    Engine(Engine),
+}
+
+impl Choice {
+    fn of(
+        connection_string: Option<Result<ConnectionString>>,
+        endpoint: Option<String>,
+        engine: Option<Engine>,
+    ) -> Result<Choice> {
+        match (connection_string, endpoint, engine) {
+            (Some(parsed), None, None) => Ok(Choice::ConnectionString(parsed)),
+            (None, Some(endpoint), None) => Ok(Choice::Endpoint(endpoint)),
+            (None, None, Some(engine)) => Ok(Choice::Engine(engine)),
+            (None, None, None) => Err(invalid(
+                "no backend: give a `connection_string`, an `endpoint` with a `credential`, or an `engine`",
+            )),
+            (connection_string, endpoint, engine) => {
+                let given = [
+                    connection_string.map(|_| "`connection_string`"),
+                    endpoint.map(|_| "`endpoint`"),
+                    engine.map(|_| "`engine`"),
+                ];
+                let given: Vec<&str> = given.into_iter().flatten().collect();
+                Err(invalid(format!("choose one backend; {} were given", given.join(" and "))))
+            }
+        }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidInput, message)
+}
