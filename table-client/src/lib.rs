@@ -11,7 +11,7 @@
 //! # Retries and ambiguous failures
 //!
 //! An HTTP client retries a failed request as its [`RetryPolicy`] says
-//! ([`ClientOptions::retry`]; the embedded engine never retries). Two kinds of failure differ:
+//! ([`TableServiceClientBuilder::retry`]; the embedded engine never retries). Two kinds of failure differ:
 //!
 //! - The service did **not** process the request: it answered 408, 429 or 503, or the
 //!   connection could not be established. Every request is retried.
