@@ -66,6 +66,7 @@ pub mod wire;
 mod backend;
 mod batch;
 mod index;
+mod outcome;
 mod query;
 mod retry;
 mod service;

@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use table_core::batch::validate_operation;
 use table_core::validate::{validate_key, validate_table_name};
-use table_core::{
-    ETag, Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
-};
+use table_core::{ETag, Entity, EntityKey, Error, IfMatch, KeyName, Operation, Result, WriteOutcome};
 
 use crate::backend::Backend;
 use crate::batch::{BulkReport, Transaction, run_bulk};
+use crate::outcome::{if_exists, is_entity_missing, require_etag};
 use crate::query::{Query, with_system_properties};
 use crate::retry::ambiguous;
 
@@ -224,31 +223,6 @@ impl TableClient {
     ) -> BulkReport {
         run_bulk(self, operations.into_iter().collect(), concurrency).await
     }
-}
-
-/// `true` for a 404 about the entity, not about its table.
-pub(crate) fn is_entity_missing(e: &Error) -> bool {
-    e.is_not_found() && e.code() != Some(&ErrorCode::TableNotFound)
-}
-
-/// `Ok(None)` where the entity does not exist; a missing table stays an error.
-pub(crate) fn if_exists<T>(result: Result<T>) -> Result<Option<T>> {
-    match result {
-        Ok(v) => Ok(Some(v)),
-        Err(e) if is_entity_missing(&e) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// The condition "unchanged since `row` was read": a row read without an ETag is an error,
-/// never an unconditional write.
-pub(crate) fn read_if_match(row: &Entity) -> Result<IfMatch> {
-    require_etag(row.etag.clone()).map(IfMatch::ETag)
-}
-
-/// The ETag a successful write must report.
-pub(crate) fn require_etag(etag: Option<ETag>) -> Result<ETag> {
-    etag.ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))
 }
 
 /// The local checks of one operation: keys always, the whole entity for writes.

@@ -16,7 +16,8 @@ use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, Operation, Resu
 
 use crate::batch::Transaction;
 use crate::index::retry_races;
-use crate::table::{TableClient, is_entity_missing, read_if_match};
+use crate::outcome::{is_entity_missing, read_if_match};
+use crate::table::TableClient;
 
 /// The part count, on part 0.
 const PARTS: &str = "_WideParts";
