@@ -1,5 +1,9 @@
-//! The untyped table client: every entity operation on one table, with local validation
-//! before any request.
+//! The untyped table client: the handle to one table and its single-entity operations, with
+//! local validation before any request.
+//!
+//! A leaf of the client's import graph: the feature modules (queries in `query`,
+//! transactions in `batch`, moves in `moves`, typed access in `typed_table`) extend
+//! [`TableClient`] with their own `impl` blocks, and this module imports none of them.
 
 use std::sync::Arc;
 
@@ -8,9 +12,7 @@ use table_core::validate::{validate_key, validate_table_name};
 use table_core::{ETag, Entity, EntityKey, Error, IfMatch, KeyName, Operation, Result, WriteOutcome};
 
 use crate::backend::Backend;
-use crate::batch::{BulkReport, Transaction, run_bulk};
 use crate::outcome::{if_exists, is_entity_missing, require_etag};
-use crate::query::{Query, with_system_properties};
 use crate::retry::ambiguous;
 
 /// A client for one table, working with untyped [`Entity`] values. Cheap to clone.
@@ -60,7 +62,7 @@ impl TableClient {
         crate::index::drain_moves(self).await
     }
 
-    fn check_name(&self) -> Result<()> {
+    pub(crate) fn check_name(&self) -> Result<()> {
         validate_table_name(&self.name).map_err(Error::invalid)
     }
 
@@ -197,35 +199,21 @@ impl TableClient {
         select.as_deref().map(table_core::validate::check_select).transpose()?;
         self.backend.get(&self.name, partition_key, row_key, select.as_deref()).await
     }
-
-    /// A query over this table's entities; see [`Query`] for the options.
-    pub fn query(&self) -> Query<Entity> {
-        Query::new(self.clone(), Ok)
-    }
-
-    /// Submits an entity-group transaction: all operations apply, or none. The rules (one
-    /// partition, at most 100 operations, one per entity, at most 4 MiB) are checked before
-    /// sending; a failure names the failing operation's index ([`Error::batch_index`]).
-    pub async fn submit_transaction(&self, transaction: Transaction) -> Result<Vec<WriteOutcome>> {
-        self.check_name()?;
-        let operations = transaction.into_operations();
-        table_core::batch::validate_batch(&operations)?;
-        self.backend.submit_batch(&self.name, operations).await
-    }
-
-    /// Applies any number of operations as transactions grouped by partition, at most
-    /// `concurrency` transactions in flight. NOT atomic across transactions: the report says
-    /// which transactions failed and which succeeded.
-    pub async fn bulk(
-        &self,
-        operations: impl IntoIterator<Item = Operation>,
-        concurrency: usize,
-    ) -> BulkReport {
-        run_bulk(self, operations.into_iter().collect(), concurrency).await
-    }
 }
 
 /// The local checks of one operation: keys always, the whole entity for writes.
 pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
     validate_operation(operation).map_err(Error::invalid)
+}
+
+/// The service returns only what `$select` lists; the SDK always needs the keys and the
+/// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
+pub(crate) fn with_system_properties(select: &[String]) -> Vec<String> {
+    let mut out = select.to_vec();
+    for system in table_core::validate::RESERVED_PROPERTY_NAMES {
+        if !out.iter().any(|s| s == system) {
+            out.push(system.to_owned());
+        }
+    }
+    out
 }
