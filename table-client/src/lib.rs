@@ -65,6 +65,7 @@ pub mod wire;
 
 mod backend;
 mod batch;
+mod contention;
 mod index;
 mod outcome;
 mod query;

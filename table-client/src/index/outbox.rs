@@ -20,7 +20,8 @@ use table_core::{Entity, EntityKey, Error, ErrorKind, Filter, Result, Value};
 
 use super::lookup::LookupRow;
 use super::rows::{INDEX, PRIMARY_PK, PRIMARY_RK, copy_timestamp, index_keys, make_copy, primary_of};
-use super::{MAX_ATTEMPTS, backoff, retry_races, type_tag};
+use super::type_tag;
+use crate::contention::{MAX_ATTEMPTS, backoff, retry_races};
 use crate::outcome::read_if_match;
 use crate::table::TableClient;
 

@@ -15,7 +15,7 @@ use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTIES, SYSTEM_PROPERTIES, e
 use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, Operation, Result, Value, Violation};
 
 use crate::batch::Transaction;
-use crate::index::retry_races;
+use crate::contention::retry_races;
 use crate::outcome::{is_entity_missing, read_if_match};
 use crate::table::TableClient;
 
