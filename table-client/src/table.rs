@@ -43,25 +43,6 @@ impl TableClient {
         TableClient::new(self.backend.clone(), name)
     }
 
-    /// Moves an entity into `target` (e.g. `Current` -> `Archive`), eventually consistently
-    /// and crash safe: an intent is recorded in this table's outbox first, then the entity is
-    /// inserted-or-replaced into the target and deleted-if-exists here, then the intent is
-    /// removed. After a crash at any step, [`drain_moves`](Self::drain_moves) leaves the
-    /// entity in exactly one of the two tables. Returns whether the entity existed here.
-    pub async fn move_entity(
-        &self,
-        target: &TableClient,
-        partition_key: &str,
-        row_key: &str,
-    ) -> Result<bool> {
-        crate::index::move_entity(self, target, &EntityKey::new(partition_key, row_key)).await
-    }
-
-    /// Finishes the moves a crash left in this table's outbox; returns how many.
-    pub async fn drain_moves(&self) -> Result<usize> {
-        crate::index::drain_moves(self).await
-    }
-
     pub(crate) fn check_name(&self) -> Result<()> {
         validate_table_name(&self.name).map_err(Error::invalid)
     }

@@ -18,21 +18,17 @@
 //! `_PrimaryRowKey` (and `_PrimaryTimestamp` for cross-partition copies); outbox intents live
 //! in partitions `~outbox-00` .. `~outbox-15`.
 
+mod cross_partition;
 mod lookup;
-mod outbox;
 mod rows;
 mod verify;
 mod write;
 
 pub use verify::IndexReport;
 
+pub(crate) use crate::markers::INDEX as INDEX_PROPERTY;
+pub(crate) use cross_partition::drain_index_intents;
 pub(crate) use lookup::lookup_stream;
-pub(crate) use outbox::{drain_index_intents, drain_moves, move_entity};
-pub(crate) use rows::{INDEX as INDEX_PROPERTY, read_copy};
+pub(crate) use rows::read_copy;
 pub(crate) use verify::{rebuild, verify};
 pub(crate) use write::{Change, apply};
-
-/// The tag recorded in intents so a drain of `T` picks up only `T`'s intents.
-pub(crate) fn type_tag<T: table_core::typed::TableEntity>() -> &'static str {
-    T::ENTITY_TYPE.unwrap_or_else(std::any::type_name::<T>)
-}
