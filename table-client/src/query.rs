@@ -14,7 +14,7 @@ use table_core::{Entity, Error, ErrorKind, Filter, QueryRequest, Result, Violati
 use crate::table::{TableClient, with_system_properties};
 
 /// Most entities the service returns in one page.
-pub const MAX_PAGE_SIZE: u32 = 1000;
+pub const MAX_PAGE_SIZE: u32 = crate::wire::MAX_PAGE_SIZE;
 
 /// One page of query results.
 #[derive(Debug, Clone)]
