@@ -128,6 +128,30 @@ impl BulkReport {
     }
 }
 
+impl TableClient {
+    /// Submits an entity-group transaction: all operations apply, or none. The rules (one
+    /// partition, at most 100 operations, one per entity, at most 4 MiB) are checked before
+    /// sending; a failure names the failing operation's index
+    /// ([`Error::batch_index`](table_core::Error::batch_index)).
+    pub async fn submit_transaction(&self, transaction: Transaction) -> Result<Vec<WriteOutcome>> {
+        self.check_name()?;
+        let operations = transaction.into_operations();
+        table_core::batch::validate_batch(&operations)?;
+        self.backend().submit_batch(self.name(), operations).await
+    }
+
+    /// Applies any number of operations as transactions grouped by partition, at most
+    /// `concurrency` transactions in flight. NOT atomic across transactions: the report says
+    /// which transactions failed and which succeeded.
+    pub async fn bulk(
+        &self,
+        operations: impl IntoIterator<Item = Operation>,
+        concurrency: usize,
+    ) -> BulkReport {
+        run_bulk(self, operations.into_iter().collect(), concurrency).await
+    }
+}
+
 /// Splits operations into transactions: grouped by partition (first-seen order), cut at 100
 /// operations and wherever an entity repeats, so each transaction obeys the batch rules while
 /// the order of operations on one entity is kept. Returns input positions.

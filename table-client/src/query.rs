@@ -11,10 +11,10 @@ use futures::{Stream, StreamExt};
 use table_core::query::Continuation;
 use table_core::{Entity, Error, ErrorKind, Filter, QueryRequest, Result, Violation};
 
-use crate::table::TableClient;
+use crate::table::{TableClient, with_system_properties};
 
 /// Most entities the service returns in one page.
-pub const MAX_PAGE_SIZE: u32 = 1000;
+pub const MAX_PAGE_SIZE: u32 = crate::wire::MAX_PAGE_SIZE;
 
 /// One page of query results.
 #[derive(Debug, Clone)]
@@ -56,6 +56,13 @@ impl<T> Clone for Query<T> {
             resume: self.resume.clone(),
             decode: self.decode,
         }
+    }
+}
+
+impl TableClient {
+    /// A query over this table's entities; see [`Query`] for the options.
+    pub fn query(&self) -> Query<Entity> {
+        Query::new(self.clone(), Ok)
     }
 }
 
@@ -244,18 +251,6 @@ impl<T: Send + 'static> Query<T> {
         futures::stream::iter(queries.into_iter().map(|q| Box::pin(q.stream())))
             .flatten_unordered(concurrency.max(1))
     }
-}
-
-/// The service returns only what `$select` lists; the SDK always needs the keys and the
-/// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
-pub(crate) fn with_system_properties(select: &[String]) -> Vec<String> {
-    let mut out = select.to_vec();
-    for system in table_core::validate::RESERVED_PROPERTY_NAMES {
-        if !out.iter().any(|s| s == system) {
-            out.push(system.to_owned());
-        }
-    }
-    out
 }
 
 /// Follows the continuations of one paged listing and tells when one comes back: Brent's cycle

@@ -1,17 +1,18 @@
-//! The untyped table client: every entity operation on one table, with local validation
-//! before any request.
+//! The untyped table client: the handle to one table and its single-entity operations, with
+//! local validation before any request.
+//!
+//! A leaf of the client's import graph: the feature modules (queries in `query`,
+//! transactions in `batch`, moves in `moves`, typed access in `typed_table`) extend
+//! [`TableClient`] with their own `impl` blocks, and this module imports none of them.
 
 use std::sync::Arc;
 
 use table_core::batch::validate_operation;
 use table_core::validate::{validate_key, validate_table_name};
-use table_core::{
-    ETag, Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
-};
+use table_core::{ETag, Entity, EntityKey, Error, IfMatch, KeyName, Operation, Result, WriteOutcome};
 
 use crate::backend::Backend;
-use crate::batch::{BulkReport, Transaction, run_bulk};
-use crate::query::{Query, with_system_properties};
+use crate::outcome::{if_exists, is_entity_missing, require_etag};
 use crate::retry::ambiguous;
 
 /// A client for one table, working with untyped [`Entity`] values. Cheap to clone.
@@ -42,26 +43,7 @@ impl TableClient {
         TableClient::new(self.backend.clone(), name)
     }
 
-    /// Moves an entity into `target` (e.g. `Current` -> `Archive`), eventually consistently
-    /// and crash safe: an intent is recorded in this table's outbox first, then the entity is
-    /// inserted-or-replaced into the target and deleted-if-exists here, then the intent is
-    /// removed. After a crash at any step, [`drain_moves`](Self::drain_moves) leaves the
-    /// entity in exactly one of the two tables. Returns whether the entity existed here.
-    pub async fn move_entity(
-        &self,
-        target: &TableClient,
-        partition_key: &str,
-        row_key: &str,
-    ) -> Result<bool> {
-        crate::index::move_entity(self, target, &EntityKey::new(partition_key, row_key)).await
-    }
-
-    /// Finishes the moves a crash left in this table's outbox; returns how many.
-    pub async fn drain_moves(&self) -> Result<usize> {
-        crate::index::drain_moves(self).await
-    }
-
-    fn check_name(&self) -> Result<()> {
+    pub(crate) fn check_name(&self) -> Result<()> {
         validate_table_name(&self.name).map_err(Error::invalid)
     }
 
@@ -198,60 +180,21 @@ impl TableClient {
         select.as_deref().map(table_core::validate::check_select).transpose()?;
         self.backend.get(&self.name, partition_key, row_key, select.as_deref()).await
     }
-
-    /// A query over this table's entities; see [`Query`] for the options.
-    pub fn query(&self) -> Query<Entity> {
-        Query::new(self.clone(), Ok)
-    }
-
-    /// Submits an entity-group transaction: all operations apply, or none. The rules (one
-    /// partition, at most 100 operations, one per entity, at most 4 MiB) are checked before
-    /// sending; a failure names the failing operation's index ([`Error::batch_index`]).
-    pub async fn submit_transaction(&self, transaction: Transaction) -> Result<Vec<WriteOutcome>> {
-        self.check_name()?;
-        let operations = transaction.into_operations();
-        table_core::batch::validate_batch(&operations)?;
-        self.backend.submit_batch(&self.name, operations).await
-    }
-
-    /// Applies any number of operations as transactions grouped by partition, at most
-    /// `concurrency` transactions in flight. NOT atomic across transactions: the report says
-    /// which transactions failed and which succeeded.
-    pub async fn bulk(
-        &self,
-        operations: impl IntoIterator<Item = Operation>,
-        concurrency: usize,
-    ) -> BulkReport {
-        run_bulk(self, operations.into_iter().collect(), concurrency).await
-    }
-}
-
-/// `true` for a 404 about the entity, not about its table.
-pub(crate) fn is_entity_missing(e: &Error) -> bool {
-    e.is_not_found() && e.code() != Some(&ErrorCode::TableNotFound)
-}
-
-/// `Ok(None)` where the entity does not exist; a missing table stays an error.
-pub(crate) fn if_exists<T>(result: Result<T>) -> Result<Option<T>> {
-    match result {
-        Ok(v) => Ok(Some(v)),
-        Err(e) if is_entity_missing(&e) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// The condition "unchanged since `row` was read": a row read without an ETag is an error,
-/// never an unconditional write.
-pub(crate) fn read_if_match(row: &Entity) -> Result<IfMatch> {
-    require_etag(row.etag.clone()).map(IfMatch::ETag)
-}
-
-/// The ETag a successful write must report.
-pub(crate) fn require_etag(etag: Option<ETag>) -> Result<ETag> {
-    etag.ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))
 }
 
 /// The local checks of one operation: keys always, the whole entity for writes.
 pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
     validate_operation(operation).map_err(Error::invalid)
+}
+
+/// The service returns only what `$select` lists; the SDK always needs the keys and the
+/// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
+pub(crate) fn with_system_properties(select: &[String]) -> Vec<String> {
+    let mut out = select.to_vec();
+    for system in table_core::validate::RESERVED_PROPERTY_NAMES {
+        if !out.iter().any(|s| s == system) {
+            out.push(system.to_owned());
+        }
+    }
+    out
 }

@@ -9,8 +9,9 @@ use table_core::typed::TableEntity;
 use table_core::{ETag, EntityKey, Error, ErrorKind, Filter, IfMatch, Operation, Result, WriteOutcome};
 
 use crate::index::{self, Change, IndexReport};
+use crate::outcome::{if_exists, require_etag};
 use crate::query::Query;
-use crate::table::{TableClient, if_exists, require_etag};
+use crate::table::TableClient;
 
 /// A table holding entities of type `T`. Cheap to clone.
 #[derive(Debug)]

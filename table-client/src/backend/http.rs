@@ -24,9 +24,8 @@ use table_core::{
 use tracing::Instrument;
 
 use crate::auth::{Credential, http_date};
-use crate::query::MAX_PAGE_SIZE;
 use crate::retry::{Failure, Replay, RetryPolicy, ambiguous};
-use crate::wire::{self, received_etag, url};
+use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
 
 /// The service version we speak.
 const API_VERSION: &str = "2019-02-02";

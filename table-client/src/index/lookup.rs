@@ -14,7 +14,7 @@ use table_core::validate::{MAX_PROPERTY_VALUE_SIZE, check_entity};
 use table_core::value::utf16_len;
 use table_core::{ETag, Entity, EntityKey, IfMatch, Operation, Result, Value};
 
-use super::rows::INDEX;
+use crate::markers::INDEX;
 use crate::table::TableClient;
 
 const KEYS_PREFIX: &str = "Keys";

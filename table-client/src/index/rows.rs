@@ -5,12 +5,8 @@ use chrono::{DateTime, Utc};
 use table_core::typed::{IndexDef, TableEntity};
 use table_core::{Entity, EntityKey, Error, ErrorKind, Result, Value};
 
-/// Names the index a row belongs to.
-pub(crate) const INDEX: &str = "_Index";
-/// The primary's `PartitionKey`, on copies and in intents.
-pub(crate) const PRIMARY_PK: &str = "_PrimaryPartitionKey";
-/// The primary's `RowKey`, on copies and in intents.
-pub(crate) const PRIMARY_RK: &str = "_PrimaryRowKey";
+use crate::markers::{INDEX, PRIMARY_PK, PRIMARY_RK, primary_of};
+
 /// The primary's `Timestamp` a cross-partition copy was made from: a copy is only ever
 /// overwritten by one made from a state at least as new.
 pub(crate) const PRIMARY_TIMESTAMP: &str = "_PrimaryTimestamp";
@@ -38,13 +34,6 @@ pub(crate) fn make_copy(index: &IndexDef, key: &EntityKey, primary: &Entity) -> 
         copy.insert(PRIMARY_TIMESTAMP, Value::DateTime(ts));
     }
     copy
-}
-
-/// The primary a copy or lookup row points to, if it carries the markers.
-pub(crate) fn primary_of(row: &Entity) -> Option<EntityKey> {
-    let pk = row.get(PRIMARY_PK)?.as_str()?;
-    let rk = row.get(PRIMARY_RK)?.as_str()?;
-    Some(EntityKey::new(pk, rk))
 }
 
 /// The index name a row is marked with.

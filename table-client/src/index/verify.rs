@@ -6,9 +6,10 @@ use futures::StreamExt;
 use table_core::typed::{IndexKind, TableEntity};
 use table_core::{Entity, EntityKey, Result};
 
+use super::cross_partition::drain_index_intents;
 use super::lookup::LookupRow;
-use super::outbox::{drain_index_intents, is_outbox_partition};
 use super::rows::{PRIMARY_TIMESTAMP, index_keys, index_of, make_copy};
+use crate::outbox::is_outbox_partition;
 use crate::table::TableClient;
 
 /// The differences between a table's index rows and a clean rebuild from its primaries.

@@ -5,11 +5,11 @@
 use table_core::typed::{IndexDef, IndexKind, TableEntity};
 use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, Operation, Result, WriteOutcome};
 
+use super::cross_partition::{Intent, sync_cross_partition};
 use super::lookup::LookupRow;
-use super::outbox::{Intent, sync_cross_partition};
 use super::rows::{index_keys, make_copy};
-use super::{MAX_ATTEMPTS, backoff, contention};
 use crate::batch::Transaction;
+use crate::contention::{MAX_ATTEMPTS, backoff, contention};
 use crate::retry::ambiguous;
 use crate::table::TableClient;
 

@@ -15,8 +15,9 @@ use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTIES, SYSTEM_PROPERTIES, e
 use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, Operation, Result, Value, Violation};
 
 use crate::batch::Transaction;
-use crate::index::retry_races;
-use crate::table::{TableClient, is_entity_missing, read_if_match};
+use crate::contention::retry_races;
+use crate::outcome::{is_entity_missing, read_if_match};
+use crate::table::TableClient;
 
 /// The part count, on part 0.
 const PARTS: &str = "_WideParts";

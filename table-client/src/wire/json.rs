@@ -43,7 +43,6 @@ use table_core::{ETag, EdmType, Entity, Error, ErrorKind, Result, Value};
 
 use super::error::ErrorMember;
 use super::etag::received_etag;
-use crate::query::MAX_PAGE_SIZE;
 
 /// Suffix of a property name that makes it a type annotation.
 const TYPE_ANNOTATION: &str = "@odata.type";
@@ -88,6 +87,11 @@ pub(crate) fn table_list_body_limit(tables: usize) -> usize {
     tables.saturating_mul(MAX_TABLE_ENTRY_JSON).saturating_add(PAGE_TEXT)
 }
 
+/// Most entities (or table names) the service returns in one page; public as
+/// [`MAX_PAGE_SIZE`](crate::MAX_PAGE_SIZE). Defined here, at the bottom of the import graph,
+/// because the wire format, the backend and queries all bound pages by it.
+pub(crate) const MAX_PAGE_SIZE: u32 = 1000;
+
 /// The most entities (or table names) one page holds: the service's page size.
 const MAX_PAGE_ITEMS: usize = MAX_PAGE_SIZE as usize;
 
@@ -115,7 +119,7 @@ pub fn decode_entity(body: &[u8], etag_header: Option<&str>) -> Result<Entity> {
 
 /// Reads the entities of one query page: `{"value":[{entity}, ...]}`.
 ///
-/// A page of more than 1000 entities ([`MAX_PAGE_SIZE`], the service's page size) is refused
+/// A page of more than 1000 entities ([`MAX_PAGE_SIZE`](crate::MAX_PAGE_SIZE), the service's page size) is refused
 /// as soon as the 1001st starts, before it is read.
 pub fn decode_query_page(body: &[u8]) -> Result<Vec<Entity>> {
     decode_page(body, EntitySeed { etag_header: None }, "query page")

@@ -16,7 +16,7 @@ pub use batch::{decode_batch_response, encode_batch};
 pub(crate) use error::MAX_ERROR_BODY;
 pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error, kind_from_status};
 pub(crate) use etag::received_etag;
-pub(crate) use json::{MAX_ENTITY_JSON, query_page_body_limit, table_list_body_limit};
+pub(crate) use json::{MAX_ENTITY_JSON, MAX_PAGE_SIZE, query_page_body_limit, table_list_body_limit};
 pub use json::{
     decode_entity, decode_query_page, decode_table, decode_table_list, encode_create_table, encode_entity,
 };

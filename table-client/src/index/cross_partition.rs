@@ -1,54 +1,31 @@
-//! The outbox: intents recorded before a cross-partition change, so that whatever a crash
-//! leaves half done can be finished by a drain.
+//! Cross-partition index maintenance through the outbox: an intent naming the primary and its
+//! possibly-dirty index keys is recorded before the primary changes; after the primary write
+//! the index rows are brought in line with the primary's current state; then the intent is
+//! removed. A drain finishes whatever a crash left behind.
 //!
-//! An intent is an immutable row in one of [`SHARDS`] partitions `~outbox-NN` of the same
-//! table (the shard comes from a hash of the primary key, so writers to different entities do
-//! not all hit one partition). Each write records its own intent (a fresh row key), so
-//! concurrent writers never overwrite each other's candidate keys; every intent is removed
-//! only after the index was brought in line with the primary's current state.
-//!
-//! Every write here is safe to repeat: intents are upserted under their fresh key (so a lost
-//! answer is retried, never reported), and an index-row write whose outcome is unknown is
-//! settled like a race, by reading the row again.
+//! Every write here is safe to repeat: an index-row write whose outcome is unknown is settled
+//! like a race, by reading the row again.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures::StreamExt;
 use table_core::typed::{IndexDef, IndexKind, TableEntity};
-use table_core::{Entity, EntityKey, Error, ErrorKind, Filter, Result, Value};
+use table_core::{Entity, EntityKey, Error, ErrorKind, Result, Value};
 
 use super::lookup::LookupRow;
-use super::rows::{INDEX, PRIMARY_PK, PRIMARY_RK, copy_timestamp, index_keys, make_copy, primary_of};
-use super::{MAX_ATTEMPTS, backoff, retry_races, type_tag};
-use crate::table::{TableClient, read_if_match};
+use super::rows::{copy_timestamp, index_keys, make_copy};
+use crate::contention::{MAX_ATTEMPTS, backoff, retry_races};
+use crate::markers::primary_of;
+use crate::outbox::{KIND_INDEX, TYPE, intents, new_intent_row};
+use crate::outcome::read_if_match;
+use crate::table::TableClient;
 
-/// Number of outbox partitions.
-pub(crate) const SHARDS: u64 = 16;
-const OUTBOX_PREFIX: &str = "~outbox-";
-/// The `_Index` value of outbox rows.
-const OUTBOX_INDEX: &str = "~outbox";
-const KIND: &str = "Kind";
-const KIND_INDEX: &str = "index";
-const KIND_MOVE: &str = "move";
-const TYPE: &str = "Type";
 const CANDIDATES: &str = "Candidates";
-const TARGET: &str = "Target";
 
 /// A recorded intent: the primary it concerns and the index keys that may hold stale rows.
 #[derive(Debug, Clone)]
 pub(crate) struct Intent {
     row: EntityKey,
     pub(crate) candidates: Vec<(&'static str, EntityKey)>,
-}
-
-/// The outbox partition of a primary key (FNV-1a, stable across processes and versions).
-fn shard_of(key: &EntityKey) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.partition_key.bytes().chain([0]).chain(key.row_key.bytes()) {
-        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{OUTBOX_PREFIX}{:02}", hash % SHARDS)
 }
 
 fn encode_candidates(candidates: &[(&str, EntityKey)]) -> String {
@@ -64,15 +41,6 @@ fn decode_candidates<T: TableEntity>(text: &str) -> Vec<(&'static str, EntityKey
             Some((index.name, EntityKey::new(pk, rk)))
         })
         .collect()
-}
-
-fn new_intent_row(primary: &EntityKey, kind: &str) -> Entity {
-    // Marked like index rows, so typed queries of the table's entity types skip it.
-    Entity::new(shard_of(primary), uuid::Uuid::new_v4().simple().to_string())
-        .with(INDEX, OUTBOX_INDEX)
-        .with(KIND, kind)
-        .with(PRIMARY_PK, primary.partition_key.clone())
-        .with(PRIMARY_RK, primary.row_key.clone())
 }
 
 impl Intent {
@@ -230,17 +198,6 @@ async fn ensure_absent(
     .await
 }
 
-/// The outbox intents of `kind` (and of `type_tag` when given), across every shard.
-async fn intents(table: &TableClient, kind: &str, type_tag: Option<&str>) -> Result<Vec<Entity>> {
-    let shards = (0..SHARDS).map(|s| format!("{OUTBOX_PREFIX}{s:02}"));
-    let mut query = table.query().filter(Filter::eq(KIND, kind));
-    if let Some(tag) = type_tag {
-        query = query.filter(Filter::eq(TYPE, tag));
-    }
-    let rows: Vec<Result<Entity>> = query.across_partitions(shards, 4).collect().await;
-    rows.into_iter().collect()
-}
-
 /// Finishes every index intent of `T` left in the outbox. Returns how many were finished.
 pub(crate) async fn drain_index_intents<T: TableEntity>(table: &TableClient) -> Result<usize> {
     let pending = intents(table, KIND_INDEX, Some(type_tag::<T>())).await?;
@@ -256,63 +213,7 @@ pub(crate) async fn drain_index_intents<T: TableEntity>(table: &TableClient) -> 
     Ok(pending.len())
 }
 
-/// Moves an entity from `source` to `target` (the guide's eventually consistent transaction,
-/// e.g. Current -> Archive): intent first, then insert-or-replace into the target, then
-/// delete-if-exists from the source, then the intent is removed. After a crash at any step,
-/// [`drain_moves`] on the source leaves the entity in exactly one table. Returns whether the
-/// entity existed in the source.
-pub(crate) async fn move_entity(source: &TableClient, target: &TableClient, key: &EntityKey) -> Result<bool> {
-    let intent = new_intent_row(key, KIND_MOVE).with(TARGET, target.name());
-    let intent_key = intent.key();
-    source.insert_or_replace(intent).await?;
-    let moved = finish_move(source, target, key).await?;
-    source.remove(&intent_key.partition_key, &intent_key.row_key).await?;
-    Ok(moved)
-}
-
-/// Copies the source entity (if still there) into the target and deletes it from the source.
-/// Returns whether an attempt found it in the source.
-async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey) -> Result<bool> {
-    let found = AtomicBool::new(false);
-    let step = || async {
-        let Some(mut entity) = source.get_if_exists(&key.partition_key, &key.row_key).await? else {
-            // An earlier attempt may have copied it before another writer removed it.
-            return Ok(found.load(Ordering::Relaxed));
-        };
-        found.store(true, Ordering::Relaxed);
-        let etag = read_if_match(&entity)?;
-        entity.etag = None;
-        entity.timestamp = None;
-        target.insert_or_replace(entity).await?;
-        match source.delete(&key.partition_key, &key.row_key, etag).await {
-            Ok(()) => Ok(true),
-            // Gone: someone else finished. Changed since read (or unknown whether the delete
-            // applied): the next attempt copies the current state again.
-            Err(e) if e.is_not_found() => Ok(true),
-            Err(e) => Err(e),
-        }
-    };
-    let is_race = |e: &Error| e.is_precondition_failed() || e.kind() == ErrorKind::Ambiguous;
-    retry_races(&format!("move of entity {key} (drain later)"), is_race, step).await
-}
-
-/// Finishes every move intent left in `source`'s outbox. Returns how many were finished.
-pub(crate) async fn drain_moves(source: &TableClient) -> Result<usize> {
-    let pending = intents(source, KIND_MOVE, None).await?;
-    for row in &pending {
-        let primary = primary_of(row).ok_or_else(|| {
-            Error::new(ErrorKind::Decode, format!("outbox row {} names no entity", row.key()))
-        })?;
-        let target = row.get(TARGET).and_then(Value::as_str).ok_or_else(|| {
-            Error::new(ErrorKind::Decode, format!("outbox row {} names no target table", row.key()))
-        })?;
-        finish_move(source, &source.sibling(target), &primary).await?;
-        source.remove(&row.partition_key, &row.row_key).await?;
-    }
-    Ok(pending.len())
-}
-
-/// `true` for rows of the outbox partitions (skipped by index verification).
-pub(crate) fn is_outbox_partition(partition_key: &str) -> bool {
-    partition_key.starts_with(OUTBOX_PREFIX)
+/// The tag recorded in intents so a drain of `T` picks up only `T`'s intents.
+pub(crate) fn type_tag<T: table_core::typed::TableEntity>() -> &'static str {
+    T::ENTITY_TYPE.unwrap_or_else(std::any::type_name::<T>)
 }
