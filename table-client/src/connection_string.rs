@@ -32,9 +32,10 @@
 use std::str::FromStr;
 
 use reqwest::Url;
-use table_core::{Error, ErrorKind, Result};
+use table_core::{Error, Result};
 
 use crate::auth::Credential;
+use crate::error;
 use crate::wire::url::parse_endpoint;
 
 /// The development storage (Azurite) account name.
@@ -141,7 +142,7 @@ impl FromStr for ConnectionString {
 }
 
 fn invalid(message: String) -> Error {
-    Error::new(ErrorKind::InvalidInput, message)
+    error::invalid_input(message)
 }
 
 /// `acct` from `https://acct.table.core.windows.net`, or `devstoreaccount1` from

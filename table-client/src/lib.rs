@@ -65,6 +65,7 @@ pub mod wire;
 
 mod backend;
 mod batch;
+mod error;
 mod index;
 mod query;
 mod retry;

@@ -11,8 +11,8 @@ use table_core::{
 
 use crate::backend::Backend;
 use crate::batch::{BulkReport, Transaction, run_bulk};
+use crate::error::{self, ambiguous};
 use crate::query::{Query, with_system_properties};
-use crate::retry::ambiguous;
 
 /// A client for one table, working with untyped [`Entity`] values. Cheap to clone.
 ///
@@ -158,7 +158,7 @@ impl TableClient {
         if is_entity_missing(&failure) {
             return Ok(WriteOutcome { etag: None });
         }
-        if failure.is_precondition_failed() {
+        if failure.kind() == ErrorKind::PreconditionFailed {
             return Err(ambiguous(format!(
                 "delete of entity {key} in table {}: an attempt whose answer was lost may have \
                  applied, and the entity now exists with another version (changed first by another \
@@ -228,7 +228,7 @@ impl TableClient {
 
 /// `true` for a 404 about the entity, not about its table.
 pub(crate) fn is_entity_missing(e: &Error) -> bool {
-    e.is_not_found() && e.code() != Some(&ErrorCode::TableNotFound)
+    e.kind() == ErrorKind::NotFound && e.code() != Some(&ErrorCode::TableNotFound)
 }
 
 /// `Ok(None)` where the entity does not exist; a missing table stays an error.
@@ -248,7 +248,7 @@ pub(crate) fn read_if_match(row: &Entity) -> Result<IfMatch> {
 
 /// The ETag a successful write must report.
 pub(crate) fn require_etag(etag: Option<ETag>) -> Result<ETag> {
-    etag.ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))
+    etag.ok_or_else(|| error::decode("the service answered a write without an ETag"))
 }
 
 /// The local checks of one operation: keys always, the whole entity for writes.

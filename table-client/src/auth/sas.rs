@@ -17,9 +17,10 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use percent_encoding::percent_decode_str;
 use table_core::datetime::format_rfc3339_seconds;
-use table_core::{EntityKey, Error, ErrorKind, Result};
+use table_core::{EntityKey, Result};
 
 use super::shared_key::AccountKey;
+use crate::error;
 use crate::wire::url::{QueryString, with_query};
 
 /// The signed version used when none is chosen.
@@ -57,10 +58,9 @@ impl TableSasPermissions {
                 'u' => p.update = true,
                 'd' => p.delete = true,
                 other => {
-                    return Err(Error::new(
-                        ErrorKind::InvalidInput,
-                        format!("{other:?} is not a table SAS permission (expected r, a, u or d)"),
-                    ));
+                    return Err(error::invalid_input(format!(
+                        "{other:?} is not a table SAS permission (expected r, a, u or d)"
+                    )));
                 }
             }
         }
@@ -227,13 +227,12 @@ impl TableSasBuilder {
     /// Fails with [`ErrorKind::InvalidInput`] when permissions or expiry are missing without
     /// a policy id, or the version predates 2018-11-09.
     pub fn sign(&self, key: &AccountKey) -> Result<SasToken> {
-        let invalid = |m: &str| Error::new(ErrorKind::InvalidInput, m.to_owned());
         if self.policy_id.is_none() && (self.permissions.is_empty() || self.expiry.is_none()) {
-            return Err(invalid("a SAS without a policy id needs permissions and an expiry"));
+            return Err(error::invalid_input("a SAS without a policy id needs permissions and an expiry"));
         }
         // Versions are dates, so their text order is their time order.
         if self.version.as_str() < OLDEST_SUPPORTED_VERSION || self.version.len() != 10 {
-            return Err(invalid("SAS versions before 2018-11-09 are not supported"));
+            return Err(error::invalid_input("SAS versions before 2018-11-09 are not supported"));
         }
         let signature = key.sign(&self.string_to_sign(key.account()));
         let mut q = QueryString::default();
@@ -278,7 +277,7 @@ impl SasToken {
         let token = token.trim().trim_start_matches('?');
         let has_signature = token.split('&').any(|pair| signature_value(pair).is_some_and(|s| !s.is_empty()));
         if !has_signature {
-            return Err(Error::new(ErrorKind::Auth, "the shared access signature has no `sig` parameter"));
+            return Err(error::auth("the shared access signature has no `sig` parameter"));
         }
         Ok(SasToken(token.to_owned()))
     }

@@ -21,6 +21,7 @@ use table_core::{Entity, EntityKey, Error, ErrorKind, Filter, Result, Value};
 use super::lookup::LookupRow;
 use super::rows::{INDEX, PRIMARY_PK, PRIMARY_RK, copy_timestamp, index_keys, make_copy, primary_of};
 use super::{MAX_ATTEMPTS, backoff, retry_races, type_tag};
+use crate::error;
 use crate::table::{TableClient, read_if_match};
 
 /// Number of outbox partitions.
@@ -129,19 +130,19 @@ pub(crate) async fn sync_cross_partition<T: TableEntity>(
         }
         backoff(attempt).await;
     }
-    Err(Error::new(
-        ErrorKind::Contention,
-        format!(
-            "the entity {primary} changed on each of {MAX_ATTEMPTS} passes over its cross-partition \
-             indexes (the contention budget); drain later"
-        ),
-    ))
+    Err(error::contention(format!(
+        "the entity {primary} changed on each of {MAX_ATTEMPTS} passes over its cross-partition indexes \
+         (the contention budget); drain later"
+    )))
 }
 
 /// A failed ETag condition, a row that appeared or vanished since it was read, or a write
 /// whose outcome is unknown: in every case, read the row again and redo what is still needed.
 fn is_index_race(e: &Error) -> bool {
-    e.is_precondition_failed() || e.is_conflict() || e.is_not_found() || e.kind() == ErrorKind::Ambiguous
+    matches!(
+        e.kind(),
+        ErrorKind::PreconditionFailed | ErrorKind::AlreadyExists | ErrorKind::NotFound | ErrorKind::Ambiguous
+    )
 }
 
 /// Runs one read-modify-write `step` on an index row until it no longer meets a concurrent
@@ -245,9 +246,8 @@ async fn intents(table: &TableClient, kind: &str, type_tag: Option<&str>) -> Res
 pub(crate) async fn drain_index_intents<T: TableEntity>(table: &TableClient) -> Result<usize> {
     let pending = intents(table, KIND_INDEX, Some(type_tag::<T>())).await?;
     for row in &pending {
-        let primary = primary_of(row).ok_or_else(|| {
-            Error::new(ErrorKind::Decode, format!("outbox row {} names no entity", row.key()))
-        })?;
+        let primary = primary_of(row)
+            .ok_or_else(|| error::decode(format!("outbox row {} names no entity", row.key())))?;
         let candidates =
             row.get(CANDIDATES).and_then(Value::as_str).map(decode_candidates::<T>).unwrap_or_default();
         sync_cross_partition::<T>(table, &primary, candidates).await?;
@@ -288,11 +288,11 @@ async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey
             Ok(()) => Ok(true),
             // Gone: someone else finished. Changed since read (or unknown whether the delete
             // applied): the next attempt copies the current state again.
-            Err(e) if e.is_not_found() => Ok(true),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(true),
             Err(e) => Err(e),
         }
     };
-    let is_race = |e: &Error| e.is_precondition_failed() || e.kind() == ErrorKind::Ambiguous;
+    let is_race = |e: &Error| matches!(e.kind(), ErrorKind::PreconditionFailed | ErrorKind::Ambiguous);
     retry_races(&format!("move of entity {key} (drain later)"), is_race, step).await
 }
 
@@ -300,12 +300,12 @@ async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey
 pub(crate) async fn drain_moves(source: &TableClient) -> Result<usize> {
     let pending = intents(source, KIND_MOVE, None).await?;
     for row in &pending {
-        let primary = primary_of(row).ok_or_else(|| {
-            Error::new(ErrorKind::Decode, format!("outbox row {} names no entity", row.key()))
-        })?;
-        let target = row.get(TARGET).and_then(Value::as_str).ok_or_else(|| {
-            Error::new(ErrorKind::Decode, format!("outbox row {} names no target table", row.key()))
-        })?;
+        let primary = primary_of(row)
+            .ok_or_else(|| error::decode(format!("outbox row {} names no entity", row.key())))?;
+        let target = row
+            .get(TARGET)
+            .and_then(Value::as_str)
+            .ok_or_else(|| error::decode(format!("outbox row {} names no target table", row.key())))?;
         finish_move(source, &source.sibling(target), &primary).await?;
         source.remove(&row.partition_key, &row.row_key).await?;
     }

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use crate::error::{Error, ErrorCode, ErrorKind};
+use crate::error::{Error, ErrorCode};
 
 /// The error an injected fault produces.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub enum InjectedError {
         /// The HTTP status.
         status: u16,
     },
-    /// The request timed out on the client side: kind [`ErrorKind::Timeout`], no code or status.
+    /// The request timed out on the client side: kind [`ErrorKind::Timeout`](crate::error::ErrorKind::Timeout), no code or status.
     Timeout,
 }
 
@@ -86,9 +86,9 @@ impl FaultSpec {
     pub fn to_error(&self) -> Error {
         match &self.error {
             InjectedError::Service { code, status } => {
-                Error::service(code.clone(), "injected fault").with_status(*status)
+                Error::answered(*status, Some(code.clone()), "injected fault")
             }
-            InjectedError::Timeout => Error::new(ErrorKind::Timeout, "injected fault: timed out"),
+            InjectedError::Timeout => Error::timeout("injected fault: timed out"),
         }
     }
 }
@@ -186,6 +186,7 @@ impl Faults {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn fired(faults: &Faults, calls: usize) -> Vec<bool> {
         (0..calls).map(|_| faults.next_call().is_some()).collect()
