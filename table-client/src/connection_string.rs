@@ -69,6 +69,9 @@ pub enum ConnectionString {
 impl ConnectionString {
     /// Parses a connection string; errors are [`ErrorKind::InvalidInput`] naming the
     /// offending key (bad key base64 is [`ErrorKind::Auth`]).
+    ///
+    /// [`ErrorKind::Auth`]: table_core::ErrorKind::Auth
+    /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
     pub fn parse(s: &str) -> Result<Self> {
         let pairs = Pairs::parse(s)?;
         if pairs.flag("UseEmbeddedEngine")? {

@@ -49,6 +49,8 @@ impl TableSasPermissions {
     }
 
     /// Reads letters from `raud` in any order; other letters are an [`ErrorKind::InvalidInput`] error.
+    ///
+    /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
     pub fn parse(letters: &str) -> Result<Self> {
         let mut p = TableSasPermissions::default();
         for c in letters.chars() {
@@ -226,6 +228,8 @@ impl TableSasBuilder {
     ///
     /// Fails with [`ErrorKind::InvalidInput`] when permissions or expiry are missing without
     /// a policy id, or the version predates 2018-11-09.
+    ///
+    /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
     pub fn sign(&self, key: &AccountKey) -> Result<SasToken> {
         if self.policy_id.is_none() && (self.permissions.is_empty() || self.expiry.is_none()) {
             return Err(error::invalid_input("a SAS without a policy id needs permissions and an expiry"));
@@ -273,6 +277,8 @@ pub struct SasToken(String);
 impl SasToken {
     /// Reads a token as given by the portal, a connection string or [`TableSasBuilder::sign`],
     /// with or without a leading `?`. Fails with [`ErrorKind::Auth`] without a `sig` parameter.
+    ///
+    /// [`ErrorKind::Auth`]: table_core::ErrorKind::Auth
     pub fn parse(token: &str) -> Result<Self> {
         let token = token.trim().trim_start_matches('?');
         let has_signature = token.split('&').any(|pair| signature_value(pair).is_some_and(|s| !s.is_empty()));

@@ -32,6 +32,8 @@ impl AccountKey {
     /// An account and its base64 key as shown in the portal or a connection string.
     ///
     /// Fails with [`ErrorKind::Auth`] when the key is not valid base64.
+    ///
+    /// [`ErrorKind::Auth`]: table_core::ErrorKind::Auth
     pub fn new(account: impl Into<String>, base64_key: &str) -> Result<Self> {
         let key = BASE64
             .decode(base64_key.trim())
