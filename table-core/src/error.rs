@@ -6,6 +6,12 @@
 //! failing operation's index inside a batch, and for local validation a typed [`Violation`]
 //! naming the key, property or table and the limit. `Display` describes this layer only; the
 //! cause is in `source()`.
+//!
+//! Branch on [`Error::kind`]; the only predicate, [`Error::is_transient`], spans several kinds.
+//! Errors are built by a few constructors, so kind, code and status never disagree: a code
+//! decides kind and status, and the service's own message for each code is stored once, beside
+//! the code (the engine answers with it). Callers outside the SDK build [`Error::other`] and
+//! [`Error::invalid`].
 
 use std::fmt;
 
