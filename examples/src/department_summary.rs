@@ -41,11 +41,13 @@ async fn hire(table: &TableClient, employee: &Employee) -> Result<usize> {
         match table.submit_transaction(transaction).await {
             Ok(_) => return Ok(attempt),
             // Operation 0 is the summary: someone else counted a hire since we read it.
-            Err(e) if e.batch_index() == Some(0) && (e.is_precondition_failed() || e.is_conflict()) => {}
+            Err(e)
+                if e.batch_index() == Some(0)
+                    && matches!(e.kind(), ErrorKind::PreconditionFailed | ErrorKind::AlreadyExists) => {}
             Err(e) => return Err(e),
         }
     }
-    Err(Error::new(ErrorKind::Unavailable, format!("the {department} summary kept changing")))
+    Err(Error::other(format!("the {department} summary kept changing")))
 }
 
 #[tokio::main]
@@ -62,8 +64,7 @@ async fn main() -> Result<()> {
         })
     });
     for hire in hires.collect::<Vec<_>>() {
-        let (id, attempts) =
-            hire.await.map_err(|e| Error::new(ErrorKind::Other, "a hire task failed").with_source(e))??;
+        let (id, attempts) = hire.await.map_err(|e| Error::other("a hire task failed").with_source(e))??;
         println!("hired employee {id} in {attempts} attempt(s)");
     }
 
@@ -75,7 +76,7 @@ async fn main() -> Result<()> {
         employees.len()
     );
     if usize::try_from(summary.employee_count).ok() != Some(employees.len()) {
-        return Err(Error::new(ErrorKind::Other, "the summary lost a count"));
+        return Err(Error::other("the summary lost a count"));
     }
 
     examples::delete_tables(&service, &[&table]).await

@@ -20,8 +20,7 @@ struct Review {
 }
 
 fn date(s: &str) -> Result<DateTime<Utc>> {
-    s.parse()
-        .map_err(|e| table_client::Error::new(table_client::ErrorKind::InvalidInput, format!("{s}: {e}")))
+    s.parse().map_err(|e| table_client::Error::other(format!("{s:?} is not a date")).with_source(e))
 }
 
 #[tokio::main]

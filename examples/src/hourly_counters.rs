@@ -4,7 +4,7 @@
 
 use chrono::Utc;
 use table_client::patterns::DataSeries;
-use table_client::{Entity, EntityKey, IfMatch, Result, TableClient};
+use table_client::{Entity, EntityKey, ErrorKind, IfMatch, Result, TableClient};
 
 /// Adds one to the counter of `hour`, re-reading and retrying on a concurrent change.
 async fn count(table: &TableClient, hours: &DataSeries, key: &EntityKey, hour: usize) -> Result<()> {
@@ -17,7 +17,7 @@ async fn count(table: &TableClient, hours: &DataSeries, key: &EntityKey, hour: u
         let if_match = current.etag.map_or(IfMatch::Any, IfMatch::ETag);
         match table.merge(change, if_match).await {
             Ok(_) => return Ok(()),
-            Err(e) if e.is_precondition_failed() => continue,
+            Err(e) if e.kind() == ErrorKind::PreconditionFailed => continue,
             Err(e) => return Err(e),
         }
     }

@@ -2,7 +2,7 @@
 //! same department partition and the same transaction, under `email_<email>`, so both a lookup
 //! by id and a lookup by email are point reads. Changing the email moves the copy atomically.
 
-use table_client::{EntityKey, IfMatch, Result, TableEntity};
+use table_client::{EntityKey, ErrorKind, IfMatch, Result, TableEntity};
 
 /// The guide's employee with a unique email index in its own partition.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
@@ -46,7 +46,7 @@ async fn main() -> Result<()> {
     // A second employee with a taken email is refused, and nothing is written.
     let clash = Employee { id: 9, ..by_email.clone() };
     let err = employees.insert(&clash).await.map(drop).err();
-    let refused = err.is_some_and(|e| e.is_conflict());
+    let refused = err.is_some_and(|e| e.kind() == ErrorKind::AlreadyExists);
     println!("duplicate email refused: {refused}");
     examples::check(refused, "the duplicate email to be refused")?;
 

@@ -41,7 +41,7 @@ async fn main() -> Result<()> {
         Err(e) if e.kind() == ErrorKind::TooLarge => println!("1.1 MB refused: {e}"),
         Err(e) => return Err(e),
         Ok(_) => {
-            return Err(table_client::Error::new(ErrorKind::Other, "1.1 MB fitted in one entity"));
+            return Err(table_client::Error::other("1.1 MB fitted in one entity"));
         }
     }
 

@@ -14,7 +14,7 @@ use table_client::{Result, TableClient, TableEntity, TableServiceClient};
 pub fn check(holds: bool, what: &str) -> Result<()> {
     match holds {
         true => Ok(()),
-        false => Err(table_client::Error::new(table_client::ErrorKind::Other, format!("expected {what}"))),
+        false => Err(table_client::Error::other(format!("expected {what}"))),
     }
 }
 

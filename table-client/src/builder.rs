@@ -16,12 +16,13 @@
 
 use std::time::Duration;
 
+use table_core::Result;
 use table_core::engine::{Engine, registry};
-use table_core::{Error, ErrorKind, Result};
 
 use crate::auth::Credential;
 use crate::backend::{Backend, HttpBackend, HttpOptions};
 use crate::connection_string::ConnectionString;
+use crate::error::invalid_input as invalid;
 use crate::retry::RetryPolicy;
 use crate::service::TableServiceClient;
 
@@ -202,8 +203,4 @@ impl Choice {
             }
         }
     }
-}
-
-fn invalid(message: impl Into<String>) -> Error {
-    Error::new(ErrorKind::InvalidInput, message)
 }

@@ -33,9 +33,10 @@
 use std::str::FromStr;
 
 use reqwest::Url;
-use table_core::{Error, ErrorKind, Result};
+use table_core::{Error, Result};
 
 use crate::auth::Credential;
+use crate::error;
 use crate::wire::url::parse_endpoint;
 
 /// The development storage (Azurite) account name.
@@ -69,6 +70,9 @@ pub enum ConnectionString {
 impl ConnectionString {
     /// Parses a connection string; errors are [`ErrorKind::InvalidInput`] naming the
     /// offending key (bad key base64 is [`ErrorKind::Auth`]).
+    ///
+    /// [`ErrorKind::Auth`]: table_core::ErrorKind::Auth
+    /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
     pub fn parse(s: &str) -> Result<Self> {
         let pairs = Pairs::parse(s)?;
         if pairs.flag("UseEmbeddedEngine")? {
@@ -142,7 +146,7 @@ impl FromStr for ConnectionString {
 }
 
 fn invalid(message: String) -> Error {
-    Error::new(ErrorKind::InvalidInput, message)
+    error::invalid_input(message)
 }
 
 /// `acct` from `https://acct.table.core.windows.net`, or `devstoreaccount1` from

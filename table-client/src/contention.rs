@@ -3,8 +3,9 @@
 //! and wide entities. Past the budget the error is `ErrorKind::Contention`, never the lost
 //! race's own 412, 409 or 404.
 
-use table_core::{Error, ErrorKind, Result};
+use table_core::{Error, Result};
 
+use crate::error;
 use crate::retry::RetryPolicy;
 
 /// How many times a write tries (re-reading in between) while concurrent writers keep
@@ -51,13 +52,10 @@ where
 /// `last` is the last attempt's error. The caller adds the "may have applied" marker when an
 /// earlier step of the write did apply.
 pub(crate) fn contention(subject: &str, attempts: u32, last: Error) -> Error {
-    Error::new(
-        ErrorKind::Contention,
-        format!(
-            "{subject}: concurrent writers changed what the write read on each of its {attempts} attempts \
-             (the contention budget)"
-        ),
-    )
+    error::contention(format!(
+        "{subject}: concurrent writers changed what the write read on each of its {attempts} attempts \
+         (the contention budget)"
+    ))
     .with_source(last)
 }
 
@@ -72,12 +70,16 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::Duration;
 
-    use table_core::ErrorCode;
+    use table_core::{ErrorCode, ErrorKind};
 
     use super::*;
 
+    fn is_lost_race(e: &Error) -> bool {
+        e.kind() == ErrorKind::PreconditionFailed
+    }
+
     fn lost_race() -> Error {
-        Error::service(ErrorCode::UpdateConditionNotSatisfied, "condition not met")
+        Error::service(ErrorCode::UpdateConditionNotSatisfied)
     }
 
     #[tokio::test]
@@ -88,8 +90,7 @@ mod tests {
             attempts.fetch_add(1, Ordering::Relaxed);
             Err::<(), _>(lost_race())
         };
-        let err =
-            retry_races_within(&policy, "write of x", Error::is_precondition_failed, step).await.unwrap_err();
+        let err = retry_races_within(&policy, "write of x", is_lost_race, step).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Contention);
         assert!(err.is_transient() && !err.may_have_applied());
         assert!(err.message().starts_with("write of x: ") && err.message().contains("4 attempts"), "{err}");
@@ -108,9 +109,9 @@ mod tests {
                 _ => Ok(7),
             }
         };
-        assert_eq!(retry_races_within(&policy, "x", Error::is_precondition_failed, step).await.unwrap(), 7);
-        let step = || async { Err::<(), _>(Error::new(ErrorKind::Auth, "denied")) };
-        let err = retry_races_within(&policy, "x", Error::is_precondition_failed, step).await.unwrap_err();
+        assert_eq!(retry_races_within(&policy, "x", is_lost_race, step).await.unwrap(), 7);
+        let step = || async { Err::<(), _>(crate::error::auth("denied")) };
+        let err = retry_races_within(&policy, "x", is_lost_race, step).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Auth);
     }
 }

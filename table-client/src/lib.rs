@@ -69,6 +69,7 @@ mod backend;
 mod batch;
 mod builder;
 mod contention;
+mod error;
 mod index;
 mod markers;
 mod moves;

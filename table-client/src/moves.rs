@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use table_core::{EntityKey, Error, ErrorKind, Result, Value};
 
 use crate::contention::retry_races;
+use crate::error;
 use crate::markers::primary_of;
 use crate::outbox::{KIND_MOVE, intents, new_intent_row};
 use crate::outcome::read_if_match;
@@ -67,11 +68,11 @@ async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey
             Ok(()) => Ok(true),
             // Gone: someone else finished. Changed since read (or unknown whether the delete
             // applied): the next attempt copies the current state again.
-            Err(e) if e.is_not_found() => Ok(true),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(true),
             Err(e) => Err(e),
         }
     };
-    let is_race = |e: &Error| e.is_precondition_failed() || e.kind() == ErrorKind::Ambiguous;
+    let is_race = |e: &Error| matches!(e.kind(), ErrorKind::PreconditionFailed | ErrorKind::Ambiguous);
     retry_races(&format!("move of entity {key} (drain later)"), is_race, step).await
 }
 
@@ -79,12 +80,12 @@ async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey
 async fn drain_moves(source: &TableClient) -> Result<usize> {
     let pending = intents(source, KIND_MOVE, None).await?;
     for row in &pending {
-        let primary = primary_of(row).ok_or_else(|| {
-            Error::new(ErrorKind::Decode, format!("outbox row {} names no entity", row.key()))
-        })?;
-        let target = row.get(TARGET).and_then(Value::as_str).ok_or_else(|| {
-            Error::new(ErrorKind::Decode, format!("outbox row {} names no target table", row.key()))
-        })?;
+        let primary = primary_of(row)
+            .ok_or_else(|| error::decode(format!("outbox row {} names no entity", row.key())))?;
+        let target = row
+            .get(TARGET)
+            .and_then(Value::as_str)
+            .ok_or_else(|| error::decode(format!("outbox row {} names no target table", row.key())))?;
         finish_move(source, &source.sibling(target), &primary).await?;
         source.remove(&row.partition_key, &row.row_key).await?;
     }

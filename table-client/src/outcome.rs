@@ -1,13 +1,16 @@
 //! The outcome helpers every write path shares: telling a missing entity from a missing
 //! table, reading "not found" as `None`, and requiring the ETag a write or a read must carry.
 //!
-//! A leaf: it depends on `table_core` only, so any module of the crate may use it.
+//! A leaf: it depends on `table_core` and the crate's error constructors only, so any module of
+//! the crate may use it.
 
 use table_core::{ETag, Entity, Error, ErrorCode, ErrorKind, IfMatch, Result};
 
+use crate::error;
+
 /// `true` for a 404 about the entity, not about its table.
 pub(crate) fn is_entity_missing(e: &Error) -> bool {
-    e.is_not_found() && e.code() != Some(&ErrorCode::TableNotFound)
+    e.kind() == ErrorKind::NotFound && e.code() != Some(&ErrorCode::TableNotFound)
 }
 
 /// `Ok(None)` where the entity does not exist; a missing table stays an error.
@@ -27,5 +30,5 @@ pub(crate) fn read_if_match(row: &Entity) -> Result<IfMatch> {
 
 /// The ETag a successful write must report.
 pub(crate) fn require_etag(etag: Option<ETag>) -> Result<ETag> {
-    etag.ok_or_else(|| Error::new(ErrorKind::Decode, "the service answered a write without an ETag"))
+    etag.ok_or_else(|| error::decode("the service answered a write without an ETag"))
 }

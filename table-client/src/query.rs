@@ -9,8 +9,9 @@ use std::ops::Bound;
 
 use futures::{Stream, StreamExt};
 use table_core::query::Continuation;
-use table_core::{Entity, Error, ErrorKind, Filter, QueryRequest, Result, Violation};
+use table_core::{Entity, Error, Filter, QueryRequest, Result, Violation};
 
+use crate::error;
 use crate::table::{TableClient, with_system_properties};
 
 /// Most entities the service returns in one page.
@@ -292,12 +293,9 @@ impl<T: PartialEq + Clone> Progress<T> {
 
 /// The error of a listing whose server sent `token` back again.
 pub(crate) fn no_progress(listing: &str, token: &str) -> Error {
-    Error::new(
-        ErrorKind::Decode,
-        format!(
-            "{listing} does not advance: the service sent the continuation {token:?} it had already sent"
-        ),
-    )
+    error::decode(format!(
+        "{listing} does not advance: the service sent the continuation {token:?} it had already sent"
+    ))
 }
 
 #[cfg(test)]

@@ -161,11 +161,6 @@ impl Failure {
     }
 }
 
-/// An error of [`ErrorKind::Ambiguous`]: a write whose outcome the SDK could not learn.
-pub(crate) fn ambiguous(message: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Ambiguous, message)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,7 +210,7 @@ mod tests {
         for failure in [NotSent, ConnectFailed, Answered(408), Answered(429), Answered(503), Answered(412)] {
             assert!(!failure.is_ambiguous(), "{failure:?}");
         }
-        assert_eq!(Failure::of(&Error::new(ErrorKind::Timeout, "t")), Lost);
-        assert_eq!(Failure::of(&Error::new(ErrorKind::Transport, "x")), NotSent);
+        assert_eq!(Failure::of(&crate::error::timeout("t")), Lost);
+        assert_eq!(Failure::of(&crate::error::transport("x")), NotSent);
     }
 }

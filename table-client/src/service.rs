@@ -4,12 +4,12 @@
 use futures::Stream;
 use table_core::engine::Engine;
 use table_core::validate::validate_table_name;
-use table_core::{Error, ErrorCode, Filter, Result, TableQuery};
+use table_core::{Error, ErrorCode, ErrorKind, Filter, Result, TableQuery};
 
 use crate::backend::Backend;
 use crate::builder::TableServiceClientBuilder;
+use crate::error::ambiguous;
 use crate::query::{Progress, no_progress};
-use crate::retry::ambiguous;
 use crate::table::TableClient;
 
 /// A client for one storage account (or one embedded engine): creates, deletes and lists
@@ -66,7 +66,10 @@ impl TableServiceClient {
     pub async fn create_table_if_not_exists(&self, name: &str) -> Result<(TableClient, bool)> {
         match self.create_table(name).await {
             Ok(t) => Ok((t, true)),
-            Err(e) if e.is_conflict() && e.code() == Some(&ErrorCode::TableAlreadyExists) => {
+            Err(e)
+                if e.kind() == ErrorKind::AlreadyExists
+                    && e.code() == Some(&ErrorCode::TableAlreadyExists) =>
+            {
                 Ok((self.table(name), false))
             }
             Err(e) => Err(e),
@@ -79,7 +82,7 @@ impl TableServiceClient {
     /// (the table is gone, as asked).
     pub async fn delete_table(&self, name: &str) -> Result<()> {
         match self.delete_table_as_answered(name).await {
-            Err(e) if e.is_not_found() && e.may_have_applied() => Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound && e.may_have_applied() => Ok(()),
             result => result,
         }
     }
@@ -91,12 +94,12 @@ impl TableServiceClient {
     pub async fn delete_table_if_exists(&self, name: &str) -> Result<bool> {
         match self.delete_table_as_answered(name).await {
             Ok(()) => Ok(true),
-            Err(e) if e.is_not_found() && e.may_have_applied() => Err(ambiguous(format!(
+            Err(e) if e.kind() == ErrorKind::NotFound && e.may_have_applied() => Err(ambiguous(format!(
                 "delete of table {name}: the table is gone, but an attempt whose answer was lost may \
                  have removed it, so whether it existed is unknown"
             ))
             .with_source(e)),
-            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),
         }
     }

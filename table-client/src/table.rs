@@ -9,11 +9,13 @@ use std::sync::Arc;
 
 use table_core::batch::validate_operation;
 use table_core::validate::{validate_key, validate_table_name};
-use table_core::{ETag, Entity, EntityKey, Error, IfMatch, KeyName, Operation, Result, WriteOutcome};
+use table_core::{
+    ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
+};
 
 use crate::backend::Backend;
+use crate::error::ambiguous;
 use crate::outcome::{if_exists, is_entity_missing, require_etag};
-use crate::retry::ambiguous;
 
 /// A client for one table, working with untyped [`Entity`] values. Cheap to clone.
 ///
@@ -140,7 +142,7 @@ impl TableClient {
         if is_entity_missing(&failure) {
             return Ok(WriteOutcome { etag: None });
         }
-        if failure.is_precondition_failed() {
+        if failure.kind() == ErrorKind::PreconditionFailed {
             return Err(ambiguous(format!(
                 "delete of entity {key} in table {}: an attempt whose answer was lost may have \
                  applied, and the entity now exists with another version (changed first by another \

@@ -6,8 +6,9 @@ use std::marker::PhantomData;
 
 use futures::Stream;
 use table_core::typed::TableEntity;
-use table_core::{ETag, EntityKey, Error, ErrorKind, Filter, IfMatch, Operation, Result, WriteOutcome};
+use table_core::{ETag, EntityKey, Filter, IfMatch, Operation, Result, WriteOutcome};
 
+use crate::error;
 use crate::index::{self, Change, IndexReport};
 use crate::outcome::{if_exists, require_etag};
 use crate::query::Query;
@@ -191,10 +192,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     fn index_def(&self, name: &str) -> Result<&'static table_core::typed::IndexDef> {
         T::indexes().iter().find(|i| i.name == name).ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidInput,
-                format!("`{}` declares no index named `{name}`", std::any::type_name::<T>()),
-            )
+            error::invalid_input(format!("`{}` declares no index named `{name}`", std::any::type_name::<T>()))
         })
     }
 }

@@ -301,7 +301,7 @@ async fn error_answers_keep_code_status_and_request_id() {
         .mount(&server)
         .await;
     let err = table.delete("p", "r", IfMatch::Any).await.unwrap_err();
-    assert!(err.is_precondition_failed());
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
     assert_eq!(err.status(), Some(412));
     assert_eq!(err.request_id(), Some("req-123"));
     assert_eq!(err.message(), "The update condition specified in the request was not satisfied.");

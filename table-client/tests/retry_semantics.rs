@@ -119,7 +119,7 @@ async fn a_delete_without_a_lost_attempt_keeps_its_answer() {
     let (server, table) = server_and_table().await;
     first_then(&server, "DELETE", ResponseTemplate::new(503), not_found()).await;
     let err = table.delete("p", "r", IfMatch::Any).await.unwrap_err();
-    assert!(err.is_not_found(), "a 503 was not processed: the entity was missing all along");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "a 503 was not processed: the entity was missing all along");
     assert!(!err.may_have_applied());
     assert!(!table.delete_if_exists("p", "r").await.unwrap());
 }
@@ -210,7 +210,7 @@ async fn a_412_after_a_refused_attempt_is_the_callers_own() {
     let (server, table) = server_and_table().await;
     first_then(&server, "PUT", ResponseTemplate::new(503), precondition_failed()).await;
     let err = table.replace(written(), IfMatch::ETag(ETag::new(OLD_ETAG))).await.unwrap_err();
-    assert!(err.is_precondition_failed(), "{err:?}");
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed, "{err:?}");
     assert!(!err.may_have_applied());
     assert_eq!(methods(&server).await, ["PUT", "PUT"], "nothing to settle: no entity read");
 }
@@ -235,7 +235,7 @@ async fn an_insert_refused_before_processing_is_retried_and_unmarked() {
     let (server, table) = server_and_table().await;
     first_then(&server, "POST", ResponseTemplate::new(503), service_error(409, "EntityAlreadyExists")).await;
     let err = table.insert(written()).await.unwrap_err();
-    assert!(err.is_conflict());
+    assert_eq!(err.kind(), ErrorKind::AlreadyExists);
     assert!(!err.may_have_applied(), "the 503 was not processed: the conflict is someone else's");
 }
 

@@ -6,6 +6,12 @@
 //! failing operation's index inside a batch, and for local validation a typed [`Violation`]
 //! naming the key, property or table and the limit. `Display` describes this layer only; the
 //! cause is in `source()`.
+//!
+//! Branch on [`Error::kind`]; the only predicate, [`Error::is_transient`], spans several kinds.
+//! Errors are built by a few constructors, so kind, code and status never disagree: a code
+//! decides kind and status, and the service's own message for each code is stored once, beside
+//! the code (the engine answers with it). Callers outside the SDK build [`Error::other`] and
+//! [`Error::invalid`].
 
 use std::fmt;
 
@@ -54,7 +60,7 @@ pub enum ErrorKind {
 }
 
 macro_rules! error_codes {
-    ($($(#[$doc:meta])* $name:ident,)*) => {
+    ($($(#[$doc:meta])* $name:ident => $message:literal,)*) => {
         /// A service error code, e.g. `EntityAlreadyExists`.
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         #[non_exhaustive]
@@ -80,67 +86,87 @@ macro_rules! error_codes {
                     other => ErrorCode::Other(other.to_owned()),
                 }
             }
+
+            /// The service's own message for this code (the first line of its answer), which the
+            /// engine answers too; `None` for a code the SDK does not know.
+            fn canonical_message(&self) -> Option<&'static str> {
+                match self {
+                    $(ErrorCode::$name => Some($message),)*
+                    ErrorCode::Other(_) => None,
+                }
+            }
         }
+
+        #[cfg(test)]
+        const KNOWN_CODES: &[&str] = &[$(stringify!($name)),*];
     };
 }
 
+// Each code with the message the service answers with it (protocol doc section 8; the first
+// line of the answer, without the batch index, `RequestId:` and `Time:` lines).
 error_codes! {
     /// 409: the entity exists.
-    EntityAlreadyExists,
+    EntityAlreadyExists => "The specified entity already exists.",
     /// 404: the entity (or, on delete, the table) does not exist.
-    ResourceNotFound,
+    ResourceNotFound => "The specified resource does not exist.",
     /// 404: the table of an entity operation does not exist.
-    TableNotFound,
+    TableNotFound => "The table specified does not exist.",
     /// 409: the table exists.
-    TableAlreadyExists,
+    TableAlreadyExists => "The table specified already exists.",
     /// 409: the table is being deleted.
-    TableBeingDeleted,
+    TableBeingDeleted => "The specified table is being deleted. Try operation later.",
     /// 412: the ETag did not match.
-    UpdateConditionNotSatisfied,
+    UpdateConditionNotSatisfied => "The update condition specified in the request was not satisfied.",
     /// 400: generic invalid input (bad filter, bad ETag, bad batch).
-    InvalidInput,
+    InvalidInput => "One of the request inputs is not valid.",
     /// 400: a value is out of range (key characters, DateTime, table name length).
-    OutOfRangeInput,
+    OutOfRangeInput => "One of the request inputs is out of range.",
     /// 400: a property value exceeds 64 KiB.
-    PropertyValueTooLarge,
+    PropertyValueTooLarge => "The property value exceeds the maximum allowed size (64KB). If the property \
+        value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less.",
     /// 400: an entity exceeds 1 MiB.
-    EntityTooLarge,
+    EntityTooLarge => "The entity is larger than the maximum allowed size (1MB).",
     /// 400: more than 255 properties including the system ones.
-    TooManyProperties,
+    TooManyProperties => "The entity contains more properties than allowed. Each entity can include up to \
+        252 properties to store data. Each entity also has 3 system properties.",
     /// 400: a key exceeds 1 KiB characters.
-    KeyValueTooLarge,
+    KeyValueTooLarge => "The key exceeds the maximum allowed key size (2KB). It is a UTF-16 encoded string \
+        and the maximum number of characters should be 1K or less.",
     /// 400: `PartitionKey` or `RowKey` missing.
-    PropertiesNeedValue,
+    PropertiesNeedValue => "The values are not specified for all properties in the entity.",
     /// 400: a property name breaks the naming rules.
-    PropertyNameInvalid,
+    PropertyNameInvalid => "The property name is invalid.",
     /// 400: a property name exceeds 255 characters.
-    PropertyNameTooLong,
+    PropertyNameTooLong => "The property name exceeds the maximum allowed length (255).",
     /// 400: a property appears twice.
-    DuplicatePropertiesSpecified,
+    DuplicatePropertiesSpecified => "A property is specified more than once.",
     /// 400: a value does not fit its declared type.
-    InvalidValueType,
+    InvalidValueType => "The value specified is invalid.",
     /// 400: a table name has invalid characters.
-    InvalidResourceName,
+    InvalidResourceName => "The specified resource name contains invalid characters.",
     /// 400: a batch spans several partitions.
-    CommandsInBatchActOnDifferentPartitions,
+    CommandsInBatchActOnDifferentPartitions => "All commands in a batch must operate on same entity group.",
     /// 400: a batch touches one entity twice.
-    InvalidDuplicateRow,
+    InvalidDuplicateRow => "The batch request contains multiple changes with same row key. An entity can \
+        appear only once in a batch request.",
     /// 413: the request body is too large.
-    RequestBodyTooLarge,
+    RequestBodyTooLarge => "The request body is too large and exceeds the maximum permissible limit.",
     /// 501: unsupported construct.
-    NotImplemented,
+    NotImplemented => "The requested operation is not implemented on the specified resource.",
     /// 403: authentication failed.
-    AuthenticationFailed,
+    AuthenticationFailed => "Server failed to authenticate the request. Make sure the value of \
+        Authorization header is formed correctly including the signature.",
     /// 403: authentication failed (Azurite's code).
-    AuthorizationFailure,
+    AuthorizationFailure => "This request is not authorized to perform this operation.",
     /// 403: the SAS lacks a permission.
-    AuthorizationPermissionMismatch,
+    AuthorizationPermissionMismatch => "This request is not authorized to perform this operation using \
+        this permission.",
     /// 503: throttled.
-    ServerBusy,
+    ServerBusy => "The server is currently unable to receive requests. Please retry your request.",
     /// 500: the service timed out.
-    OperationTimedOut,
+    OperationTimedOut => "The operation could not be completed within the permitted time.",
     /// 500: internal error.
-    InternalError,
+    InternalError => "The server encountered an internal error. Please retry the request.",
 }
 
 impl ErrorCode {
@@ -179,6 +205,25 @@ impl ErrorCode {
             InternalError => ErrorKind::Unavailable,
             Other(_) => ErrorKind::Other,
             _ => ErrorKind::InvalidInput,
+        }
+    }
+}
+
+impl ErrorKind {
+    /// The kind of an answer whose code says nothing the SDK knows, from its HTTP status.
+    fn of_status(status: u16) -> ErrorKind {
+        match status {
+            400 => ErrorKind::InvalidInput,
+            401 | 403 => ErrorKind::Auth,
+            404 => ErrorKind::NotFound,
+            408 => ErrorKind::Timeout,
+            409 => ErrorKind::AlreadyExists,
+            412 => ErrorKind::PreconditionFailed,
+            413 => ErrorKind::TooLarge,
+            429 | 503 => ErrorKind::Throttled,
+            500 | 502 | 504 => ErrorKind::Unavailable,
+            501 => ErrorKind::NotImplemented,
+            _ => ErrorKind::Other,
         }
     }
 }
@@ -315,6 +360,12 @@ pub enum Violation {
         /// The ETag text.
         etag: String,
     },
+    /// An `If-Match` value is not an ETag: not a quoted string, with or without `W/`.
+    #[error("the If-Match value {etag:?} is not an ETag (a quoted string, optionally prefixed by W/)")]
+    ETagSyntax {
+        /// The value given.
+        etag: String,
+    },
     /// A batch holds no operation.
     #[error("a batch needs at least one operation")]
     EmptyBatch,
@@ -440,6 +491,7 @@ impl Violation {
             FilterUnsupported { .. } => ErrorCode::NotImplemented,
             Value { .. } => ErrorCode::InvalidValueType,
             ETag { .. }
+            | ETagSyntax { .. }
             | EmptyBatch
             | TooManyOperations { .. }
             | FilterSyntax { .. }
@@ -479,15 +531,22 @@ struct Inner {
     source: Option<BoxError>,
 }
 
+// Construction. Every error is built by one of these, so that kind, code and status cannot
+// disagree: a code decides the kind and status (`service`, `invalid`), an answer's status and
+// code decide the kind (`answered`), and only errors that are no service answer pick a kind
+// (`other`, and the hidden `new` for the SDK's own crates).
+//
+// The `#[doc(hidden)]` items are for table-client, which is pinned to this exact version: it
+// builds transport, authentication, decode and ambiguity errors, and errors about answers it
+// refuses, that table-core cannot. They are not part of the API and may change with any release.
 impl Error {
-    /// An error of `kind` with a message; no code or status.
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    fn with_kind(kind: ErrorKind, message: String) -> Self {
         Error {
             inner: Box::new(Inner {
                 kind,
                 code: None,
                 status: None,
-                message: message.into(),
+                message,
                 batch_index: None,
                 violation: None,
                 request_id: None,
@@ -497,32 +556,80 @@ impl Error {
         }
     }
 
-    /// The error the service answers with `code` (its kind and status follow from the code).
-    pub fn service(code: ErrorCode, message: impl Into<String>) -> Self {
-        let mut e = Error::new(code.kind(), message);
-        e.inner.status = Some(code.status());
-        e.inner.code = Some(code);
-        e
+    /// An error of the caller's own, of kind [`ErrorKind::Other`], for code that returns this
+    /// crate's [`Result`] (a closure the SDK runs, an application built on it). Attach the cause
+    /// with [`with_source`](Error::with_source).
+    pub fn other(message: impl Into<String>) -> Self {
+        Error::with_kind(ErrorKind::Other, message.into())
     }
 
-    /// A rule broken locally: kind, code and status are those the service would answer.
+    /// A rule broken locally: kind, code and status are those the service would answer, the
+    /// message names the rule and what broke it.
     pub fn invalid(violation: Violation) -> Self {
         let code = violation.code();
-        let mut e = Error::service(code, violation.to_string());
+        let mut e = Error::with_kind(code.kind(), violation.to_string());
+        e.inner.status = Some(code.status());
+        e.inner.code = Some(code);
         e.inner.batch_index = violation.batch_index();
         e.inner.violation = Some(violation);
         e
     }
 
-    /// Sets the HTTP status (for errors answered by a server).
+    /// A request that timed out on the client's side, with no answer (the engine's injected
+    /// timeouts).
+    pub(crate) fn timeout(message: impl Into<String>) -> Self {
+        Error::with_kind(ErrorKind::Timeout, message.into())
+    }
+
+    /// An error of `kind` that is no service answer (no code or status): for the SDK's crates,
+    /// which wrap it in one constructor per kind.
+    #[doc(hidden)]
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error::with_kind(kind, message.into())
+    }
+
+    /// The error the service answers with `code`: its kind, status and message (the service's
+    /// own wording).
+    #[doc(hidden)]
+    pub fn service(code: ErrorCode) -> Self {
+        let message = match code.canonical_message() {
+            Some(message) => message.to_owned(),
+            None => format!("the service answered the error code {code}"),
+        };
+        let mut e = Error::with_kind(code.kind(), message);
+        e.inner.status = Some(code.status());
+        e.inner.code = Some(code);
+        e
+    }
+
+    /// The error a server answered with HTTP `status` and, when it sent one, `code`. A code
+    /// the SDK knows decides the kind (so `ServerBusy` is `Throttled` whatever its status);
+    /// otherwise the status does.
+    #[doc(hidden)]
+    pub fn answered(status: u16, code: Option<ErrorCode>, message: impl Into<String>) -> Self {
+        let kind = match &code {
+            Some(ErrorCode::Other(_)) | None => ErrorKind::of_status(status),
+            Some(known) => known.kind(),
+        };
+        let mut e = Error::with_kind(kind, message.into());
+        e.inner.status = Some(status);
+        e.inner.code = code;
+        e
+    }
+
+    /// Records the status of the answer an error is about whose kind the SDK decided (a
+    /// success answer that cannot be trusted is `Decode` with status 200): the status tells
+    /// retries that an answer came.
+    #[doc(hidden)]
     #[must_use]
     pub fn with_status(mut self, status: u16) -> Self {
         self.inner.status = Some(status);
         self
     }
 
-    /// Sets the service error code, keeping the kind and status (for answers whose code the
-    /// SDK does not know, where the kind follows from the HTTP status instead).
+    /// Records the service code of the answer or cause an error is about whose kind the SDK
+    /// decided (a success answer carrying a service error is `Decode` with its code).
+    #[doc(hidden)]
     #[must_use]
     pub fn with_code(mut self, code: ErrorCode) -> Self {
         self.inner.code = Some(code);
@@ -530,6 +637,7 @@ impl Error {
     }
 
     /// Sets the index of the failing operation inside a batch.
+    #[doc(hidden)]
     #[must_use]
     pub fn with_batch_index(mut self, index: usize) -> Self {
         self.inner.batch_index = Some(index);
@@ -537,6 +645,7 @@ impl Error {
     }
 
     /// Sets the service request id (`x-ms-request-id`).
+    #[doc(hidden)]
     #[must_use]
     pub fn with_request_id(mut self, id: impl Into<String>) -> Self {
         self.inner.request_id = Some(id.into());
@@ -546,6 +655,7 @@ impl Error {
     /// Marks a failed write whose request may nevertheless have been applied by the service
     /// (its response was lost, timed out, or was a 500/502/504). See
     /// [`Error::may_have_applied`].
+    #[doc(hidden)]
     #[must_use]
     pub fn with_may_have_applied(mut self) -> Self {
         self.inner.may_have_applied = true;
@@ -558,8 +668,11 @@ impl Error {
         self.inner.source = Some(source.into());
         self
     }
+}
 
-    /// The broad category.
+// Inspection.
+impl Error {
+    /// The broad category, to branch on (`err.kind() == ErrorKind::NotFound`).
     pub fn kind(&self) -> ErrorKind {
         self.inner.kind
     }
@@ -602,22 +715,8 @@ impl Error {
         self.inner.may_have_applied || self.inner.kind == ErrorKind::Ambiguous
     }
 
-    /// `true` for a missing table or entity.
-    pub fn is_not_found(&self) -> bool {
-        self.kind() == ErrorKind::NotFound
-    }
-
-    /// `true` for an existing table or entity.
-    pub fn is_conflict(&self) -> bool {
-        self.kind() == ErrorKind::AlreadyExists
-    }
-
-    /// `true` for an ETag mismatch.
-    pub fn is_precondition_failed(&self) -> bool {
-        self.kind() == ErrorKind::PreconditionFailed
-    }
-
-    /// `true` when a retry after a pause may succeed.
+    /// `true` when a retry after a pause may succeed: the kinds `Throttled`, `Unavailable`,
+    /// `Timeout`, `Transport` and `Contention`. (One kind is asked with [`kind`](Error::kind).)
     pub fn is_transient(&self) -> bool {
         matches!(
             self.kind(),
@@ -723,5 +822,57 @@ mod tests {
         }
         assert_eq!(ErrorCode::UpdateConditionNotSatisfied.status(), 412);
         assert_eq!(ErrorCode::TableNotFound.kind(), ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn service_errors_take_kind_status_and_message_from_the_code() {
+        let e = Error::service(ErrorCode::UpdateConditionNotSatisfied);
+        assert_eq!(e.kind(), ErrorKind::PreconditionFailed);
+        assert_eq!(e.status(), Some(412));
+        assert_eq!(e.message(), "The update condition specified in the request was not satisfied.");
+        assert_eq!(Error::service(ErrorCode::TableNotFound).message(), "The table specified does not exist.");
+        let other = Error::service(ErrorCode::Other("Weird".into()));
+        assert_eq!((other.kind(), other.status()), (ErrorKind::Other, Some(400)));
+        assert!(other.message().contains("Weird"), "{other}");
+    }
+
+    #[test]
+    fn every_known_code_has_a_sentence_of_the_service() {
+        for name in KNOWN_CODES {
+            let message = ErrorCode::parse(name).canonical_message().unwrap_or_default();
+            assert!(message.starts_with(char::is_uppercase) && message.ends_with('.'), "{name}: {message:?}");
+            assert!(!message.contains("  "), "{name}: a line break left spaces in {message:?}");
+        }
+        assert_eq!(ErrorCode::Other("X".into()).canonical_message(), None);
+    }
+
+    #[test]
+    fn answers_take_their_kind_from_a_known_code_else_from_the_status() {
+        let busy = Error::answered(500, Some(ErrorCode::ServerBusy), "busy");
+        assert_eq!((busy.kind(), busy.status()), (ErrorKind::Throttled, Some(500)));
+        let unknown = Error::answered(409, Some(ErrorCode::Other("New".into())), "x");
+        assert_eq!(unknown.kind(), ErrorKind::AlreadyExists);
+        assert_eq!(unknown.code(), Some(&ErrorCode::Other("New".into())));
+        let bare = Error::answered(302, None, "moved");
+        assert_eq!((bare.kind(), bare.code(), bare.status()), (ErrorKind::Other, None, Some(302)));
+        for (status, kind) in
+            [(403, ErrorKind::Auth), (429, ErrorKind::Throttled), (504, ErrorKind::Unavailable)]
+        {
+            assert_eq!(Error::answered(status, None, "").kind(), kind, "{status}");
+        }
+    }
+
+    #[test]
+    fn errors_of_the_caller_are_other_without_code_or_status() {
+        let e = Error::other("mine");
+        assert_eq!((e.kind(), e.code(), e.status(), e.message()), (ErrorKind::Other, None, None, "mine"));
+    }
+
+    #[test]
+    fn an_error_is_one_pointer() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Error>(), size_of::<usize>());
+        assert_eq!(size_of::<Option<Error>>(), size_of::<usize>());
+        assert_eq!(size_of::<Result<(), Error>>(), size_of::<usize>());
     }
 }

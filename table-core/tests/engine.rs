@@ -284,7 +284,7 @@ fn if_match_compares_etags_exactly() {
         let err = op.unwrap_err();
         assert_eq!(err.code(), Some(&ErrorCode::UpdateConditionNotSatisfied));
         assert_eq!(err.status(), Some(412));
-        assert!(err.is_precondition_failed());
+        assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
     }
     let v3 = e.merge(T, Entity::new("p", "r").with("b", 2), IfMatch::ETag(v2.clone())).unwrap().etag.unwrap();
     e.merge(T, Entity::new("p", "r"), IfMatch::Any).unwrap();
@@ -305,6 +305,23 @@ fn a_malformed_etag_is_invalid_input() {
         e.replace(T, Entity::new("p", "r"), IfMatch::ETag(table_core::ETag::new("garbage"))).unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::InvalidInput));
     assert_eq!(err.status(), Some(400));
+    assert_eq!(err.violation(), Some(&Violation::ETagSyntax { etag: "garbage".into() }));
+    assert!(err.message().contains("\"garbage\""), "{err}");
+}
+
+#[test]
+fn the_engine_answers_the_service_s_own_messages() {
+    let e = engine();
+    let missing = e.get(T, "p", "r", None).unwrap_err();
+    assert_eq!(missing.message(), "The specified resource does not exist.");
+    let no_table = e.get("Nowhere", "p", "r", None).unwrap_err();
+    assert_eq!(no_table.message(), "The table specified does not exist.");
+    e.insert(T, Entity::new("p", "r")).unwrap();
+    let dup = e.insert(T, Entity::new("p", "r")).unwrap_err();
+    assert_eq!(dup.message(), "The specified entity already exists.");
+    let stale =
+        e.replace(T, Entity::new("p", "r"), IfMatch::ETag(table_core::ETag::new("W/\"x\""))).unwrap_err();
+    assert_eq!(stale.message(), "The update condition specified in the request was not satisfied.");
 }
 
 #[test]

@@ -64,7 +64,7 @@ async fn table_lifecycle(t: Target) {
 
     let missing = table.insert(Entity::new("p", "r")).await.unwrap_err();
     assert_eq!(missing.code(), Some(&ErrorCode::TableNotFound));
-    assert!(missing.is_not_found());
+    assert_eq!(missing.kind(), ErrorKind::NotFound);
 }
 
 async fn crud_with_etags(t: Target) {
@@ -96,10 +96,10 @@ async fn crud_with_etags(t: Target) {
         .unwrap_err();
     assert_eq!(stale.code(), Some(&ErrorCode::UpdateConditionNotSatisfied));
     assert_eq!(stale.status(), Some(412));
-    assert!(stale.is_precondition_failed());
+    assert_eq!(stale.kind(), ErrorKind::PreconditionFailed);
     let stale =
         table.merge(Entity::new("p", "r").with("X", 1), IfMatch::ETag(etag1.clone())).await.unwrap_err();
-    assert!(stale.is_precondition_failed());
+    assert_eq!(stale.kind(), ErrorKind::PreconditionFailed);
 
     // Merge keeps other properties and may change a property's type.
     let etag3 = table.merge(Entity::new("p", "r").with("Age", "thirty"), IfMatch::ETag(etag2)).await.unwrap();
@@ -126,7 +126,7 @@ async fn crud_with_etags(t: Target) {
 
     // Delete with a stale ETag fails; with the current one it succeeds.
     let stale = table.delete("p", "r", IfMatch::ETag(etag1)).await.unwrap_err();
-    assert!(stale.is_precondition_failed());
+    assert_eq!(stale.kind(), ErrorKind::PreconditionFailed);
     table.delete("p", "r", IfMatch::ETag(etag3)).await.unwrap();
     let gone = table.get("p", "r").await.unwrap_err();
     assert_eq!(gone.code(), Some(&ErrorCode::ResourceNotFound));
@@ -375,7 +375,7 @@ async fn batches_apply_all_or_nothing(t: Target) {
         .replace(Entity::new("p", "existing"), IfMatch::ETag(existing_etag));
     let err = table.submit_transaction(stale).await.unwrap_err();
     assert_eq!(err.batch_index(), Some(1));
-    assert!(err.is_precondition_failed());
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
     assert!(table.get_if_exists("p", "new3").await.unwrap().is_none());
 
     let missing = t.client.table(&unique_name("nobatch"));

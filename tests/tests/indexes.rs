@@ -12,7 +12,7 @@ use conformance::scenario;
 use conformance::target::Target;
 use futures::StreamExt;
 use table_client::engine::{FaultSpec, FaultTiming};
-use table_client::{EntityKey, ErrorCode, IfMatch, TableClient, TableEntity, TypedTable};
+use table_client::{EntityKey, ErrorCode, ErrorKind, IfMatch, TableClient, TableEntity, TypedTable};
 
 /// Same-partition indexes: a unique full copy by email, and an index entity by last name.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
@@ -133,7 +133,7 @@ async fn same_partition_copies_follow_every_write(t: Target) {
     ann.email = "ann.jones@contoso.com".into();
     table.replace(&ann, IfMatch::Any).await.unwrap();
     let err = table.get_by_index::<Employee>("by_email", &by_email).await.unwrap_err();
-    assert!(err.is_not_found());
+    assert_eq!(err.kind(), ErrorKind::NotFound);
     let moved = EntityKey::new("Sales", "email_ann.jones@contoso.com");
     assert_eq!(table.get_by_index::<Employee>("by_email", &moved).await.unwrap(), ann);
     assert_consistent(&table).await;
@@ -149,7 +149,10 @@ async fn same_partition_copies_follow_every_write(t: Target) {
 
     let key = ann.entity_key().unwrap();
     table.delete(&key, IfMatch::Any).await.unwrap();
-    assert!(table.get_by_index::<Employee>("by_email", &moved).await.unwrap_err().is_not_found());
+    assert_eq!(
+        table.get_by_index::<Employee>("by_email", &moved).await.unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
     assert!(!table.delete_if_exists(&key).await.unwrap());
     let report = table.verify_indexes().await.unwrap();
     assert!(report.is_consistent() && report.primaries == 0, "{report:#?}");
@@ -169,7 +172,7 @@ async fn unique_index_conflicts_write_nothing(t: Target) {
     let mut bob = employee(3, "Brown", "bob@contoso.com");
     table.insert(&bob).await.unwrap();
     bob.email = "same@contoso.com".into();
-    assert!(table.replace(&bob, IfMatch::Any).await.unwrap_err().is_conflict());
+    assert_eq!(table.replace(&bob, IfMatch::Any).await.unwrap_err().kind(), ErrorKind::AlreadyExists);
     assert_eq!(table.get(&bob.entity_key().unwrap()).await.unwrap().email, "bob@contoso.com");
     assert_consistent(&table).await;
 }
@@ -182,9 +185,9 @@ async fn stale_etags_change_nothing(t: Target) {
     table.replace(&ann, IfMatch::ETag(first.clone())).await.unwrap();
     ann.email = "other@contoso.com".into();
     let err = table.replace(&ann, IfMatch::ETag(first.clone())).await.unwrap_err();
-    assert!(err.is_precondition_failed());
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
     let err = table.delete(&ann.entity_key().unwrap(), IfMatch::ETag(first)).await.unwrap_err();
-    assert!(err.is_precondition_failed());
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
     let stored = table.get(&ann.entity_key().unwrap()).await.unwrap();
     assert_eq!((stored.age, stored.email.as_str()), (40, "ann@contoso.com"));
     assert_consistent(&table).await;
@@ -314,13 +317,9 @@ async fn cross_partition_indexes_converge_without_a_crash(t: Target) {
     ann.email = "ann.jones@contoso.com".into();
     ann.last_name = "Smith".into();
     table.replace(&ann, IfMatch::Any).await.unwrap();
-    assert!(
-        table
-            .get_by_index::<GlobalEmployee>("by_email", &EntityKey::new("email", "ann@contoso.com"))
-            .await
-            .unwrap_err()
-            .is_not_found()
-    );
+    let old = EntityKey::new("email", "ann@contoso.com");
+    let err = table.get_by_index::<GlobalEmployee>("by_email", &old).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
     assert_eq!(lookup_ids(&table, jones, |e| e.id).await, BTreeSet::from([2]));
     assert_eq!(lookup_ids(&table, EntityKey::new("lastname", "Smith"), |e| e.id).await, BTreeSet::from([1]));
     assert_consistent(&table).await;

@@ -277,7 +277,7 @@ async fn wide_entities_round_trip_and_shrink(t: Target) {
     assert!(wide.delete("Sales", "emp1").await.unwrap());
     assert!(!wide.delete("Sales", "emp1").await.unwrap());
     let err = wide.read("Sales", "emp1").await.unwrap_err();
-    assert!(err.is_not_found(), "{err:?}");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err:?}");
     assert_eq!(raw_rows(&table).await, ["emp1~x~0"]);
 }
 

@@ -17,9 +17,10 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use percent_encoding::percent_decode_str;
 use table_core::datetime::format_rfc3339_seconds;
-use table_core::{EntityKey, Error, ErrorKind, Result};
+use table_core::{EntityKey, Result};
 
 use super::shared_key::AccountKey;
+use crate::error;
 use crate::wire::url::{QueryString, with_query};
 
 /// The signed version used when none is chosen.
@@ -48,6 +49,8 @@ impl TableSasPermissions {
     }
 
     /// Reads letters from `raud` in any order; other letters are an [`ErrorKind::InvalidInput`] error.
+    ///
+    /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
     pub fn parse(letters: &str) -> Result<Self> {
         let mut p = TableSasPermissions::default();
         for c in letters.chars() {
@@ -57,10 +60,9 @@ impl TableSasPermissions {
                 'u' => p.update = true,
                 'd' => p.delete = true,
                 other => {
-                    return Err(Error::new(
-                        ErrorKind::InvalidInput,
-                        format!("{other:?} is not a table SAS permission (expected r, a, u or d)"),
-                    ));
+                    return Err(error::invalid_input(format!(
+                        "{other:?} is not a table SAS permission (expected r, a, u or d)"
+                    )));
                 }
             }
         }
@@ -226,14 +228,15 @@ impl TableSasBuilder {
     ///
     /// Fails with [`ErrorKind::InvalidInput`] when permissions or expiry are missing without
     /// a policy id, or the version predates 2018-11-09.
+    ///
+    /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
     pub fn sign(&self, key: &AccountKey) -> Result<SasToken> {
-        let invalid = |m: &str| Error::new(ErrorKind::InvalidInput, m.to_owned());
         if self.policy_id.is_none() && (self.permissions.is_empty() || self.expiry.is_none()) {
-            return Err(invalid("a SAS without a policy id needs permissions and an expiry"));
+            return Err(error::invalid_input("a SAS without a policy id needs permissions and an expiry"));
         }
         // Versions are dates, so their text order is their time order.
         if self.version.as_str() < OLDEST_SUPPORTED_VERSION || self.version.len() != 10 {
-            return Err(invalid("SAS versions before 2018-11-09 are not supported"));
+            return Err(error::invalid_input("SAS versions before 2018-11-09 are not supported"));
         }
         let signature = key.sign(&self.string_to_sign(key.account()));
         let mut q = QueryString::default();
@@ -274,11 +277,13 @@ pub struct SasToken(String);
 impl SasToken {
     /// Reads a token as given by the portal, a connection string or [`TableSasBuilder::sign`],
     /// with or without a leading `?`. Fails with [`ErrorKind::Auth`] without a `sig` parameter.
+    ///
+    /// [`ErrorKind::Auth`]: table_core::ErrorKind::Auth
     pub fn parse(token: &str) -> Result<Self> {
         let token = token.trim().trim_start_matches('?');
         let has_signature = token.split('&').any(|pair| signature_value(pair).is_some_and(|s| !s.is_empty()));
         if !has_signature {
-            return Err(Error::new(ErrorKind::Auth, "the shared access signature has no `sig` parameter"));
+            return Err(error::auth("the shared access signature has no `sig` parameter"));
         }
         Ok(SasToken(token.to_owned()))
     }

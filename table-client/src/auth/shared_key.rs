@@ -16,7 +16,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use table_core::{Error, ErrorKind, Result};
+use table_core::Result;
+
+use crate::error;
 
 /// A storage account name with its (decoded) access key.
 #[derive(Clone)]
@@ -30,13 +32,14 @@ impl AccountKey {
     /// An account and its base64 key as shown in the portal or a connection string.
     ///
     /// Fails with [`ErrorKind::Auth`] when the key is not valid base64.
+    ///
+    /// [`ErrorKind::Auth`]: table_core::ErrorKind::Auth
     pub fn new(account: impl Into<String>, base64_key: &str) -> Result<Self> {
         let key = BASE64
             .decode(base64_key.trim())
-            .map_err(|e| Error::new(ErrorKind::Auth, "the account key is not valid base64").with_source(e))?;
-        let mac = Hmac::<Sha256>::new_from_slice(&key).map_err(|e| {
-            Error::new(ErrorKind::Auth, "the account key is not a valid HMAC key").with_source(e)
-        })?;
+            .map_err(|e| error::auth("the account key is not valid base64").with_source(e))?;
+        let mac = Hmac::<Sha256>::new_from_slice(&key)
+            .map_err(|e| error::auth("the account key is not a valid HMAC key").with_source(e))?;
         Ok(AccountKey { account: account.into(), mac: Arc::new(mac) })
     }
 
@@ -80,10 +83,7 @@ fn split_url(url: &str) -> Option<(&str, Option<&str>)> {
 /// `/{account}{path}[?comp=..]` for `url`.
 pub(crate) fn canonicalized_resource(account: &str, url: &str) -> Result<String> {
     let (path, query) = split_url(url).ok_or_else(|| {
-        Error::new(
-            ErrorKind::InvalidInput,
-            format!("cannot sign {url:?}: not an absolute http(s) URL or /path"),
-        )
+        error::invalid_input(format!("cannot sign {url:?}: not an absolute http(s) URL or /path"))
     })?;
     let path = if path.is_empty() { "/" } else { path };
     let mut resource = format!("/{account}{path}");

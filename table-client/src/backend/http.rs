@@ -24,7 +24,8 @@ use table_core::{
 use tracing::Instrument;
 
 use crate::auth::{Credential, http_date};
-use crate::retry::{Failure, Replay, RetryPolicy, ambiguous};
+use crate::error::{self, ambiguous};
+use crate::retry::{Failure, Replay, RetryPolicy};
 use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
 
 /// The service version we speak.
@@ -77,10 +78,10 @@ impl HttpBackend {
     pub(crate) fn new(endpoint: &str, credential: Credential, options: HttpOptions) -> Result<Self> {
         // A redirect is answered as an error, never followed: following it would send the
         // signed request (and a SAS in its URL) to a host the caller did not name.
-        let http =
-            reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().map_err(|e| {
-                Error::new(ErrorKind::Transport, "could not build the HTTP client").with_source(e)
-            })?;
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| error::transport("could not build the HTTP client").with_source(e))?;
         Ok(HttpBackend {
             inner: Arc::new(Inner {
                 http,
@@ -135,11 +136,8 @@ impl HttpBackend {
         let entity = wire::decode_entity(&response.body, header(&response.headers, "etag"))?;
         // A point read names its entity: an answer about another one cannot be trusted.
         if entity.partition_key != partition_key || entity.row_key != row_key {
-            return Err(Error::new(
-                ErrorKind::Decode,
-                "the service answered a point read with another entity's keys",
-            )
-            .with_status(200));
+            return Err(error::decode("the service answered a point read with another entity's keys")
+                .with_status(200));
         }
         Ok(entity)
     }
@@ -211,7 +209,7 @@ impl HttpBackend {
         );
         let stored = match self.get(table, &sent.partition_key, &sent.row_key, None).await {
             Ok(stored) => stored,
-            Err(read) if read.is_not_found() => {
+            Err(read) if read.kind() == ErrorKind::NotFound => {
                 return Err(
                     ambiguous(format!("{what}, and the entity no longer exists")).with_source(failure)
                 );
@@ -258,10 +256,9 @@ impl HttpBackend {
                 // Resuming from the row key alone would restart the scan elsewhere; stopping here
                 // would drop the rest of the result.
                 (None, Some(_)) => {
-                    return Err(Error::new(
-                        ErrorKind::Decode,
-                        format!("the service sent {NEXT_ROW_KEY} without {NEXT_PARTITION_KEY}"),
-                    ));
+                    return Err(error::decode(format!(
+                        "the service sent {NEXT_ROW_KEY} without {NEXT_PARTITION_KEY}"
+                    )));
                 }
             };
         Ok(Page { entities, continuation })
@@ -290,14 +287,11 @@ impl HttpBackend {
         let response_type = header(&response.headers, "content-type").unwrap_or_default();
         let outcomes = wire::decode_batch_response(response_type, &response.body).map_err(undecodable)?;
         if outcomes.len() != operations.len() {
-            return Err(undecodable(Error::new(
-                ErrorKind::Decode,
-                format!(
-                    "the batch response has {} parts for {} operations",
-                    outcomes.len(),
-                    operations.len()
-                ),
-            )));
+            return Err(undecodable(error::decode(format!(
+                "the batch response has {} parts for {} operations",
+                outcomes.len(),
+                operations.len()
+            ))));
         }
         for (index, (operation, outcome)) in operations.iter().zip(&outcomes).enumerate() {
             check_outcome(operation, outcome).map_err(|e| undecodable(e).with_batch_index(index))?;
@@ -445,17 +439,17 @@ enum Attempt {
 impl Attempt {
     fn transport(e: reqwest::Error) -> Attempt {
         let connect_failed = e.is_connect();
-        let (kind, message) = if e.is_timeout() {
-            (ErrorKind::Timeout, "the request timed out")
+        let error = if e.is_timeout() {
+            error::timeout("the request timed out")
         } else if connect_failed {
-            (ErrorKind::Transport, "could not connect to the service")
+            error::transport("could not connect to the service")
         } else {
-            (ErrorKind::Transport, "the connection failed before a complete answer arrived")
+            error::transport("the connection failed before a complete answer arrived")
         };
         Attempt::Transport {
             // The URL may carry a SAS signature, and the source shows in every `Debug` of the
             // error; the span of the request already records the URL without its query.
-            error: Error::new(kind, message).with_source(e.without_url()),
+            error: error.with_source(e.without_url()),
             connect_failed,
         }
     }
@@ -507,10 +501,9 @@ enum BodyError {
 /// per request (plus the growth of one buffer), never an unbounded stream.
 async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<bytes::Bytes, BodyError> {
     let too_large = || {
-        BodyError::TooLarge(Error::new(
-            ErrorKind::Decode,
-            format!("the response body exceeds {limit} bytes, the most this answer can honestly take"),
-        ))
+        BodyError::TooLarge(error::decode(format!(
+            "the response body exceeds {limit} bytes, the most this answer can honestly take"
+        )))
     };
     let declared = response.content_length().map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     if declared.is_some_and(|n| n > limit) {
@@ -536,10 +529,9 @@ fn requested_page_size(top: Option<u32>) -> usize {
 /// one): refused rather than handed out.
 fn check_page_size(count: usize, page_size: usize, what: &str) -> Result<()> {
     if count > page_size {
-        return Err(Error::new(
-            ErrorKind::Decode,
-            format!("the service answered a page of {count} {what} to a request for at most {page_size}"),
-        ));
+        return Err(error::decode(format!(
+            "the service answered a page of {count} {what} to a request for at most {page_size}"
+        )));
     }
     Ok(())
 }
@@ -547,7 +539,7 @@ fn check_page_size(count: usize, page_size: usize, what: &str) -> Result<()> {
 /// A successful write of an entity must report its new ETag (a delete reports none).
 fn check_outcome(operation: &Operation, outcome: &WriteOutcome) -> Result<()> {
     if outcome.etag.is_none() && operation.entity().is_some() {
-        return Err(Error::new(ErrorKind::Decode, "the service answered a write without an ETag"));
+        return Err(error::decode("the service answered a write without an ETag"));
     }
     Ok(())
 }
@@ -568,18 +560,17 @@ const DEPENDED_ON_HEADERS: [&str; 5] =
 /// refuses. Taking such a header for absent would, for a continuation, end a query early
 /// with success and silently drop the rest of its result.
 fn check_headers(headers: &HeaderMap) -> Result<()> {
-    let decode = |message: String| Error::new(ErrorKind::Decode, message);
     for name in DEPENDED_ON_HEADERS {
         let mut values = headers.get_all(name).iter();
         let Some(value) = values.next() else { continue };
         if values.next().is_some() {
-            return Err(decode(format!("the response carries the {name} header more than once")));
+            return Err(error::decode(format!("the response carries the {name} header more than once")));
         }
         let text = value
             .to_str()
             .ok()
             .filter(|t| !t.chars().any(char::is_control))
-            .ok_or_else(|| decode(format!("the {name} response header is not printable ASCII")))?;
+            .ok_or_else(|| error::decode(format!("the {name} response header is not printable ASCII")))?;
         if name == "ETag" {
             received_etag(text)?;
         }
@@ -611,14 +602,14 @@ fn redirect_error(status: StatusCode, headers: &HeaderMap, request_url: &str) ->
             format!(" to {url}")
         })
         .unwrap_or_default();
-    Error::new(
-        ErrorKind::Other,
+    Error::answered(
+        status.as_u16(),
+        None,
         format!(
             "the service answered HTTP {status} (a redirect{target}), which is not followed: a signed \
              request is only sent to the endpoint it was made for"
         ),
     )
-    .with_status(status.as_u16())
 }
 
 /// A header's value; `None` when absent. The headers the client acts on have passed

@@ -14,6 +14,7 @@ use table_core::{Entity, EntityKey, Error, ErrorKind, Result, Value};
 use super::lookup::LookupRow;
 use super::rows::{copy_timestamp, index_keys, make_copy};
 use crate::contention::{MAX_ATTEMPTS, backoff, retry_races};
+use crate::error;
 use crate::markers::primary_of;
 use crate::outbox::{KIND_INDEX, TYPE, intents, new_intent_row};
 use crate::outcome::read_if_match;
@@ -97,19 +98,19 @@ pub(crate) async fn sync_cross_partition<T: TableEntity>(
         }
         backoff(attempt).await;
     }
-    Err(Error::new(
-        ErrorKind::Contention,
-        format!(
-            "the entity {primary} changed on each of {MAX_ATTEMPTS} passes over its cross-partition \
-             indexes (the contention budget); drain later"
-        ),
-    ))
+    Err(error::contention(format!(
+        "the entity {primary} changed on each of {MAX_ATTEMPTS} passes over its cross-partition indexes \
+         (the contention budget); drain later"
+    )))
 }
 
 /// A failed ETag condition, a row that appeared or vanished since it was read, or a write
 /// whose outcome is unknown: in every case, read the row again and redo what is still needed.
 fn is_index_race(e: &Error) -> bool {
-    e.is_precondition_failed() || e.is_conflict() || e.is_not_found() || e.kind() == ErrorKind::Ambiguous
+    matches!(
+        e.kind(),
+        ErrorKind::PreconditionFailed | ErrorKind::AlreadyExists | ErrorKind::NotFound | ErrorKind::Ambiguous
+    )
 }
 
 /// Runs one read-modify-write `step` on an index row until it no longer meets a concurrent
@@ -202,9 +203,8 @@ async fn ensure_absent(
 pub(crate) async fn drain_index_intents<T: TableEntity>(table: &TableClient) -> Result<usize> {
     let pending = intents(table, KIND_INDEX, Some(type_tag::<T>())).await?;
     for row in &pending {
-        let primary = primary_of(row).ok_or_else(|| {
-            Error::new(ErrorKind::Decode, format!("outbox row {} names no entity", row.key()))
-        })?;
+        let primary = primary_of(row)
+            .ok_or_else(|| error::decode(format!("outbox row {} names no entity", row.key())))?;
         let candidates =
             row.get(CANDIDATES).and_then(Value::as_str).map(decode_candidates::<T>).unwrap_or_default();
         sync_cross_partition::<T>(table, &primary, candidates).await?;

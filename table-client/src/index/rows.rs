@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use table_core::typed::{IndexDef, TableEntity};
-use table_core::{Entity, EntityKey, Error, ErrorKind, Result, Value};
+use table_core::{Entity, EntityKey, Result, Value};
 
 use crate::markers::{INDEX, PRIMARY_PK, PRIMARY_RK, primary_of};
 
@@ -53,7 +53,7 @@ pub(crate) fn copy_timestamp(row: &Entity) -> Option<DateTime<Utc>> {
 /// the primary's keys restored, so key-only fields parse from the primary's keys.
 pub(crate) fn read_copy<R: TableEntity>(mut row: Entity) -> Result<R> {
     let primary = primary_of(&row)
-        .ok_or_else(|| Error::new(ErrorKind::Decode, format!("row {} is not an index copy", row.key())))?;
+        .ok_or_else(|| crate::error::decode(format!("row {} is not an index copy", row.key())))?;
     for marker in [INDEX, PRIMARY_PK, PRIMARY_RK, PRIMARY_TIMESTAMP] {
         row.properties.remove(marker);
     }

@@ -10,7 +10,7 @@ use super::lookup::LookupRow;
 use super::rows::{index_keys, make_copy};
 use crate::batch::Transaction;
 use crate::contention::{MAX_ATTEMPTS, backoff, contention};
-use crate::retry::ambiguous;
+use crate::error::{self, ambiguous};
 use crate::table::TableClient;
 
 /// One typed write.
@@ -203,7 +203,7 @@ async fn apply_primary<T: TableEntity>(
         let role = e.batch_index().and_then(|i| roles.get(i));
         match decide(change, role, &e) {
             Next::Conflict(index) => {
-                return Err(Error::service(
+                return Err(error::refused(
                     ErrorCode::EntityAlreadyExists,
                     format!("the unique index `{}` already holds this key for another entity", index.name),
                 )
@@ -230,19 +230,15 @@ async fn apply_primary<T: TableEntity>(
 /// the service would give.
 fn plan<T: TableEntity>(change: &Change<'_, T>, current: Option<&Entity>) -> Result<Option<Plan>> {
     let conditioned = |user: &IfMatch, current: &Entity| -> Result<IfMatch> {
-        let etag = current
-            .etag
-            .clone()
-            .ok_or_else(|| Error::new(table_core::ErrorKind::Decode, "read an entity without an ETag"))?;
+        let etag = current.etag.clone().ok_or_else(|| error::decode("read an entity without an ETag"))?;
         match user {
-            IfMatch::ETag(wanted) if *wanted != etag => Err(Error::service(
-                ErrorCode::UpdateConditionNotSatisfied,
-                "The update condition specified in the request was not satisfied.",
-            )),
+            IfMatch::ETag(wanted) if *wanted != etag => {
+                Err(Error::service(ErrorCode::UpdateConditionNotSatisfied))
+            }
             _ => Ok(IfMatch::ETag(etag)),
         }
     };
-    let not_found = || Error::service(ErrorCode::ResourceNotFound, "The specified resource does not exist.");
+    let not_found = || Error::service(ErrorCode::ResourceNotFound);
     let merged = |entity: &Entity, current: &Entity| {
         let mut state = current.clone();
         state.properties.extend(entity.properties.clone());
@@ -250,10 +246,7 @@ fn plan<T: TableEntity>(change: &Change<'_, T>, current: Option<&Entity>) -> Res
     };
     Ok(Some(match (change, current) {
         (Change::Insert(_), Some(_)) => {
-            return Err(Error::service(
-                ErrorCode::EntityAlreadyExists,
-                "The specified entity already exists.",
-            ));
+            return Err(Error::service(ErrorCode::EntityAlreadyExists));
         }
         (Change::Insert(v) | Change::InsertOrReplace(v) | Change::InsertOrMerge(v), None) => {
             let e = v.to_entity()?;
@@ -325,24 +318,32 @@ fn decide<T>(change: &Change<'_, T>, role: Option<&Role>, e: &Error) -> Next {
             | Change::Delete(_, IfMatch::ETag(_))
     );
     let upsert = matches!(change, Change::InsertOrReplace(_) | Change::InsertOrMerge(_));
+    let kind = e.kind();
     match role {
         // A lost answer that the retry could not settle. Writing again is what an
         // unconditional change asked for; the caller's own ETag, or an insert, could be failed
         // by this write's own earlier attempt, so those report it.
-        Some(Role::Primary) if e.kind() == ErrorKind::Ambiguous => {
+        Some(Role::Primary) if kind == ErrorKind::Ambiguous => {
             match user_condition || matches!(change, Change::Insert(_)) {
                 true => Next::Fail,
                 false => Next::Unknown,
             }
         }
         // The primary changed, appeared or vanished since it was read.
-        Some(Role::Primary) if e.is_precondition_failed() && !user_condition => Next::Retry,
-        Some(Role::Primary) if e.is_conflict() && upsert => Next::Retry,
-        Some(Role::Primary) if e.is_not_found() && upsert => Next::Retry,
-        Some(Role::Primary) if e.is_not_found() && matches!(change, Change::DeleteIfExists(_)) => Next::Done,
-        Some(Role::UniqueCopy(index)) if e.is_conflict() => Next::Conflict(index),
-        Some(Role::OldCopy(key)) if e.is_not_found() => Next::OldCopyMissing(key.clone()),
-        Some(Role::Lookup) if e.is_precondition_failed() || e.is_conflict() || e.is_not_found() => {
+        Some(Role::Primary) if kind == ErrorKind::PreconditionFailed && !user_condition => Next::Retry,
+        Some(Role::Primary) if kind == ErrorKind::AlreadyExists && upsert => Next::Retry,
+        Some(Role::Primary) if kind == ErrorKind::NotFound && upsert => Next::Retry,
+        Some(Role::Primary) if kind == ErrorKind::NotFound && matches!(change, Change::DeleteIfExists(_)) => {
+            Next::Done
+        }
+        Some(Role::UniqueCopy(index)) if kind == ErrorKind::AlreadyExists => Next::Conflict(index),
+        Some(Role::OldCopy(key)) if kind == ErrorKind::NotFound => Next::OldCopyMissing(key.clone()),
+        Some(Role::Lookup)
+            if matches!(
+                kind,
+                ErrorKind::PreconditionFailed | ErrorKind::AlreadyExists | ErrorKind::NotFound
+            ) =>
+        {
             Next::Retry
         }
         _ => Next::Fail,

@@ -8,8 +8,9 @@
 
 use table_core::typed::{Property, PropertyValue};
 use table_core::validate::{MAX_PROPERTIES, SYSTEM_PROPERTIES, validate_property_name};
-use table_core::{ETag, Entity, EntityKey, Error, ErrorKind, Result, Violation};
+use table_core::{ETag, Entity, EntityKey, Error, Result, Violation};
 
+use crate::error;
 use crate::table::TableClient;
 
 /// A fixed-size series of values stored as properties `<prefix>00`, `<prefix>01`, ...
@@ -27,10 +28,7 @@ impl DataSeries {
     pub fn new(prefix: &str, slots: usize) -> Result<Self> {
         let max = MAX_PROPERTIES - SYSTEM_PROPERTIES;
         if !(1..=max).contains(&slots) {
-            return Err(Error::new(
-                ErrorKind::InvalidInput,
-                format!("a data series needs 1 to {max} slots, not {slots}"),
-            ));
+            return Err(error::invalid_input(format!("a data series needs 1 to {max} slots, not {slots}")));
         }
         let series = DataSeries { prefix: prefix.to_owned(), slots, width: (slots - 1).to_string().len() };
         // The longest name is the last slot's; every name shares its prefix and width.
@@ -50,10 +48,10 @@ impl DataSeries {
     /// The property name of slot `slot`; `InvalidInput` past the last slot.
     pub fn slot_name(&self, slot: usize) -> Result<String> {
         if slot >= self.slots {
-            return Err(Error::new(
-                ErrorKind::InvalidInput,
-                format!("slot {slot} is outside the {} slots of the `{}` series", self.slots, self.prefix),
-            ));
+            return Err(error::invalid_input(format!(
+                "slot {slot} is outside the {} slots of the `{}` series",
+                self.slots, self.prefix
+            )));
         }
         Ok(self.name(slot))
     }
@@ -62,15 +60,12 @@ impl DataSeries {
     /// property). `values` must have exactly one value per slot.
     pub fn store<P: Property>(&self, entity: &mut Entity, values: &[P]) -> Result<()> {
         if values.len() != self.slots {
-            return Err(Error::new(
-                ErrorKind::InvalidInput,
-                format!(
-                    "the `{}` series has {} slots, {} values were given",
-                    self.prefix,
-                    self.slots,
-                    values.len()
-                ),
-            ));
+            return Err(error::invalid_input(format!(
+                "the `{}` series has {} slots, {} values were given",
+                self.prefix,
+                self.slots,
+                values.len()
+            )));
         }
         for (slot, value) in values.iter().enumerate() {
             let name = self.name(slot);
@@ -112,6 +107,8 @@ impl DataSeries {
 
 #[cfg(test)]
 mod tests {
+    use table_core::ErrorKind;
+
     use super::*;
 
     #[test]

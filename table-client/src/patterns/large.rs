@@ -10,7 +10,9 @@
 
 use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTY_VALUE_SIZE, entity_size, validate_property_name};
 use table_core::value::utf16_len;
-use table_core::{Entity, Error, ErrorKind, Result, Value, Violation};
+use table_core::{Entity, Error, Result, Value, Violation};
+
+use crate::error;
 
 /// A string or binary property stored in parts, so it can exceed 64 KiB.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,10 +55,10 @@ impl LargeProperty {
     /// `EntityTooLarge` when the entity would exceed 1 MiB. Returns the number of parts.
     pub fn store(&self, entity: &mut Entity, value: impl Into<Value>) -> Result<usize> {
         let parts = split(value.into()).ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidInput,
-                format!("the large property `{}` holds only strings and binary values", self.name),
-            )
+            error::invalid_input(format!(
+                "the large property `{}` holds only strings and binary values",
+                self.name
+            ))
         })?;
         let old: Vec<(String, Value)> =
             entity.properties.extract_if(.., |name, _| self.is_own(name)).collect();
@@ -119,7 +121,7 @@ impl LargeProperty {
     }
 
     fn corrupt(&self, why: String) -> Error {
-        Error::new(ErrorKind::Decode, format!("the large property `{}` cannot be read: {why}", self.name))
+        error::decode(format!("the large property `{}` cannot be read: {why}", self.name))
     }
 }
 
@@ -152,6 +154,8 @@ fn split(value: Value) -> Option<Vec<Value>> {
 
 #[cfg(test)]
 mod tests {
+    use table_core::ErrorKind;
+
     use super::*;
 
     #[test]

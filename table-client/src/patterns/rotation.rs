@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use chrono::{DateTime, Datelike, Months, NaiveDate, Utc};
 use futures::StreamExt;
 use table_core::validate::validate_table_name;
-use table_core::{Error, ErrorKind, Result};
+use table_core::{Error, Result};
 
+use crate::error;
 use crate::service::TableServiceClient;
 use crate::table::TableClient;
 
@@ -147,10 +148,7 @@ impl TableRotation {
         let mut dropped = Vec::new();
         for start in self.periods().await? {
             let end = self.period.end_from(start).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::InvalidInput,
-                    format!("the period starting {start} ends past the supported dates"),
-                )
+                error::invalid_input(format!("the period starting {start} ends past the supported dates"))
             })?;
             if end > cutoff {
                 break;
@@ -172,6 +170,8 @@ impl TableRotation {
 
 #[cfg(test)]
 mod tests {
+    use table_core::ErrorKind;
+
     use super::*;
 
     fn at(s: &str) -> DateTime<Utc> {

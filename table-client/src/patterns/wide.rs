@@ -16,6 +16,7 @@ use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, Operation, Resu
 
 use crate::batch::Transaction;
 use crate::contention::retry_races;
+use crate::error;
 use crate::outcome::{is_entity_missing, read_if_match};
 use crate::table::TableClient;
 
@@ -80,15 +81,13 @@ impl WideTable {
         let mut parts = self.parts(partition_key, base, Columns::All).await?;
         let key = EntityKey::new(partition_key, base);
         let Some(mut first) = parts.remove(&0) else {
-            return Err(Error::service(ErrorCode::ResourceNotFound, format!("no wide entity {key}")));
+            return Err(error::refused(ErrorCode::ResourceNotFound, format!("no wide entity {key}")));
         };
         let count = match first.properties.remove(PARTS) {
             Some(Value::Int32(n)) => usize::try_from(n).ok(),
             _ => None,
         }
-        .ok_or_else(|| {
-            Error::new(ErrorKind::Decode, format!("part 0 of the wide entity {key} has no valid {PARTS}"))
-        })?;
+        .ok_or_else(|| error::decode(format!("part 0 of the wide entity {key} has no valid {PARTS}")))?;
         let mut entity = Entity {
             partition_key: partition_key.to_owned(),
             row_key: base.to_owned(),
@@ -97,9 +96,9 @@ impl WideTable {
             properties: first.properties,
         };
         for index in 1..count {
-            let part = parts.remove(&index).ok_or_else(|| {
-                Error::new(ErrorKind::Decode, format!("part {index} of the wide entity {key} is missing"))
-            })?;
+            let part = parts
+                .remove(&index)
+                .ok_or_else(|| error::decode(format!("part {index} of the wide entity {key} is missing")))?;
             entity.properties.extend(part.properties);
         }
         Ok(entity)
@@ -198,31 +197,22 @@ fn split(entity: &Entity) -> Result<Vec<Entity>> {
 /// wide entity (the broken rule stays in `source()`, its code in `code()`).
 fn check_one_transaction(key: &EntityKey, operations: &[Operation]) -> Result<()> {
     validate_batch(operations).map_err(|e| match e.violation() {
-        Some(Violation::TooManyOperations { .. } | Violation::BatchTooLarge { .. }) => {
-            let mut wrapped = Error::new(
-                ErrorKind::TooLarge,
-                format!(
-                    "the wide entity {key} needs {} rows written in one transaction, more than \
-                     one transaction holds",
-                    operations.len()
-                ),
-            );
-            if let Some(code) = e.code() {
-                wrapped = wrapped.with_code(code.clone());
-            }
-            if let Some(status) = e.status() {
-                wrapped = wrapped.with_status(status);
-            }
-            wrapped.with_source(e)
-        }
+        Some(Violation::TooManyOperations { .. } | Violation::BatchTooLarge { .. }) => error::too_large(
+            format!(
+                "the wide entity {key} needs {} rows written in one transaction, more than one \
+                 transaction holds",
+                operations.len()
+            ),
+            e,
+        ),
         _ => e,
     })
 }
 
 /// A concurrent writer got in between the read and the transaction.
 fn is_race(e: &Error) -> bool {
-    e.is_precondition_failed()
-        || (e.is_conflict() && e.code() == Some(&ErrorCode::EntityAlreadyExists))
+    e.kind() == ErrorKind::PreconditionFailed
+        || (e.kind() == ErrorKind::AlreadyExists && e.code() == Some(&ErrorCode::EntityAlreadyExists))
         || is_entity_missing(e)
 }
 

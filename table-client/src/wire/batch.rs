@@ -21,7 +21,7 @@
 use std::fmt::Write as _;
 
 use table_core::batch::{MAX_BATCH_BODY, MAX_BATCH_OPERATIONS};
-use table_core::{ETag, Error, ErrorKind, Operation, Result, WriteOutcome};
+use table_core::{ETag, Error, Operation, Result, WriteOutcome};
 use uuid::Uuid;
 
 use super::error::{decode_error, header};
@@ -160,7 +160,7 @@ fn part_etag(headers: &[(&str, &str)]) -> Result<Option<ETag>> {
 }
 
 fn malformed(message: &str) -> Error {
-    Error::new(ErrorKind::Decode, message.to_owned())
+    crate::error::decode(message)
 }
 
 /// The `boundary` parameter of a `multipart/*` content type, unquoted.

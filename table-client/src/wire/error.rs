@@ -13,7 +13,7 @@
 //! Decoding an error never fails: whatever the body, the caller gets an `Error`.
 
 use serde::Deserialize;
-use table_core::{Error, ErrorCode, ErrorKind};
+use table_core::{Error, ErrorCode};
 
 /// The response header carrying the error code (Azurite sends it, the service may not).
 pub const ERROR_CODE_HEADER: &str = "x-ms-error-code";
@@ -41,14 +41,7 @@ pub fn decode_error(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Error
     } else {
         message.to_owned()
     };
-    let kind = match &code {
-        Some(ErrorCode::Other(_)) | None => kind_from_status(status),
-        Some(known) => known.kind(),
-    };
-    let mut error = Error::new(kind, message).with_status(status);
-    if let Some(code) = code {
-        error = error.with_code(code);
-    }
+    let mut error = Error::answered(status, code, message);
     if let Some(index) = batch_index {
         error = error.with_batch_index(index);
     }
@@ -58,23 +51,6 @@ pub fn decode_error(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Error
         error = error.with_request_id(id);
     }
     error
-}
-
-/// The kind of an answer whose code says nothing the SDK knows.
-pub fn kind_from_status(status: u16) -> ErrorKind {
-    match status {
-        400 => ErrorKind::InvalidInput,
-        401 | 403 => ErrorKind::Auth,
-        404 => ErrorKind::NotFound,
-        408 => ErrorKind::Timeout,
-        409 => ErrorKind::AlreadyExists,
-        412 => ErrorKind::PreconditionFailed,
-        413 => ErrorKind::TooLarge,
-        429 | 503 => ErrorKind::Throttled,
-        500 | 502 | 504 => ErrorKind::Unavailable,
-        501 => ErrorKind::NotImplemented,
-        _ => ErrorKind::Other,
-    }
 }
 
 /// The first header named `name`, ignoring ASCII case.
@@ -153,10 +129,9 @@ impl ErrorMember {
     pub(super) fn into_contradiction(self, what: &str) -> Error {
         let parsed = self.into_parsed();
         let first_line = parsed.message.as_deref().and_then(|m| m.lines().next()).unwrap_or("").trim();
-        let mut error = Error::new(
-            ErrorKind::Decode,
-            format!("the {what} answered as a success carries a service error: {first_line}"),
-        );
+        let mut error = crate::error::decode(format!(
+            "the {what} answered as a success carries a service error: {first_line}"
+        ));
         if let Some(code) = parsed.code.filter(|c| !c.is_empty()) {
             error = error.with_code(ErrorCode::parse(&code));
         }

@@ -7,22 +7,24 @@
 //! never be sent as a header (and a CR or LF would break the lines of a batch body). Both are
 //! refused as [`ErrorKind::Decode`] errors rather than kept to fail later, far from their cause.
 
-use table_core::{ETag, Error, ErrorKind, Result};
+use table_core::{ETag, Result};
 
 /// Checks an ETag the service sent and wraps it.
 pub(crate) fn received_etag(text: &str) -> Result<ETag> {
     // The text is not echoed: it comes from the network and may be anything, of any length.
     if text.is_empty() {
-        return Err(Error::new(ErrorKind::Decode, "the service sent an empty ETag"));
+        return Err(crate::error::decode("the service sent an empty ETag"));
     }
     if text.chars().any(char::is_control) {
-        return Err(Error::new(ErrorKind::Decode, "the service sent an ETag containing a control character"));
+        return Err(crate::error::decode("the service sent an ETag containing a control character"));
     }
     Ok(ETag::new(text))
 }
 
 #[cfg(test)]
 mod tests {
+    use table_core::ErrorKind;
+
     use super::*;
 
     #[test]

@@ -39,7 +39,7 @@ use table_core::validate::{
     MAX_ENTITY_SIZE, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, RESERVED_PROPERTY_NAMES, SYSTEM_PROPERTIES,
 };
 use table_core::value::parse_guid;
-use table_core::{ETag, EdmType, Entity, Error, ErrorKind, Result, Value};
+use table_core::{ETag, EdmType, Entity, Result, Value};
 
 use super::error::ErrorMember;
 use super::etag::received_etag;
@@ -157,7 +157,7 @@ fn decode_page<'de, S: DeserializeSeed<'de> + Clone>(
     match (page.error, page.items) {
         (Some(error), _) => Err(error.into_contradiction(what)),
         (None, Some(items)) => Ok(items),
-        (None, None) => Err(Error::new(ErrorKind::Decode, format!("invalid {what} JSON: no `value` array"))),
+        (None, None) => Err(crate::error::decode(format!("invalid {what} JSON: no `value` array"))),
     }
 }
 
@@ -166,7 +166,7 @@ fn from_slice<'de, S: DeserializeSeed<'de>>(body: &'de [u8], seed: S, what: &str
     let mut de = serde_json::Deserializer::from_slice(body);
     seed.deserialize(&mut de)
         .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| Error::new(ErrorKind::Decode, format!("invalid {what} JSON")).with_source(e))
+        .map_err(|e| crate::error::decode(format!("invalid {what} JSON")).with_source(e))
 }
 
 struct EntityBody<'a>(&'a Entity);

@@ -14,7 +14,7 @@ pub mod url;
 pub(crate) use batch::{ACCEPT, MAX_BATCH_RESPONSE_BODY};
 pub use batch::{decode_batch_response, encode_batch};
 pub(crate) use error::MAX_ERROR_BODY;
-pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error, kind_from_status};
+pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error};
 pub(crate) use etag::received_etag;
 pub(crate) use json::{MAX_ENTITY_JSON, MAX_PAGE_SIZE, query_page_body_limit, table_list_body_limit};
 pub use json::{

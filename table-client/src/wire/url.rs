@@ -16,7 +16,7 @@
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Url;
-use table_core::{Error, ErrorKind, QueryRequest, Result, TableQuery};
+use table_core::{QueryRequest, Result, TableQuery};
 
 /// Everything but the RFC 3986 unreserved characters is escaped.
 const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
@@ -69,7 +69,7 @@ pub fn entity_path(table: &str, partition_key: &str, row_key: &str) -> String {
 /// in every URL printed), a query string and a fragment (they would swallow the resource
 /// paths joined to the base).
 pub(crate) fn parse_endpoint(text: &str, what: &str) -> Result<String> {
-    let invalid = |why: &str| Error::new(ErrorKind::InvalidInput, format!("{what} {why}"));
+    let invalid = |why: &str| crate::error::invalid_input(format!("{what} {why}"));
     if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(invalid("contains whitespace or a control character"));
     }

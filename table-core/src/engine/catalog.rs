@@ -72,10 +72,7 @@ impl Catalog {
             .zip(state.deleted.get(&key))
             .is_some_and(|(cooldown, deleted)| deleted.elapsed() < cooldown);
         if blocked {
-            return Err(Error::service(
-                ErrorCode::TableBeingDeleted,
-                "The specified table is being deleted. Try operation later.",
-            ));
+            return Err(Error::service(ErrorCode::TableBeingDeleted));
         }
         state.deleted.remove(&key);
         let table = Arc::new(Table { data: RwLock::new(TableData::default()) });
@@ -89,10 +86,7 @@ impl Catalog {
         let key = name.to_ascii_lowercase();
         let mut state = self.write();
         if state.tables.remove(&key).is_none() {
-            return Err(Error::service(
-                ErrorCode::ResourceNotFound,
-                "The specified resource does not exist.",
-            ));
+            return Err(Error::service(ErrorCode::ResourceNotFound));
         }
         if cooldown.is_some() {
             state.deleted.insert(key, Instant::now());
@@ -111,7 +105,7 @@ impl Catalog {
             let key = std::str::from_utf8(slot).ok()?;
             self.read().tables.get(key).map(|(_, t)| Arc::clone(t))
         });
-        found.ok_or_else(|| Error::service(ErrorCode::TableNotFound, "The table specified does not exist."))
+        found.ok_or_else(|| Error::service(ErrorCode::TableNotFound))
     }
 
     /// One page of table names in order, from `start` (inclusive, any case), that `filter`

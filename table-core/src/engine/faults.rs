@@ -16,7 +16,7 @@ use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use crate::error::{Error, ErrorCode, ErrorKind};
+use crate::error::{Error, ErrorCode};
 
 /// The error an injected fault produces.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub enum InjectedError {
         /// The HTTP status.
         status: u16,
     },
-    /// The request timed out on the client side: kind [`ErrorKind::Timeout`], no code or status.
+    /// The request timed out on the client side: kind [`ErrorKind::Timeout`](crate::error::ErrorKind::Timeout), no code or status.
     Timeout,
 }
 
@@ -87,9 +87,9 @@ impl FaultSpec {
     pub fn to_error(&self) -> Error {
         match &self.error {
             InjectedError::Service { code, status } => {
-                Error::service(code.clone(), "injected fault").with_status(*status)
+                Error::answered(*status, Some(code.clone()), "injected fault")
             }
-            InjectedError::Timeout => Error::new(ErrorKind::Timeout, "injected fault: timed out"),
+            InjectedError::Timeout => Error::timeout("injected fault: timed out"),
         }
     }
 }
@@ -184,6 +184,7 @@ impl Faults {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn nth(n: u64) -> NonZeroU64 {
         NonZeroU64::new(n).expect("the tests count from 1")

@@ -116,7 +116,7 @@ impl Engine {
             if s.catalog.create(name, s.options.deleted_table_cooldown)? {
                 Ok(())
             } else {
-                Err(Error::service(ErrorCode::TableAlreadyExists, "The table specified already exists."))
+                Err(Error::service(ErrorCode::TableAlreadyExists))
             }
         })
     }
@@ -169,9 +169,7 @@ impl Engine {
             s.catalog
                 .table(table)?
                 .read(|data| data.get(partition_key, row_key).map(|row| row.to_entity(select)))
-                .ok_or_else(|| {
-                    Error::service(ErrorCode::ResourceNotFound, "The specified resource does not exist.")
-                })
+                .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
         })
     }
 
@@ -313,6 +311,6 @@ fn check_etag_syntax(op: &Operation) -> Result<()> {
     if quoted.len() >= 2 && quoted.starts_with('"') && quoted.ends_with('"') {
         Ok(())
     } else {
-        Err(Error::service(ErrorCode::InvalidInput, format!("the If-Match value {text:?} is not an ETag")))
+        Err(Error::invalid(Violation::ETagSyntax { etag: text.to_owned() }))
     }
 }

@@ -44,15 +44,11 @@ impl TableData {
             validate_entity(&merged).map_err(Error::invalid)?;
         }
         match op {
-            Operation::Insert(_) if current.is_some() => {
-                Err(Error::service(ErrorCode::EntityAlreadyExists, "The specified entity already exists."))
-            }
+            Operation::Insert(_) if current.is_some() => Err(Error::service(ErrorCode::EntityAlreadyExists)),
             Operation::Replace { if_match, .. }
             | Operation::Merge { if_match, .. }
             | Operation::Delete { if_match, .. } => match current {
-                None => {
-                    Err(Error::service(ErrorCode::ResourceNotFound, "The specified resource does not exist."))
-                }
+                None => Err(Error::service(ErrorCode::ResourceNotFound)),
                 Some(row) => check_if_match(row, if_match),
             },
             _ => Ok(()),
@@ -101,10 +97,7 @@ fn check_if_match(row: &Row, if_match: &IfMatch) -> Result<()> {
     match if_match {
         IfMatch::Any => Ok(()),
         IfMatch::ETag(expected) if row.etag() == expected.as_str() => Ok(()),
-        IfMatch::ETag(_) => Err(Error::service(
-            ErrorCode::UpdateConditionNotSatisfied,
-            "The update condition specified in the request was not satisfied.",
-        )),
+        IfMatch::ETag(_) => Err(Error::service(ErrorCode::UpdateConditionNotSatisfied)),
     }
 }
 
