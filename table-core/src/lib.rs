@@ -13,6 +13,7 @@ pub mod engine;
 pub mod entity;
 pub mod error;
 pub mod filter;
+mod identifier;
 pub mod keys;
 pub mod query;
 pub mod typed;
