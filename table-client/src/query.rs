@@ -4,8 +4,7 @@
 use std::ops::Bound;
 
 use futures::{Stream, StreamExt};
-use table_core::query::Continuation;
-use table_core::{Entity, Error, Filter, QueryRequest, Result, Violation};
+use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Violation};
 
 use crate::table::TableClient;
 
@@ -172,7 +171,7 @@ impl<T: Send + 'static> Query<T> {
             };
             let mut remaining = top;
             let select = select.as_deref().map(with_system_properties);
-            select.as_deref().map(table_core::validate::check_select).transpose()?;
+            select.as_deref().map(table_core::check_select).transpose()?;
             let mut request = QueryRequest { filter, select, top: None, continuation };
             while remaining != Some(0) {
                 let per_page = max_per_page.unwrap_or(MAX_PAGE_SIZE);
@@ -235,7 +234,7 @@ impl<T: Send + 'static> Query<T> {
 /// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
 pub(crate) fn with_system_properties(select: &[String]) -> Vec<String> {
     let mut out = select.to_vec();
-    for system in table_core::validate::RESERVED_PROPERTY_NAMES {
+    for system in table_core::RESERVED_PROPERTY_NAMES {
         if !out.iter().any(|s| s == system) {
             out.push(system.to_owned());
         }

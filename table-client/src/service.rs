@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use futures::Stream;
 use table_core::engine::Engine;
-use table_core::validate::validate_table_name;
-use table_core::{Error, ErrorCode, Filter, Result, TableQuery};
+use table_core::{Error, ErrorCode, Filter, Result, TableQuery, validate_table_name};
 
 use crate::auth::Credential;
 use crate::backend::{Backend, HttpBackend, HttpOptions};

@@ -3,10 +3,9 @@
 
 use std::sync::Arc;
 
-use table_core::batch::validate_operation;
-use table_core::validate::{validate_key, validate_table_name};
 use table_core::{
     ETag, Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
+    validate_key, validate_operation, validate_table_name,
 };
 
 use crate::backend::Backend;
@@ -133,7 +132,7 @@ impl TableClient {
         validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
         validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
         let select = select.map(with_system_properties);
-        select.as_deref().map(table_core::validate::check_select).transpose()?;
+        select.as_deref().map(table_core::check_select).transpose()?;
         self.backend.get(&self.name, partition_key, row_key, select.as_deref()).await
     }
 
@@ -148,7 +147,7 @@ impl TableClient {
     pub async fn submit_transaction(&self, transaction: Transaction) -> Result<Vec<WriteOutcome>> {
         self.check_name()?;
         let operations = transaction.into_operations();
-        table_core::batch::validate_batch(&operations)?;
+        table_core::validate_batch(&operations)?;
         self.backend.submit_batch(&self.name, operations).await
     }
 

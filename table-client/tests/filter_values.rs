@@ -8,11 +8,12 @@
 
 use futures::StreamExt;
 use table_client::auth::Credential;
+use table_client::engine::Engine;
 use table_client::typed::Column;
 use table_client::{
-    ClientOptions, Engine, Entity, Error, ErrorCode, Filter, TableClient, TableServiceClient, Violation,
+    ClientOptions, Entity, Error, ErrorCode, Filter, MAX_FILTER_NESTING, TableClient, TableServiceClient,
+    Violation,
 };
-use table_core::filter::MAX_FILTER_NESTING;
 use wiremock::MockServer;
 
 const ACCOUNT: &str = "devstoreaccount1";

@@ -13,8 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use chrono::{DateTime, Datelike, Months, NaiveDate, Utc};
 use futures::StreamExt;
-use table_core::validate::validate_table_name;
-use table_core::{Error, ErrorKind, Result};
+use table_core::{Error, ErrorKind, Result, validate_table_name};
 
 use crate::service::TableServiceClient;
 use crate::table::TableClient;
