@@ -53,6 +53,8 @@ pub use query::{MAX_PAGE_SIZE, Query, QueryPage};
 pub use retry::RetryPolicy;
 pub use service::{ClientOptions, TableServiceClient};
 pub use table::TableClient;
+// The convenience pair (as sqlx re-exports `Encode` at its root); documented under `typed`.
+#[doc(no_inline)]
 pub use typed::{PropertyValue, TableEntity};
 pub use typed_table::TypedTable;
 
