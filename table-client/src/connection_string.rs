@@ -1,9 +1,5 @@
 //! Connection strings: which backend to use, where, and with which credential.
 //!
-//! Not API: the module is `#[doc(hidden)]`, public only for its tests
-//! (`tests/wire_connection_string.rs`); applications pass the string to
-//! `TableServiceClient::from_connection_string`, which parses it here.
-//!
 //! Forms accepted (`;`-separated `Key=Value` pairs; keys case-insensitive, whitespace around
 //! pairs and a trailing `;` ignored; values may contain `=`):
 //!

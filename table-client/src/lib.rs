@@ -19,19 +19,19 @@
 //!   `PropertyValue`), and the typed vocabulary around them; the root also re-exports the
 //!   two pairs, as sqlx does, for `use table_client::TableEntity`;
 //! - [`auth`]: credentials and shared access signatures;
+//! - [`connection_string`]: the forms a connection string takes, their parser, and the
+//!   development-storage (Azurite) account, key and endpoint;
 //! - [`patterns`]: higher-level table designs (data series, large and wide entities, rotated
 //!   tables);
 //! - [`engine`], [`keys`], [`datetime`]: table-core's namespaces, as they are there.
 //!
 //! Hidden, not API: `wire` (the HTTP encoding, reachable for this crate's wire tests and
-//! benches), `connection_string` (reachable for its tests; applications pass the string to
-//! [`TableServiceClient::from_connection_string`]), and `__private` (what the code the derives
-//! generate calls).
+//! benches and the workspace's fuzzers) and `__private` (what the code the derives generate
+//! calls).
 
 #![deny(missing_docs)]
 
 pub mod auth;
-#[doc(hidden)]
 pub mod connection_string;
 pub mod patterns;
 pub mod typed;

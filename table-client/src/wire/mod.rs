@@ -6,7 +6,8 @@
 //! verified against Azurite and the service.
 //!
 //! Not API: the module is `#[doc(hidden)]`, public only so that this crate's wire tests
-//! (`tests/wire_*.rs`) and benches (`benches/wire.rs`) can pin and time the encoding.
+//! (`tests/wire_*.rs`) and benches (`benches/wire.rs`) can pin and time the encoding, and the
+//! workspace's fuzzers can drive it.
 
 mod batch;
 mod error;
