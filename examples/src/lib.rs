@@ -31,7 +31,7 @@ pub fn service() -> Result<TableServiceClient> {
         }
         _ => {
             println!("backend: embedded engine (set {CONNECTION_STRING_VAR} for another)");
-            Ok(TableServiceClient::embedded(table_client::Engine::new()))
+            Ok(TableServiceClient::embedded(table_client::engine::Engine::new()))
         }
     }
 }

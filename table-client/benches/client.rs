@@ -29,9 +29,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use table_client::{
-    Engine, MAX_PAGE_SIZE, Operation, TableClient, TableEntity, TableServiceClient, TypedTable,
-};
+use table_client::engine::Engine;
+use table_client::{MAX_PAGE_SIZE, Operation, TableClient, TableEntity, TableServiceClient, TypedTable};
 use uuid::Uuid;
 
 /// Entities in the latency workload.

@@ -136,7 +136,7 @@ impl TableClient {
     pub async fn submit_transaction(&self, transaction: Transaction) -> Result<Vec<WriteOutcome>> {
         self.check_name()?;
         let operations = transaction.into_operations();
-        table_core::batch::validate_batch(&operations)?;
+        table_core::validate_batch(&operations)?;
         self.backend().submit_batch(self.name(), operations).await
     }
 

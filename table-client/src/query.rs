@@ -8,8 +8,7 @@
 use std::ops::Bound;
 
 use futures::{Stream, StreamExt};
-use table_core::query::Continuation;
-use table_core::{Entity, Error, Filter, QueryRequest, Result, Violation};
+use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Violation};
 
 use crate::error;
 use crate::table::{TableClient, with_system_properties};
@@ -187,7 +186,7 @@ impl<T: Send + 'static> Query<T> {
             };
             let mut remaining = top;
             let select = select.as_deref().map(with_system_properties);
-            select.as_deref().map(table_core::validate::check_select).transpose()?;
+            select.as_deref().map(table_core::check_select).transpose()?;
             let mut progress = Progress::new(continuation.clone());
             let mut request = QueryRequest { filter, select, top: None, continuation };
             while remaining != Some(0) {

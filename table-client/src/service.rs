@@ -3,8 +3,7 @@
 
 use futures::Stream;
 use table_core::engine::Engine;
-use table_core::validate::validate_table_name;
-use table_core::{Error, ErrorCode, ErrorKind, Filter, Result, TableQuery};
+use table_core::{Error, ErrorCode, ErrorKind, Filter, Result, TableQuery, validate_table_name};
 
 use crate::backend::Backend;
 use crate::builder::TableServiceClientBuilder;

@@ -7,10 +7,9 @@
 
 use std::sync::Arc;
 
-use table_core::batch::validate_operation;
-use table_core::validate::{validate_key, validate_table_name};
 use table_core::{
     ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
+    validate_key, validate_operation, validate_table_name,
 };
 
 use crate::backend::Backend;
@@ -179,7 +178,7 @@ impl TableClient {
         validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
         validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
         let select = select.map(with_system_properties);
-        select.as_deref().map(table_core::validate::check_select).transpose()?;
+        select.as_deref().map(table_core::check_select).transpose()?;
         self.backend.get(&self.name, partition_key, row_key, select.as_deref()).await
     }
 }
@@ -193,7 +192,7 @@ pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
 /// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
 pub(crate) fn with_system_properties(select: &[String]) -> Vec<String> {
     let mut out = select.to_vec();
-    for system in table_core::validate::RESERVED_PROPERTY_NAMES {
+    for system in table_core::RESERVED_PROPERTY_NAMES {
         if !out.iter().any(|s| s == system) {
             out.push(system.to_owned());
         }

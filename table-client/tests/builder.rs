@@ -10,10 +10,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use table_client::auth::Credential;
 use table_client::connection_string::DEVELOPMENT_KEY;
-use table_client::engine::registry;
-use table_client::{
-    Engine, Error, ErrorCode, ErrorKind, RetryPolicy, TableServiceClient, TableServiceClientBuilder,
-};
+use table_client::engine::{Engine, registry};
+use table_client::{Error, ErrorCode, ErrorKind, RetryPolicy, TableServiceClient, TableServiceClientBuilder};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

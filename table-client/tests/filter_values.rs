@@ -8,9 +8,11 @@
 
 use futures::StreamExt;
 use table_client::auth::Credential;
+use table_client::engine::Engine;
 use table_client::typed::Column;
-use table_client::{Engine, Entity, Error, ErrorCode, Filter, TableClient, TableServiceClient, Violation};
-use table_core::filter::MAX_FILTER_NESTING;
+use table_client::{
+    Entity, Error, ErrorCode, Filter, MAX_FILTER_NESTING, TableClient, TableServiceClient, Violation,
+};
 use wiremock::MockServer;
 
 const ACCOUNT: &str = "devstoreaccount1";

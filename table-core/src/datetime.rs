@@ -37,7 +37,7 @@ pub fn format_datetime(t: DateTime<Utc>) -> String {
 /// go through chrono (`+10000`, `-0001`). A leap second (chrono's second 59 with a fraction
 /// of a second or more) prints as second 60.
 pub(crate) fn write_datetime(t: DateTime<Utc>, colon: &str, out: &mut String) {
-    let t = crate::value::truncate_to_ticks(t);
+    let t = truncate_to_ticks(t);
     // Fields of the naive UTC value: `DateTime`'s own accessors convert through the offset
     // on every call.
     let (date, time) = (t.naive_utc().date(), t.naive_utc().time());
@@ -142,6 +142,13 @@ pub fn parse_datetime(s: &str) -> Result<DateTime<Utc>, DateTimeParseError> {
     Ok(t + chrono::Duration::nanoseconds(i64::from(nanos)))
 }
 
+/// Drops sub-tick nanoseconds (a tick is 100 ns), as the service stores them.
+pub fn truncate_to_ticks(t: DateTime<Utc>) -> DateTime<Utc> {
+    let nanos = t.timestamp_subsec_nanos();
+    let excess = nanos % 100;
+    if excess == 0 { t } else { t - chrono::Duration::nanoseconds(i64::from(excess)) }
+}
+
 /// .NET ticks of an instant (100 ns units since 0001-01-01T00:00:00Z); `None` when the count
 /// does not fit an `i64` (chrono reaches far beyond .NET's range).
 pub fn to_ticks(t: DateTime<Utc>) -> Option<i64> {
@@ -228,7 +235,7 @@ mod tests {
 
     /// The formatter before the digit-by-digit fast path: the reference it must match.
     fn strftime_reference(t: DateTime<Utc>) -> String {
-        let t = crate::value::truncate_to_ticks(t);
+        let t = truncate_to_ticks(t);
         let base = t.format("%Y-%m-%dT%H:%M:%S").to_string();
         format!("{base}.{:07}Z", t.timestamp_subsec_nanos() / 100)
     }

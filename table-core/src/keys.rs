@@ -14,7 +14,7 @@
 //! - [`date`]: a chrono `strftime` format; parsing back accepts formats with or without a time.
 //!
 //! The codecs know nothing about forbidden key characters: the key builder checks every
-//! encoded segment with [`validate_key`](crate::validate::validate_key).
+//! encoded segment with [`validate_key`](crate::validate_key).
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 

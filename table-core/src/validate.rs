@@ -8,6 +8,7 @@
 use crate::datetime::{max_datetime, min_datetime};
 use crate::entity::Entity;
 use crate::error::{KeyName, Result, Violation};
+use crate::identifier::{is_identifier_part, is_identifier_start};
 use crate::value::{Value, utf16_len};
 
 /// Longest `PartitionKey` or `RowKey`, in UTF-16 code units.
@@ -43,9 +44,11 @@ pub fn is_forbidden_key_char(c: char) -> bool {
     matches!(c, '/' | '\\' | '#' | '?' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
 }
 
-/// Checks a custom property name: non-empty, at most 255 characters, an identifier (see
-/// [`is_identifier_start`] and [`is_identifier_part`]), and not a system property name. OData
-/// control names (`odata.etag`, `x@odata.type`) are not identifiers, so they are refused too.
+/// Checks a custom property name: non-empty, at most 255 characters, an identifier by the C#
+/// rule the service documents (a letter or `_`, then letters, decimal digits, combining marks,
+/// connectors and format characters, by Unicode general category), and not a system property
+/// name. OData control names (`odata.etag`, `x@odata.type`) are not identifiers, so they are
+/// refused too.
 pub fn validate_property_name(name: &str) -> Result<(), Violation> {
     let length = name.chars().count();
     if length > MAX_PROPERTY_NAME_LEN {
@@ -75,56 +78,6 @@ fn identifier_problem(name: &str) -> Option<&'static str> {
         ),
         Some(_) => None,
     }
-}
-
-// Identifiers. The service documents property names as following the naming rules for C#
-// identifiers ("Understanding the Table service data model", Azure Storage REST docs). The
-// C# specification (ECMA-334, "Identifiers") defines them by Unicode general category: the
-// first character is a letter (Lu, Ll, Lt, Lm, Lo), a letter number (Nl) or `_`; later ones
-// may also be combining marks (Mn, Mc), decimal digits (Nd), connectors (Pc, e.g. `_`) and
-// format characters (Cf, e.g. U+200D ZERO WIDTH JOINER). The OData library behind the
-// service's `$filter` lexes property names by the same categories, so one rule serves both.
-// Categories come from the `unicode-general-category` tables (Unicode 16), per code point;
-// a service on an older Unicode version may refuse a character assigned since, with 400.
-// The docs also warn that some C# identifiers are not valid XML names (for the retired Atom
-// format); which ones the service refuses is unverified, so they are accepted here and the
-// service's 400 is the answer.
-
-/// `true` for a character that may begin a property name: a letter (Unicode general category
-/// Lu, Ll, Lt, Lm or Lo), a letter number (Nl) or `_` (the C# identifier rule).
-pub fn is_identifier_start(c: char) -> bool {
-    if c.is_ascii() {
-        return c.is_ascii_alphabetic() || c == '_';
-    }
-    use unicode_general_category::GeneralCategory::*;
-    matches!(
-        unicode_general_category::get_general_category(c),
-        UppercaseLetter | LowercaseLetter | TitlecaseLetter | ModifierLetter | OtherLetter | LetterNumber
-    )
-}
-
-/// `true` for a character that may follow the first in a property name: what may begin one,
-/// plus combining marks (Mn, Mc), decimal digits (Nd), connectors (Pc) and format characters
-/// (Cf), as in C# identifiers.
-pub fn is_identifier_part(c: char) -> bool {
-    if c.is_ascii() {
-        return c.is_ascii_alphanumeric() || c == '_';
-    }
-    use unicode_general_category::GeneralCategory::*;
-    matches!(
-        unicode_general_category::get_general_category(c),
-        UppercaseLetter
-            | LowercaseLetter
-            | TitlecaseLetter
-            | ModifierLetter
-            | OtherLetter
-            | LetterNumber
-            | NonspacingMark
-            | SpacingMark
-            | DecimalNumber
-            | ConnectorPunctuation
-            | Format
-    )
 }
 
 /// Checks a `$select` list: every entry a property name ([`validate_property_name`]) or one of
@@ -316,19 +269,7 @@ mod tests {
     }
 
     #[test]
-    fn identifiers_follow_the_csharp_categories() {
-        // First character: Lu, Ll, Lt, Lm, Lo, Nl or `_`.
-        for c in ['A', 'z', '_', 'é', 'ǅ', 'ʰ', '中', 'Ⅻ', '\u{10400}'] {
-            assert!(is_identifier_start(c) && is_identifier_part(c), "{c:?}");
-        }
-        // Later characters also: Mn, Mc, Nd, Pc, Cf.
-        for c in ['\u{301}', '\u{903}', '7', '٣', '‿', '\u{200d}', '\u{ad}'] {
-            assert!(!is_identifier_start(c) && is_identifier_part(c), "{c:?}");
-        }
-        // Neither: Me, No, spaces, punctuation, symbols, controls, private use.
-        for c in ['\u{20dd}', '²', ' ', '\u{a0}', '-', '.', '@', ',', '$', '+', '\u{0}', '\u{e000}'] {
-            assert!(!is_identifier_start(c) && !is_identifier_part(c), "{c:?}");
-        }
+    fn property_names_are_csharp_identifiers() {
         // Combining marks, as in a decomposed `é`, are accepted after the first character.
         assert!(validate_property_name("Caf\u{65}\u{301}").is_ok());
         assert!(validate_property_name("a\u{200d}b").is_ok());

@@ -7,6 +7,8 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::datetime::truncate_to_ticks;
+
 /// The EDM type of a property, as named in `@odata.type` annotations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EdmType {
@@ -187,13 +189,6 @@ pub fn parse_guid(text: &str) -> Option<Uuid> {
     let hyphenated = text.len() == 36
         && text.bytes().enumerate().all(|(i, b)| matches!(i, 8 | 13 | 18 | 23) == (b == b'-'));
     if hyphenated { Uuid::try_parse(text).ok() } else { None }
-}
-
-/// Drops sub-tick nanoseconds (a tick is 100 ns), as the service stores them.
-pub fn truncate_to_ticks(t: DateTime<Utc>) -> DateTime<Utc> {
-    let nanos = t.timestamp_subsec_nanos();
-    let excess = nanos % 100;
-    if excess == 0 { t } else { t - chrono::Duration::nanoseconds(i64::from(excess)) }
 }
 
 #[cfg(test)]

@@ -7,8 +7,11 @@ use std::ops::Bound;
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
 use table_core::datetime::{MAX_TICKS, from_ticks, parse_datetime};
-use table_core::filter::{MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};
-use table_core::{Column, CompareOp, Entity, ErrorCode, ErrorKind, Filter, Value, Violation};
+use table_core::typed::Column;
+use table_core::{
+    CompareOp, Entity, ErrorCode, ErrorKind, Filter, MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING, Value,
+    Violation,
+};
 use uuid::Uuid;
 
 fn parse(s: &str) -> Filter {
@@ -840,7 +843,7 @@ proptest! {
 
     #[test]
     fn range_matches_ordinal_bounds(lo in tricky_string(), hi in tricky_string(), s in tricky_string()) {
-        use table_core::value::compare_ordinal;
+        use table_core::compare_ordinal;
         let f = Filter::range("P", Bound::Excluded(&lo), Bound::Included(&hi));
         let expected = compare_ordinal(&s, &lo) == Ordering::Greater
             && compare_ordinal(&s, &hi) != Ordering::Greater;

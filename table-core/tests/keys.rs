@@ -2,9 +2,9 @@
 
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
+use table_core::compare_ordinal;
 use table_core::datetime::{max_datetime, parse_datetime};
 use table_core::keys::{self, KeyCodecError};
-use table_core::value::compare_ordinal;
 
 fn at(s: &str) -> DateTime<Utc> {
     parse_datetime(s).expect("test vector parses")

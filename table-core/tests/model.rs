@@ -12,11 +12,10 @@ use std::collections::HashSet;
 use std::num::NonZeroUsize;
 
 use proptest::prelude::*;
-use table_core::batch::validate_operation;
 use table_core::engine::{Engine, EngineOptions};
-use table_core::value::compare_ordinal;
 use table_core::{
     CompareOp, ETag, Entity, EntityKey, ErrorCode, Filter, IfMatch, Operation, QueryRequest, Value,
+    compare_ordinal, validate_operation,
 };
 
 const T: &str = "Model";

@@ -5,9 +5,9 @@
 //! (see `table_core::typed::grammar`): the spec words and widths ([`KeySpec`]), the characters
 //! keys cannot contain, and the date formats the key codec can write.
 
+use table_core::is_forbidden_key_char;
 use table_core::keys::KeySpec;
 use table_core::typed::grammar;
-use table_core::validate::is_forbidden_key_char;
 
 /// How a field is written into the key.
 #[derive(Clone, PartialEq, Eq, Debug)]

@@ -6,10 +6,9 @@
 use std::collections::{HashMap, HashSet};
 
 use quote::ToTokens;
-use table_core::Violation;
 use table_core::keys::KeySpec;
 use table_core::typed::grammar;
-use table_core::validate::validate_property_name;
+use table_core::{Violation, validate_property_name};
 
 use crate::ast::{Entities, Field, Struct, TyKind, ValueEnum, type_name, written};
 use crate::attr::{IndexKind, Role, Template};

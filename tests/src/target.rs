@@ -1,7 +1,8 @@
 //! The backends a scenario runs on, and the `scenario!` macro that runs each scenario once per
 //! backend as two tests named after it.
 
-use table_client::{Engine, TableClient, TableServiceClient};
+use table_client::engine::Engine;
+use table_client::{TableClient, TableServiceClient};
 
 /// Which backend a scenario runs on.
 #[derive(Debug, Clone)]

@@ -453,7 +453,7 @@ async fn ordinal_string_order(t: Target) {
         table.insert(Entity::new("p", rk)).await.unwrap();
     }
     let mut expected: Vec<&str> = keys.to_vec();
-    expected.sort_by(|a, b| table_client::value::compare_ordinal(a, b));
+    expected.sort_by(|a, b| table_client::compare_ordinal(a, b));
     assert_eq!(expected[expected.len() - 1], "\u{ff21}");
     let rows = table.query().collect().await.unwrap();
     let got: Vec<&str> = rows.iter().map(|e| e.row_key.as_str()).collect();

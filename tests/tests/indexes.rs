@@ -379,7 +379,7 @@ async fn rebuild_adds_indexes_to_existing_data(t: Target) {
 }
 
 /// A fresh embedded engine with the tables `names`, and the engine for fault injection.
-async fn fresh_engine(names: &[&str]) -> (table_client::Engine, Vec<TableClient>) {
+async fn fresh_engine(names: &[&str]) -> (table_client::engine::Engine, Vec<TableClient>) {
     let target = Target::embedded();
     let mut tables = Vec::new();
     for name in names {

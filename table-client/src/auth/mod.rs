@@ -1,8 +1,11 @@
 //! Request authorization: SharedKey, SharedKeyLite, shared access signatures, or none.
 //!
-//! [`Credential::authorize`] turns the parts of a request that get signed into the URL to
-//! send and the headers to add; it does no I/O, so the HTTP backend calls it right before
-//! sending, with the exact URL string it sends and the `x-ms-date` it sends.
+//! The API is the [`Credential`] a client is built with, and the SAS types that make and
+//! carry tokens ([`TableSasBuilder`], [`SasToken`]). `Credential::authorize` turns the parts
+//! of a request that get signed into the URL to send and the headers to add; it does no I/O,
+//! so the HTTP backend calls it right before sending, with the exact URL string it sends and
+//! the `x-ms-date` it sends. It and the signing steps under it are `#[doc(hidden)]`: public
+//! only for the known-answer tests in `tests/wire_auth.rs`, not API.
 //!
 //! Invariant: no `Debug` output of this module contains an account key or a signature.
 
@@ -10,7 +13,9 @@ mod sas;
 mod shared_key;
 
 pub use sas::{DEFAULT_SAS_VERSION, SasProtocol, SasToken, TableSasBuilder, TableSasPermissions};
-pub use shared_key::{AccountKey, shared_key_lite_string_to_sign, shared_key_string_to_sign};
+pub use shared_key::AccountKey;
+#[doc(hidden)]
+pub use shared_key::{shared_key_lite_string_to_sign, shared_key_string_to_sign};
 
 use std::fmt;
 
@@ -18,9 +23,9 @@ use chrono::{DateTime, Utc};
 use table_core::Result;
 
 /// The header carrying the request date that SharedKey signs.
-pub const DATE_HEADER: &str = "x-ms-date";
+const DATE_HEADER: &str = "x-ms-date";
 /// The header carrying a SharedKey signature.
-pub const AUTHORIZATION_HEADER: &str = "Authorization";
+const AUTHORIZATION_HEADER: &str = "Authorization";
 
 /// How requests prove who sends them.
 #[derive(Debug, Clone)]
@@ -38,6 +43,7 @@ pub enum Credential {
 
 /// A request ready to send: the URL (with a SAS appended when that is the credential) and the
 /// headers to add to it.
+#[doc(hidden)]
 #[derive(Clone, PartialEq, Eq)]
 pub struct SignedRequest {
     /// The URL to send, unchanged except for an appended SAS token.
@@ -70,6 +76,7 @@ impl Credential {
     /// header or `""` when none is sent; `date` the `x-ms-date` value sent (see
     /// [`http_date`]). Fails with `InvalidInput` when a SharedKey credential gets a URL
     /// without a path it can sign.
+    #[doc(hidden)]
     pub fn authorize(
         &self,
         method: &str,
@@ -120,6 +127,7 @@ impl fmt::Debug for SignedRequest {
 
 /// An instant as an HTTP date (RFC 1123, `Mon, 01 Jan 2024 00:00:00 GMT`), the form of
 /// `x-ms-date`.
+#[doc(hidden)]
 pub fn http_date(t: DateTime<Utc>) -> String {
     t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
 }

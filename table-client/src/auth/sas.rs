@@ -203,6 +203,7 @@ impl TableSasBuilder {
     }
 
     /// The string the signature covers, for `account`.
+    #[doc(hidden)]
     pub fn string_to_sign(&self, account: &str) -> String {
         let time = |t: Option<DateTime<Utc>>| t.map(format_rfc3339_seconds).unwrap_or_default();
         let (spk, srk) = key_parts(self.start_key.as_ref());

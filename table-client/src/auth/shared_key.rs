@@ -49,7 +49,7 @@ impl AccountKey {
     }
 
     /// `base64(HMAC-SHA256(key, utf8(string_to_sign)))`.
-    pub fn sign(&self, string_to_sign: &str) -> String {
+    pub(crate) fn sign(&self, string_to_sign: &str) -> String {
         let mut mac = Hmac::clone(&self.mac);
         mac.update(string_to_sign.as_bytes());
         BASE64.encode(mac.finalize().into_bytes())

@@ -15,11 +15,9 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
-use table_core::batch::MAX_BATCH_BODY;
-use table_core::query::Continuation;
 use table_core::{
-    ETag, Entity, Error, ErrorKind, IfMatch, Operation, Page, QueryRequest, Result, TablePage, TableQuery,
-    Violation, WriteOutcome,
+    Continuation, ETag, Entity, Error, ErrorKind, IfMatch, MAX_BATCH_BODY, Operation, Page, QueryRequest,
+    Result, TablePage, TableQuery, Violation, WriteOutcome,
 };
 use tracing::Instrument;
 

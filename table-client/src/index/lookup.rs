@@ -10,9 +10,10 @@ use std::collections::BTreeSet;
 
 use futures::{Stream, StreamExt};
 use table_core::typed::{IndexDef, TableEntity};
-use table_core::validate::{MAX_PROPERTY_VALUE_SIZE, check_entity};
-use table_core::value::utf16_len;
-use table_core::{ETag, Entity, EntityKey, IfMatch, Operation, Result, Value};
+use table_core::{
+    ETag, Entity, EntityKey, IfMatch, MAX_PROPERTY_VALUE_SIZE, Operation, Result, Value, check_entity,
+    utf16_len,
+};
 
 use crate::markers::INDEX;
 use crate::table::TableClient;

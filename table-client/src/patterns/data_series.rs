@@ -7,8 +7,10 @@
 //! is a valid property name and the series fits in one entity (at most 252 slots).
 
 use table_core::typed::{Property, PropertyValue};
-use table_core::validate::{MAX_PROPERTIES, SYSTEM_PROPERTIES, validate_property_name};
-use table_core::{ETag, Entity, EntityKey, Error, Result, Violation};
+use table_core::{
+    ETag, Entity, EntityKey, Error, MAX_PROPERTIES, Result, SYSTEM_PROPERTIES, Violation,
+    validate_property_name,
+};
 
 use crate::error;
 use crate::table::TableClient;

@@ -8,9 +8,10 @@
 //! at most 32 768 UTF-16 code units, binary values into at most 65 536 bytes; every part has
 //! the value's type.
 
-use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTY_VALUE_SIZE, entity_size, validate_property_name};
-use table_core::value::utf16_len;
-use table_core::{Entity, Error, Result, Value, Violation};
+use table_core::{
+    Entity, Error, MAX_ENTITY_SIZE, MAX_PROPERTY_VALUE_SIZE, Result, Value, Violation, entity_size,
+    utf16_len, validate_property_name,
+};
 
 use crate::error;
 

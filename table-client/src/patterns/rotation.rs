@@ -13,8 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use chrono::{DateTime, Datelike, Months, NaiveDate, Utc};
 use futures::StreamExt;
-use table_core::validate::validate_table_name;
-use table_core::{Error, Result};
+use table_core::{Error, Result, validate_table_name};
 
 use crate::error;
 use crate::service::TableServiceClient;

@@ -10,9 +10,10 @@
 
 use std::collections::BTreeMap;
 
-use table_core::batch::validate_batch;
-use table_core::validate::{MAX_ENTITY_SIZE, MAX_PROPERTIES, SYSTEM_PROPERTIES, entity_size, property_size};
-use table_core::{Entity, EntityKey, Error, ErrorCode, ErrorKind, Operation, Result, Value, Violation};
+use table_core::{
+    Entity, EntityKey, Error, ErrorCode, ErrorKind, MAX_ENTITY_SIZE, MAX_PROPERTIES, Operation, Result,
+    SYSTEM_PROPERTIES, Value, Violation, entity_size, property_size, validate_batch,
+};
 
 use crate::batch::Transaction;
 use crate::contention::retry_races;
@@ -219,7 +220,7 @@ fn is_race(e: &Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use table_core::validate::MAX_PROPERTY_VALUE_SIZE;
+    use table_core::MAX_PROPERTY_VALUE_SIZE;
 
     fn wide(n: usize) -> Entity {
         (0..n).fold(Entity::new("p", "w"), |e, i| e.with(format!("P{i:04}"), i as i32))
@@ -267,7 +268,7 @@ mod tests {
             let parts = split(&entity).unwrap();
             let mut joined = BTreeMap::new();
             for part in &parts {
-                proptest::prop_assert!(table_core::validate::validate_entity(part).is_ok());
+                proptest::prop_assert!(table_core::validate_entity(part).is_ok());
                 joined.extend(part.properties.clone());
             }
             joined.remove(PARTS);

@@ -20,8 +20,7 @@
 
 use std::fmt::Write as _;
 
-use table_core::batch::{MAX_BATCH_BODY, MAX_BATCH_OPERATIONS};
-use table_core::{ETag, Error, Operation, Result, WriteOutcome};
+use table_core::{ETag, Error, MAX_BATCH_BODY, MAX_BATCH_OPERATIONS, Operation, Result, WriteOutcome};
 use uuid::Uuid;
 
 use super::error::{decode_error, header};
@@ -59,7 +58,7 @@ const MAX_RESPONSE_LINES: usize = MAX_BATCH_OPERATIONS * 64 + 64;
 ///
 /// `base_url` is the account's base URL, as for every other request (path style for the
 /// emulator); the parts carry absolute URLs built from it. The operations should have passed
-/// the batch rules (`table_core::validate`) already; this function only writes them.
+/// the batch rules (`table_core::validate_batch`) already; this function only writes them.
 pub fn encode_batch(base_url: &str, table: &str, operations: &[Operation]) -> (String, String) {
     let batch = format!("batch_{}", Uuid::new_v4());
     let changeset = format!("changeset_{}", Uuid::new_v4());

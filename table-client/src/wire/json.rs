@@ -35,11 +35,10 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use table_core::datetime::{format_datetime, max_datetime, min_datetime, parse_datetime};
-use table_core::validate::{
-    MAX_ENTITY_SIZE, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, RESERVED_PROPERTY_NAMES, SYSTEM_PROPERTIES,
+use table_core::{
+    ETag, EdmType, Entity, MAX_ENTITY_SIZE, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, RESERVED_PROPERTY_NAMES,
+    Result, SYSTEM_PROPERTIES, Value, parse_guid,
 };
-use table_core::value::parse_guid;
-use table_core::{ETag, EdmType, Entity, Result, Value};
 
 use super::error::ErrorMember;
 use super::etag::received_etag;
@@ -48,7 +47,7 @@ use super::etag::received_etag;
 const TYPE_ANNOTATION: &str = "@odata.type";
 
 /// The most bytes one entity can honestly take in a JSON answer, derived from the service's
-/// 1 MiB limit on an entity as `table_core::validate::entity_size` counts it:
+/// 1 MiB limit on an entity as `table_core::entity_size` counts it:
 ///
 /// - every counted byte of a key, property name or string value prints as at most 3 bytes (a
 ///   UTF-16 unit counts 2 and prints as at most `\uXXXX`, 6 bytes), and binary as 4/3 of

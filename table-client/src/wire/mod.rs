@@ -4,6 +4,10 @@
 //! Every function here takes and returns plain strings and bytes, so the HTTP backend adapts
 //! them to its client library and the tests pin the byte layout the protocol reference
 //! verified against Azurite and the service.
+//!
+//! Not API: the module is `#[doc(hidden)]`, public only so that this crate's wire tests
+//! (`tests/wire_*.rs`) and benches (`benches/wire.rs`) can pin and time the encoding, and the
+//! workspace's fuzzers can drive it.
 
 mod batch;
 mod error;

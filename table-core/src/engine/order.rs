@@ -5,7 +5,7 @@
 //! U+E000..=U+FFFF meets one at or above U+10000: UTF-16 puts the surrogate pair first.
 //!
 //! Invariant: for any strings `a` and `b`, `encode(a).cmp(&encode(b))` equals
-//! [`crate::value::compare_ordinal`]`(a, b)`. The encoding moves the two UTF-8 lead bytes of
+//! [`crate::compare_ordinal`]`(a, b)`. The encoding moves the two UTF-8 lead bytes of
 //! U+E000..=U+FFFF (`0xEE`, `0xEF`) above the lead bytes of supplementary characters
 //! (`0xF0..=0xF4`) onto `0xF5`/`0xF6`, which never occur in UTF-8. Lead bytes are never
 //! continuation bytes, so the mapping is a bijection and comparisons stay plain `memcmp`.

@@ -1,18 +1,15 @@
-//! The filter AST, its builders and the service's limits on it.
+//! The filter AST and its builders.
 //!
 //! Comparisons are normalised with the property on the left (`30 lt Age` is `Age gt 30`). The
 //! AST itself accepts any property name, any value and any depth; [`Filter::check_limits`]
-//! rejects what the service would (too many comparisons, property names the grammar cannot
+//! (beside the printer, which it audits the canonical text with) rejects what the service would (too many comparisons, property names the grammar cannot
 //! express), what the parser would (nesting too deep) and what has no portable literal (NaN
 //! and the infinities).
 
 use std::ops::Bound;
 
-use crate::error::{Error, Violation};
 use crate::keys::prefix_successor;
 use crate::value::Value;
-
-use super::MAX_FILTER_COMPARISONS;
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -197,8 +194,8 @@ impl Filter {
         Filter::range(property, Bound::Included(prefix), upper)
     }
 
-    /// The number of discrete comparisons, as counted against the service's limit of
-    /// [`MAX_FILTER_COMPARISONS`]. A bare Boolean property counts as one (it means `P eq true`).
+    /// The number of discrete comparisons, as [`Filter::check_limits`] counts them against the
+    /// service's limit. A bare Boolean property counts as one (it means `P eq true`).
     ///
     /// Counted with a heap stack, not recursion: a filter built in code may be far deeper than
     /// any the parser returns, and counting is the first check it meets.
@@ -213,45 +210,6 @@ impl Filter {
             }
         }
         count
-    }
-
-    /// Checks, before a filter is sent or run, what the service would refuse beyond syntax and
-    /// what its canonical text ([`Filter::to_odata`]) could not carry, in this order:
-    ///
-    /// 1. at most [`MAX_FILTER_COMPARISONS`] comparisons ([`Violation::TooManyComparisons`],
-    ///    400);
-    /// 2. at most [`MAX_FILTER_NESTING`](super::MAX_FILTER_NESTING) levels of parentheses
-    ///    and `not` in the canonical text, the parser's limit ([`Violation::FilterSyntax`],
-    ///    400, at the offending `(` or `not` of the canonical text, as parsing it reports);
-    /// 3. every property name expressible in the grammar: a name that is not an identifier,
-    ///    or is a keyword such as `and`, is printed as a string literal, which the service
-    ///    answers with 501 ([`Violation::FilterUnsupported`], at its position in the text);
-    /// 4. no comparison with NaN or an infinity, which have no portable literal
-    ///    ([`Violation::FilterNonFiniteDouble`], 400, naming the property).
-    ///
-    /// A filter that passes prints to text that [`Filter::parse`] reads back as this filter.
-    pub fn check_limits(&self) -> Result<(), Error> {
-        let count = self.comparison_count();
-        if count > MAX_FILTER_COMPARISONS {
-            return Err(Error::invalid(Violation::TooManyComparisons { count, max: MAX_FILTER_COMPARISONS }));
-        }
-        let audit = super::print::audit(self);
-        if let Some(position) = audit.too_deep {
-            return Err(super::parse::too_deep(position));
-        }
-        if let Some((position, name)) = audit.unprintable {
-            return Err(Error::invalid(Violation::FilterUnsupported {
-                position,
-                message: format!("property name {name:?} is not an identifier a filter can name"),
-            }));
-        }
-        if let Some((property, value)) = audit.non_finite {
-            return Err(Error::invalid(Violation::FilterNonFiniteDouble {
-                property: property.to_owned(),
-                value,
-            }));
-        }
-        Ok(())
     }
 }
 

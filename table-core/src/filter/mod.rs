@@ -27,20 +27,20 @@
 //! ([`Violation::FilterNonFiniteDouble`](crate::Violation::FilterNonFiniteDouble)) before
 //! any request, on every backend. The evaluator follows IEEE 754 for NaN: `eq` is false, `ne`
 //! true, the orderings false.
+//!
+//! Module map, imports running one way: `ast` (the tree and its builders; imports nothing from
+//! this module), `lexical` (keywords, and which names a filter can name), `limits` (the size
+//! and depth limits and the errors reporting them), `parse` (text to tree: `ast`, `lexical`,
+//! `limits`), `print` (tree to canonical text, and `check_limits`, which audits that text:
+//! `ast`, `lexical`, `limits`), `eval` (the engine's evaluator: `ast`).
 
 mod ast;
 mod eval;
+mod lexical;
+mod limits;
 mod parse;
 mod print;
 
 pub use ast::{CompareOp, Filter};
 pub(crate) use eval::{Operand, Source, same_bytes};
-
-/// The most discrete comparisons the service accepts in one `$filter`.
-pub const MAX_FILTER_COMPARISONS: usize = 15;
-
-/// The deepest nesting of parentheses and `not` in a filter's text: the parser refuses deeper
-/// input, and [`Filter::check_limits`] refuses a filter whose canonical text is deeper. A
-/// `not` and the parentheses right after it (`not (...)`, as the printer writes it) count as
-/// one level.
-pub const MAX_FILTER_NESTING: usize = 100;
+pub use limits::{MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};

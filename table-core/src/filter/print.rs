@@ -11,22 +11,63 @@
 //! infinities print as the OData literals `NaN`, `INF` and `-INF`, which this parser reads
 //! back but no service is known to accept; [`Filter::check_limits`] refuses them.
 //!
-//! The printer also audits what it prints for [`Filter::check_limits`]: the nesting depth as
-//! the parser counts it, names the grammar cannot express, and non-finite doubles.
+//! [`Filter::check_limits`] lives here because it checks what the printer would write: the
+//! printer audits its own output for the nesting depth as the parser counts it, names the
+//! grammar cannot express, and non-finite doubles.
 
 use std::fmt::{self, Write};
 
 use crate::datetime::format_datetime;
+use crate::error::{Error, Violation};
 use crate::value::Value;
 
-use super::MAX_FILTER_NESTING;
 use super::ast::Filter;
-use super::parse::is_property_name;
+use super::lexical::is_property_name;
+use super::limits::{MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING, too_deep, too_many_comparisons};
 
 impl Filter {
     /// The canonical `$filter` text (the same as `to_string()`).
     pub fn to_odata(&self) -> String {
         self.to_string()
+    }
+
+    /// Checks, before a filter is sent or run, what the service would refuse beyond syntax and
+    /// what its canonical text ([`Filter::to_odata`]) could not carry, in this order:
+    ///
+    /// 1. at most [`MAX_FILTER_COMPARISONS`] comparisons ([`Violation::TooManyComparisons`],
+    ///    400);
+    /// 2. at most [`MAX_FILTER_NESTING`] levels of parentheses and `not` in the canonical
+    ///    text, the parser's limit ([`Violation::FilterSyntax`], 400, at the offending `(` or
+    ///    `not` of the canonical text, as parsing it reports);
+    /// 3. every property name expressible in the grammar: a name that is not an identifier,
+    ///    or is a keyword such as `and`, is printed as a string literal, which the service
+    ///    answers with 501 ([`Violation::FilterUnsupported`], at its position in the text);
+    /// 4. no comparison with NaN or an infinity, which have no portable literal
+    ///    ([`Violation::FilterNonFiniteDouble`], 400, naming the property).
+    ///
+    /// A filter that passes prints to text that [`Filter::parse`] reads back as this filter.
+    pub fn check_limits(&self) -> Result<(), Error> {
+        let count = self.comparison_count();
+        if count > MAX_FILTER_COMPARISONS {
+            return Err(too_many_comparisons(count));
+        }
+        let found = audit(self);
+        if let Some(position) = found.too_deep {
+            return Err(too_deep(position));
+        }
+        if let Some((position, name)) = found.unprintable {
+            return Err(Error::invalid(Violation::FilterUnsupported {
+                position,
+                message: format!("property name {name:?} is not an identifier a filter can name"),
+            }));
+        }
+        if let Some((property, value)) = found.non_finite {
+            return Err(Error::invalid(Violation::FilterNonFiniteDouble {
+                property: property.to_owned(),
+                value,
+            }));
+        }
+        Ok(())
     }
 }
 
@@ -39,17 +80,17 @@ impl fmt::Display for Filter {
 /// What [`Filter::check_limits`] needs to know about a filter's canonical text, each with the
 /// first place it occurs.
 #[derive(Debug, Default, PartialEq)]
-pub(super) struct Audit<'f> {
+struct Audit<'f> {
     /// Byte offset of the first `(` or `not` nested deeper than [`MAX_FILTER_NESTING`].
-    pub(super) too_deep: Option<usize>,
+    too_deep: Option<usize>,
     /// A property name that is not an identifier, with its byte offset.
-    pub(super) unprintable: Option<(usize, &'f str)>,
+    unprintable: Option<(usize, &'f str)>,
     /// A comparison with NaN or an infinity: the property and the value.
-    pub(super) non_finite: Option<(&'f str, f64)>,
+    non_finite: Option<(&'f str, f64)>,
 }
 
 /// Prints `filter` into nothing, to audit its canonical text.
-pub(super) fn audit(filter: &Filter) -> Audit<'_> {
+fn audit(filter: &Filter) -> Audit<'_> {
     let mut text = String::new();
     let mut printer = Printer { audit_only: true, ..Printer::new(&mut text) };
     // Writing into a `String` cannot fail, so the audit is complete.

@@ -22,9 +22,9 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::datetime::format_datetime;
+use crate::datetime::{format_datetime, truncate_to_ticks};
 use crate::keys::{self, KeyCodecError, KeySpec};
-use crate::value::{EdmType, Value, truncate_to_ticks};
+use crate::value::{EdmType, Value};
 
 /// Why a property value cannot become a field.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

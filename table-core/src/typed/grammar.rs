@@ -22,14 +22,14 @@
 //! - the `__private` items generated code calls are compiled by the derive's tests against
 //!   both `table_core` and `table_client`, so a rename on one side fails them;
 //! - the tests below compare this module with the places that still spell a name themselves
-//!   ([`RESERVED_PROPERTY_NAMES`](crate::validate::RESERVED_PROPERTY_NAMES), [`KeyName`]'s
+//!   ([`RESERVED_PROPERTY_NAMES`](crate::RESERVED_PROPERTY_NAMES), [`KeyName`]'s
 //!   `Display`, the typed columns, the filter printer), and the date format rule with what
 //!   the key codec actually writes;
 //! - table-derive's tests build keys with every fixed-width spec and read them back.
 //!
 //! [`KeyName`]: crate::KeyName
-//! [`is_forbidden_key_char`]: crate::validate::is_forbidden_key_char
-//! [`validate_property_name`]: crate::validate::validate_property_name
+//! [`is_forbidden_key_char`]: crate::is_forbidden_key_char
+//! [`validate_property_name`]: crate::validate_property_name
 
 use crate::keys::KeySpec;
 use crate::validate::is_forbidden_key_char;

@@ -12,8 +12,7 @@ mod field;
 #[doc(hidden)]
 pub mod grammar;
 mod index;
-#[doc(hidden)]
-pub mod private;
+pub(crate) mod private;
 mod template;
 
 pub use column::{Column, ColumnValue, PARTITION_KEY, ROW_KEY, TIMESTAMP};

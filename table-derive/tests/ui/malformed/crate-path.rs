@@ -17,7 +17,7 @@ enum Contract {
 }
 
 fn to_entity(e: &Employee) -> table_core::Result<table_core::Entity> {
-    table_core::TableEntity::to_entity(e)
+    table_core::typed::TableEntity::to_entity(e)
 }
 
 fn main() {}
