@@ -16,6 +16,8 @@
 
 use std::time::Duration;
 
+#[cfg(doc)]
+use table_core::ErrorKind;
 use table_core::Result;
 use table_core::engine::{Engine, registry};
 
