@@ -29,7 +29,7 @@ async fn main() -> table_client::Result<()> {
     table.submit_transaction(batch.insert_or_replace(hire(3, "Cy", 41).to_entity()?)).await?;
 
     // A typed query, streamed page by page: `PartitionKey eq 'Sales' and age gt 30`.
-    let mut over_30 = Box::pin(employees.query().partition("Sales").filter(Employee::AGE.gt(30)).stream());
+    let mut over_30 = employees.query().partition("Sales").filter(Employee::AGE.gt(30)).stream();
     while let Some(employee) = over_30.next().await {
         let employee = employee?;
         println!("{} (empid {:06}) is {}", employee.name, employee.id, employee.age);

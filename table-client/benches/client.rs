@@ -249,8 +249,7 @@ async fn memory_child(consume: Consume, rows: u32, table: Option<&str>) {
     let mut meter = PeakMeter::start();
     let seen = match consume {
         Consume::Stream => {
-            let stream = typed.query().top(rows as usize).stream();
-            futures::pin_mut!(stream);
+            let mut stream = typed.query().top(rows as usize).stream();
             let mut seen = 0usize;
             while let Some(row) = stream.next().await {
                 row.expect("stream row");

@@ -11,10 +11,10 @@
 //! # Layout
 //!
 //! This crate is the facade: applications depend on it alone. The root holds the client
-//! ([`TableServiceClient`], [`TableClient`], [`TypedTable`], [`Query`], [`Transaction`], ...)
-//! and, re-exported once and flat, table-core's data model ([`Entity`], [`Value`], ...),
-//! errors, [`Filter`], batch [`Operation`]s, the service's limits, and the checks a caller may
-//! run before a request (names, keys and whole entities).
+//! ([`TableServiceClient`], [`TableClient`], [`TypedTable`], [`Query`] and its [`QueryStream`],
+//! [`Transaction`], ...) and, re-exported once and flat, table-core's data model ([`Entity`],
+//! [`Value`], ...), errors, [`Filter`], batch [`Operation`]s, the service's limits, and the
+//! checks a caller may run before a request (names, keys and whole entities).
 //!
 //! Namespaces:
 //! - [`typed`]: the traits the derives implement, each beside its derive (`TableEntity`,
@@ -110,7 +110,7 @@ mod typed_table;
 pub use batch::{BulkReport, Transaction, TransactionReport};
 pub use builder::TableServiceClientBuilder;
 pub use index::IndexReport;
-pub use query::{MAX_PAGE_SIZE, Query, QueryPage};
+pub use query::{MAX_PAGE_SIZE, Query, QueryPage, QueryStream};
 pub use retry::RetryPolicy;
 pub use service::TableServiceClient;
 pub use table::TableClient;
@@ -137,4 +137,9 @@ const _: () = {
     assert_send_sync_clone::<TableClient>();
     assert_send_sync_clone::<TypedTable<Entity>>();
     assert_send_sync_clone::<Query<Entity>>();
+
+    // Streams are polled in place (`while let Some(x) = s.next().await`) and moved across tasks.
+    const fn assert_unpin_send<T: Unpin + Send + 'static>() {}
+    assert_unpin_send::<QueryStream<Entity>>();
+    assert_unpin_send::<QueryStream<QueryPage<Entity>>>();
 };

@@ -4,8 +4,14 @@
 //! A continuation must move the query forward: a server that answers with a token the query
 //! already passed (the one that asked for the page, or any earlier one) would make it page
 //! forever, repeating rows; that answer ends the stream with a `Decode` error ([`Progress`]).
+//!
+//! Every listing the crate hands out is a [`QueryStream`]: `Unpin`, so callers poll it with
+//! `while let Some(x) = stream.next().await` and no pinning.
 
+use std::fmt;
 use std::ops::Bound;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use futures::{Stream, StreamExt};
 use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Violation};
@@ -24,6 +30,58 @@ pub struct QueryPage<T> {
     /// Where the next page starts; `None` on the last page. `to_string()` gives a token that
     /// [`Query::resume`] accepts later, even in another process.
     pub continuation: Option<Continuation>,
+}
+
+/// A lazy stream of results: the items of a query ([`Query::stream`]), its pages
+/// ([`Query::pages`]), an index lookup, or a table listing.
+///
+/// It is `Unpin` and `Send`, so it can be polled in place and moved across tasks. Nothing is
+/// requested until it is first polled; each page is fetched when the previous one has been
+/// consumed, and only one page is held at a time. Dropping it stops the listing.
+///
+/// ```
+/// use futures::StreamExt;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = table_client::TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// let (table, _) = service.create_table_if_not_exists("people").await?;
+/// table.insert(table_client::Entity::new("p", "r")).await?;
+/// let mut rows = table.query().partition("p").stream();
+/// while let Some(row) = rows.next().await {
+///     assert_eq!(row?.row_key, "r");
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a stream does nothing until it is polled"]
+pub struct QueryStream<T> {
+    // Boxed so that the listing's state machine (an `async` generator, not `Unpin`) can be
+    // polled without the caller pinning it; one allocation per listing, not per item.
+    inner: Pin<Box<dyn Stream<Item = Result<T>> + Send>>,
+}
+
+impl<T> QueryStream<T> {
+    pub(crate) fn new(stream: impl Stream<Item = Result<T>> + Send + 'static) -> Self {
+        QueryStream { inner: Box::pin(stream) }
+    }
+}
+
+impl<T> Stream for QueryStream<T> {
+    type Item = Result<T>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl<T> fmt::Debug for QueryStream<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueryStream").finish_non_exhaustive()
+    }
 }
 
 /// A query under construction. Conditions added with the filter methods are combined with
@@ -162,9 +220,9 @@ impl<T: Send + 'static> Query<T> {
     ///
     /// Ends with a `Decode` error, instead of the page, when the service answers with a
     /// continuation the query already passed: following it would repeat pages forever.
-    pub fn pages(self) -> impl Stream<Item = Result<QueryPage<T>>> + Send + 'static {
+    pub fn pages(self) -> QueryStream<QueryPage<T>> {
         let Query { table, filter, filter_text, select, top, max_per_page, resume, decode } = self;
-        async_stream::try_stream! {
+        QueryStream::new(async_stream::try_stream! {
             let mut filter = filter;
             for text in &filter_text {
                 let parsed = Filter::parse(text)?;
@@ -212,26 +270,24 @@ impl<T: Send + 'static> Query<T> {
                     break;
                 }
             }
-        }
+        })
     }
 
     /// The items across all pages, fetched one page at a time as the caller consumes them.
-    pub fn stream(self) -> impl Stream<Item = Result<T>> + Send + 'static {
-        let pages = self.pages();
-        async_stream::try_stream! {
-            futures::pin_mut!(pages);
+    pub fn stream(self) -> QueryStream<T> {
+        let mut pages = self.pages();
+        QueryStream::new(async_stream::try_stream! {
             while let Some(page) = pages.next().await {
                 for item in page?.items {
                     yield item;
                 }
             }
-        }
+        })
     }
 
     /// Collects every item into a `Vec` (convenient for small results).
     pub async fn collect(self) -> Result<Vec<T>> {
-        let stream = self.stream();
-        futures::pin_mut!(stream);
+        let mut stream = self.stream();
         let mut out = Vec::new();
         while let Some(item) = stream.next().await {
             out.push(item?);
@@ -245,11 +301,13 @@ impl<T: Send + 'static> Query<T> {
         self,
         partitions: impl IntoIterator<Item = P>,
         concurrency: usize,
-    ) -> impl Stream<Item = Result<T>> + Send + 'static {
+    ) -> QueryStream<T> {
         let queries: Vec<Query<T>> =
             partitions.into_iter().map(|p| self.clone().partition(&p.into())).collect();
-        futures::stream::iter(queries.into_iter().map(|q| Box::pin(q.stream())))
-            .flatten_unordered(concurrency.max(1))
+        QueryStream::new(
+            futures::stream::iter(queries.into_iter().map(Query::stream))
+                .flatten_unordered(concurrency.max(1)),
+        )
     }
 }
 

@@ -1,14 +1,13 @@
 //! The service client: the entry point, which owns the backend and manages tables. It is
 //! configured through [`TableServiceClientBuilder`] (module `builder`).
 
-use futures::Stream;
 use table_core::engine::Engine;
 use table_core::{Error, ErrorCode, ErrorKind, Filter, Result, TableQuery, validate_table_name};
 
 use crate::backend::Backend;
 use crate::builder::TableServiceClientBuilder;
 use crate::error::ambiguous;
-use crate::query::{Progress, no_progress};
+use crate::query::{Progress, QueryStream, no_progress};
 use crate::table::TableClient;
 
 /// A client for one storage account (or one embedded engine): creates, deletes and lists
@@ -110,15 +109,12 @@ impl TableServiceClient {
     }
 
     /// All table names, in name order, across as many pages as it takes.
-    pub fn list_tables(&self) -> impl Stream<Item = Result<String>> + Send + 'static {
+    pub fn list_tables(&self) -> QueryStream<String> {
         self.query_tables(None)
     }
 
     /// Table names starting with `prefix`, in name order.
-    pub fn list_tables_with_prefix(
-        &self,
-        prefix: &str,
-    ) -> impl Stream<Item = Result<String>> + Send + 'static {
+    pub fn list_tables_with_prefix(&self, prefix: &str) -> QueryStream<String> {
         self.query_tables(Some(Filter::prefix("TableName", prefix)))
     }
 
@@ -126,12 +122,9 @@ impl TableServiceClient {
     ///
     /// Ends with a `Decode` error when the service answers with a `NextTableName` the listing
     /// already passed (following it would list the same tables forever).
-    pub fn query_tables(
-        &self,
-        filter: Option<Filter>,
-    ) -> impl Stream<Item = Result<String>> + Send + 'static {
+    pub fn query_tables(&self, filter: Option<Filter>) -> QueryStream<String> {
         let backend = self.backend.clone();
-        async_stream::try_stream! {
+        QueryStream::new(async_stream::try_stream! {
             if let Some(filter) = &filter {
                 filter.check_limits()?;
             }
@@ -150,6 +143,6 @@ impl TableServiceClient {
                     None => break,
                 }
             }
-        }
+        })
     }
 }

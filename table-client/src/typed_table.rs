@@ -4,14 +4,13 @@
 
 use std::marker::PhantomData;
 
-use futures::Stream;
 use table_core::typed::TableEntity;
 use table_core::{ETag, EntityKey, Filter, IfMatch, Operation, Result, WriteOutcome};
 
 use crate::error;
 use crate::index::{self, Change, IndexReport};
 use crate::outcome::{if_exists, require_etag};
-use crate::query::Query;
+use crate::query::{Query, QueryStream};
 use crate::table::TableClient;
 
 /// A table holding entities of type `T`. Cheap to clone.
@@ -160,12 +159,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// The entities listed by the index entity (`lookup(...)`) stored at `key`, fetched up to
     /// `concurrency` at a time.
-    pub fn lookup(
-        &self,
-        index: &str,
-        key: &EntityKey,
-        concurrency: usize,
-    ) -> Result<impl Stream<Item = Result<T>> + Send + 'static> {
+    pub fn lookup(&self, index: &str, key: &EntityKey, concurrency: usize) -> Result<QueryStream<T>> {
         self.index_def(index)?;
         Ok(index::lookup_stream::<T>(self.table.clone(), key.clone(), concurrency))
     }

@@ -7,9 +7,9 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 use table_client::auth::Credential;
-use table_client::{ErrorKind, RetryPolicy, TableServiceClient};
+use table_client::{ErrorKind, QueryStream, RetryPolicy, TableServiceClient};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -42,9 +42,8 @@ fn page(rows: &[&str], next: &str) -> ResponseTemplate {
 
 /// Drains `stream` (bounded in time: a loop is a failure, not a hang), returning the items
 /// before the first error and that error's kind.
-async fn drain<T>(stream: impl Stream<Item = table_client::Result<T>>) -> (Vec<T>, Option<ErrorKind>) {
+async fn drain<T>(mut stream: QueryStream<T>) -> (Vec<T>, Option<ErrorKind>) {
     let run = async {
-        futures::pin_mut!(stream);
         let mut items = Vec::new();
         while let Some(item) = stream.next().await {
             match item {

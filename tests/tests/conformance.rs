@@ -305,7 +305,7 @@ async fn paging_across_pages_and_partitions(t: Target) {
 async fn continuation_resumes_exactly(t: Target) {
     let table = t.fresh_table().await;
     let expected = seed_rows(&table, &["a", "b"], 150).await;
-    let mut pages = Box::pin(table.query().max_per_page(100).pages());
+    let mut pages = table.query().max_per_page(100).pages();
     let first = pages.next().await.unwrap().unwrap();
     assert_eq!(first.items.len(), 100);
     let token = first.continuation.clone().unwrap().to_string();

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 use table_core::typed::{IndexDef, TableEntity};
 use table_core::{
     ETag, Entity, EntityKey, IfMatch, MAX_PROPERTY_VALUE_SIZE, Operation, Result, Value, check_entity,
@@ -16,6 +16,7 @@ use table_core::{
 };
 
 use crate::markers::INDEX;
+use crate::query::QueryStream;
 use crate::table::TableClient;
 
 const KEYS_PREFIX: &str = "Keys";
@@ -101,8 +102,8 @@ pub(crate) fn lookup_stream<T: TableEntity + Send + 'static>(
     table: TableClient,
     key: EntityKey,
     concurrency: usize,
-) -> impl Stream<Item = Result<T>> + Send + 'static {
-    async_stream::try_stream! {
+) -> QueryStream<T> {
+    QueryStream::new(async_stream::try_stream! {
         let row = LookupRow::read(&table, &key).await?;
         let typed = table.typed::<T>();
         let fetches = futures::stream::iter(row.keys.into_iter().map(|k| {
@@ -116,7 +117,7 @@ pub(crate) fn lookup_stream<T: TableEntity + Send + 'static>(
                 yield value;
             }
         }
-    }
+    })
 }
 
 #[cfg(test)]

@@ -56,8 +56,7 @@ struct Scan {
 /// Scans the whole table, sorting rows into outbox intents, `T`'s index rows and `T`'s primaries.
 async fn scan<T: TableEntity>(table: &TableClient) -> Result<Scan> {
     let mut scan = Scan::default();
-    let rows = table.query().stream();
-    futures::pin_mut!(rows);
+    let mut rows = table.query().stream();
     while let Some(row) = rows.next().await {
         let row = row?;
         if is_outbox_partition(&row.partition_key) {

@@ -127,8 +127,7 @@ impl TableRotation {
 
     /// The starts of the periods that have a table, oldest first.
     pub async fn periods(&self) -> Result<Vec<DateTime<Utc>>> {
-        let names = self.service.list_tables_with_prefix(&self.prefix);
-        futures::pin_mut!(names);
+        let mut names = self.service.list_tables_with_prefix(&self.prefix);
         let mut periods = Vec::new();
         while let Some(name) = names.next().await {
             if let Some(start) = name?.strip_prefix(&*self.prefix).and_then(|label| self.period.parse(label))
