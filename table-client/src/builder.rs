@@ -6,10 +6,11 @@
 //! - exactly one backend: a connection string, an endpoint, or an engine;
 //! - a credential goes with an endpoint, and only there: a connection string carries its
 //!   own, and the embedded engine authorizes nothing;
-//! - an option value that is wrong in itself (a zero timeout) is refused on every backend,
-//!   while valid transport options (retry, timeout) are ignored by the embedded engine, which
-//!   answers in process. So code that sets them works unchanged whichever backend a
-//!   configured connection string names.
+//! - an option value that is wrong in itself (a zero timeout) is refused on every backend;
+//!   the retry policy applies to every backend (the embedded engine's injected faults are
+//!   retried as HTTP failures are), while the timeout of an HTTP attempt is ignored by the
+//!   embedded engine, which answers in process. So code that sets them works unchanged
+//!   whichever backend a configured connection string names.
 //!
 //! This module and `service.rs` import each other: the handle hands out its builder, and the
 //! builder makes the handle.
@@ -22,7 +23,7 @@ use table_core::Result;
 use table_core::engine::{Engine, registry};
 
 use crate::auth::Credential;
-use crate::backend::{Backend, HttpBackend, HttpOptions};
+use crate::backend::{Backend, EmbeddedBackend, HttpBackend, HttpOptions};
 use crate::connection_string::ConnectionString;
 use crate::error::invalid_input as invalid;
 use crate::retry::RetryPolicy;
@@ -112,8 +113,11 @@ impl TableServiceClientBuilder {
         self
     }
 
-    /// How transient failures of HTTP requests are retried. Default:
-    /// [`RetryPolicy::default`]. The embedded engine ignores it.
+    /// How transient failures are retried, on every backend: over HTTP, the service's
+    /// throttling, errors and lost answers; on the embedded engine, its injected faults
+    /// ([`Engine::faults`]), which stand for the same failures, so retry handling can be
+    /// tested offline. [`RetryPolicy::none`] lets every fault surface at once. Default:
+    /// [`RetryPolicy::default`].
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
         self
@@ -140,7 +144,8 @@ impl TableServiceClientBuilder {
         if self.timeout.is_zero() {
             return Err(invalid("the `timeout` must be more than zero"));
         }
-        let options = HttpOptions { retry: self.retry, timeout: self.timeout };
+        let embedded = |engine| Backend::Embedded(EmbeddedBackend::new(engine, self.retry.clone()));
+        let options = HttpOptions { retry: self.retry.clone(), timeout: self.timeout };
         let backend = match (choice, self.credential) {
             (Choice::ConnectionString(parsed), credential) => {
                 let parsed = parsed?;
@@ -153,10 +158,8 @@ impl TableServiceClientBuilder {
                     ConnectionString::Http { endpoint, credential, .. } => {
                         Backend::Http(HttpBackend::new(&endpoint, credential, options)?)
                     }
-                    ConnectionString::Embedded { name: Some(name) } => {
-                        Backend::Embedded(registry::open(&name))
-                    }
-                    ConnectionString::Embedded { name: None } => Backend::Embedded(Engine::new()),
+                    ConnectionString::Embedded { name: Some(name) } => embedded(registry::open(&name)),
+                    ConnectionString::Embedded { name: None } => embedded(Engine::new()),
                 }
             }
             (Choice::Endpoint(endpoint), Some(credential)) => {
@@ -165,7 +168,7 @@ impl TableServiceClientBuilder {
             (Choice::Endpoint(_), None) => {
                 return Err(invalid("an `endpoint` needs a `credential` (`Credential::Anonymous` for none)"));
             }
-            (Choice::Engine(engine), None) => Backend::Embedded(engine),
+            (Choice::Engine(engine), None) => embedded(engine),
             (Choice::Engine(_), Some(_)) => {
                 return Err(invalid("the embedded engine takes no `credential`"));
             }

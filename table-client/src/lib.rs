@@ -33,8 +33,10 @@
 //!
 //! # Retries and ambiguous failures
 //!
-//! An HTTP client retries a failed request as its [`RetryPolicy`] says
-//! ([`TableServiceClientBuilder::retry`]; the embedded engine never retries). Two kinds of
+//! A client retries a failed request as its [`RetryPolicy`] says
+//! ([`TableServiceClientBuilder::retry`]), on every backend: the embedded engine's injected
+//! faults ([`engine::Engine::faults`]) stand for the same failures and go through the same
+//! retries, markers and settling, so all of this can be tested offline. Two kinds of
 //! failure differ:
 //!
 //! - The service did **not** process the request: it answered 408, 429 or 503, or the

@@ -8,25 +8,45 @@
 //! them (408, 429, 503) or the connection was never established. A write whose attempts
 //! included an ambiguous one ends, if it fails, with [`Error::may_have_applied`] set.
 //!
+//! [`run`] is the one retry loop: both backends call it with their own attempt (an HTTP
+//! exchange, or one call into the embedded engine, whose injected faults stand for the same
+//! failures), so the rules above hold whichever backend serves a request.
+//!
 //! [`Error::may_have_applied`]: table_core::Error::may_have_applied
 
+use std::future::Future;
 use std::time::Duration;
 
-use table_core::{Error, ErrorKind};
+use table_core::{Error, ErrorKind, Operation, Result};
 
 /// How a request may be replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Replay {
-    /// Sending twice has the effect of sending once (reads, upserts, deletes, conditional writes).
+    /// A read: sending twice is sending once, and a failed read leaves nothing applied.
+    Read,
+    /// Sending twice has the effect of sending once (upserts, deletes, conditional writes).
     Idempotent,
-    /// Sending twice may apply twice or fail spuriously (insert, batch).
+    /// Sending twice may apply twice or fail spuriously (insert, batch, table creation).
     NotIdempotent,
 }
 
-/// How a client retries failed requests (HTTP backends; the embedded engine never retries).
+impl Replay {
+    /// How a single-entity write may be replayed: an insert's replay would fail with 409 after
+    /// a lost success; every other write sent twice has the effect of sending it once.
+    pub(crate) fn of(operation: &Operation) -> Replay {
+        match operation {
+            Operation::Insert(_) => Replay::NotIdempotent,
+            _ => Replay::Idempotent,
+        }
+    }
+}
+
+/// How a client retries failed requests, on every backend: the embedded engine's injected
+/// faults ([`Engine::faults`](table_core::engine::Engine::faults)) go through the same policy,
+/// so retry handling can be tested offline.
 ///
-/// Retried, after a pause of exponential backoff with full jitter (or the pause the service
-/// asks for with `Retry-After` / `x-ms-retry-after-ms` when that is longer, up to
+/// Retried, after a pause of exponential backoff with full jitter (or, over HTTP, the pause
+/// the service asks for with `Retry-After` / `x-ms-retry-after-ms` when that is longer, up to
 /// [`max_backoff`](Self::max_backoff)):
 /// - every request, when the service said it did not process it (408, 429, 503 `ServerBusy`)
 ///   or the connection could not be established;
@@ -144,20 +164,73 @@ impl Failure {
     pub(crate) fn is_retryable(self, replay: Replay) -> bool {
         if self.is_ambiguous() {
             // The service may have applied it: only if applying twice is applying once.
-            return replay == Replay::Idempotent;
+            return replay != Replay::NotIdempotent;
         }
         // The service did not process it: safe for every request.
         matches!(self, Failure::ConnectFailed | Failure::Answered(408 | 429 | 503))
     }
 
     /// The failure an error describes, for backends that report errors only (the embedded
-    /// engine, whose injected faults stand for a status or a client-side timeout).
+    /// engine, whose injected faults stand for a status or a client-side timeout: a timeout
+    /// is [`Lost`](Failure::Lost) whether or not the engine applied the request, since a
+    /// client that timed out cannot tell).
     pub(crate) fn of(error: &Error) -> Failure {
         match error.status() {
             Some(status) => Failure::Answered(status),
             None if error.kind() == ErrorKind::Timeout => Failure::Lost,
             None => Failure::NotSent,
         }
+    }
+}
+
+/// One failed attempt, as the retry loop sees it.
+pub(crate) struct Failed {
+    /// How it failed.
+    pub(crate) failure: Failure,
+    /// The error returned if no retry follows.
+    pub(crate) error: Error,
+    /// The pause the service asked for before the next attempt (HTTP `Retry-After`).
+    pub(crate) asked_pause: Option<Duration>,
+}
+
+impl Failed {
+    /// A failed attempt known by its error alone (see [`Failure::of`]).
+    pub(crate) fn of(error: Error) -> Failed {
+        Failed { failure: Failure::of(&error), error, asked_pause: None }
+    }
+}
+
+/// Runs `attempt` until it succeeds or `policy` and `replay` allow no further attempt,
+/// pausing between attempts as the policy says. The final error of a write any of whose
+/// attempts was ambiguous is marked [`Error::may_have_applied`] (a read's never is: it changes
+/// nothing, whatever reached the service).
+pub(crate) async fn run<T, F>(
+    policy: &RetryPolicy,
+    replay: Replay,
+    mut attempt: impl FnMut() -> F,
+) -> Result<T>
+where
+    F: Future<Output = std::result::Result<T, Failed>>,
+{
+    let mut retry = 0;
+    // Whether some attempt so far may have been processed without a trustworthy answer.
+    let mut ambiguous = false;
+    loop {
+        let failed = match attempt().await {
+            Ok(value) => return Ok(value),
+            Err(failed) => failed,
+        };
+        ambiguous |= failed.failure.is_ambiguous();
+        if retry >= policy.retries() || !failed.failure.is_retryable(replay) {
+            return Err(match ambiguous && replay != Replay::Read {
+                true => failed.error.with_may_have_applied(),
+                false => failed.error,
+            });
+        }
+        let pause = policy.pause(retry, failed.asked_pause);
+        tracing::warn!(retry, ?pause, error = %failed.error, "retrying a transient failure");
+        tokio::time::sleep(pause).await;
+        retry += 1;
     }
 }
 
@@ -197,6 +270,7 @@ mod tests {
         assert!(ConnectFailed.is_retryable(Replay::NotIdempotent));
         assert!(Answered(500).is_retryable(Replay::Idempotent));
         assert!(Lost.is_retryable(Replay::Idempotent));
+        assert!(Lost.is_retryable(Replay::Read));
         assert!(!Answered(404).is_retryable(Replay::Idempotent));
         assert!(!NotSent.is_retryable(Replay::Idempotent));
     }

@@ -4,10 +4,11 @@
 use table_core::engine::Engine;
 use table_core::{Error, ErrorCode, ErrorKind, Filter, Result, TableQuery, validate_table_name};
 
-use crate::backend::Backend;
+use crate::backend::{Backend, EmbeddedBackend};
 use crate::builder::TableServiceClientBuilder;
 use crate::error::ambiguous;
 use crate::query::{Progress, QueryStream, no_progress};
+use crate::retry::RetryPolicy;
 use crate::table::TableClient;
 
 /// A client for one storage account (or one embedded engine): creates, deletes and lists
@@ -37,10 +38,11 @@ impl TableServiceClient {
     }
 
     /// A client over an embedded engine; clones of the engine handle share its data. The
-    /// infallible form of `TableServiceClient::builder().engine(engine).build()` (no option
-    /// applies to the embedded engine).
+    /// infallible form of `TableServiceClient::builder().engine(engine).build()`: the
+    /// engine's injected faults are retried with [`RetryPolicy::default`] (the builder's
+    /// [`retry`](TableServiceClientBuilder::retry) chooses another).
     pub fn embedded(engine: Engine) -> Self {
-        Self::from_backend(Backend::Embedded(engine))
+        Self::from_backend(Backend::Embedded(EmbeddedBackend::new(engine, RetryPolicy::default())))
     }
 
     pub(crate) fn from_backend(backend: Backend) -> Self {

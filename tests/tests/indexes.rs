@@ -7,12 +7,16 @@
 
 use std::collections::BTreeSet;
 use std::num::NonZeroU64;
+use std::time::Duration;
 
 use conformance::scenario;
 use conformance::target::Target;
 use futures::StreamExt;
-use table_client::engine::{FaultSpec, FaultTiming};
-use table_client::{EntityKey, ErrorCode, ErrorKind, IfMatch, TableClient, TableEntity, TypedTable};
+use table_client::engine::{Engine, FaultSpec, FaultTiming};
+use table_client::{
+    EntityKey, ErrorCode, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity, TableServiceClient,
+    TypedTable,
+};
 
 /// Same-partition indexes: a unique full copy by email, and an index entity by last name.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
@@ -378,14 +382,21 @@ async fn rebuild_adds_indexes_to_existing_data(t: Target) {
     );
 }
 
-/// A fresh embedded engine with the tables `names`, and the engine for fault injection.
-async fn fresh_engine(names: &[&str]) -> (table_client::engine::Engine, Vec<TableClient>) {
-    let target = Target::embedded();
+/// A fresh embedded engine with the tables `names`, served by a client with the `retry`
+/// policy, and the engine for fault injection.
+async fn fresh_engine(names: &[&str], retry: RetryPolicy) -> (Engine, Vec<TableClient>) {
+    let engine = Engine::new();
+    let client = TableServiceClient::builder().engine(engine.clone()).retry(retry).build().unwrap();
     let mut tables = Vec::new();
     for name in names {
-        tables.push(target.client.create_table(name).await.unwrap());
+        tables.push(client.create_table(name).await.unwrap());
     }
-    (target.engine.unwrap(), tables)
+    (engine, tables)
+}
+
+/// Retries with pauses of at most a millisecond.
+fn fast_retries() -> RetryPolicy {
+    RetryPolicy::default().initial_backoff(Duration::from_millis(1)).max_backoff(Duration::from_millis(1))
 }
 
 async fn seed_globals(table: &TableClient) {
@@ -407,10 +418,12 @@ fn fault(timing: FaultTiming) -> FaultSpec {
     spec
 }
 
+// A crash ends the writer: no retry follows the failed request (`RetryPolicy::none()`, or the
+// client would retry the injected 503 and the write would succeed).
 #[tokio::test]
 async fn cross_partition_indexes_survive_a_crash_at_every_request() {
     // A clean run tells how many requests the write makes.
-    let (engine, tables) = fresh_engine(&["crash"]).await;
+    let (engine, tables) = fresh_engine(&["crash"], RetryPolicy::none()).await;
     seed_globals(&tables[0]).await;
     let before = engine.faults().calls();
     rename_and_delete(&tables[0]).await.unwrap();
@@ -419,7 +432,7 @@ async fn cross_partition_indexes_survive_a_crash_at_every_request() {
 
     for n in (1..=requests).filter_map(NonZeroU64::new) {
         for timing in [FaultTiming::BeforeApply, FaultTiming::AfterApply] {
-            let (engine, tables) = fresh_engine(&["crash"]).await;
+            let (engine, tables) = fresh_engine(&["crash"], RetryPolicy::none()).await;
             let table = &tables[0];
             seed_globals(table).await;
             engine.faults().fail_call(n, fault(timing));
@@ -436,12 +449,13 @@ async fn cross_partition_indexes_survive_a_crash_at_every_request() {
     }
 }
 
+// A crash, without retries: see `cross_partition_indexes_survive_a_crash_at_every_request`.
 #[tokio::test]
 async fn moves_survive_a_crash_at_every_request() {
     let seed = |table: TableClient| async move {
         table.insert(table_client::Entity::new("Sales", "empid_000001").with("Name", "Ann")).await.unwrap();
     };
-    let (engine, tables) = fresh_engine(&["current", "archive"]).await;
+    let (engine, tables) = fresh_engine(&["current", "archive"], RetryPolicy::none()).await;
     seed(tables[0].clone()).await;
     let before = engine.faults().calls();
     tables[0].move_entity(&tables[1], "Sales", "empid_000001").await.unwrap();
@@ -450,7 +464,7 @@ async fn moves_survive_a_crash_at_every_request() {
 
     for n in (1..=requests).filter_map(NonZeroU64::new) {
         for timing in [FaultTiming::BeforeApply, FaultTiming::AfterApply] {
-            let (engine, tables) = fresh_engine(&["current", "archive"]).await;
+            let (engine, tables) = fresh_engine(&["current", "archive"], RetryPolicy::none()).await;
             let (current, archive) = (&tables[0], &tables[1]);
             seed(current.clone()).await;
             engine.faults().fail_call(n, fault(timing));
@@ -558,10 +572,12 @@ fn debug<T: std::fmt::Debug>(values: Vec<T>) -> Vec<String> {
 /// An indexed write whose answer is lost at any one of its requests (the engine applies the
 /// request, the caller times out): it succeeds with the clean run's outcome, or fails with an
 /// error that is never a 404, 409 or 412 the caller did not cause, and that is marked "may have
-/// applied" unless nothing changed; a drain then leaves the indexes exact.
+/// applied" unless nothing changed; a drain then leaves the indexes exact. Without retries
+/// the lost answer reaches the index maintenance as it is; with them, the client's retry and
+/// settling come first.
 #[tokio::test]
 async fn lost_answers_never_become_false_errors() {
-    for write in [
+    for (write, retry) in [
         Write::GlobalRename,
         Write::GlobalDelete,
         Write::GlobalDeleteIfExists,
@@ -569,9 +585,12 @@ async fn lost_answers_never_become_false_errors() {
         Write::GlobalInsert,
         Write::LocalRename,
         Write::LocalInsert,
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|write| [(write, RetryPolicy::none()), (write, fast_retries())])
+    {
         // A clean run tells the requests the write makes and the state it leaves.
-        let (engine, tables) = fresh_engine(&["lost"]).await;
+        let (engine, tables) = fresh_engine(&["lost"], retry.clone()).await;
         write.seed(&tables[0]).await;
         let before = write.primaries(&tables[0]).await;
         let calls = engine.faults().calls();
@@ -580,7 +599,7 @@ async fn lost_answers_never_become_false_errors() {
         let after = write.primaries(&tables[0]).await;
 
         for n in (1..=requests).filter_map(std::num::NonZeroU64::new) {
-            let (engine, tables) = fresh_engine(&["lost"]).await;
+            let (engine, tables) = fresh_engine(&["lost"], retry.clone()).await;
             let table = &tables[0];
             write.seed(table).await;
             // The request applies, and its answer is lost: the caller times out.
@@ -588,7 +607,7 @@ async fn lost_answers_never_become_false_errors() {
             let result = write.run(table).await;
             engine.faults().clear();
             let now = write.primaries(table).await;
-            let at = format!("{write:?}, answer of request {n} of {requests} lost");
+            let at = format!("{write:?} with {retry:?}, answer of request {n} of {requests} lost");
             match &result {
                 Ok(got) => assert_eq!((got, &now), (&answer, &after), "{at}"),
                 Err(e) => {

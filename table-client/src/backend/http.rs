@@ -21,9 +21,10 @@ use table_core::{
 };
 use tracing::Instrument;
 
+use super::check_outcome;
 use crate::auth::{Credential, http_date};
-use crate::error::{self, ambiguous};
-use crate::retry::{Failure, Replay, RetryPolicy};
+use crate::error;
+use crate::retry::{self, Failed, Failure, Replay, RetryPolicy};
 use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
 
 /// The service version we speak.
@@ -111,8 +112,8 @@ impl HttpBackend {
     pub(crate) async fn query_tables(&self, query: &TableQuery) -> Result<TablePage> {
         let target = url::with_query(&self.url(url::TABLES_PATH), &url::table_query(query));
         let page_size = requested_page_size(query.top);
-        let request = Request::new(Method::GET, target, Replay::Idempotent)
-            .max_body(wire::table_list_body_limit(page_size));
+        let request =
+            Request::new(Method::GET, target, Replay::Read).max_body(wire::table_list_body_limit(page_size));
         let response = self.send(request).await?;
         let tables = wire::decode_table_list(&response.body)?;
         check_page_size(tables.len(), page_size, "table names")?;
@@ -130,7 +131,7 @@ impl HttpBackend {
         let path = url::entity_path(table, partition_key, row_key);
         let query = QueryRequest { select: select.map(<[String]>::to_vec), ..QueryRequest::default() };
         let target = url::with_query(&self.url(&path), &url::entity_query(&query));
-        let response = self.send(Request::new(Method::GET, target, Replay::Idempotent)).await?;
+        let response = self.send(Request::new(Method::GET, target, Replay::Read)).await?;
         let entity = wire::decode_entity(&response.body, header(&response.headers, "etag"))?;
         // A point read names its entity: an answer about another one cannot be trusted.
         if entity.partition_key != partition_key || entity.row_key != row_key {
@@ -140,107 +141,44 @@ impl HttpBackend {
         Ok(entity)
     }
 
-    pub(crate) async fn execute(&self, table: &str, operation: Operation) -> Result<WriteOutcome> {
+    pub(crate) async fn execute(&self, table: &str, operation: &Operation) -> Result<WriteOutcome> {
         let merge = || Method::from_bytes(b"MERGE").expect("MERGE is a valid method token");
         let entity_url = |e: &Entity| self.url(&url::entity_path(table, &e.partition_key, &e.row_key));
-        let request = match &operation {
+        let replay = Replay::of(operation);
+        let request = match operation {
             Operation::Insert(e) => Request {
                 prefer_no_content: true,
-                ..Request::new(Method::POST, self.url(&url::entities_path(table)), Replay::NotIdempotent)
-                    .entity(e)
+                ..Request::new(Method::POST, self.url(&url::entities_path(table)), replay).entity(e)
             },
             Operation::Replace { entity, if_match } => {
-                Request::new(Method::PUT, entity_url(entity), Replay::Idempotent)
-                    .entity(entity)
-                    .if_match(if_match)
+                Request::new(Method::PUT, entity_url(entity), replay).entity(entity).if_match(if_match)
             }
             Operation::Merge { entity, if_match } => {
-                Request::new(merge(), entity_url(entity), Replay::Idempotent)
-                    .entity(entity)
-                    .if_match(if_match)
+                Request::new(merge(), entity_url(entity), replay).entity(entity).if_match(if_match)
             }
             Operation::InsertOrReplace(entity) => {
-                Request::new(Method::PUT, entity_url(entity), Replay::Idempotent).entity(entity)
+                Request::new(Method::PUT, entity_url(entity), replay).entity(entity)
             }
             Operation::InsertOrMerge(entity) => {
-                Request::new(merge(), entity_url(entity), Replay::Idempotent).entity(entity)
+                Request::new(merge(), entity_url(entity), replay).entity(entity)
             }
             Operation::Delete { key, if_match } => {
                 let target = self.url(&url::entity_path(table, &key.partition_key, &key.row_key));
-                Request::new(Method::DELETE, target, Replay::Idempotent).if_match(if_match)
+                Request::new(Method::DELETE, target, replay).if_match(if_match)
             }
         };
-        let response = match self.send(request).await {
-            Ok(response) => response,
-            Err(e) => return self.settle_conditional_write(table, &operation, e).await,
-        };
+        let response = self.send(request).await?;
         let outcome = WriteOutcome { etag: header(&response.headers, "etag").map(ETag::new) };
         // The service answered success: the write applied, but its answer cannot be trusted.
-        check_outcome(&operation, &outcome).map_err(Error::with_may_have_applied)?;
-        Ok(outcome)
-    }
-
-    /// Settles a replace or merge whose retry, after an ambiguous attempt, failed its
-    /// condition (412) or found no entity (404): the first attempt may have applied and
-    /// changed the ETag. The entity is read back; when it shows this write (a replace: exactly
-    /// the properties sent; a merge: every property sent, with the value sent) the write
-    /// succeeded, with the stored ETag. Otherwise nobody can tell: an [`ErrorKind::Ambiguous`]
-    /// error. Any other failure comes back as it is.
-    async fn settle_conditional_write(
-        &self,
-        table: &str,
-        operation: &Operation,
-        failure: Error,
-    ) -> Result<WriteOutcome> {
-        let (sent, merge) = match operation {
-            Operation::Replace { entity, .. } => (entity, false),
-            Operation::Merge { entity, .. } => (entity, true),
-            _ => return Err(failure),
-        };
-        if !failure.may_have_applied() || !matches!(failure.status(), Some(404 | 412)) {
-            return Err(failure);
-        }
-        let what = format!(
-            "{} of entity {} in table {table}: an attempt whose answer was lost may have applied",
-            if merge { "merge" } else { "replace" },
-            sent.key()
-        );
-        let stored = match self.get(table, &sent.partition_key, &sent.row_key, None).await {
-            Ok(stored) => stored,
-            Err(read) if read.kind() == ErrorKind::NotFound => {
-                return Err(
-                    ambiguous(format!("{what}, and the entity no longer exists")).with_source(failure)
-                );
-            }
-            Err(read) => {
-                return Err(ambiguous(format!(
-                    "{what}, its retry was refused (HTTP {}), and re-reading the entity failed",
-                    failure.status().unwrap_or_default()
-                ))
-                .with_source(read));
-            }
-        };
-        let shows_write = match merge {
-            true => sent.properties.iter().all(|(name, value)| stored.properties.get(name) == Some(value)),
-            false => stored.properties == sent.properties,
-        };
-        if !shows_write {
-            return Err(ambiguous(format!(
-                "{what}, and the entity has changed since: the retry's condition failed and the stored \
-                 properties are not the ones written"
-            ))
-            .with_source(failure));
-        }
-        let outcome = WriteOutcome { etag: stored.etag };
-        check_outcome(operation, &outcome)?;
+        check_outcome(operation, &outcome).map_err(Error::with_may_have_applied)?;
         Ok(outcome)
     }
 
     pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
         let target = url::with_query(&self.url(&url::entities_path(table)), &url::entity_query(request));
         let page_size = requested_page_size(request.top);
-        let page_request = Request::new(Method::GET, target, Replay::Idempotent)
-            .max_body(wire::query_page_body_limit(page_size));
+        let page_request =
+            Request::new(Method::GET, target, Replay::Read).max_body(wire::query_page_body_limit(page_size));
         let response = self.send(page_request).await?;
         let entities = wire::decode_query_page(&response.body)?;
         check_page_size(entities.len(), page_size, "entities")?;
@@ -298,8 +236,8 @@ impl HttpBackend {
     }
 
     /// Sends a request, retrying transient failures as the retry policy and the request's
-    /// replay safety allow. Error answers become [`Error`]s; the final error of a write any of
-    /// whose attempts was ambiguous is marked [`Error::may_have_applied`].
+    /// replay safety allow ([`retry::run`]). Error answers become [`Error`]s; the final error
+    /// of a write any of whose attempts was ambiguous is marked [`Error::may_have_applied`].
     async fn send(&self, request: Request<'_>) -> Result<Response> {
         let span = tracing::info_span!(
             "table_request",
@@ -308,43 +246,10 @@ impl HttpBackend {
             status = tracing::field::Empty,
             request_id = tracing::field::Empty,
         );
-        async move {
-            let policy = &self.inner.options.retry;
-            let mut retry = 0;
-            // Whether some attempt so far may have been processed without a trustworthy answer.
-            let mut ambiguous = false;
-            loop {
-                let mut asked_pause = None;
-                let (failure, error) = match self.attempt(&request).await {
-                    Ok(response) => return Ok(response),
-                    Err(Attempt::Answered(error)) => {
-                        (error.status().map_or(Failure::NotSent, Failure::Answered), error)
-                    }
-                    Err(Attempt::Throttled { error, retry_after }) => {
-                        asked_pause = Some(retry_after);
-                        (error.status().map_or(Failure::NotSent, Failure::Answered), error)
-                    }
-                    Err(Attempt::Transport { error, connect_failed: true }) => {
-                        (Failure::ConnectFailed, error)
-                    }
-                    Err(Attempt::Transport { error, connect_failed: false }) => (Failure::Lost, error),
-                };
-                ambiguous |= failure.is_ambiguous();
-                if retry >= policy.retries() || !failure.is_retryable(request.replay) {
-                    // A read changes nothing, whatever reached the service.
-                    return Err(match ambiguous && request.method != Method::GET {
-                        true => error.with_may_have_applied(),
-                        false => error,
-                    });
-                }
-                let pause = policy.pause(retry, asked_pause);
-                tracing::warn!(retry, ?pause, error = %error, "retrying a transient failure");
-                tokio::time::sleep(pause).await;
-                retry += 1;
-            }
-        }
-        .instrument(span)
-        .await
+        let policy = &self.inner.options.retry;
+        retry::run(policy, request.replay, || async { self.attempt(&request).await.map_err(Failed::from) })
+            .instrument(span)
+            .await
     }
 
     async fn attempt(&self, request: &Request<'_>) -> std::result::Result<Response, Attempt> {
@@ -432,6 +337,24 @@ enum Attempt {
     Throttled { error: Error, retry_after: Duration },
     /// No answer: timeout, refused or dropped connection.
     Transport { error: Error, connect_failed: bool },
+}
+
+impl From<Attempt> for Failed {
+    fn from(attempt: Attempt) -> Failed {
+        let answered = |error: &Error| error.status().map_or(Failure::NotSent, Failure::Answered);
+        match attempt {
+            Attempt::Answered(error) => Failed { failure: answered(&error), error, asked_pause: None },
+            Attempt::Throttled { error, retry_after } => {
+                Failed { failure: answered(&error), error, asked_pause: Some(retry_after) }
+            }
+            Attempt::Transport { error, connect_failed: true } => {
+                Failed { failure: Failure::ConnectFailed, error, asked_pause: None }
+            }
+            Attempt::Transport { error, connect_failed: false } => {
+                Failed { failure: Failure::Lost, error, asked_pause: None }
+            }
+        }
+    }
 }
 
 impl Attempt {
@@ -530,14 +453,6 @@ fn check_page_size(count: usize, page_size: usize, what: &str) -> Result<()> {
         return Err(error::decode(format!(
             "the service answered a page of {count} {what} to a request for at most {page_size}"
         )));
-    }
-    Ok(())
-}
-
-/// A successful write of an entity must report its new ETag (a delete reports none).
-fn check_outcome(operation: &Operation, outcome: &WriteOutcome) -> Result<()> {
-    if outcome.etag.is_none() && operation.entity().is_some() {
-        return Err(error::decode("the service answered a write without an ETag"));
     }
     Ok(())
 }

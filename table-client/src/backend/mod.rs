@@ -2,25 +2,29 @@
 //! service (Azure Storage, Cosmos DB Table API, Azurite).
 //!
 //! Both answer the same data-plane calls with the same errors, so everything above this module
-//! (clients, queries, batches, index maintenance) is written once. That includes the "may have
-//! applied" marker: the engine never loses an answer, but its injected faults stand for a
-//! status or a client-side timeout, and a write failing with one the service may have processed
-//! is marked as the HTTP backend marks it.
+//! (clients, queries, batches, index maintenance) is written once. Both retry through the one
+//! loop of [`retry::run`](crate::retry::run), each with its own attempt: the engine's injected
+//! faults stand for a status or a client-side timeout and are retried, or marked "may have
+//! applied", as the HTTP backend's answers are. What a retry's answer means after an ambiguous
+//! attempt is settled here, once for both.
 
+mod embedded;
 mod http;
 
-use table_core::engine::Engine;
-use table_core::{Entity, Error, Operation, Page, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
+use table_core::{
+    Entity, Error, ErrorKind, Operation, Page, QueryRequest, Result, TablePage, TableQuery, WriteOutcome,
+};
 
+pub(crate) use embedded::EmbeddedBackend;
 pub(crate) use http::{HttpBackend, HttpOptions};
 
-use crate::retry::Failure;
+use crate::error::{self, ambiguous};
 
 /// Where requests go.
 #[derive(Debug, Clone)]
 pub(crate) enum Backend {
-    /// The in-process engine; calls are synchronous and never block on I/O.
-    Embedded(Engine),
+    /// The in-process engine; calls never block on I/O (a retry's backoff still pauses).
+    Embedded(EmbeddedBackend),
     /// A Table service over HTTP.
     Http(HttpBackend),
 }
@@ -28,21 +32,21 @@ pub(crate) enum Backend {
 impl Backend {
     pub(crate) async fn create_table(&self, name: &str) -> Result<()> {
         match self {
-            Backend::Embedded(e) => e.create_table(name).map_err(marked),
+            Backend::Embedded(e) => e.create_table(name).await,
             Backend::Http(h) => h.create_table(name).await,
         }
     }
 
     pub(crate) async fn delete_table(&self, name: &str) -> Result<()> {
         match self {
-            Backend::Embedded(e) => e.delete_table(name).map_err(marked),
+            Backend::Embedded(e) => e.delete_table(name).await,
             Backend::Http(h) => h.delete_table(name).await,
         }
     }
 
     pub(crate) async fn query_tables(&self, query: &TableQuery) -> Result<TablePage> {
         match self {
-            Backend::Embedded(e) => e.query_tables(query),
+            Backend::Embedded(e) => e.query_tables(query).await,
             Backend::Http(h) => h.query_tables(query).await,
         }
     }
@@ -55,21 +59,81 @@ impl Backend {
         select: Option<&[String]>,
     ) -> Result<Entity> {
         match self {
-            Backend::Embedded(e) => e.get(table, partition_key, row_key, select),
+            Backend::Embedded(e) => e.get(table, partition_key, row_key, select).await,
             Backend::Http(h) => h.get(table, partition_key, row_key, select).await,
         }
     }
 
     pub(crate) async fn execute(&self, table: &str, operation: Operation) -> Result<WriteOutcome> {
-        match self {
-            Backend::Embedded(e) => e.execute(table, operation).map_err(marked),
-            Backend::Http(h) => h.execute(table, operation).await,
+        let result = match self {
+            Backend::Embedded(e) => e.execute(table, &operation).await,
+            Backend::Http(h) => h.execute(table, &operation).await,
+        };
+        match result {
+            Err(e) => self.settle_conditional_write(table, &operation, e).await,
+            outcome => outcome,
         }
+    }
+
+    /// Settles a replace or merge whose retry, after an ambiguous attempt, failed its
+    /// condition (412) or found no entity (404): the first attempt may have applied and
+    /// changed the ETag. The entity is read back; when it shows this write (a replace: exactly
+    /// the properties sent; a merge: every property sent, with the value sent) the write
+    /// succeeded, with the stored ETag. Otherwise nobody can tell: an [`ErrorKind::Ambiguous`]
+    /// error. Any other failure comes back as it is.
+    async fn settle_conditional_write(
+        &self,
+        table: &str,
+        operation: &Operation,
+        failure: Error,
+    ) -> Result<WriteOutcome> {
+        let (sent, merge) = match operation {
+            Operation::Replace { entity, .. } => (entity, false),
+            Operation::Merge { entity, .. } => (entity, true),
+            _ => return Err(failure),
+        };
+        if !failure.may_have_applied() || !matches!(failure.status(), Some(404 | 412)) {
+            return Err(failure);
+        }
+        let what = format!(
+            "{} of entity {} in table {table}: an attempt whose answer was lost may have applied",
+            if merge { "merge" } else { "replace" },
+            sent.key()
+        );
+        let stored = match self.get(table, &sent.partition_key, &sent.row_key, None).await {
+            Ok(stored) => stored,
+            Err(read) if read.kind() == ErrorKind::NotFound => {
+                return Err(
+                    ambiguous(format!("{what}, and the entity no longer exists")).with_source(failure)
+                );
+            }
+            Err(read) => {
+                return Err(ambiguous(format!(
+                    "{what}, its retry was refused (HTTP {}), and re-reading the entity failed",
+                    failure.status().unwrap_or_default()
+                ))
+                .with_source(read));
+            }
+        };
+        let shows_write = match merge {
+            true => sent.properties.iter().all(|(name, value)| stored.properties.get(name) == Some(value)),
+            false => stored.properties == sent.properties,
+        };
+        if !shows_write {
+            return Err(ambiguous(format!(
+                "{what}, and the entity has changed since: the retry's condition failed and the stored \
+                 properties are not the ones written"
+            ))
+            .with_source(failure));
+        }
+        let outcome = WriteOutcome { etag: stored.etag };
+        check_outcome(operation, &outcome)?;
+        Ok(outcome)
     }
 
     pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
         match self {
-            Backend::Embedded(e) => e.query(table, request),
+            Backend::Embedded(e) => e.query(table, request).await,
             Backend::Http(h) => h.query(table, request).await,
         }
     }
@@ -80,16 +144,16 @@ impl Backend {
         operations: Vec<Operation>,
     ) -> Result<Vec<WriteOutcome>> {
         match self {
-            Backend::Embedded(e) => e.submit_batch(table, operations).map_err(marked),
+            Backend::Embedded(e) => e.submit_batch(table, &operations).await,
             Backend::Http(h) => h.submit_batch(table, operations).await,
         }
     }
 }
 
-/// An engine write's error, marked when the fault it stands for may hide an applied write.
-fn marked(error: Error) -> Error {
-    match Failure::of(&error).is_ambiguous() {
-        true => error.with_may_have_applied(),
-        false => error,
+/// A successful write of an entity must report its new ETag (a delete reports none).
+fn check_outcome(operation: &Operation, outcome: &WriteOutcome) -> Result<()> {
+    if outcome.etag.is_none() && operation.entity().is_some() {
+        return Err(error::decode("the service answered a write without an ETag"));
     }
+    Ok(())
 }

@@ -10,6 +10,13 @@
 //! throttled or rejected request) or [`FaultTiming::AfterApply`] (the request takes full effect
 //! but the caller gets the error, as a response lost on the network or a crash right after
 //! the request was sent).
+//!
+//! A `table-client` client over the engine treats these errors as the failures they stand
+//! for: it retries them as its retry policy says (every request after a 408, 429 or 503;
+//! after a 500, 502, 504 or a timeout, which may hide an applied request, only reads and
+//! writes that are safe to send twice) and marks such a write's final error "may have
+//! applied". A test that wants each fault to reach the caller sets
+//! `RetryPolicy::none()` on the client's builder.
 
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;

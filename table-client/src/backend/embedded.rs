@@ -1,0 +1,71 @@
+//! The embedded backend: the in-process engine behind the client's retry policy.
+//!
+//! The engine answers in process and never loses an answer, but its injected faults
+//! ([`Engine::faults`]) stand for the failures of a real service: a status (503 `ServerBusy`,
+//! a 500) or a client-side timeout, before or after the request took effect. Each call into
+//! the engine is one attempt of [`retry::run`], classified by [`Failure::of`](crate::retry::Failure::of)
+//! exactly as the HTTP backend classifies its answers, so the retry rules, the "may have
+//! applied" marker and the settling above this module behave offline as they do over HTTP.
+//! Only `Retry-After` has no counterpart: the engine asks for no pause.
+
+use table_core::engine::Engine;
+use table_core::{Entity, Operation, Page, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
+
+use crate::retry::{self, Failed, Replay, RetryPolicy};
+
+/// An engine with the retry policy of the client that serves it. Cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct EmbeddedBackend {
+    engine: Engine,
+    retry: RetryPolicy,
+}
+
+impl EmbeddedBackend {
+    pub(crate) fn new(engine: Engine, retry: RetryPolicy) -> Self {
+        EmbeddedBackend { engine, retry }
+    }
+
+    pub(crate) async fn create_table(&self, name: &str) -> Result<()> {
+        self.serve(Replay::NotIdempotent, |e| e.create_table(name)).await
+    }
+
+    pub(crate) async fn delete_table(&self, name: &str) -> Result<()> {
+        self.serve(Replay::Idempotent, |e| e.delete_table(name)).await
+    }
+
+    pub(crate) async fn query_tables(&self, query: &TableQuery) -> Result<TablePage> {
+        self.serve(Replay::Read, |e| e.query_tables(query)).await
+    }
+
+    pub(crate) async fn get(
+        &self,
+        table: &str,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[String]>,
+    ) -> Result<Entity> {
+        self.serve(Replay::Read, |e| e.get(table, partition_key, row_key, select)).await
+    }
+
+    pub(crate) async fn execute(&self, table: &str, operation: &Operation) -> Result<WriteOutcome> {
+        // The engine takes the operation by value: each attempt gets its own copy.
+        self.serve(Replay::of(operation), |e| e.execute(table, operation.clone())).await
+    }
+
+    pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
+        self.serve(Replay::Read, |e| e.query(table, request)).await
+    }
+
+    pub(crate) async fn submit_batch(
+        &self,
+        table: &str,
+        operations: &[Operation],
+    ) -> Result<Vec<WriteOutcome>> {
+        self.serve(Replay::NotIdempotent, |e| e.submit_batch(table, operations.to_vec())).await
+    }
+
+    /// Runs `call` as the attempts of one request.
+    async fn serve<T>(&self, replay: Replay, mut call: impl FnMut(&Engine) -> Result<T>) -> Result<T> {
+        retry::run(&self.retry, replay, || std::future::ready(call(&self.engine).map_err(Failed::of))).await
+    }
+}

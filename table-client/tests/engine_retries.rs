@@ -1,0 +1,146 @@
+//! The client's retry policy on the embedded engine: faults injected into the engine
+//! ([`Engine::faults`]) are retried, marked "may have applied" and settled exactly as the HTTP
+//! backend's failures are, so retry handling can be tested offline.
+
+// Test helpers unwrap freely: a failure is the test's verdict.
+#![allow(clippy::unwrap_used)]
+
+use std::num::NonZeroU64;
+use std::time::Duration;
+
+use table_client::engine::{Engine, FaultSpec};
+use table_client::{Entity, ErrorCode, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient};
+
+const MAX_RETRIES: u32 = 3;
+
+/// A table on a fresh engine, served by a client with `policy`.
+async fn table_with(policy: RetryPolicy) -> (Engine, TableClient) {
+    let engine = Engine::new();
+    let service = TableServiceClient::builder().engine(engine.clone()).retry(policy).build().unwrap();
+    let table = service.create_table("retried").await.unwrap();
+    (engine, table)
+}
+
+/// Retries with pauses of at most a millisecond.
+fn fast_retries() -> RetryPolicy {
+    RetryPolicy::default()
+        .max_retries(MAX_RETRIES)
+        .initial_backoff(Duration::from_millis(1))
+        .max_backoff(Duration::from_millis(1))
+}
+
+fn entity(name: &str) -> Entity {
+    let mut e = Entity::new("p", "r");
+    e.properties.insert("Name".into(), name.into());
+    e
+}
+
+fn next_call() -> NonZeroU64 {
+    NonZeroU64::MIN
+}
+
+/// A lost answer: the engine applies the request, the client times out.
+fn lost() -> FaultSpec {
+    FaultSpec::timeout().after_apply()
+}
+
+#[tokio::test]
+async fn a_throttled_read_is_retried_and_succeeds() {
+    let (engine, table) = table_with(fast_retries()).await;
+    table.insert(entity("ann")).await.unwrap();
+    engine.faults().fail_call(next_call(), FaultSpec::server_busy());
+    let before = engine.faults().calls();
+    assert_eq!(table.get("p", "r").await.unwrap().properties, entity("ann").properties);
+    assert_eq!(engine.faults().calls() - before, 2, "one throttled attempt, one retry");
+}
+
+#[tokio::test]
+async fn faults_beyond_the_budget_surface_after_every_retry() {
+    let (engine, table) = table_with(fast_retries()).await;
+    engine.faults().fail_every(NonZeroU64::MIN, FaultSpec::server_busy());
+    let before = engine.faults().calls();
+    let err = table.get("p", "r").await.unwrap_err();
+    engine.faults().clear();
+    assert_eq!(err.code(), Some(&ErrorCode::ServerBusy), "{err:?}");
+    assert!(!err.may_have_applied(), "{err:?}");
+    assert_eq!(engine.faults().calls() - before, u64::from(MAX_RETRIES) + 1);
+}
+
+#[tokio::test]
+async fn an_insert_whose_answer_was_lost_is_not_replayed() {
+    let (engine, table) = table_with(fast_retries()).await;
+    engine.faults().fail_call(next_call(), lost());
+    let before = engine.faults().calls();
+    let err = table.insert(entity("ann")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err:?}");
+    assert!(err.may_have_applied(), "{err:?}");
+    assert_eq!(engine.faults().calls() - before, 1, "an insert is never replayed after a lost answer");
+    // It did apply: the marker told the truth.
+    assert_eq!(table.get("p", "r").await.unwrap().properties, entity("ann").properties);
+}
+
+#[tokio::test]
+async fn a_delete_whose_retry_finds_nothing_succeeds() {
+    let (engine, table) = table_with(fast_retries()).await;
+    let etag = table.insert(entity("ann")).await.unwrap();
+    engine.faults().fail_call(next_call(), lost());
+    table.delete("p", "r", IfMatch::ETag(etag)).await.unwrap();
+    assert!(table.get_if_exists("p", "r").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_conditional_replace_whose_answer_was_lost_is_settled_by_reading_back() {
+    let (engine, table) = table_with(fast_retries()).await;
+    let etag = table.insert(entity("ann")).await.unwrap();
+    engine.faults().fail_call(next_call(), lost());
+    // The lost attempt applied; the retry's If-Match fails (412) and the read-back shows this
+    // write, so the replace succeeds with the stored ETag.
+    let new_etag = table.replace(entity("bob"), IfMatch::ETag(etag.clone())).await.unwrap();
+    let stored = table.get("p", "r").await.unwrap();
+    assert_eq!(stored.properties, entity("bob").properties);
+    assert_eq!(stored.etag, Some(new_etag.clone()));
+    assert_ne!(new_etag, etag);
+}
+
+#[tokio::test]
+async fn a_conditional_replace_overtaken_by_another_writer_is_ambiguous() {
+    // A pause long enough that the other writer surely runs before the retry.
+    let slow =
+        fast_retries().initial_backoff(Duration::from_millis(50)).max_backoff(Duration::from_millis(50));
+    let (engine, table) = table_with(slow).await;
+    let etag = table.insert(entity("ann")).await.unwrap();
+    // The answer of the replace is lost, and another writer changes the entity before the
+    // retry: the retry's 412 cannot be told from a condition that failed first.
+    engine.faults().fail_call(next_call(), lost());
+    let other = TableServiceClient::embedded(engine.clone()).table("retried");
+    let replace = table.replace(entity("bob"), IfMatch::ETag(etag));
+    let (result, ()) = tokio::join!(replace, async {
+        // Runs while the replace pauses before its retry.
+        other.insert_or_replace(entity("cy")).await.unwrap();
+    });
+    let err = result.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Ambiguous, "{err:?}");
+}
+
+#[tokio::test]
+async fn without_retries_every_fault_surfaces_at_once() {
+    let (engine, table) = table_with(RetryPolicy::none()).await;
+    table.insert(entity("ann")).await.unwrap();
+    engine.faults().fail_call(next_call(), FaultSpec::server_busy());
+    let before = engine.faults().calls();
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.code(), Some(&ErrorCode::ServerBusy), "{err:?}");
+    assert_eq!(engine.faults().calls() - before, 1);
+    // A write's ambiguous fault carries the marker, without retries too.
+    engine.faults().fail_call(next_call(), FaultSpec::service(ErrorCode::InternalError));
+    let err = table.insert_or_replace(entity("bob")).await.unwrap_err();
+    assert!(err.may_have_applied(), "{err:?}");
+}
+
+#[tokio::test]
+async fn the_default_client_over_an_engine_retries() {
+    let engine = Engine::new();
+    let table = TableServiceClient::embedded(engine.clone()).create_table("retried").await.unwrap();
+    engine.faults().fail_call(next_call(), FaultSpec::server_busy());
+    table.insert(entity("ann")).await.unwrap();
+}
