@@ -8,8 +8,8 @@ use std::time::Duration;
 use table_client::auth::Credential;
 use table_client::engine::Engine;
 use table_client::{
-    ETag, Entity, ErrorCode, ErrorKind, IfMatch, Origin, RetryPolicy, TableClient, TableServiceClient,
-    Transaction,
+    ETag, Entity, EntityKey, ErrorCode, ErrorKind, IfMatch, Origin, RetryPolicy, TableClient, TableEntity,
+    TableServiceClient, Transaction,
 };
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -172,4 +172,31 @@ async fn an_http_batch_failure_names_the_failing_operation_s_entity() {
     assert_eq!(err.batch_index(), Some(1));
     assert_eq!(err.service_code(), Some((&ErrorCode::EntityAlreadyExists, Origin::Service)));
     assert_eq!(err.message(), about_entity("The specified entity already exists."));
+}
+
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(partition_key = "{department}", row_key = "{id}")]
+#[table(index(name = "by_email", row_key = "email_{email}"))]
+struct Employee {
+    department: String,
+    id: String,
+    email: String,
+}
+
+#[tokio::test]
+async fn indexed_writes_the_client_refuses_name_table_and_key_and_are_local() {
+    let table = embedded().await.typed::<Employee>();
+    let ada = Employee { department: "p".into(), id: "r".into(), email: "ada@example.com".into() };
+    let missing = table.replace(&ada, IfMatch::Any).await.unwrap_err();
+    assert_eq!(missing.kind(), ErrorKind::NotFound);
+    assert_eq!(missing.message(), about_entity("The specified resource does not exist."));
+    table.insert(&ada).await.unwrap();
+    let stale = ETag::new("W/\"datetime'2024-01-01T00%3A00%3A00.0000001Z'\"");
+    let failed = table.replace(&ada, IfMatch::ETag(stale)).await.unwrap_err();
+    assert_eq!(failed.service_code(), Some((&ErrorCode::UpdateConditionNotSatisfied, Origin::Local)));
+    assert_eq!(
+        failed.message(),
+        about_entity("The update condition specified in the request was not satisfied.")
+    );
+    assert!(table.get(&EntityKey::new("p", "r")).await.is_ok());
 }
