@@ -3,6 +3,9 @@
 //! not-found, already-exists or precondition-failed error is about. The HTTP side answers
 //! through wiremock with the service's error bodies.
 
+// Test helpers unwrap freely: a failure is the test's verdict.
+#![allow(clippy::unwrap_used)]
+
 use std::time::Duration;
 
 use table_client::auth::Credential;
