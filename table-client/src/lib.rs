@@ -125,7 +125,7 @@ pub use table_core::{
     CompareOp, Continuation, ETag, EdmType, Entity, EntityKey, Error, ErrorCode, ErrorKind, Filter, IfMatch,
     KeyName, MAX_BATCH_BODY, MAX_BATCH_OPERATIONS, MAX_ENTITY_SIZE, MAX_FILTER_COMPARISONS,
     MAX_FILTER_NESTING, MAX_KEY_LEN, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, MAX_PROPERTY_VALUE_SIZE,
-    Operation, Properties, Result, Value, Violation, WriteOutcome, compare_ordinal, entity_size,
+    Operation, Origin, Properties, Result, Value, Violation, WriteOutcome, compare_ordinal, entity_size,
     validate_entity, validate_key, validate_property_name, validate_table_name,
 };
 pub use table_core::{datetime, engine, keys};

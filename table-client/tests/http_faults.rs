@@ -304,7 +304,11 @@ async fn error_answers_keep_code_status_and_request_id() {
     assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
     assert_eq!(err.status(), Some(412));
     assert_eq!(err.request_id(), Some("req-123"));
-    assert_eq!(err.message(), "The update condition specified in the request was not satisfied.");
+    assert_eq!(
+        err.message(),
+        "entity (PartitionKey=\"p\", RowKey=\"r\") in table faults: The update condition specified in the \
+         request was not satisfied."
+    );
 }
 
 #[tokio::test]

@@ -2,10 +2,12 @@
 //!
 //! Every failure, local or remote, is an [`Error`] with a [`ErrorKind`] to branch on, the
 //! service's error [`code`](Error::code) and HTTP [`status`](Error::status) (the ones the
-//! service would answer, also for failures detected locally and by the embedded engine), the
-//! failing operation's index inside a batch, and for local validation a typed [`Violation`]
-//! naming the key, property or table and the limit. `Display` describes this layer only; the
-//! cause is in `source()`.
+//! service would answer, also for failures detected locally and by the embedded engine), its
+//! [`Origin`] (a server's HTTP answer, the embedded engine, or a check of the SDK before
+//! sending; [`Error::service_code`] gives code and origin together), the failing operation's
+//! index inside a batch, and for local validation a typed [`Violation`] naming the key,
+//! property or table and the limit. `Display` describes this layer only (it says "HTTP" only
+//! for a status a server answered); the cause is in `source()`.
 //!
 //! Branch on [`Error::kind`]; the only predicate, [`Error::is_transient`], spans several kinds.
 //! Errors are built by a few constructors, so kind, code and status never disagree: a code
@@ -57,6 +59,36 @@ pub enum ErrorKind {
     Contention,
     /// Anything else the service answered.
     Other,
+}
+
+/// Where an error was decided: by a server that answered over HTTP, by the embedded engine
+/// (which answers as the service would), or by the SDK itself before or without a request.
+///
+/// The engine is its own origin rather than [`Local`](Origin::Local): it stands for the
+/// service, so code tested on it sees the answers production gets, yet no HTTP status was
+/// received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Origin {
+    /// A server answered the request over HTTP; [`Error::status`] is the status received.
+    Service,
+    /// The embedded engine answered, as the service would; [`Error::status`] is the status
+    /// the service would answer.
+    Engine,
+    /// The SDK found it on this side: a rule checked before sending (a [`Violation`]), a
+    /// decision the client makes as the service would, a transport failure or a caller's
+    /// error. [`Error::status`], when present, is the status the service would answer.
+    Local,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Origin::Service => "answered by the service",
+            Origin::Engine => "answered by the embedded engine",
+            Origin::Local => "found locally",
+        })
+    }
 }
 
 macro_rules! error_codes {
@@ -523,6 +555,7 @@ struct Inner {
     kind: ErrorKind,
     code: Option<ErrorCode>,
     status: Option<u16>,
+    origin: Origin,
     message: String,
     batch_index: Option<usize>,
     violation: Option<Violation>,
@@ -546,6 +579,7 @@ impl Error {
                 kind,
                 code: None,
                 status: None,
+                origin: Origin::Local,
                 message,
                 batch_index: None,
                 violation: None,
@@ -589,7 +623,8 @@ impl Error {
     }
 
     /// The error the service answers with `code`: its kind, status and message (the service's
-    /// own wording).
+    /// own wording), decided without a request ([`Origin::Local`]; the engine marks its own
+    /// errors [`Origin::Engine`]).
     #[doc(hidden)]
     pub fn service(code: ErrorCode) -> Self {
         let message = match code.canonical_message() {
@@ -602,9 +637,9 @@ impl Error {
         e
     }
 
-    /// The error a server answered with HTTP `status` and, when it sent one, `code`. A code
-    /// the SDK knows decides the kind (so `ServerBusy` is `Throttled` whatever its status);
-    /// otherwise the status does.
+    /// The error a server answered with HTTP `status` and, when it sent one, `code`
+    /// ([`Origin::Service`]). A code the SDK knows decides the kind (so `ServerBusy` is
+    /// `Throttled` whatever its status); otherwise the status does.
     #[doc(hidden)]
     pub fn answered(status: u16, code: Option<ErrorCode>, message: impl Into<String>) -> Self {
         let kind = match &code {
@@ -613,17 +648,52 @@ impl Error {
         };
         let mut e = Error::with_kind(kind, message.into());
         e.inner.status = Some(status);
+        e.inner.origin = Origin::Service;
         e.inner.code = code;
         e
     }
 
-    /// Records the status of the answer an error is about whose kind the SDK decided (a
-    /// success answer that cannot be trusted is `Decode` with status 200): the status tells
-    /// retries that an answer came.
+    /// Records the status of the answer a server sent that an error is about whose kind the
+    /// SDK decided (a success answer that cannot be trusted is `Decode` with status 200): the
+    /// status tells retries that an answer came. Sets the origin to [`Origin::Service`].
     #[doc(hidden)]
     #[must_use]
     pub fn with_status(mut self, status: u16) -> Self {
         self.inner.status = Some(status);
+        self.inner.origin = Origin::Service;
+        self
+    }
+
+    /// Sets who decided the error, for an error that takes its code and status from another
+    /// (a limit met by a whole the client splits up keeps its rule's origin).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn with_origin(mut self, origin: Origin) -> Self {
+        self.inner.origin = origin;
+        self
+    }
+
+    /// Names what a not-found, already-exists or precondition-failed error is about: the
+    /// table, and the entity when `key` (`PartitionKey`, `RowKey`) is given, ahead of the
+    /// message (`entity (PartitionKey="p", RowKey="r") in table T: The specified resource does
+    /// not exist.`). Other kinds are returned unchanged: their messages name their subject.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn about(mut self, table: &str, key: Option<(&str, &str)>) -> Self {
+        if !matches!(
+            self.inner.kind,
+            ErrorKind::NotFound | ErrorKind::AlreadyExists | ErrorKind::PreconditionFailed
+        ) {
+            return self;
+        }
+        let message = &self.inner.message;
+        self.inner.message = match key {
+            // The key is written as `EntityKey` displays it.
+            Some((pk, rk)) => {
+                format!("entity (PartitionKey={pk:?}, RowKey={rk:?}) in table {table}: {message}")
+            }
+            None => format!("table {table}: {message}"),
+        };
         self
     }
 
@@ -682,9 +752,26 @@ impl Error {
         self.inner.code.as_ref()
     }
 
-    /// The HTTP status, when the error is (or mirrors) a service answer.
+    /// The HTTP status of the answer: the status received when a server answered
+    /// ([`Origin::Service`]), otherwise the status the service would answer (a local
+    /// [`Violation`] or the embedded engine's answer carry it too, so retry decisions and
+    /// branching are the same on every backend). `None` for errors that are no answer
+    /// (transport, a caller's error). [`origin`](Error::origin) tells whether it was received.
     pub fn status(&self) -> Option<u16> {
         self.inner.status
+    }
+
+    /// Who decided the error: a server over HTTP, the embedded engine, or the SDK itself.
+    pub fn origin(&self) -> Origin {
+        self.inner.origin
+    }
+
+    /// Which service error code this is and where it was decided: answered by a server
+    /// ([`Origin::Service`]), by the embedded engine ([`Origin::Engine`]), or found locally
+    /// before sending ([`Origin::Local`], e.g. a broken [`Violation`]). `None` when the error
+    /// carries no service code (transport failures, caller errors, answers without a code).
+    pub fn service_code(&self) -> Option<(&ErrorCode, Origin)> {
+        self.inner.code.as_ref().map(|code| (code, self.inner.origin))
     }
 
     /// The message, without the cause.
@@ -739,6 +826,7 @@ impl fmt::Debug for Error {
         if let Some(status) = self.inner.status {
             d.field("status", &status);
         }
+        d.field("origin", &self.inner.origin);
         d.field("message", &self.inner.message);
         if let Some(i) = self.inner.batch_index {
             d.field("batch_index", &i);
@@ -766,11 +854,13 @@ impl fmt::Display for Error {
             f.write_str("; the write may have been applied")?;
         }
         if let Some(code) = &self.inner.code {
-            write!(f, " ({code}")?;
-            if let Some(s) = self.inner.status {
-                write!(f, ", HTTP {s}")?;
+            // Only a server's answer is called HTTP: an error found on this side says which
+            // status the service would answer instead.
+            match (self.inner.origin, self.inner.status) {
+                (Origin::Service, Some(s)) => write!(f, " ({code}, HTTP {s})")?,
+                (origin, Some(s)) => write!(f, " ({code}, {origin}; the service would answer {s})")?,
+                (origin, None) => write!(f, " ({code}, {origin})")?,
             }
-            f.write_str(")")?;
         }
         Ok(())
     }
@@ -808,6 +898,44 @@ mod tests {
         assert_eq!(e.batch_index(), Some(3));
         assert_eq!(e.kind(), ErrorKind::InvalidInput);
         assert!(e.to_string().starts_with("batch operation 3: "), "{e}");
+    }
+
+    #[test]
+    fn a_local_violation_names_the_status_the_service_would_answer_never_http() {
+        let e = Error::invalid(Violation::KeyMissing { key: KeyName::RowKey });
+        assert_eq!(e.service_code(), Some((&ErrorCode::PropertiesNeedValue, Origin::Local)));
+        assert_eq!(e.status(), Some(400));
+        assert_eq!(
+            e.to_string(),
+            "the entity has no RowKey (PropertiesNeedValue, found locally; the service would answer 400)"
+        );
+    }
+
+    #[test]
+    fn only_a_server_s_answer_is_called_http() {
+        let e = Error::answered(412, Some(ErrorCode::UpdateConditionNotSatisfied), "stale");
+        assert_eq!(e.service_code(), Some((&ErrorCode::UpdateConditionNotSatisfied, Origin::Service)));
+        assert_eq!(e.to_string(), "stale (UpdateConditionNotSatisfied, HTTP 412)");
+        let engine = Error::service(ErrorCode::ResourceNotFound).with_origin(Origin::Engine);
+        assert_eq!(
+            engine.to_string(),
+            "The specified resource does not exist. (ResourceNotFound, answered by the embedded engine; \
+             the service would answer 404)"
+        );
+        assert_eq!(Error::other("mine").service_code(), None);
+    }
+
+    #[test]
+    fn not_found_already_exists_and_precondition_errors_name_table_and_key() {
+        let e = Error::service(ErrorCode::ResourceNotFound).about("Employees", Some(("p", "r")));
+        assert_eq!(
+            e.message(),
+            "entity (PartitionKey=\"p\", RowKey=\"r\") in table Employees: The specified resource does not exist."
+        );
+        let t = Error::service(ErrorCode::TableAlreadyExists).about("Employees", None);
+        assert_eq!(t.message(), "table Employees: The table specified already exists.");
+        let busy = Error::service(ErrorCode::ServerBusy).about("Employees", Some(("p", "r")));
+        assert_eq!(busy.message(), ErrorCode::ServerBusy.canonical_message().unwrap_or_default());
     }
 
     #[test]

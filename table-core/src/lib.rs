@@ -43,7 +43,7 @@ pub use batch::{
     validate_operation,
 };
 pub use entity::{ETag, Entity, EntityKey, IfMatch, Properties};
-pub use error::{Error, ErrorCode, ErrorKind, KeyName, Result, Violation};
+pub use error::{Error, ErrorCode, ErrorKind, KeyName, Origin, Result, Violation};
 pub use filter::{CompareOp, Filter, MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};
 pub use query::{Continuation, Page, QueryRequest, TablePage, TableQuery};
 pub use validate::{

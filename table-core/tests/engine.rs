@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use table_core::engine::{Engine, EngineOptions, FaultSpec, registry};
 use table_core::{
-    CompareOp, Continuation, Entity, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation,
+    CompareOp, Continuation, Entity, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Origin,
     QueryRequest, TableQuery, Value, Violation,
 };
 
@@ -310,18 +310,57 @@ fn a_malformed_etag_is_invalid_input() {
 }
 
 #[test]
-fn the_engine_answers_the_service_s_own_messages() {
+fn the_engine_answers_the_service_s_own_messages_naming_table_and_key() {
     let e = engine();
+    let entity = |m: &str| format!("entity (PartitionKey=\"p\", RowKey=\"r\") in table {T}: {m}");
     let missing = e.get(T, "p", "r", None).unwrap_err();
-    assert_eq!(missing.message(), "The specified resource does not exist.");
+    assert_eq!(missing.message(), entity("The specified resource does not exist."));
     let no_table = e.get("Nowhere", "p", "r", None).unwrap_err();
-    assert_eq!(no_table.message(), "The table specified does not exist.");
+    assert_eq!(
+        no_table.message(),
+        "entity (PartitionKey=\"p\", RowKey=\"r\") in table Nowhere: The table specified does not exist."
+    );
     e.insert(T, Entity::new("p", "r")).unwrap();
     let dup = e.insert(T, Entity::new("p", "r")).unwrap_err();
-    assert_eq!(dup.message(), "The specified entity already exists.");
+    assert_eq!(dup.message(), entity("The specified entity already exists."));
     let stale =
         e.replace(T, Entity::new("p", "r"), IfMatch::ETag(table_core::ETag::new("W/\"x\""))).unwrap_err();
-    assert_eq!(stale.message(), "The update condition specified in the request was not satisfied.");
+    assert_eq!(stale.message(), entity("The update condition specified in the request was not satisfied."));
+    let table_exists = e.create_table(T).unwrap_err();
+    assert_eq!(table_exists.message(), format!("table {T}: The table specified already exists."));
+    let gone = e.delete_table("Nowhere").unwrap_err();
+    assert_eq!(gone.message(), "table Nowhere: The specified resource does not exist.");
+}
+
+#[test]
+fn a_failing_batch_operation_names_its_entity() {
+    let e = engine();
+    let ops = vec![
+        Operation::InsertOrReplace(Entity::new("p", "1")),
+        Operation::Delete { key: EntityKey::new("p", "2"), if_match: IfMatch::Any },
+    ];
+    let err = e.submit_batch(T, ops).unwrap_err();
+    assert_eq!(err.batch_index(), Some(1));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "batch operation 1: entity (PartitionKey=\"p\", RowKey=\"2\") in table {T}: The specified \
+             resource does not exist. (ResourceNotFound, answered by the embedded engine; the service would \
+             answer 404)"
+        )
+    );
+}
+
+#[test]
+fn engine_errors_say_the_engine_answered_and_never_claim_http() {
+    let e = engine();
+    let missing = e.get(T, "p", "r", None).unwrap_err();
+    assert_eq!(missing.service_code(), Some((&ErrorCode::ResourceNotFound, Origin::Engine)));
+    assert_eq!(missing.status(), Some(404));
+    assert!(!missing.to_string().contains("HTTP"), "{missing}");
+    let invalid = e.get(T, "p", "a/b", None).unwrap_err();
+    assert_eq!(invalid.origin(), Origin::Engine);
+    assert!(!invalid.to_string().contains("HTTP"), "{invalid}");
 }
 
 #[test]

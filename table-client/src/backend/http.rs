@@ -101,12 +101,12 @@ impl HttpBackend {
             prefer_no_content: true,
             ..Request::new(Method::POST, self.url(url::TABLES_PATH), Replay::NotIdempotent).json(body)
         };
-        self.send(request).await.map(drop)
+        self.send(request).await.map(drop).map_err(|e| e.about(name, None))
     }
 
     pub(crate) async fn delete_table(&self, name: &str) -> Result<()> {
         let request = Request::new(Method::DELETE, self.url(&url::table_path(name)), Replay::Idempotent);
-        self.send(request).await.map(drop)
+        self.send(request).await.map(drop).map_err(|e| e.about(name, None))
     }
 
     pub(crate) async fn query_tables(&self, query: &TableQuery) -> Result<TablePage> {
@@ -131,7 +131,10 @@ impl HttpBackend {
         let path = url::entity_path(table, partition_key, row_key);
         let query = QueryRequest { select: select.map(<[String]>::to_vec), ..QueryRequest::default() };
         let target = url::with_query(&self.url(&path), &url::entity_query(&query));
-        let response = self.send(Request::new(Method::GET, target, Replay::Read)).await?;
+        let response = self
+            .send(Request::new(Method::GET, target, Replay::Read))
+            .await
+            .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
         let entity = wire::decode_entity(&response.body, header(&response.headers, "etag"))?;
         // A point read names its entity: an answer about another one cannot be trusted.
         if entity.partition_key != partition_key || entity.row_key != row_key {
@@ -167,7 +170,10 @@ impl HttpBackend {
                 Request::new(Method::DELETE, target, replay).if_match(if_match)
             }
         };
-        let response = self.send(request).await?;
+        let response = self
+            .send(request)
+            .await
+            .map_err(|e| e.about(table, Some((operation.partition_key(), operation.row_key()))))?;
         let outcome = WriteOutcome { etag: header(&response.headers, "etag").map(ETag::new) };
         // The service answered success: the write applied, but its answer cannot be trusted.
         check_outcome(operation, &outcome).map_err(Error::with_may_have_applied)?;
@@ -215,13 +221,19 @@ impl HttpBackend {
             ..Request::new(Method::POST, self.url(url::BATCH_PATH), Replay::NotIdempotent)
                 .max_body(wire::MAX_BATCH_RESPONSE_BODY)
         };
-        let response = self.send(request).await?;
+        // A failed operation is named by its index: its entity is named too.
+        let about = |e: Error| match e.batch_index().and_then(|i| operations.get(i)) {
+            Some(op) => e.about(table, Some((op.partition_key(), op.row_key()))),
+            None => e.about(table, None),
+        };
+        let response = self.send(request).await.map_err(about)?;
         // The 202 says the batch was received; when its parts cannot be read, whether it was
         // applied is unknown.
         let undecodable =
             |e: Error| if e.kind() == ErrorKind::Decode { e.with_may_have_applied() } else { e };
         let response_type = header(&response.headers, "content-type").unwrap_or_default();
-        let outcomes = wire::decode_batch_response(response_type, &response.body).map_err(undecodable)?;
+        let outcomes =
+            wire::decode_batch_response(response_type, &response.body).map_err(|e| about(undecodable(e)))?;
         if outcomes.len() != operations.len() {
             return Err(undecodable(error::decode(format!(
                 "the batch response has {} parts for {} operations",

@@ -120,7 +120,9 @@ async fn apply_primary<T: TableEntity>(
             }
         }
         // `None`: nothing to do (delete-if-exists of a missing entity).
-        let Some(Plan { op, new_state }) = plan(change, current.as_ref())? else {
+        let planned = plan(change, current.as_ref())
+            .map_err(|e| e.about(table.name(), Some((&key.partition_key, &key.row_key))))?;
+        let Some(Plan { op, new_state }) = planned else {
             return Ok(None);
         };
         let old_value = current.clone().map(T::from_entity).transpose()?;

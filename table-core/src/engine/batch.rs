@@ -10,15 +10,17 @@ use super::table::TableData;
 use crate::batch::{Operation, WriteOutcome};
 use crate::error::Result;
 
-/// Checks every operation (failing with the first failure's index), then applies them all
-/// in order, each with its own timestamp.
+/// Checks every operation (failing with the first failure's index, naming its entity in
+/// `table`), then applies them all in order, each with its own timestamp.
 pub(crate) fn apply_batch(
     data: &mut TableData,
+    table: &str,
     operations: Vec<Operation>,
     clock: &Clock,
 ) -> Result<Vec<WriteOutcome>> {
     for (index, op) in operations.iter().enumerate() {
-        data.check(op).map_err(|e| e.with_batch_index(index))?;
+        data.check(op)
+            .map_err(|e| e.with_batch_index(index).about(table, Some((op.partition_key(), op.row_key()))))?;
     }
     Ok(operations.into_iter().map(|op| data.apply(op, clock.tick())).collect())
 }
@@ -39,7 +41,7 @@ mod tests {
             Operation::InsertOrReplace(Entity::new("p", "2")),
             Operation::Delete { key: EntityKey::new("p", "9"), if_match: IfMatch::Any },
         ];
-        let e = apply_batch(&mut data, ops, &clock).expect_err("op 2 fails");
+        let e = apply_batch(&mut data, "t", ops, &clock).expect_err("op 2 fails");
         assert_eq!(e.batch_index(), Some(2));
         assert_eq!(e.code(), Some(&ErrorCode::ResourceNotFound));
         assert!(data.get("p", "1").is_none() && data.get("p", "2").is_none());

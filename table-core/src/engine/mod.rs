@@ -40,7 +40,7 @@ use self::clock::Clock;
 use self::query::{KeyPlan, PageLimits};
 use crate::batch::{Operation, WriteOutcome, validate_batch, validate_operation};
 use crate::entity::{Entity, EntityKey, IfMatch};
-use crate::error::{Error, ErrorCode, KeyName, Result, Violation};
+use crate::error::{Error, ErrorCode, KeyName, Origin, Result, Violation};
 use crate::query::{Page, QueryRequest, TablePage, TableQuery};
 use crate::validate::{check_select, validate_key};
 
@@ -119,6 +119,7 @@ impl Engine {
                 Err(Error::service(ErrorCode::TableAlreadyExists))
             }
         })
+        .map_err(|e| e.about(name, None))
     }
 
     /// Creates a table unless one of that name exists; `true` when it was created. Errors as
@@ -130,6 +131,7 @@ impl Engine {
     /// Deletes a table and all its entities. Errors: an invalid name, 404 `ResourceNotFound`.
     pub fn delete_table(&self, name: &str) -> Result<()> {
         self.serve(|s| s.catalog.delete(name, s.options.deleted_table_cooldown))
+            .map_err(|e| e.about(name, None))
     }
 
     /// One page of table names, in case-insensitive name order, filtered on the `TableName`
@@ -171,6 +173,7 @@ impl Engine {
                 .read(|data| data.get(partition_key, row_key).map(|row| row.to_entity(select)))
                 .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
         })
+        .map_err(|e| e.about(table, Some((partition_key, row_key))))
     }
 
     /// Runs one write. Errors, in the order checked: the entity or keys break a rule (400 with
@@ -181,8 +184,9 @@ impl Engine {
         self.serve(|s| {
             validate_operation(&operation)?;
             check_etag_syntax(&operation)?;
-            s.catalog.table(table)?.write(|data| {
-                data.check(&operation)?;
+            let about = |e: Error, op: &Operation| e.about(table, Some((op.partition_key(), op.row_key())));
+            s.catalog.table(table).map_err(|e| about(e, &operation))?.write(|data| {
+                data.check(&operation).map_err(|e| about(e, &operation))?;
                 Ok(data.apply(operation, s.clock.tick()))
             })
         })
@@ -260,13 +264,18 @@ impl Engine {
             for (index, op) in operations.iter().enumerate() {
                 check_etag_syntax(op).map_err(|e| e.with_batch_index(index))?;
             }
-            let table = s.catalog.table(table).map_err(|e| e.with_batch_index(0))?;
-            table.write(|data| batch::apply_batch(data, operations, &s.clock))
+            let found = s.catalog.table(table).map_err(|e| e.with_batch_index(0).about(table, None))?;
+            found.write(|data| batch::apply_batch(data, table, operations, &s.clock))
         })
     }
 
-    /// Counts the call, applies any injected fault around `request`.
+    /// Counts the call, applies any injected fault around `request`. Every error it returns
+    /// is the engine's answer ([`Origin::Engine`]).
     fn serve<T>(&self, request: impl FnOnce(&Shared) -> Result<T>) -> Result<T> {
+        self.serve_unmarked(request).map_err(|e| e.with_origin(Origin::Engine))
+    }
+
+    fn serve_unmarked<T>(&self, request: impl FnOnce(&Shared) -> Result<T>) -> Result<T> {
         match self.inner.faults.next_call() {
             None => request(&self.inner),
             Some(fault) => {
