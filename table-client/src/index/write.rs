@@ -100,6 +100,7 @@ async fn apply_primary<T: TableEntity>(
 ) -> Result<Option<WriteOutcome>> {
     let mut absent_old_copies: Vec<EntityKey> = Vec::new();
     let mut attempt = 0;
+    let mut unknown_attempts = 0;
     loop {
         attempt += 1;
         let current = table.get_if_exists(&key.partition_key, &key.row_key).await?;
@@ -218,8 +219,11 @@ async fn apply_primary<T: TableEntity>(
                 return Err(contention(&subject, u32::try_from(attempt).unwrap_or(u32::MAX), e));
             }
             Next::Retry => backoff(attempt).await,
+            // A failing network would otherwise be retried for the whole contention budget.
+            Next::Unknown if unknown_attempts >= MAX_UNKNOWN_ATTEMPTS => return Err(e),
             Next::Unknown => {
                 *uncertain = true;
+                unknown_attempts += 1;
                 backoff(attempt).await;
             }
             Next::OldCopyMissing(old) => absent_old_copies.push(old),
@@ -311,6 +315,10 @@ enum Next {
     Fail,
 }
 
+/// How many attempts of an unconditional write may end with an unknown outcome before the
+/// write reports it (marked "may have applied"), as the client's default retry policy does.
+const MAX_UNKNOWN_ATTEMPTS: u32 = 3;
+
 /// What to do after the transaction failed at an operation with `role`.
 fn decide<T>(change: &Change<'_, T>, role: Option<&Role>, e: &Error) -> Next {
     let user_condition = matches!(
@@ -321,16 +329,17 @@ fn decide<T>(change: &Change<'_, T>, role: Option<&Role>, e: &Error) -> Next {
     );
     let upsert = matches!(change, Change::InsertOrReplace(_) | Change::InsertOrMerge(_));
     let kind = e.kind();
+    // An attempt whose outcome is unknown: a lost answer to the transaction itself (a
+    // timeout, a reset connection, a 500), or one its retry could not settle. Writing again is
+    // what an unconditional change asked for; the caller's own ETag, or an insert, could be
+    // failed by this write's own earlier attempt, so those report it.
+    if e.may_have_applied() {
+        return match user_condition || matches!(change, Change::Insert(_)) {
+            true => Next::Fail,
+            false => Next::Unknown,
+        };
+    }
     match role {
-        // A lost answer that the retry could not settle. Writing again is what an
-        // unconditional change asked for; the caller's own ETag, or an insert, could be failed
-        // by this write's own earlier attempt, so those report it.
-        Some(Role::Primary) if kind == ErrorKind::Ambiguous => {
-            match user_condition || matches!(change, Change::Insert(_)) {
-                true => Next::Fail,
-                false => Next::Unknown,
-            }
-        }
         // The primary changed, appeared or vanished since it was read.
         Some(Role::Primary) if kind == ErrorKind::PreconditionFailed && !user_condition => Next::Retry,
         Some(Role::Primary) if kind == ErrorKind::AlreadyExists && upsert => Next::Retry,
