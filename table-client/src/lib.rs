@@ -42,7 +42,8 @@
 //! tables (see [`engine::registry`]). [`TableServiceClient::builder`] takes the same choices
 //! one by one, with a [`RetryPolicy`] and a timeout; [`TableServiceClient::embedded`] wraps an
 //! [`engine::Engine`] you keep a handle to (for fault injection, below). The same program runs
-//! unchanged on every backend.
+//! unchanged on every backend. To hand out access to one table, or one key range of it,
+//! without the account key, sign a shared access signature with [`auth::TableSasBuilder`].
 //!
 //! ```rust
 //! use table_client::TableServiceClient;
@@ -63,12 +64,13 @@
 //! `#[derive(TableEntity)]` maps a struct to an entity. Key templates build the keys from
 //! fields (`{id:06}` zero-pads, `{at:inverted_ticks}` sorts newest first); `key_only` fields
 //! live only in the keys. The derive generates a key constructor (`Employee::key(..)`) and a
-//! filter column per stored property (`Employee::AGE`).
+//! filter column per stored property (`Employee::AGE`). [`TypedTable::untyped`] reaches the
+//! same table untyped, for what no type describes.
 //!
 //! Property names are the Rust field names unless renamed. Write
 //! `#[table(rename_all = "PascalCase")]` to store `first_name` as `FirstName`: the design
-//! guide's property names and .NET entities (`TableEntity` subclasses) use PascalCase, so rows
-//! written by either side read on the other. The quickstart (`examples/src/quickstart.rs`)
+//! guide's property names and .NET entity classes use PascalCase, so rows written by either
+//! side read on the other. The quickstart (`examples/src/quickstart.rs`)
 //! does this.
 //!
 //! ```rust
@@ -147,7 +149,7 @@
 //! applied all or none, by [`TableClient::submit_transaction`]. It writes entities exactly as
 //! given: it does not maintain a typed table's indexes, so write indexed types through their
 //! [`TypedTable`]. [`TableClient::bulk`] splits any number of operations into transactions by
-//! partition and reports each.
+//! partition and reports each (not atomic across transactions).
 //!
 //! ```rust
 //! use table_client::{Entity, TableServiceClient, Transaction};
@@ -237,7 +239,7 @@
 //! ([`patterns::WideTable`]: more than 252 properties over several rows), large entities
 //! ([`patterns::LargeProperty`]: a value split over several properties), table rotation
 //! ([`patterns::TableRotation`]: one table per day or month, dropped whole) and key ranges
-//! ([`TypedTable::query_range`]). Each has an example on its own page.
+//! ([`TypedTable::query_range`]). The first five each have an example on their own page.
 //!
 //! # Offline tests
 //!
