@@ -8,7 +8,7 @@ use table_client::{ETag, Error, ErrorKind, IfMatch, Result, TableClient, TableEn
 
 /// One per department partition, beside its employees.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(partition_key = "{department}", row_key = "summary")]
+#[table(partition_key = "{department}", row_key = "summary", rename_all = "PascalCase")]
 #[table(entity_type = "DepartmentSummary")]
 struct DepartmentSummary {
     #[table(key_only)]

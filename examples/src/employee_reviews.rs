@@ -7,7 +7,11 @@ use table_client::{Result, TableEntity};
 
 /// A performance review.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(partition_key = "{department}", row_key = "review_{employee_id:06}_{reviewed:ticks}")]
+#[table(
+    partition_key = "{department}",
+    row_key = "review_{employee_id:06}_{reviewed:ticks}",
+    rename_all = "PascalCase"
+)]
 struct Review {
     #[table(key_only)]
     department: String,

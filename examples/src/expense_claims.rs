@@ -6,7 +6,7 @@ use table_client::{Result, TableEntity};
 
 /// An expense claim; the RowKey sorts newest first.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(partition_key = "{employee}", row_key = "{submitted:inverted_ticks}")]
+#[table(partition_key = "{employee}", row_key = "{submitted:inverted_ticks}", rename_all = "PascalCase")]
 struct ExpenseClaim {
     #[table(key_only)]
     employee: String,

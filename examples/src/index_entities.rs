@@ -7,7 +7,7 @@ use table_client::{EntityKey, IfMatch, Result, TableEntity};
 
 /// The guide's employee with a last-name index entity in its own partition.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(partition_key = "{department}", row_key = "empid_{id:06}")]
+#[table(partition_key = "{department}", row_key = "empid_{id:06}", rename_all = "PascalCase")]
 #[table(lookup(name = "by_last_name", row_key = "lastname_{last_name}"))]
 struct Employee {
     #[table(key_only)]

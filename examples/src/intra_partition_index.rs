@@ -6,7 +6,7 @@ use table_client::{EntityKey, ErrorKind, IfMatch, Result, TableEntity};
 
 /// The guide's employee with a unique email index in its own partition.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(partition_key = "{department}", row_key = "empid_{id:06}")]
+#[table(partition_key = "{department}", row_key = "empid_{id:06}", rename_all = "PascalCase")]
 #[table(index(name = "by_email", row_key = "email_{email}"))]
 struct Employee {
     #[table(key_only)]

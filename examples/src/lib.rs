@@ -59,7 +59,7 @@ pub async fn delete_tables(service: &TableServiceClient, tables: &[&TableClient]
 
 /// An employee of the design guide: one partition per department, RowKey `empid_<id>`.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(partition_key = "{department}", row_key = "empid_{id:06}")]
+#[table(partition_key = "{department}", row_key = "empid_{id:06}", rename_all = "PascalCase")]
 #[table(entity_type = "Employee")]
 pub struct Employee {
     /// The department, which is the PartitionKey.

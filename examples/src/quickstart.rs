@@ -3,8 +3,10 @@
 use futures::StreamExt;
 use table_client::{TableEntity, TableServiceClient, Transaction};
 
+// PascalCase property names (`Name`, `Age`), as in the design guide and .NET entities, so rows
+// written here read there and back.
 #[derive(Debug, TableEntity)]
-#[table(partition_key = "{department}", row_key = "empid_{id:06}")]
+#[table(partition_key = "{department}", row_key = "empid_{id:06}", rename_all = "PascalCase")]
 struct Employee {
     #[table(key_only)]
     department: String,
@@ -28,7 +30,7 @@ async fn main() -> table_client::Result<()> {
     let batch = Transaction::new().insert_or_replace(hire(2, "Bob", 28).to_entity()?);
     table.submit_transaction(batch.insert_or_replace(hire(3, "Cy", 41).to_entity()?)).await?;
 
-    // A typed query, streamed page by page: `PartitionKey eq 'Sales' and age gt 30`.
+    // A typed query, streamed page by page: `PartitionKey eq 'Sales' and Age gt 30`.
     let mut over_30 = employees.query().partition("Sales").filter(Employee::AGE.gt(30)).stream();
     while let Some(employee) = over_30.next().await {
         let employee = employee?;

@@ -8,6 +8,30 @@ use crate::table::TableClient;
 
 /// The operations of one entity-group transaction, in order. All must target one partition;
 /// [`TableClient::submit_transaction`] checks the rules before sending.
+///
+/// A transaction writes entities exactly as given: it does **not** maintain the index rows
+/// of a typed table's declared indexes. Write indexed types through their
+/// [`TypedTable`](crate::TypedTable).
+///
+/// ```rust
+/// use table_client::{Entity, IfMatch, TableServiceClient, Transaction};
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// let table = service.create_table("Accounts").await?;
+/// let etag = table.insert(Entity::new("acct1", "balance").with("Amount", 100)).await?;
+///
+/// // Move 30 out of the balance and record it, both or neither; the ETag condition makes the
+/// // whole transaction fail if the balance changed since it was read.
+/// let batch = Transaction::new()
+///     .replace(Entity::new("acct1", "balance").with("Amount", 70), IfMatch::ETag(etag))
+///     .insert(Entity::new("acct1", "audit_0001").with("Change", -30));
+/// let outcomes = table.submit_transaction(batch).await?;
+/// assert_eq!(outcomes.len(), 2);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Transaction {
     operations: Vec<Operation>,

@@ -89,6 +89,41 @@ impl<T> fmt::Debug for QueryStream<T> {
 ///
 /// Inputs that can be invalid (filters, selected names, page sizes, resume tokens) are kept as
 /// given and checked when the stream is first polled, before any request.
+///
+/// ```rust
+/// use futures::TryStreamExt;
+/// use table_client::{Entity, Filter, TableServiceClient};
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// let table = service.create_table("Orders").await?;
+/// for n in 0..10 {
+///     table.insert(Entity::new("cust1", format!("order_{n:02}")).with("Total", n * 10).with("Note", "x")).await?;
+/// }
+///
+/// // Conditions, selected properties and a result cap.
+/// let big: Vec<Entity> = table
+///     .query()
+///     .partition("cust1")
+///     .filter(Filter::ge("Total", 50))
+///     .select(["Total"])
+///     .top(3)
+///     .collect()
+///     .await?;
+/// assert_eq!(big.len(), 3);
+/// assert!(big.iter().all(|order| !order.properties.contains_key("Note")));
+///
+/// // Page by page: keep the continuation token, resume later (even in another process).
+/// let mut pages = table.query().partition("cust1").max_per_page(4).pages();
+/// let first = pages.try_next().await?.expect("a first page");
+/// assert_eq!(first.items.len(), 4);
+/// let token = first.continuation.expect("more pages").to_string();
+/// let rest: Vec<Entity> = table.query().partition("cust1").resume(&token).collect().await?;
+/// assert_eq!(rest.len(), 6);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Query<T> {
     table: TableClient,

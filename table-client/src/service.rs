@@ -13,6 +13,23 @@ use crate::table::TableClient;
 
 /// A client for one storage account (or one embedded engine): creates, deletes and lists
 /// tables, and hands out [`TableClient`]s. Cheap to clone; clones share connections.
+///
+/// ```rust
+/// use futures::TryStreamExt;
+/// use table_client::TableServiceClient;
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// service.create_table("Orders").await?;
+/// let (_customers, created) = service.create_table_if_not_exists("Customers").await?;
+/// assert!(created);
+/// let names: Vec<String> = service.list_tables().try_collect().await?;
+/// assert_eq!(names, ["Customers", "Orders"]);
+/// service.delete_table("Orders").await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct TableServiceClient {
     backend: Backend,
@@ -21,6 +38,20 @@ pub struct TableServiceClient {
 impl TableServiceClient {
     /// Configures a client: the backend (a connection string, an endpoint with a credential,
     /// or an engine), retries and timeouts. See [`TableServiceClientBuilder`].
+    ///
+    /// ```rust
+    /// use std::time::Duration;
+    /// use table_client::engine::Engine;
+    /// use table_client::{RetryPolicy, TableServiceClient};
+    ///
+    /// let service = TableServiceClient::builder()
+    ///     .engine(Engine::new())
+    ///     .retry(RetryPolicy::default().max_retries(5))
+    ///     .timeout(Duration::from_secs(10))
+    ///     .build()?;
+    /// # let _ = service;
+    /// # Ok::<(), table_client::Error>(())
+    /// ```
     pub fn builder() -> TableServiceClientBuilder {
         TableServiceClientBuilder::new()
     }
@@ -33,6 +64,18 @@ impl TableServiceClient {
     /// bound to it in [`registry`](crate::engine::registry), shared by every client opened
     /// with that name; without, a private engine). The one-line form of
     /// `TableServiceClient::builder().connection_string(connection_string).build()`.
+    ///
+    /// ```rust
+    /// use table_client::TableServiceClient;
+    ///
+    /// // Any backend, chosen at run time; nothing is sent until the first operation.
+    /// let conn = std::env::var("AZURE_STORAGE_CONNECTION_STRING")
+    ///     .unwrap_or_else(|_| "UseEmbeddedEngine=true".into());
+    /// let service = TableServiceClient::from_connection_string(&conn)?;
+    /// let azurite = TableServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    /// # let _ = (service, azurite);
+    /// # Ok::<(), table_client::Error>(())
+    /// ```
     pub fn from_connection_string(connection_string: &str) -> Result<Self> {
         Self::builder().connection_string(connection_string).build()
     }
@@ -41,6 +84,21 @@ impl TableServiceClient {
     /// infallible form of `TableServiceClient::builder().engine(engine).build()`: the
     /// engine's injected faults are retried with [`RetryPolicy::default`] (the builder's
     /// [`retry`](TableServiceClientBuilder::retry) chooses another).
+    ///
+    /// ```rust
+    /// use table_client::TableServiceClient;
+    /// use table_client::engine::Engine;
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> table_client::Result<()> {
+    /// let engine = Engine::new();
+    /// let service = TableServiceClient::embedded(engine.clone());
+    /// service.create_table("Orders").await?;
+    /// // Another client over a clone of the handle sees the same tables.
+    /// TableServiceClient::embedded(engine).delete_table("Orders").await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn embedded(engine: Engine) -> Self {
         Self::from_backend(Backend::Embedded(EmbeddedBackend::new(engine, RetryPolicy::default())))
     }

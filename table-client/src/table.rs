@@ -19,6 +19,41 @@ use crate::outcome::{if_exists, is_entity_missing, require_etag};
 /// A client for one table, working with untyped [`Entity`] values. Cheap to clone.
 ///
 /// For typed access through `#[derive(TableEntity)]` structs use [`TableClient::typed`].
+///
+/// The entity operations, with optimistic concurrency through ETags:
+///
+/// ```rust
+/// use table_client::{Entity, ErrorKind, IfMatch, TableServiceClient};
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// let table = service.create_table("Employees").await?;
+///
+/// let v1 = table.insert(Entity::new("Sales", "empid_000001").with("Name", "Ann").with("Age", 34)).await?;
+/// let ann = table.get("Sales", "empid_000001").await?;
+/// assert!(table.get_if_exists("Sales", "empid_000002").await?.is_none());
+///
+/// // Replace only over the version read: a concurrent change makes it fail instead.
+/// let v2 = table.replace(ann.clone().with("Age", 35), IfMatch::ETag(v1.clone())).await?;
+/// let stale = table.replace(ann.with("Age", 36), IfMatch::ETag(v1)).await.unwrap_err();
+/// assert_eq!(stale.kind(), ErrorKind::PreconditionFailed);
+///
+/// // Merge changes only the properties sent; `IfMatch::Any` takes any version.
+/// table.merge(Entity::new("Sales", "empid_000001").with("Email", "ann@contoso.com"), IfMatch::Any).await?;
+/// assert_eq!(table.get("Sales", "empid_000001").await?.properties.len(), 3);
+///
+/// // Upserts: create or overwrite (`insert_or_replace`) or create or combine (`insert_or_merge`).
+/// table.insert_or_replace(Entity::new("Sales", "empid_000002").with("Name", "Bob")).await?;
+/// table.insert_or_merge(Entity::new("Sales", "empid_000002").with("Age", 28)).await?;
+///
+/// table.delete("Sales", "empid_000001", IfMatch::ETag(v2)).await.unwrap_err(); // merged since
+/// table.delete("Sales", "empid_000001", IfMatch::Any).await?;
+/// assert!(table.delete_if_exists("Sales", "empid_000002").await?);
+/// assert!(!table.delete_if_exists("Sales", "empid_000002").await?);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct TableClient {
     backend: Backend,

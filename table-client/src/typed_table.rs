@@ -14,6 +14,92 @@ use crate::query::{Query, QueryStream};
 use crate::table::TableClient;
 
 /// A table holding entities of type `T`. Cheap to clone.
+///
+/// Typed writes, reads and queries of a `#[derive(TableEntity)]` struct:
+///
+/// ```rust
+/// use futures::StreamExt;
+/// use table_client::{IfMatch, TableEntity, TableServiceClient};
+///
+/// #[derive(Debug, Clone, PartialEq, TableEntity)]
+/// #[table(partition_key = "{department}", row_key = "empid_{id:06}", rename_all = "PascalCase")]
+/// struct Employee {
+///     #[table(key_only)]
+///     department: String,
+///     #[table(key_only)]
+///     id: u32,
+///     name: String,
+///     age: i32,
+/// }
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// let employees = service.create_table("Employees").await?.typed::<Employee>();
+/// let hire = |id, name: &str, age| Employee { department: "Sales".into(), id, name: name.into(), age };
+///
+/// let etag = employees.insert(&hire(1, "Ann", 34)).await?;
+/// employees.insert_or_replace(&hire(2, "Bob", 28)).await?;
+/// employees.replace(&hire(1, "Ann", 35), IfMatch::ETag(etag)).await?;
+/// assert_eq!(employees.get(&Employee::key("Sales", 1)?).await?.age, 35);
+/// assert!(employees.get_if_exists(&Employee::key("Sales", 9)?).await?.is_none());
+///
+/// // A typed query: `PartitionKey eq 'Sales' and Age gt 30`, streamed without pinning.
+/// let mut over_30 = employees.query().partition("Sales").filter(Employee::AGE.gt(30)).stream();
+/// while let Some(employee) = over_30.next().await {
+///     assert_eq!(employee?.name, "Ann");
+/// }
+/// assert!(employees.delete_if_exists(&Employee::key("Sales", 2)?).await?);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Index reads: a unique same-partition index (`get_by_index`, `query_index`) and an index
+/// entity listing every employee with a last name (`lookup`). Both live in the employee's
+/// partition, so each insert below is one entity-group transaction, after reading the current
+/// rows: 3 requests.
+///
+/// ```rust
+/// use futures::TryStreamExt;
+/// use table_client::{EntityKey, TableEntity, TableServiceClient};
+///
+/// #[derive(Debug, Clone, PartialEq, TableEntity)]
+/// #[table(partition_key = "{department}", row_key = "empid_{id:06}", rename_all = "PascalCase")]
+/// #[table(index(name = "by_email", row_key = "email_{email}"))]
+/// #[table(lookup(name = "by_last_name", row_key = "lastname_{last_name}"))]
+/// struct Employee {
+///     #[table(key_only)]
+///     department: String,
+///     #[table(key_only)]
+///     id: u32,
+///     last_name: String,
+///     email: String,
+/// }
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let engine = table_client::engine::Engine::new();
+/// let service = table_client::TableServiceClient::embedded(engine.clone());
+/// let employees = service.create_table("Employees").await?.typed::<Employee>();
+/// let jones = |id, email: &str| Employee {
+///     department: "Sales".into(), id, last_name: "Jones".into(), email: email.into(),
+/// };
+/// let before = engine.faults().calls();
+/// employees.insert(&jones(1, "ann@contoso.com")).await?;
+/// assert_eq!(engine.faults().calls() - before, 3);
+/// employees.insert(&jones(2, "ken@contoso.com")).await?;
+///
+/// let ken: Employee = employees.get_by_index("by_email", &EntityKey::new("Sales", "email_ken@contoso.com")).await?;
+/// assert_eq!(ken.id, 2);
+/// let emails: Vec<Employee> =
+///     employees.query_index::<Employee>("by_email")?.partition("Sales").collect().await?;
+/// assert_eq!(emails.len(), 2);
+/// let all_jones: Vec<Employee> =
+///     employees.lookup("by_last_name", &EntityKey::new("Sales", "lastname_Jones"), 4)?.try_collect().await?;
+/// assert_eq!(all_jones.len(), 2);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct TypedTable<T> {
     table: TableClient,

@@ -106,6 +106,32 @@ impl SasProtocol {
 
 /// Builds a service SAS for one table. Every setter documents its default; [`sign`](Self::sign)
 /// checks the combination.
+///
+/// ```rust
+/// use chrono::{Duration, Utc};
+/// use table_client::TableServiceClient;
+/// use table_client::auth::{AccountKey, TableSasBuilder, TableSasPermissions};
+/// use table_client::connection_string::{DEVELOPMENT_ACCOUNT, DEVELOPMENT_KEY};
+///
+/// // Read-only access to one partition of `Orders` for an hour.
+/// let key = AccountKey::new(DEVELOPMENT_ACCOUNT, DEVELOPMENT_KEY)?;
+/// let sas = TableSasBuilder::new("Orders")
+///     .permissions(TableSasPermissions::parse("r")?)
+///     .expiry(Utc::now() + Duration::hours(1))
+///     .start_key("cust1", "")
+///     .end_key("cust1", "~")
+///     .sign(&key)?;
+/// assert!(sas.as_query().contains("sig="));
+///
+/// // The holder of the token connects with it alone (no account key).
+/// let conn = format!(
+///     "TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;SharedAccessSignature={}",
+///     sas.as_query()
+/// );
+/// let service = TableServiceClient::from_connection_string(&conn)?;
+/// # let _ = service;
+/// # Ok::<(), table_client::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct TableSasBuilder {
     table: String,

@@ -16,6 +16,28 @@ use crate::error;
 use crate::table::TableClient;
 
 /// A fixed-size series of values stored as properties `<prefix>00`, `<prefix>01`, ...
+///
+/// ```rust
+/// use table_client::patterns::DataSeries;
+/// use table_client::{Entity, EntityKey, TableServiceClient};
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// let table = service.create_table("Counters").await?;
+/// // A day of hourly counters in one entity: properties `Hour00` .. `Hour23`.
+/// let hours = DataSeries::new("Hour", 24)?;
+/// let mut day = Entity::new("logins", "20261122");
+/// hours.store(&mut day, &[0i64; 24])?;
+/// table.insert(day).await?;
+///
+/// // One slot changes with a merge that carries only that property.
+/// hours.merge_slot(&table, &EntityKey::new("logins", "20261122"), 9, &42i64).await?;
+/// let counts: Vec<i64> = hours.load(&table.get("logins", "20261122").await?)?;
+/// assert_eq!((counts.len(), counts[9]), (24, 42));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataSeries {
     prefix: String,

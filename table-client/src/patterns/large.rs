@@ -16,6 +16,26 @@ use table_core::{
 use crate::error;
 
 /// A string or binary property stored in parts, so it can exceed 64 KiB.
+///
+/// ```rust
+/// use table_client::patterns::LargeProperty;
+/// use table_client::{Entity, TableServiceClient, Value};
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// let table = service.create_table("Employees").await?;
+/// let cv = LargeProperty::new("Cv")?;
+/// let text = "experience ".repeat(10_000); // 110,000 characters: over one property's 64 KiB
+/// let mut ann = Entity::new("Sales", "empid_000001").with("Name", "Ann");
+/// let parts = cv.store(&mut ann, text.clone())?;
+/// assert!(parts > 1);
+/// table.insert(ann).await?;
+/// let stored = table.get("Sales", "empid_000001").await?;
+/// assert_eq!(cv.load(&stored)?, Some(Value::from(text)));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LargeProperty {
     name: String,

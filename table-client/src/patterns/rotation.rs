@@ -78,6 +78,30 @@ impl Period {
 
 /// A family of tables, one per [`Period`], named `<prefix><label>`. Cheap to clone; clones
 /// share the cache of tables known to exist.
+///
+/// ```rust
+/// use chrono::{Duration, Utc};
+/// use table_client::patterns::{Period, TableRotation};
+/// use table_client::{Entity, TableServiceClient};
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// let rotation = TableRotation::new(service, "LoginAttempts", Period::Day)?;
+/// let now = Utc::now();
+/// for days_ago in 0..3 {
+///     let at = now - Duration::days(days_ago);
+///     // The day's table (`LoginAttempts20261122`) is created on its first write.
+///     let table = rotation.table_for_write(at).await?;
+///     table.insert(Entity::new("user@contoso.com", at.timestamp().to_string())).await?;
+/// }
+/// // Dropping a day is one Delete Table request, however many rows it holds.
+/// let dropped = rotation.drop_older_than(Period::Day.start_of(now - Duration::days(1))).await?;
+/// assert_eq!(dropped.len(), 1);
+/// assert_eq!(rotation.periods().await?.len(), 2);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct TableRotation {
     service: TableServiceClient,

@@ -29,6 +29,26 @@ const PART_PROPERTIES: usize = MAX_PROPERTIES - SYSTEM_PROPERTIES - 1;
 const PARTS_SIZE: usize = 32;
 
 /// Reads and writes wide entities (over 252 properties) in one table. Cheap to clone.
+///
+/// ```rust
+/// use table_client::patterns::WideTable;
+/// use table_client::{Entity, TableServiceClient};
+///
+/// # #[tokio::main]
+/// # async fn main() -> table_client::Result<()> {
+/// let service = TableServiceClient::from_connection_string("UseEmbeddedEngine=true")?;
+/// let wide = WideTable::new(service.create_table("Surveys").await?);
+/// let mut answers = Entity::new("Sales", "empid_000001");
+/// for question in 0..400 {
+///     answers = answers.with(format!("Q{question:03}"), question % 5);
+/// }
+/// let rows = wide.write(&answers).await?; // one transaction over several rows
+/// assert_eq!(rows, 2);
+/// assert_eq!(wide.read("Sales", "empid_000001").await?.properties.len(), 400);
+/// assert!(wide.delete("Sales", "empid_000001").await?);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct WideTable {
     table: TableClient,
