@@ -56,9 +56,9 @@ fn conjunction(filter: &Filter) -> QueryShape {
     let mut conjuncts = Vec::new();
     flatten_and(filter, &mut conjuncts);
     let compares = |property: &str, ops: &[CompareOp]| {
-        conjuncts.iter().any(|c| {
-            matches!(c, Filter::Compare { property: p, op, .. } if p == property && ops.contains(op))
-        })
+        conjuncts.iter().any(
+            |c| matches!(c, Filter::Compare { property: p, op, .. } if p == property && ops.contains(op)),
+        )
     };
     if compares("PartitionKey", &[CompareOp::Eq]) {
         return match compares("RowKey", &[CompareOp::Eq]) {
