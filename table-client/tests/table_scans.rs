@@ -130,3 +130,37 @@ async fn a_typed_table_scan_is_refused_before_any_request_over_http() {
     assert!(employees.query().table_scan().collect().await.unwrap().is_empty());
     assert_eq!(server.received_requests().await.unwrap().len(), 1, "the opted-in scan was sent");
 }
+
+/// A type with a same-partition index, whose copies `query_index` reads.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(partition_key = "{department}", row_key = "empid_{id:06}")]
+#[table(index(name = "by_email", row_key = "email_{email}"))]
+struct Indexed {
+    #[table(key_only)]
+    department: String,
+    #[table(key_only)]
+    id: u32,
+    email: String,
+}
+
+#[tokio::test]
+async fn index_queries_over_every_partition_need_the_opt_in_too() {
+    let engine = Engine::new();
+    let service = TableServiceClient::builder().engine(engine.clone()).build().unwrap();
+    let (table, _) = service.create_table_if_not_exists("indexed").await.unwrap();
+    let people = table.typed::<Indexed>();
+    for (department, id) in [("Sales", 1), ("Support", 2)] {
+        let email = format!("{id}@contoso.com");
+        people.insert(&Indexed { department: department.into(), id, email }).await.unwrap();
+    }
+    let before = engine.faults().calls();
+    let err = people.query_index::<Indexed>("by_email").unwrap().collect().await.unwrap_err();
+    assert_scan_refused(&err, "indexed");
+    assert_eq!(engine.faults().calls(), before, "nothing was sent");
+
+    let all = people.query_index::<Indexed>("by_email").unwrap().table_scan().collect().await.unwrap();
+    assert_eq!(all.len(), 2);
+    let sales =
+        people.query_index::<Indexed>("by_email").unwrap().partition("Sales").collect().await.unwrap();
+    assert_eq!(sales.len(), 1);
+}
