@@ -91,9 +91,6 @@ impl<T> fmt::Debug for QueryStream<T> {
 /// A query under construction. Conditions added with the filter methods are combined with
 /// `and`. Nothing is sent until [`Query::pages`] or [`Query::stream`] is polled.
 ///
-/// Inputs that can be invalid (filters, selected names, page sizes, resume tokens) are kept as
-/// given and checked when the stream is first polled, before any request.
-///
 /// # Table scans
 ///
 /// Every query has a [`QueryShape`] ([`Query::shape`]): one entity, one partition, several
@@ -106,6 +103,9 @@ impl<T> fmt::Debug for QueryStream<T> {
 /// ([`TableClient::query`]) scans without asking: it is the low-level tool, used for
 /// administration and for filters the typed layer cannot describe, and its callers see the
 /// filter they send.
+///
+/// Inputs that can be invalid (filters, selected names, page sizes, resume tokens) are kept as
+/// given and checked when the stream is first polled, before any request.
 #[derive(Debug)]
 pub struct Query<T> {
     table: TableClient,
