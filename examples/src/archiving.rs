@@ -30,7 +30,7 @@ async fn main() -> Result<()> {
 
     // A process that crashed mid-move would leave an intent; a drain finishes it.
     println!("moves left to finish: {}", current.drain_moves().await?);
-    let staff = current.typed::<Employee>().query().collect().await?;
+    let staff = current.typed::<Employee>().query().table_scan().collect().await?;
     println!("current staff: {}", staff.len());
 
     examples::delete_tables(&service, &[&current, &archive]).await

@@ -244,12 +244,12 @@ async fn memory_child(consume: Consume, rows: u32, table: Option<&str>) {
     let typed = table.typed::<Customer>();
     // One page first: the connection, the runtime's buffers and the allocator's per-thread
     // arenas are fixed costs of any query, not growth with the size of the result.
-    let warm_up = typed.query().top(MAX_PAGE_SIZE as usize).collect().await.unwrap();
+    let warm_up = typed.query().table_scan().top(MAX_PAGE_SIZE as usize).collect().await.unwrap();
     drop(warm_up);
     let mut meter = PeakMeter::start();
     let seen = match consume {
         Consume::Stream => {
-            let mut stream = typed.query().top(rows as usize).stream();
+            let mut stream = typed.query().table_scan().top(rows as usize).stream();
             let mut seen = 0usize;
             while let Some(row) = stream.next().await {
                 row.expect("stream row");
@@ -261,7 +261,7 @@ async fn memory_child(consume: Consume, rows: u32, table: Option<&str>) {
             seen
         }
         Consume::Collect => {
-            let all = typed.query().top(rows as usize).collect().await.expect("collect");
+            let all = typed.query().table_scan().top(rows as usize).collect().await.expect("collect");
             meter.sample();
             all.len()
         }

@@ -411,7 +411,7 @@ mod typed_table;
 pub use batch::{BulkReport, Transaction, TransactionReport};
 pub use builder::TableServiceClientBuilder;
 pub use index::IndexReport;
-pub use query::{MAX_PAGE_SIZE, Query, QueryPage, QueryStream};
+pub use query::{MAX_PAGE_SIZE, Query, QueryPage, QueryShape, QueryStream};
 pub use retry::RetryPolicy;
 pub use service::TableServiceClient;
 pub use table::TableClient;

@@ -19,6 +19,10 @@ use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Viol
 use crate::error;
 use crate::table::{TableClient, with_system_properties};
 
+mod shape;
+
+pub use shape::QueryShape;
+
 /// Most entities the service returns in one page.
 pub const MAX_PAGE_SIZE: u32 = crate::wire::MAX_PAGE_SIZE;
 
@@ -87,6 +91,19 @@ impl<T> fmt::Debug for QueryStream<T> {
 /// A query under construction. Conditions added with the filter methods are combined with
 /// `and`. Nothing is sent until [`Query::pages`] or [`Query::stream`] is polled.
 ///
+/// # Table scans
+///
+/// Every query has a [`QueryShape`] ([`Query::shape`]): one entity, one partition, several
+/// partitions, a range of partitions, or the whole table. A typed query (from
+/// [`TypedTable::query`](crate::TypedTable::query) or
+/// [`TypedTable::query_index`](crate::TypedTable::query_index)) whose shape is
+/// [`QueryShape::TableScan`] reads every partition, which is slow and costly on a large table,
+/// so it must ask for it with [`Query::table_scan`]; otherwise its first poll fails with
+/// [`Violation::TableScanNotRequested`] before any request. An untyped query
+/// ([`TableClient::query`]) scans without asking: it is the low-level tool, used for
+/// administration and for filters the typed layer cannot describe, and its callers see the
+/// filter they send.
+///
 /// Inputs that can be invalid (filters, selected names, page sizes, resume tokens) are kept as
 /// given and checked when the stream is first polled, before any request.
 ///
@@ -129,6 +146,7 @@ pub struct Query<T> {
     table: TableClient,
     filter: Option<Filter>,
     filter_text: Vec<String>,
+    scan: Scan,
     select: Option<Vec<String>>,
     top: Option<usize>,
     max_per_page: Option<u32>,
@@ -143,6 +161,7 @@ impl<T> Clone for Query<T> {
             table: self.table.clone(),
             filter: self.filter.clone(),
             filter_text: self.filter_text.clone(),
+            scan: self.scan,
             select: self.select.clone(),
             top: self.top,
             max_per_page: self.max_per_page,
@@ -159,6 +178,17 @@ impl TableClient {
     }
 }
 
+/// Whether a query may read the whole table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scan {
+    /// Untyped queries: scans are allowed without asking.
+    Allowed,
+    /// Typed queries that have not called [`Query::table_scan`].
+    OnRequest,
+    /// Typed queries that called [`Query::table_scan`].
+    Requested,
+}
+
 #[derive(Debug, Clone)]
 enum Resume {
     Token(String),
@@ -171,12 +201,37 @@ impl<T: Send + 'static> Query<T> {
             table,
             filter: None,
             filter_text: Vec::new(),
+            scan: Scan::Allowed,
             select: None,
             top: None,
             max_per_page: None,
             resume: None,
             decode,
         }
+    }
+
+    /// Refuses to read the whole table unless [`Query::table_scan`] is called (typed queries).
+    pub(crate) fn scans_on_request(mut self) -> Self {
+        self.scan = Scan::OnRequest;
+        self
+    }
+
+    /// Asks to read the whole table when the filter does not bound the PartitionKey: without
+    /// it, a typed query of shape [`QueryShape::TableScan`] fails before any request. Has no
+    /// effect on a query that does not scan, or on an untyped query (which scans anyway).
+    #[must_use]
+    pub fn table_scan(mut self) -> Self {
+        if self.scan == Scan::OnRequest {
+            self.scan = Scan::Requested;
+        }
+        self
+    }
+
+    /// How much of the table this query reads, from its filter (the conditions given with the
+    /// filter methods and [`Query::filter_str`], all combined with `and`). Fails only when a
+    /// [`Query::filter_str`] text does not parse.
+    pub fn shape(&self) -> Result<QueryShape> {
+        Ok(QueryShape::of(combined_filter(self.filter.clone(), &self.filter_text)?.as_ref()))
     }
 
     /// Adds a condition.
@@ -256,18 +311,14 @@ impl<T: Send + 'static> Query<T> {
     /// Ends with a `Decode` error, instead of the page, when the service answers with a
     /// continuation the query already passed: following it would repeat pages forever.
     pub fn pages(self) -> QueryStream<QueryPage<T>> {
-        let Query { table, filter, filter_text, select, top, max_per_page, resume, decode } = self;
+        let Query { table, filter, filter_text, scan, select, top, max_per_page, resume, decode } = self;
         QueryStream::new(async_stream::try_stream! {
-            let mut filter = filter;
-            for text in &filter_text {
-                let parsed = Filter::parse(text)?;
-                filter = Some(match filter {
-                    Some(f) => f.and(parsed),
-                    None => parsed,
-                });
-            }
+            let filter = combined_filter(filter, &filter_text)?;
             if let Some(f) = &filter {
                 f.check_limits()?;
+            }
+            if scan == Scan::OnRequest && QueryShape::of(filter.as_ref()) == QueryShape::TableScan {
+                Err(Error::invalid(Violation::TableScanNotRequested { table: table.name().to_owned() }))?;
             }
             if let Some(n) = max_per_page.filter(|n| !(1..=MAX_PAGE_SIZE).contains(n)) {
                 Err(Error::invalid(Violation::Top { value: u64::from(n) }))?;
@@ -331,7 +382,8 @@ impl<T: Send + 'static> Query<T> {
     }
 
     /// Runs this query once per partition, at most `concurrency` partitions at a time, merging
-    /// the results into one stream (ordered within a partition, interleaved across them).
+    /// the results into one stream (ordered within a partition, interleaved across them). Each
+    /// of those queries reads one partition, so none of them is a table scan.
     pub fn across_partitions<P: Into<String>>(
         self,
         partitions: impl IntoIterator<Item = P>,
@@ -344,6 +396,12 @@ impl<T: Send + 'static> Query<T> {
                 .flatten_unordered(concurrency.max(1)),
         )
     }
+}
+
+/// The query's conditions and its OData texts (parsed here) joined with `and`.
+fn combined_filter(filter: Option<Filter>, texts: &[String]) -> Result<Option<Filter>> {
+    let parsed = texts.iter().map(|text| Filter::parse(text)).collect::<Result<Vec<_>>>()?;
+    Ok(Filter::all_of(filter.into_iter().chain(parsed)))
 }
 
 /// Follows the continuations of one paged listing and tells when one comes back: Brent's cycle

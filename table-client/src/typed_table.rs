@@ -210,8 +210,11 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// A query returning `T`s, selecting exactly the properties `T` reads. For an indexed
     /// type, index rows and outbox intents sharing the table are left out.
+    ///
+    /// A query that does not bound the PartitionKey reads the whole table: it must say so with
+    /// [`Query::table_scan`], or its first poll fails before any request (see [`Query`]).
     pub fn query(&self) -> Query<T> {
-        let mut query = Query::new(self.table.clone(), T::from_entity);
+        let mut query = Query::new(self.table.clone(), T::from_entity).scans_on_request();
         if let Some(select) = select_of::<T>() {
             query = query.select(select);
         }
@@ -236,10 +239,12 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     }
 
     /// A query over the copies of the secondary index `index`, read as `R`; narrow it with
-    /// the query's key filters (e.g. a row-key prefix built from the index template).
+    /// the query's key filters (e.g. a row-key prefix built from the index template). Like
+    /// [`TypedTable::query`], reading the copies of every partition needs [`Query::table_scan`].
     pub fn query_index<R: TableEntity + Send + 'static>(&self, index: &str) -> Result<Query<R>> {
         self.index_def(index)?;
         Ok(Query::new(self.table.clone(), index::read_copy::<R>)
+            .scans_on_request()
             .filter(Filter::eq(index::INDEX_PROPERTY, index)))
     }
 

@@ -492,6 +492,16 @@ pub enum Violation {
         /// The token text.
         token: String,
     },
+    /// A typed query would scan the whole table (no PartitionKey equality or range bounds it)
+    /// and did not ask to: table scans are opt-in for typed queries.
+    #[error(
+        "the query of table {table} has no PartitionKey condition that bounds it and would scan \
+         the whole table; call .table_scan() to scan the whole table deliberately"
+    )]
+    TableScanNotRequested {
+        /// The table queried.
+        table: String,
+    },
     /// A property's value does not fit the field or the declared type.
     #[error("property {property:?}: {message}")]
     Value {
@@ -531,7 +541,8 @@ impl Violation {
             | FilterNonFiniteDouble { .. }
             | SelectEntry { .. }
             | Top { .. }
-            | Continuation { .. } => ErrorCode::InvalidInput,
+            | Continuation { .. }
+            | TableScanNotRequested { .. } => ErrorCode::InvalidInput,
         }
     }
 

@@ -122,8 +122,11 @@ async fn compound_keys_read_by_prefix_and_range(t: Target) {
     let found = table.query_range_in("Sales", &Review::row_key_prefix(20).unwrap()).collect().await.unwrap();
     assert_eq!(of(found), [(20, 3)]);
 
-    // A RowKey range over the whole table spans partitions; a PartitionKey range selects them.
-    let found = table.query_range(&all).collect().await.unwrap();
+    // A RowKey range over the whole table spans partitions, so it is a table scan and must say
+    // so; a PartitionKey range selects partitions.
+    let refused = table.query_range(&all).collect().await.unwrap_err();
+    assert!(refused.message().contains(".table_scan()"), "{refused}");
+    let found = table.query_range(&all).table_scan().collect().await.unwrap();
     assert_eq!(found.len(), 4);
     let marketing = Review::partition_key_range("M", "Mz").unwrap();
     let found = table.query_range(&marketing).collect().await.unwrap();

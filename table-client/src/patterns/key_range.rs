@@ -10,7 +10,8 @@ use crate::typed_table::TypedTable;
 
 impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// The entities whose key lies in `range`, across the whole table (a PartitionKey range,
-    /// or a RowKey range over every partition).
+    /// or a RowKey range over every partition). A RowKey range, or a PartitionKey range open
+    /// at one end, reads every partition: call [`Query::table_scan`] on the result to mean it.
     pub fn query_range(&self, range: &KeyRange) -> Query<T> {
         self.query().filter(range.to_filter())
     }
