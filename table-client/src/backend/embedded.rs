@@ -48,8 +48,7 @@ impl EmbeddedBackend {
     }
 
     pub(crate) async fn execute(&self, table: &str, operation: &Operation) -> Result<WriteOutcome> {
-        // The engine takes the operation by value: each attempt gets its own copy.
-        self.serve(Replay::of(operation), |e| e.execute(table, operation.clone())).await
+        self.serve(Replay::of(operation), |e| e.execute(table, operation)).await
     }
 
     pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
@@ -61,7 +60,7 @@ impl EmbeddedBackend {
         table: &str,
         operations: &[Operation],
     ) -> Result<Vec<WriteOutcome>> {
-        self.serve(Replay::NotIdempotent, |e| e.submit_batch(table, operations.to_vec())).await
+        self.serve(Replay::NotIdempotent, |e| e.submit_batch(table, operations)).await
     }
 
     /// Runs `call` as the attempts of one request.

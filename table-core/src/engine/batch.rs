@@ -15,14 +15,14 @@ use crate::error::Result;
 pub(crate) fn apply_batch(
     data: &mut TableData,
     table: &str,
-    operations: Vec<Operation>,
+    operations: &[Operation],
     clock: &Clock,
 ) -> Result<Vec<WriteOutcome>> {
     for (index, op) in operations.iter().enumerate() {
         data.check(op)
             .map_err(|e| e.with_batch_index(index).about(table, Some((op.partition_key(), op.row_key()))))?;
     }
-    Ok(operations.into_iter().map(|op| data.apply(op, clock.tick())).collect())
+    Ok(operations.iter().map(|op| data.apply(op, clock.tick())).collect())
 }
 
 #[cfg(test)]
@@ -35,13 +35,13 @@ mod tests {
     fn a_failing_operation_leaves_the_table_untouched() {
         let clock = Clock::default();
         let mut data = TableData::default();
-        data.apply(Operation::Insert(Entity::new("p", "3")), clock.tick());
+        data.apply(&Operation::Insert(Entity::new("p", "3")), clock.tick());
         let ops = vec![
             Operation::Insert(Entity::new("p", "1")),
             Operation::InsertOrReplace(Entity::new("p", "2")),
             Operation::Delete { key: EntityKey::new("p", "9"), if_match: IfMatch::Any },
         ];
-        let e = apply_batch(&mut data, "t", ops, &clock).expect_err("op 2 fails");
+        let e = apply_batch(&mut data, "t", &ops, &clock).expect_err("op 2 fails");
         assert_eq!(e.batch_index(), Some(2));
         assert_eq!(e.code(), Some(&ErrorCode::ResourceNotFound));
         assert!(data.get("p", "1").is_none() && data.get("p", "2").is_none());

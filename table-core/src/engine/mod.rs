@@ -28,6 +28,7 @@ pub mod registry;
 mod row;
 mod table;
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
@@ -180,13 +181,17 @@ impl Engine {
     /// the rule's code), a malformed `If-Match` ETag (400 `InvalidInput`), 404
     /// `TableNotFound`, then 409 `EntityAlreadyExists` (insert), 404 `ResourceNotFound`
     /// (replace, merge, delete of a missing entity) or 412 `UpdateConditionNotSatisfied`.
-    pub fn execute(&self, table: &str, operation: Operation) -> Result<WriteOutcome> {
+    ///
+    /// Takes the operation by value or by reference: the engine copies what it stores, so a
+    /// caller that may send the same operation again (a retry) keeps it without a clone.
+    pub fn execute(&self, table: &str, operation: impl Borrow<Operation>) -> Result<WriteOutcome> {
+        let operation = operation.borrow();
         self.serve(|s| {
-            validate_operation(&operation)?;
-            check_etag_syntax(&operation)?;
+            validate_operation(operation)?;
+            check_etag_syntax(operation)?;
             let about = |e: Error, op: &Operation| e.about(table, Some((op.partition_key(), op.row_key())));
-            s.catalog.table(table).map_err(|e| about(e, &operation))?.write(|data| {
-                data.check(&operation).map_err(|e| about(e, &operation))?;
+            s.catalog.table(table).map_err(|e| about(e, operation))?.write(|data| {
+                data.check(operation).map_err(|e| about(e, operation))?;
                 Ok(data.apply(operation, s.clock.tick()))
             })
         })
@@ -258,9 +263,16 @@ impl Engine {
     /// ([`validate_batch`]), a malformed `If-Match` (with the operation's index), 404
     /// `TableNotFound` (index 0), then the first operation whose check fails, with its index
     /// ([`Error::batch_index`]); nothing is applied on any error.
-    pub fn submit_batch(&self, table: &str, operations: Vec<Operation>) -> Result<Vec<WriteOutcome>> {
+    ///
+    /// Takes the operations as a `Vec` or a slice, for the same reason as [`Engine::execute`].
+    pub fn submit_batch(
+        &self,
+        table: &str,
+        operations: impl AsRef<[Operation]>,
+    ) -> Result<Vec<WriteOutcome>> {
+        let operations = operations.as_ref();
         self.serve(|s| {
-            validate_batch(&operations)?;
+            validate_batch(operations)?;
             for (index, op) in operations.iter().enumerate() {
                 check_etag_syntax(op).map_err(|e| e.with_batch_index(index))?;
             }

@@ -58,7 +58,7 @@ impl TableData {
     /// Applies an operation that passed [`check`](Self::check), stamping written rows with
     /// `timestamp`. Total: an operation that did not pass `check` is applied as its upsert
     /// counterpart rather than panicking.
-    pub(crate) fn apply(&mut self, op: Operation, timestamp: DateTime<Utc>) -> WriteOutcome {
+    pub(crate) fn apply(&mut self, op: &Operation, timestamp: DateTime<Utc>) -> WriteOutcome {
         let (written, merge) = match op {
             Operation::Delete { key, .. } => {
                 let pk = encode(&key.partition_key);
@@ -83,10 +83,10 @@ impl TableData {
         let row = match old {
             Some(old) => {
                 let mut merged = old.to_entity(None);
-                merged.properties.extend(written.properties);
+                merged.properties.extend(written.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
                 Row::new(&merged, timestamp, &etag)
             }
-            _ => Row::new(&written, timestamp, &etag),
+            _ => Row::new(written, timestamp, &etag),
         };
         partition.insert(rk, row);
         WriteOutcome { etag: Some(etag) }
@@ -113,10 +113,10 @@ mod tests {
     #[test]
     fn deleting_the_last_row_removes_its_partition() {
         let mut t = TableData::default();
-        t.apply(Operation::Insert(Entity::new("p", "r")), ts(1));
+        t.apply(&Operation::Insert(Entity::new("p", "r")), ts(1));
         assert_eq!(t.partitions.len(), 1);
         let outcome =
-            t.apply(Operation::Delete { key: EntityKey::new("p", "r"), if_match: IfMatch::Any }, ts(2));
+            t.apply(&Operation::Delete { key: EntityKey::new("p", "r"), if_match: IfMatch::Any }, ts(2));
         assert_eq!(outcome.etag, None);
         assert!(t.partitions.is_empty());
     }
@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn stored_rows_carry_their_timestamp_and_etag() {
         let mut t = TableData::default();
-        let outcome = t.apply(Operation::InsertOrMerge(Entity::new("p", "r")), ts(5));
+        let outcome = t.apply(&Operation::InsertOrMerge(Entity::new("p", "r")), ts(5));
         let row = t.get("p", "r").expect("stored").to_entity(None);
         assert_eq!(row.timestamp, Some(ts(5)));
         assert_eq!(row.etag, outcome.etag);
