@@ -228,21 +228,23 @@ impl HttpBackend {
         };
         let response = self.send(request).await.map_err(about)?;
         // The 202 says the batch was received; when its parts cannot be read, whether it was
-        // applied is unknown.
+        // applied is unknown. A failed part is the service's definite answer: nothing applied.
         let undecodable =
             |e: Error| if e.kind() == ErrorKind::Decode { e.with_may_have_applied() } else { e };
         let response_type = header(&response.headers, "content-type").unwrap_or_default();
         let outcomes =
             wire::decode_batch_response(response_type, &response.body).map_err(|e| about(undecodable(e)))?;
         if outcomes.len() != operations.len() {
-            return Err(undecodable(error::decode(format!(
+            return Err(error::decode(format!(
                 "the batch response has {} parts for {} operations",
                 outcomes.len(),
                 operations.len()
-            ))));
+            ))
+            .with_may_have_applied());
         }
         for (index, (operation, outcome)) in operations.iter().zip(&outcomes).enumerate() {
-            check_outcome(operation, outcome).map_err(|e| undecodable(e).with_batch_index(index))?;
+            check_outcome(operation, outcome)
+                .map_err(|e| e.with_may_have_applied().with_batch_index(index))?;
         }
         Ok(outcomes)
     }
