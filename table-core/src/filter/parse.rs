@@ -300,13 +300,8 @@ fn parse_datetime_literal(body: &str, pos: usize) -> Result<chrono::DateTime<chr
 }
 
 fn parse_guid(body: &str, pos: usize) -> Result<Uuid, Error> {
-    // Only the hyphenated 8-4-4-4-12 form; `Uuid::try_parse` also takes braces and URNs.
-    let hyphenated =
-        body.len() == 36 && body.char_indices().all(|(i, c)| matches!(i, 8 | 13 | 18 | 23) == (c == '-'));
-    match Uuid::try_parse(body) {
-        Ok(g) if hyphenated => Ok(g),
-        _ => Err(syntax(pos, "invalid guid literal: expected xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")),
-    }
+    crate::value::parse_guid(body)
+        .ok_or_else(|| syntax(pos, "invalid guid literal: expected xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"))
 }
 
 fn parse_hex(body: &str, pos: usize) -> Result<Vec<u8>, Error> {
