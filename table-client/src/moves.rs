@@ -8,8 +8,7 @@ use table_core::{EntityKey, Error, ErrorKind, Result, Value};
 
 use crate::contention::retry_races;
 use crate::error;
-use crate::markers::primary_of;
-use crate::outbox::{KIND_MOVE, intents, new_intent_row};
+use crate::outbox::{KIND_MOVE, intent_primary, intents, new_intent_row};
 use crate::outcome::read_if_match;
 use crate::table::TableClient;
 
@@ -80,8 +79,7 @@ async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey
 async fn drain_moves(source: &TableClient) -> Result<usize> {
     let pending = intents(source, KIND_MOVE, None).await?;
     for row in &pending {
-        let primary = primary_of(row)
-            .ok_or_else(|| error::decode(format!("outbox row {} names no entity", row.key())))?;
+        let primary = intent_primary(row)?;
         let target = row
             .get(TARGET)
             .and_then(Value::as_str)

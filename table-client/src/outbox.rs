@@ -1,6 +1,7 @@
 //! The outbox: intents recorded in a table before a change that spans partitions or tables
 //! (cross-partition index maintenance, entity moves), so that whatever a crash leaves half done
-//! can be finished by a drain. Shared by the `index` and `moves` modules; it imports neither.
+//! can be finished by a drain. Shared by the `index` and `moves` modules; it imports neither
+//! (only the leaf `markers` and `error` modules and the table handle).
 //!
 //! An intent is an immutable row in one of [`SHARDS`] partitions `~outbox-NN` of the same
 //! table (the shard comes from a hash of the primary key, so writers to different entities do
@@ -14,7 +15,8 @@
 use futures::StreamExt;
 use table_core::{Entity, EntityKey, Filter, Result};
 
-use crate::markers::{INDEX, PRIMARY_PK, PRIMARY_RK};
+use crate::error;
+use crate::markers::{INDEX, PRIMARY_PK, PRIMARY_RK, primary_of};
 use crate::table::TableClient;
 
 /// Number of outbox partitions.
@@ -63,4 +65,9 @@ pub(crate) async fn intents(table: &TableClient, kind: &str, type_tag: Option<&s
 /// `true` for rows of the outbox partitions (skipped by index verification).
 pub(crate) fn is_outbox_partition(partition_key: &str) -> bool {
     partition_key.starts_with(OUTBOX_PREFIX)
+}
+
+/// The entity an intent row concerns; a row that names none cannot be finished.
+pub(crate) fn intent_primary(row: &Entity) -> Result<EntityKey> {
+    primary_of(row).ok_or_else(|| error::decode(format!("outbox row {} names no entity", row.key())))
 }

@@ -16,7 +16,7 @@ use super::rows::{copy_timestamp, index_keys, make_copy};
 use crate::contention::{MAX_ATTEMPTS, backoff, retry_races};
 use crate::error;
 use crate::markers::primary_of;
-use crate::outbox::{KIND_INDEX, TYPE, intents, new_intent_row};
+use crate::outbox::{KIND_INDEX, TYPE, intent_primary, intents, new_intent_row};
 use crate::outcome::read_if_match;
 use crate::table::TableClient;
 
@@ -203,8 +203,7 @@ async fn ensure_absent(
 pub(crate) async fn drain_index_intents<T: TableEntity>(table: &TableClient) -> Result<usize> {
     let pending = intents(table, KIND_INDEX, Some(type_tag::<T>())).await?;
     for row in &pending {
-        let primary = primary_of(row)
-            .ok_or_else(|| error::decode(format!("outbox row {} names no entity", row.key())))?;
+        let primary = intent_primary(row)?;
         let candidates =
             row.get(CANDIDATES).and_then(Value::as_str).map(decode_candidates::<T>).unwrap_or_default();
         sync_cross_partition::<T>(table, &primary, candidates).await?;
