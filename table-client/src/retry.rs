@@ -152,6 +152,9 @@ pub(crate) enum Failure {
     Lost,
     /// The service answered with this error status.
     Answered(u16),
+    /// A read's secondary endpoint answered 404: the data may not have replicated there yet,
+    /// so the read is retried on the primary (see `location`).
+    NotReplicated,
 }
 
 impl Failure {
@@ -167,7 +170,7 @@ impl Failure {
             return replay != Replay::NotIdempotent;
         }
         // The service did not process it: safe for every request.
-        matches!(self, Failure::ConnectFailed | Failure::Answered(408 | 429 | 503))
+        matches!(self, Failure::ConnectFailed | Failure::NotReplicated | Failure::Answered(408 | 429 | 503))
     }
 
     /// The failure an error describes, for backends that report errors only (the embedded
@@ -203,7 +206,9 @@ impl Failed {
 /// Runs `attempt` until it succeeds or `policy` and `replay` allow no further attempt,
 /// pausing between attempts as the policy says. The final error of a write any of whose
 /// attempts was ambiguous is marked [`Error::may_have_applied`] (a read's never is: it changes
-/// nothing, whatever reached the service).
+/// nothing, whatever reached the service). A last attempt that failed as
+/// [`Failure::NotReplicated`] says nothing about the data: the previous attempt's error is
+/// returned instead.
 pub(crate) async fn run<T, F>(
     policy: &RetryPolicy,
     replay: Replay,
@@ -215,6 +220,7 @@ where
     let mut retry = 0;
     // Whether some attempt so far may have been processed without a trustworthy answer.
     let mut ambiguous = false;
+    let mut previous: Option<Error> = None;
     loop {
         let failed = match attempt().await {
             Ok(value) => return Ok(value),
@@ -222,14 +228,19 @@ where
         };
         ambiguous |= failed.failure.is_ambiguous();
         if retry >= policy.retries() || !failed.failure.is_retryable(replay) {
+            let error = match (failed.failure, previous) {
+                (Failure::NotReplicated, Some(previous)) => previous,
+                _ => failed.error,
+            };
             return Err(match ambiguous && replay != Replay::Read {
-                true => failed.error.with_may_have_applied(),
-                false => failed.error,
+                true => error.with_may_have_applied(),
+                false => error,
             });
         }
         let pause = policy.pause(retry, failed.asked_pause);
         tracing::warn!(retry, ?pause, error = %failed.error, "retrying a transient failure");
         tokio::time::sleep(pause).await;
+        previous = Some(failed.error);
         retry += 1;
     }
 }
