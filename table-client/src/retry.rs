@@ -17,6 +17,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use chrono::{DateTime, NaiveDateTime, Utc};
 use table_core::{Error, ErrorKind, Operation, Result};
 
 /// How a request may be replayed.
@@ -141,6 +142,21 @@ impl RetryPolicy {
     }
 }
 
+/// The pause a `Retry-After` value asks for at `now`: whole seconds, or the time until an
+/// HTTP-date (none for a date past: retry now). `None` for anything else, so the policy's
+/// own backoff applies. [`RetryPolicy::pause`] caps it at the maximum backoff.
+pub(crate) fn retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    // The three forms of RFC 9110 section 5.6.7: IMF-fixdate, then the obsolete RFC 850 and
+    // asctime forms, which recipients must still accept.
+    const HTTP_DATE: [&str; 3] = ["%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"];
+    let date = HTTP_DATE.iter().find_map(|format| NaiveDateTime::parse_from_str(value, format).ok())?;
+    Some((date.and_utc() - now).to_std().unwrap_or(Duration::ZERO))
+}
+
 /// How one attempt failed, as far as retrying and ambiguity are concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Failure {
@@ -257,6 +273,20 @@ mod tests {
         assert_eq!(p.pause(0, Some(Duration::from_secs(1))), Duration::from_secs(1));
         assert_eq!(p.pause(0, Some(Duration::from_secs(60))), Duration::from_secs(2));
         assert!(p.pause(0, None) <= Duration::from_millis(1));
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_the_three_http_date_forms() {
+        let now = DateTime::parse_from_rfc3339("1994-11-06T08:49:30Z").unwrap().with_timezone(&Utc);
+        let seven = Some(Duration::from_secs(7));
+        assert_eq!(retry_after(" 7 ", now), seven);
+        assert_eq!(retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now), seven);
+        assert_eq!(retry_after("Sunday, 06-Nov-94 08:49:37 GMT", now), seven);
+        assert_eq!(retry_after("Sun Nov  6 08:49:37 1994", now), seven);
+        assert_eq!(retry_after("Sun, 06 Nov 1994 08:49:00 GMT", now), Some(Duration::ZERO));
+        for unreadable in ["", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 CET", "Sun, 31 Feb 1994 08:49:37 GMT"] {
+            assert_eq!(retry_after(unreadable, now), None, "{unreadable:?}");
+        }
     }
 
     #[test]

@@ -375,31 +375,16 @@ impl HttpBackend {
 }
 
 /// The pause a 429 or 503 answer asks for: `x-ms-retry-after-ms` (Cosmos DB), else
-/// `Retry-After` in whole seconds or as an HTTP-date (the time until then; none for a date
-/// past). An unreadable value, or the header on another status, is ignored: the policy's own
-/// backoff applies then. The retry loop caps the pause at the policy's maximum backoff.
+/// `Retry-After` (seconds or an HTTP-date, see [`retry::retry_after`]). An unreadable value,
+/// or the header on another status, is ignored: the policy's own backoff applies then.
 fn retry_after(status: StatusCode, headers: &HeaderMap) -> Option<Duration> {
     if !matches!(status, StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE) {
         return None;
     }
-    let value = |name: &str| header(headers, name).map(str::trim);
-    if let Some(ms) = value("x-ms-retry-after-ms").and_then(|v| v.parse::<u64>().ok()) {
-        return Some(Duration::from_millis(ms));
-    }
-    let value = value("retry-after")?;
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let until = parse_http_date(value)? - chrono::Utc::now();
-    Some(until.to_std().unwrap_or(Duration::ZERO))
-}
-
-/// An HTTP-date in any of its three forms (RFC 9110 section 5.6.7): IMF-fixdate
-/// (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form
-/// (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
-fn parse_http_date(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    const FORMATS: [&str; 3] = ["%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"];
-    FORMATS.iter().find_map(|format| chrono::NaiveDateTime::parse_from_str(text, format).ok()).map(|t| t.and_utc())
+    let milliseconds = header(headers, "x-ms-retry-after-ms").and_then(|v| v.trim().parse::<u64>().ok());
+    milliseconds
+        .map(Duration::from_millis)
+        .or_else(|| retry::retry_after(header(headers, "retry-after")?, chrono::Utc::now()))
 }
 
 /// How one attempt failed.
