@@ -224,7 +224,9 @@ impl TableServiceClientBuilder {
         }
         let proxy = self.proxy.as_deref().map(proxy_of).transpose()?;
         if proxy.is_some() && self.http_client.is_some() {
-            return Err(invalid("give a `proxy` or an `http_client`, not both: set the proxy on your client"));
+            return Err(invalid(
+                "give a `proxy` or an `http_client`, not both: set the proxy on your client",
+            ));
         }
         let embedded = |engine| Backend::Embedded(EmbeddedBackend::new(engine, self.retry.clone()));
         let options = HttpOptions {

@@ -42,7 +42,11 @@ pub enum LocationMode {
 /// The secondary endpoint reads may use under `mode`: `None` for
 /// [`LocationMode::PrimaryOnly`]; else `explicit` (checked as an endpoint) or, without one,
 /// the one derived from `primary` (a normalised endpoint, see `parse_endpoint`).
-pub(crate) fn read_secondary(mode: LocationMode, primary: &str, explicit: Option<&str>) -> Result<Option<String>> {
+pub(crate) fn read_secondary(
+    mode: LocationMode,
+    primary: &str,
+    explicit: Option<&str>,
+) -> Result<Option<String>> {
     match (mode, explicit) {
         (LocationMode::PrimaryOnly, _) => Ok(None),
         (LocationMode::PrimaryThenSecondary, Some(given)) => {
@@ -66,7 +70,8 @@ fn derive_secondary(primary: &str) -> Result<String> {
     match url.domain().filter(|host| host.contains('.')).map(str::to_owned) {
         Some(host) => {
             let (account, rest) = host.split_once('.').ok_or_else(cannot)?;
-            url.set_host(Some(&format!("{account}-secondary.{rest}"))).map_err(|e| cannot().with_source(e))?;
+            url.set_host(Some(&format!("{account}-secondary.{rest}")))
+                .map_err(|e| cannot().with_source(e))?;
         }
         None => {
             let path = url.path().to_owned();
@@ -102,12 +107,7 @@ pub(crate) struct Route<'a> {
 impl<'a> Route<'a> {
     /// A route between `primary` and, when given, `secondary` (both normalised endpoints).
     pub(crate) fn new(primary: &'a str, secondary: Option<&'a str>) -> Self {
-        Route {
-            primary,
-            secondary,
-            attempts: AtomicU32::new(0),
-            secondary_usable: AtomicBool::new(true),
-        }
+        Route { primary, secondary, attempts: AtomicU32::new(0), secondary_usable: AtomicBool::new(true) }
     }
 
     /// Where the next attempt goes: the primary first, then alternately the secondary (while
@@ -149,8 +149,14 @@ mod tests {
     #[test]
     fn the_secondary_is_derived_from_the_account_name() {
         let derive = |primary: &str| derive_secondary(primary).unwrap();
-        assert_eq!(derive("https://acct.table.core.windows.net"), "https://acct-secondary.table.core.windows.net");
-        assert_eq!(derive("http://127.0.0.1:10002/devstoreaccount1"), "http://127.0.0.1:10002/devstoreaccount1-secondary");
+        assert_eq!(
+            derive("https://acct.table.core.windows.net"),
+            "https://acct-secondary.table.core.windows.net"
+        );
+        assert_eq!(
+            derive("http://127.0.0.1:10002/devstoreaccount1"),
+            "http://127.0.0.1:10002/devstoreaccount1-secondary"
+        );
         assert_eq!(derive("http://localhost:10002/acct/x"), "http://localhost:10002/acct-secondary/x");
         assert!(derive_secondary("http://127.0.0.1:10002").is_err());
     }
@@ -164,7 +170,8 @@ mod tests {
         assert_eq!(route.judge(Location::Primary, primary).failure, Failure::Answered(503));
         assert_eq!(route.next(), Location::Secondary);
         assert_eq!(route.url(Location::Secondary, "http://p/a/t()"), "http://s/a/t()");
-        let missing = Failed { failure: Failure::Answered(404), error: error().with_status(404), asked_pause: None };
+        let missing =
+            Failed { failure: Failure::Answered(404), error: error().with_status(404), asked_pause: None };
         let judged = route.judge(Location::Secondary, missing);
         assert_eq!(judged.failure, Failure::NotReplicated);
         assert_eq!(route.next(), Location::Primary);

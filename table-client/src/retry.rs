@@ -152,7 +152,8 @@ pub(crate) fn retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
     }
     // The three forms of RFC 9110 section 5.6.7: IMF-fixdate, then the obsolete RFC 850 and
     // asctime forms, which recipients must still accept.
-    const HTTP_DATE: [&str; 3] = ["%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"];
+    const HTTP_DATE: [&str; 3] =
+        ["%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"];
     let date = HTTP_DATE.iter().find_map(|format| NaiveDateTime::parse_from_str(value, format).ok())?;
     Some((date.and_utc() - now).to_std().unwrap_or(Duration::ZERO))
 }
@@ -284,7 +285,9 @@ mod tests {
         assert_eq!(retry_after("Sunday, 06-Nov-94 08:49:37 GMT", now), seven);
         assert_eq!(retry_after("Sun Nov  6 08:49:37 1994", now), seven);
         assert_eq!(retry_after("Sun, 06 Nov 1994 08:49:00 GMT", now), Some(Duration::ZERO));
-        for unreadable in ["", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 CET", "Sun, 31 Feb 1994 08:49:37 GMT"] {
+        for unreadable in
+            ["", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 CET", "Sun, 31 Feb 1994 08:49:37 GMT"]
+        {
             assert_eq!(retry_after(unreadable, now), None, "{unreadable:?}");
         }
     }

@@ -71,14 +71,20 @@ async fn retry_after_as_an_http_date_is_waited_out_on_429_and_503() {
         let started = Instant::now();
         table.get("p", "r").await.unwrap();
         // The policy's own backoff is at most 1 ms here: only the date explains the wait.
-        assert!(started.elapsed() >= Duration::from_millis(1500), "{status}: retried after {:?}", started.elapsed());
+        assert!(
+            started.elapsed() >= Duration::from_millis(1500),
+            "{status}: retried after {:?}",
+            started.elapsed()
+        );
     }
 }
 
 #[tokio::test]
 async fn retry_after_dates_past_far_or_unreadable_stay_within_the_policy() {
     let server = MockServer::start().await;
-    let policy = RetryPolicy::default().initial_backoff(Duration::from_millis(1)).max_backoff(Duration::from_millis(200));
+    let policy = RetryPolicy::default()
+        .initial_backoff(Duration::from_millis(1))
+        .max_backoff(Duration::from_millis(200));
     let table = builder().retry(policy).endpoint(&account_url(&server.uri())).build().unwrap().table("wired");
     let now = chrono::Utc::now();
     let values = [
@@ -90,10 +96,19 @@ async fn retry_after_dates_past_far_or_unreadable_stay_within_the_policy() {
     ];
     for value in values {
         server.reset().await;
-        first_then_entity(&server, 1, ResponseTemplate::new(503).insert_header("Retry-After", value.as_str())).await;
+        first_then_entity(
+            &server,
+            1,
+            ResponseTemplate::new(503).insert_header("Retry-After", value.as_str()),
+        )
+        .await;
         let started = Instant::now();
         table.get("p", "r").await.unwrap();
-        assert!(started.elapsed() < Duration::from_secs(1), "{value:?}: retried after {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{value:?}: retried after {:?}",
+            started.elapsed()
+        );
     }
 }
 
@@ -120,8 +135,12 @@ async fn header_values(server: &MockServer, name: &str) -> Vec<String> {
 #[tokio::test]
 async fn every_attempt_of_a_call_carries_its_one_client_request_id_and_the_user_agent() {
     let server = MockServer::start().await;
-    let table =
-        builder().application_id("inventory/2.1").endpoint(&account_url(&server.uri())).build().unwrap().table("wired");
+    let table = builder()
+        .application_id("inventory/2.1")
+        .endpoint(&account_url(&server.uri()))
+        .build()
+        .unwrap()
+        .table("wired");
     first_then_entity(&server, 2, ResponseTemplate::new(503)).await;
     table.get("p", "r").await.unwrap();
     table.get("p", "r").await.unwrap();
@@ -147,14 +166,25 @@ async fn every_attempt_of_a_call_carries_its_one_client_request_id_and_the_user_
 async fn without_an_application_id_the_user_agent_names_the_sdk_alone() {
     let server = MockServer::start().await;
     Mock::given(method("GET")).respond_with(entity()).mount(&server).await;
-    builder().endpoint(&account_url(&server.uri())).build().unwrap().table("wired").get("p", "r").await.unwrap();
+    builder()
+        .endpoint(&account_url(&server.uri()))
+        .build()
+        .unwrap()
+        .table("wired")
+        .get("p", "r")
+        .await
+        .unwrap();
     let agent = header_values(&server, "user-agent").await.remove(0);
-    assert!(agent.starts_with(&format!("azsdk-rust-table-client/{} (", env!("CARGO_PKG_VERSION"))), "{agent}");
+    assert!(
+        agent.starts_with(&format!("azsdk-rust-table-client/{} (", env!("CARGO_PKG_VERSION"))),
+        "{agent}"
+    );
 }
 
 #[test]
 fn application_ids_follow_the_azure_sdk_rule() {
-    let with = |id: &str| builder().endpoint("http://127.0.0.1:1/devstoreaccount1").application_id(id).build();
+    let with =
+        |id: &str| builder().endpoint("http://127.0.0.1:1/devstoreaccount1").application_id(id).build();
     assert!(with("inventory").is_ok());
     assert!(with(&"a".repeat(24)).is_ok());
     for bad in ["", "my app", "line\nbreak", "caf\u{e9}", &"a".repeat(25)] {
@@ -194,7 +224,11 @@ const UNREACHABLE: &str = "http://127.0.0.1:1/devstoreaccount1";
 
 fn assert_proxied(head: &str) {
     let request_line = head.lines().next().unwrap();
-    assert_eq!(request_line, format!("GET {UNREACHABLE}/wired(PartitionKey='p',RowKey='r') HTTP/1.1"), "{head}");
+    assert_eq!(
+        request_line,
+        format!("GET {UNREACHABLE}/wired(PartitionKey='p',RowKey='r') HTTP/1.1"),
+        "{head}"
+    );
     assert!(head.to_ascii_lowercase().contains("user-agent: azsdk-rust-table-client/"), "{head}");
 }
 
@@ -244,7 +278,8 @@ async fn an_answer_from_a_redirect_a_caller_s_client_followed_is_refused() {
         .mount(&server)
         .await;
     // reqwest's default client follows redirects.
-    let table = builder().http_client(reqwest::Client::new()).endpoint(&account_url(&server.uri())).build().unwrap();
+    let table =
+        builder().http_client(reqwest::Client::new()).endpoint(&account_url(&server.uri())).build().unwrap();
     let err = table.table("wired").get("p", "r").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Transport, "{err:?}");
     let text = err.to_string();
@@ -256,14 +291,17 @@ fn proxies_are_checked_when_the_client_is_built() {
     let with = |proxy: &str| builder().endpoint(UNREACHABLE).proxy(proxy).build();
     assert!(with("http://127.0.0.1:3128").is_ok());
     assert!(with("https://user:secret@proxy.example:8443/").is_ok());
-    for bad in ["proxy.example:3128", "socks5://127.0.0.1:1080", "ftp://proxy", "http://proxy/path", "http://p?q=1"] {
+    for bad in
+        ["proxy.example:3128", "socks5://127.0.0.1:1080", "ftp://proxy", "http://proxy/path", "http://p?q=1"]
+    {
         let err = with(bad).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{bad:?}");
         assert!(err.to_string().contains("`proxy`"), "{err}");
     }
     let err = with("http://user:hunter2@proxy/x").unwrap_err();
     assert!(!err.to_string().contains("hunter2") && !format!("{err:?}").contains("hunter2"), "{err:?}");
-    let both = builder().endpoint(UNREACHABLE).proxy("http://127.0.0.1:3128").http_client(reqwest::Client::new());
+    let both =
+        builder().endpoint(UNREACHABLE).proxy("http://127.0.0.1:3128").http_client(reqwest::Client::new());
     assert_eq!(both.build().unwrap_err().kind(), ErrorKind::InvalidInput);
 }
 
@@ -300,7 +338,11 @@ async fn reads_fall_back_to_the_secondary_and_writes_never_go_there() {
 
     let err = table.insert_or_replace(Entity::new("p", "r")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Throttled);
-    assert_eq!(methods(&primary).await.iter().filter(|m| *m == "PUT").count(), 4, "the write is retried on the primary");
+    assert_eq!(
+        methods(&primary).await.iter().filter(|m| *m == "PUT").count(),
+        4,
+        "the write is retried on the primary"
+    );
     assert_eq!(methods(&secondary).await, ["GET"], "no write reaches the secondary");
 }
 
@@ -367,7 +409,8 @@ async fn the_secondary_is_derived_from_a_path_style_endpoint() {
     Mock::given(path(entity_path())).respond_with(ResponseTemplate::new(503)).mount(&server).await;
     let secondary_path = format!("/{ACCOUNT}-secondary/wired(PartitionKey='p',RowKey='r')");
     Mock::given(path(secondary_path)).respond_with(entity()).mount(&server).await;
-    let service = builder().endpoint(&account_url(&server.uri())).location_mode(LocationMode::PrimaryThenSecondary);
+    let service =
+        builder().endpoint(&account_url(&server.uri())).location_mode(LocationMode::PrimaryThenSecondary);
     assert_eq!(service.build().unwrap().table("wired").get("p", "r").await.unwrap().row_key, "r");
 }
 

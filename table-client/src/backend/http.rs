@@ -96,7 +96,9 @@ impl HttpBackend {
                 if let Some(proxy) = &options.proxy {
                     builder = builder.proxy(proxy.clone());
                 }
-                builder.build().map_err(|e| error::transport("could not build the HTTP client").with_source(e))?
+                builder
+                    .build()
+                    .map_err(|e| error::transport("could not build the HTTP client").with_source(e))?
             }
         };
         let endpoint = url::parse_endpoint(endpoint, "the endpoint")?;
