@@ -28,6 +28,7 @@ use crate::backend::{Backend, EmbeddedBackend, HttpBackend, HttpOptions};
 use crate::connection_string::ConnectionString;
 use crate::error::invalid_input as invalid;
 use crate::location::LocationMode;
+use crate::proxy::Proxy;
 use crate::retry::RetryPolicy;
 use crate::service::TableServiceClient;
 use crate::user_agent::{check_application_id, user_agent};
@@ -69,7 +70,8 @@ pub struct TableServiceClientBuilder {
     timeout: Duration,
     application_id: Option<String>,
     http_client: Option<reqwest::Client>,
-    proxy: Option<String>,
+    /// Checked when given; an error waits for `build`.
+    proxy: Option<Result<Proxy>>,
     location_mode: LocationMode,
     secondary_endpoint: Option<String>,
 }
@@ -146,7 +148,8 @@ impl TableServiceClientBuilder {
     /// Your application's name, sent first in every request's `User-Agent`
     /// (`myapp azsdk-rust-table-client/<version> (<os>; <arch>)`), so the service's logs tell
     /// your traffic apart. As in the official Azure SDKs: 1 to 24 printable ASCII characters
-    /// without spaces (`inventory/2.1` is fine). Default: none.
+    /// without spaces (`inventory/2.1` is fine). Default: none. The embedded engine ignores
+    /// it.
     pub fn application_id(mut self, application_id: &str) -> Self {
         self.application_id = Some(application_id.to_owned());
         self
@@ -154,7 +157,7 @@ impl TableServiceClientBuilder {
 
     /// Your own HTTP client, for proxies, extra TLS roots, connection pools or any other
     /// `reqwest` setting; clones of it share its pool. Excludes [`proxy`](Self::proxy) (set
-    /// it on your client). Default: a client built by the SDK.
+    /// it on your client). Default: a client built by the SDK. The embedded engine ignores it.
     ///
     /// Still applied to each request whatever the client was built with: the
     /// [`timeout`](Self::timeout) of an attempt, the `User-Agent` and the service's headers.
@@ -172,16 +175,17 @@ impl TableServiceClientBuilder {
     /// `http://user:password@host:port`): an `http` or `https` URL with a host and nothing
     /// after it. Setting one turns off the proxies the environment (`HTTPS_PROXY`, ...) names.
     /// Excludes [`http_client`](Self::http_client). Default: none (the environment's proxy
-    /// settings apply).
+    /// settings apply). The embedded engine ignores it.
     pub fn proxy(mut self, proxy: &str) -> Self {
-        self.proxy = Some(proxy.to_owned());
+        self.proxy = Some(Proxy::parse(proxy));
         self
     }
 
     /// Where reads may go: [`LocationMode::PrimaryThenSecondary`] lets a read that fails on
     /// the primary endpoint retry on the secondary of a read-access geo-redundant account
     /// (the [`secondary_endpoint`](Self::secondary_endpoint), or one derived from the
-    /// primary). Writes always go to the primary. Default: [`LocationMode::PrimaryOnly`].
+    /// primary). Writes always go to the primary. Default: [`LocationMode::PrimaryOnly`]. The
+    /// embedded engine, which has one location, ignores it.
     ///
     /// The secondary is derived by adding `-secondary` to the account name
     /// (`https://acct-secondary.table.core.windows.net`, or
@@ -222,7 +226,7 @@ impl TableServiceClientBuilder {
         if let Some(id) = &self.application_id {
             check_application_id(id)?;
         }
-        let proxy = self.proxy.as_deref().map(proxy_of).transpose()?;
+        let proxy = self.proxy.transpose()?;
         if proxy.is_some() && self.http_client.is_some() {
             return Err(invalid(
                 "give a `proxy` or an `http_client`, not both: set the proxy on your client",
@@ -304,21 +308,4 @@ impl Choice {
             }
         }
     }
-}
-
-/// A [`proxy`](TableServiceClientBuilder::proxy) URL, checked: `http` or `https`, a host,
-/// nothing after the port. The URL is not echoed: it may hold the proxy's password.
-fn proxy_of(text: &str) -> Result<reqwest::Proxy> {
-    let refused = |why: &str| invalid(format!("the `proxy` {why}"));
-    let url = reqwest::Url::parse(text).map_err(|e| refused("is not an absolute URL").with_source(e))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(refused("must be an http or https URL"));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(refused("names no host"));
-    }
-    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
-        return Err(refused("must name only a host and port (no path, query or fragment)"));
-    }
-    reqwest::Proxy::all(url).map_err(|e| refused("cannot be used").with_source(e))
 }

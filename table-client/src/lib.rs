@@ -414,6 +414,7 @@ mod markers;
 mod moves;
 mod outbox;
 mod outcome;
+mod proxy;
 mod query;
 mod retry;
 mod service;

@@ -451,3 +451,11 @@ async fn a_connection_string_names_the_secondary_endpoint() {
     let err = TableServiceClient::builder().connection_string(&bad).build().unwrap_err();
     assert!(err.to_string().contains("TableSecondaryEndpoint"), "{err}");
 }
+
+#[test]
+fn debug_output_never_shows_the_proxy_password() {
+    let builder = builder().endpoint(UNREACHABLE).proxy("http://user:hunter2@127.0.0.1:3128");
+    assert!(!format!("{builder:?}").contains("hunter2"), "{builder:?}");
+    let client = builder.build().unwrap();
+    assert!(!format!("{client:?}").contains("hunter2"), "{client:?}");
+}

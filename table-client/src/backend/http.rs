@@ -25,6 +25,7 @@ use super::check_outcome;
 use crate::auth::{Credential, http_date};
 use crate::error;
 use crate::location::{self, Location, LocationMode, Route};
+use crate::proxy::Proxy;
 use crate::retry::{self, Failed, Failure, Replay, RetryPolicy};
 use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
 
@@ -42,7 +43,7 @@ pub(crate) struct HttpOptions {
     /// The caller's HTTP client, used as it was built; without one, a client is built here.
     pub(crate) client: Option<reqwest::Client>,
     /// The proxy of the client built here.
-    pub(crate) proxy: Option<reqwest::Proxy>,
+    pub(crate) proxy: Option<Proxy>,
     pub(crate) location: LocationMode,
     /// The secondary endpoint given explicitly (else derived, when `location` reads from it).
     pub(crate) secondary_endpoint: Option<String>,
@@ -94,7 +95,7 @@ impl HttpBackend {
                 // the signed request (and a SAS in its URL) to a host the caller did not name.
                 let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
                 if let Some(proxy) = &options.proxy {
-                    builder = builder.proxy(proxy.clone());
+                    builder = builder.proxy(proxy.to_reqwest());
                 }
                 builder
                     .build()
