@@ -40,18 +40,18 @@ pub enum LocationMode {
 }
 
 /// The secondary endpoint reads may use under `mode`: `None` for
-/// [`LocationMode::PrimaryOnly`]; else `explicit` (checked as an endpoint) or, without one,
-/// the one derived from `primary` (a normalised endpoint, see `parse_endpoint`).
+/// [`LocationMode::PrimaryOnly`]; else `explicit` or, without one, the one derived from
+/// `primary` (a normalised endpoint, see `parse_endpoint`). An `explicit` endpoint is checked
+/// whatever the mode, so a wrong one is found before the mode changes.
 pub(crate) fn read_secondary(
     mode: LocationMode,
     primary: &str,
     explicit: Option<&str>,
 ) -> Result<Option<String>> {
+    let explicit = explicit.map(|given| parse_endpoint(given, "the secondary endpoint")).transpose()?;
     match (mode, explicit) {
         (LocationMode::PrimaryOnly, _) => Ok(None),
-        (LocationMode::PrimaryThenSecondary, Some(given)) => {
-            parse_endpoint(given, "the secondary endpoint").map(Some)
-        }
+        (LocationMode::PrimaryThenSecondary, Some(given)) => Ok(Some(given)),
         (LocationMode::PrimaryThenSecondary, None) => derive_secondary(primary).map(Some),
     }
 }

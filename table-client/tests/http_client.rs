@@ -459,3 +459,16 @@ fn debug_output_never_shows_the_proxy_password() {
     let client = builder.build().unwrap();
     assert!(!format!("{client:?}").contains("hunter2"), "{client:?}");
 }
+
+#[test]
+fn a_secondary_endpoint_is_checked_whatever_the_location_mode() {
+    for mode in [LocationMode::PrimaryOnly, LocationMode::PrimaryThenSecondary] {
+        let built =
+            builder().endpoint(UNREACHABLE).location_mode(mode).secondary_endpoint("not a url").build();
+        assert_eq!(built.unwrap_err().kind(), ErrorKind::InvalidInput, "{mode:?}");
+    }
+    // Nothing to derive the secondary from: no account in the host or path.
+    let underivable =
+        builder().endpoint("http://127.0.0.1:1").location_mode(LocationMode::PrimaryThenSecondary);
+    assert!(underivable.build().unwrap_err().to_string().contains("secondary"));
+}
