@@ -6,11 +6,12 @@
 //! - exactly one backend: a connection string, an endpoint, or an engine;
 //! - a credential goes with an endpoint, and only there: a connection string carries its
 //!   own, and the embedded engine authorizes nothing;
-//! - an option value that is wrong in itself (a zero timeout) is refused on every backend;
-//!   the retry policy applies to every backend (the embedded engine's injected faults are
-//!   retried as HTTP failures are), while the timeout of an HTTP attempt is ignored by the
-//!   embedded engine, which answers in process. So code that sets them works unchanged
-//!   whichever backend a configured connection string names.
+//! - an option value that is wrong in itself (a zero timeout, an application id with a space,
+//!   a proxy that is not an http(s) URL) is refused on every backend; the retry policy
+//!   applies to every backend (the embedded engine's injected faults are retried as HTTP
+//!   failures are), while the HTTP settings (timeout, application id, HTTP client, proxy,
+//!   location mode) are ignored by the embedded engine, which answers in process. So code
+//!   that sets them works unchanged whichever backend a configured connection string names.
 //!
 //! This module and `service.rs` import each other: the handle hands out its builder, and the
 //! builder makes the handle.
@@ -26,8 +27,11 @@ use crate::auth::Credential;
 use crate::backend::{Backend, EmbeddedBackend, HttpBackend, HttpOptions};
 use crate::connection_string::ConnectionString;
 use crate::error::invalid_input as invalid;
+use crate::location::LocationMode;
+use crate::proxy::Proxy;
 use crate::retry::RetryPolicy;
 use crate::service::TableServiceClient;
+use crate::user_agent::{check_application_id, user_agent};
 
 /// The limit of one HTTP attempt unless [`TableServiceClientBuilder::timeout`] says otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -64,6 +68,12 @@ pub struct TableServiceClientBuilder {
     engine: Option<Engine>,
     retry: RetryPolicy,
     timeout: Duration,
+    application_id: Option<String>,
+    http_client: Option<reqwest::Client>,
+    /// Checked when given; an error waits for `build`.
+    proxy: Option<Result<Proxy>>,
+    location_mode: LocationMode,
+    secondary_endpoint: Option<String>,
 }
 
 impl TableServiceClientBuilder {
@@ -75,6 +85,11 @@ impl TableServiceClientBuilder {
             engine: None,
             retry: RetryPolicy::default(),
             timeout: DEFAULT_TIMEOUT,
+            application_id: None,
+            http_client: None,
+            proxy: None,
+            location_mode: LocationMode::PrimaryOnly,
+            secondary_endpoint: None,
         }
     }
 
@@ -130,22 +145,103 @@ impl TableServiceClientBuilder {
         self
     }
 
+    /// Your application's name, sent first in every request's `User-Agent`
+    /// (`myapp azsdk-rust-table-client/<version> (<os>; <arch>)`), so the service's logs tell
+    /// your traffic apart. As in the official Azure SDKs: 1 to 24 printable ASCII characters
+    /// without spaces (`inventory/2.1` is fine). Default: none. The embedded engine ignores
+    /// it.
+    pub fn application_id(mut self, application_id: &str) -> Self {
+        self.application_id = Some(application_id.to_owned());
+        self
+    }
+
+    /// Your own HTTP client, for proxies, extra TLS roots, connection pools or any other
+    /// `reqwest` setting; clones of it share its pool. Excludes [`proxy`](Self::proxy) (set
+    /// it on your client). Default: a client built by the SDK. The embedded engine ignores it.
+    ///
+    /// Still applied to each request whatever the client was built with: the
+    /// [`timeout`](Self::timeout) of an attempt, the `User-Agent` and the service's headers.
+    /// Not re-applicable per request: redirects. The SDK's own client never follows one (a
+    /// signed request is only sent where it was meant to go), so build yours with
+    /// `redirect(reqwest::redirect::Policy::none())` too; an answer that comes from another
+    /// URL after your client followed a redirect is refused with [`ErrorKind::Transport`],
+    /// but by then the request has been sent there.
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http_client = Some(client);
+        self
+    }
+
+    /// An HTTP proxy for every request (`http://proxy.example:8080`, credentials as
+    /// `http://user:password@host:port`): an `http` or `https` URL with a host and nothing
+    /// after it. Setting one turns off the proxies the environment (`HTTPS_PROXY`, ...) names.
+    /// Excludes [`http_client`](Self::http_client). Default: none (the environment's proxy
+    /// settings apply). The embedded engine ignores it.
+    pub fn proxy(mut self, proxy: &str) -> Self {
+        self.proxy = Some(Proxy::parse(proxy));
+        self
+    }
+
+    /// Where reads may go: [`LocationMode::PrimaryThenSecondary`] lets a read that fails on
+    /// the primary endpoint retry on the secondary of a read-access geo-redundant account
+    /// (the [`secondary_endpoint`](Self::secondary_endpoint), or one derived from the
+    /// primary). Writes always go to the primary. Default: [`LocationMode::PrimaryOnly`]. The
+    /// embedded engine, which has one location, ignores it.
+    ///
+    /// The secondary is derived by adding `-secondary` to the account name
+    /// (`https://acct-secondary.table.core.windows.net`, or
+    /// `http://127.0.0.1:10002/devstoreaccount1-secondary` for a path-style endpoint). Cosmos
+    /// DB and custom domains have no such endpoint: give one explicitly, or keep
+    /// `PrimaryOnly`.
+    pub fn location_mode(mut self, mode: LocationMode) -> Self {
+        self.location_mode = mode;
+        self
+    }
+
+    /// The secondary endpoint [`LocationMode::PrimaryThenSecondary`] reads from, instead of
+    /// the derived one (a connection string's `TableSecondaryEndpoint` gives it too; this
+    /// setter wins). Checked as the endpoint is. Default: none.
+    pub fn secondary_endpoint(mut self, endpoint: &str) -> Self {
+        self.secondary_endpoint = Some(endpoint.to_owned());
+        self
+    }
+
     /// The client. Nothing is sent.
     ///
     /// Errors, in the order they are checked, all [`ErrorKind::InvalidInput`] unless noted:
     /// more than one backend given (connection string, endpoint, engine); none given; a zero
-    /// [`timeout`](Self::timeout); the connection string's own error (see
+    /// [`timeout`](Self::timeout); an [`application_id`](Self::application_id) breaking its
+    /// rule; a [`proxy`](Self::proxy) that is not an http(s) URL of a host; a proxy beside an
+    /// [`http_client`](Self::http_client); the connection string's own error (see
     /// [`ConnectionString::parse`]; bad key base64 is [`ErrorKind::Auth`]); a credential
     /// beside a connection string or an engine; an endpoint without a credential; an
-    /// endpoint that is not an http(s) URL naming a host without user credentials, query or
-    /// fragment; [`ErrorKind::Transport`] if the HTTP client cannot be set up.
+    /// endpoint (or [`secondary_endpoint`](Self::secondary_endpoint)) that is not an http(s)
+    /// URL naming a host without user credentials, query or fragment; a secondary endpoint
+    /// that cannot be derived (an endpoint naming no account); [`ErrorKind::Transport`] if
+    /// the HTTP client cannot be set up.
     pub fn build(self) -> Result<TableServiceClient> {
         let choice = Choice::of(self.connection_string, self.endpoint, self.engine)?;
         if self.timeout.is_zero() {
             return Err(invalid("the `timeout` must be more than zero"));
         }
+        if let Some(id) = &self.application_id {
+            check_application_id(id)?;
+        }
+        let proxy = self.proxy.transpose()?;
+        if proxy.is_some() && self.http_client.is_some() {
+            return Err(invalid(
+                "give a `proxy` or an `http_client`, not both: set the proxy on your client",
+            ));
+        }
         let embedded = |engine| Backend::Embedded(EmbeddedBackend::new(engine, self.retry.clone()));
-        let options = HttpOptions { retry: self.retry.clone(), timeout: self.timeout };
+        let options = HttpOptions {
+            retry: self.retry.clone(),
+            timeout: self.timeout,
+            user_agent: user_agent(self.application_id.as_deref()),
+            client: self.http_client,
+            proxy,
+            location: self.location_mode,
+            secondary_endpoint: self.secondary_endpoint,
+        };
         let backend = match (choice, self.credential) {
             (Choice::ConnectionString(parsed), credential) => {
                 let parsed = parsed?;
@@ -155,7 +251,11 @@ impl TableServiceClientBuilder {
                     ));
                 }
                 match parsed {
-                    ConnectionString::Http { endpoint, credential, .. } => {
+                    ConnectionString::Http { endpoint, credential, secondary_endpoint, .. } => {
+                        let options = HttpOptions {
+                            secondary_endpoint: options.secondary_endpoint.or(secondary_endpoint),
+                            ..options
+                        };
                         Backend::Http(HttpBackend::new(&endpoint, credential, options)?)
                     }
                     ConnectionString::Embedded { name: Some(name) } => embedded(registry::open(&name)),

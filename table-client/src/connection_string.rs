@@ -11,6 +11,9 @@
 //!   `https://{account}.table.cosmos.azure.com:443/`, sovereign clouds); the account name is
 //!   `AccountName`, else the first DNS label of a non-IP host, else the first path segment.
 //! - `SharedAccessSignature=<token>` instead of `AccountKey` (one of the two is required).
+//! - `TableSecondaryEndpoint=<url>`: the secondary endpoint of a read-access geo-redundant
+//!   account, read from under
+//!   [`LocationMode::PrimaryThenSecondary`](crate::LocationMode::PrimaryThenSecondary).
 //! - `UseEmbeddedEngine=true[;Name=<name>]`: the in-process engine; clients built from the
 //!   same `Name` share the engine bound to it in [`registry`](crate::engine::registry) (until
 //!   the name is removed from it), an unnamed one gets a private engine.
@@ -59,6 +62,8 @@ pub enum ConnectionString {
         account: String,
         /// How requests are authorized.
         credential: Credential,
+        /// `TableSecondaryEndpoint`, normalised as `endpoint` is.
+        secondary_endpoint: Option<String>,
     },
     /// The embedded in-memory engine.
     Embedded {
@@ -85,6 +90,7 @@ impl ConnectionString {
                 endpoint: DEVELOPMENT_TABLE_ENDPOINT.to_owned(),
                 account: DEVELOPMENT_ACCOUNT.to_owned(),
                 credential: Credential::shared_key(DEVELOPMENT_ACCOUNT, DEVELOPMENT_KEY)?,
+                secondary_endpoint: None,
             });
         }
         pairs.only(&[
@@ -94,6 +100,7 @@ impl ConnectionString {
             "AccountKey",
             "EndpointSuffix",
             "TableEndpoint",
+            "TableSecondaryEndpoint",
             "SharedAccessSignature",
         ])?;
         let endpoint = match pairs.get("TableEndpoint") {
@@ -134,7 +141,11 @@ impl ConnectionString {
                 return Err(invalid("AccountKey or SharedAccessSignature is missing".into()));
             }
         };
-        Ok(ConnectionString::Http { endpoint, account, credential })
+        let secondary_endpoint = match pairs.get("TableSecondaryEndpoint") {
+            Some(url) => Some(parse_endpoint(url, "TableSecondaryEndpoint")?),
+            None => None,
+        };
+        Ok(ConnectionString::Http { endpoint, account, credential, secondary_endpoint })
     }
 }
 
@@ -204,16 +215,15 @@ fn check_endpoint_suffix(suffix: &str) -> Result<()> {
     }
 }
 
-/// Keys of the other storage services (and the table secondary endpoint, which this SDK
-/// does not use) that may appear in a storage account's connection string.
-const OTHER_SERVICE_KEYS: [&str; 7] = [
+/// Keys of the other storage services that may appear in a storage account's connection
+/// string.
+const OTHER_SERVICE_KEYS: [&str; 6] = [
     "BlobEndpoint",
     "QueueEndpoint",
     "FileEndpoint",
     "BlobSecondaryEndpoint",
     "QueueSecondaryEndpoint",
     "FileSecondaryEndpoint",
-    "TableSecondaryEndpoint",
 ];
 
 fn is_other_service_key(key: &str) -> bool {

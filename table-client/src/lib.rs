@@ -59,6 +59,17 @@
 //! }
 //! ```
 //!
+//! **Over HTTP**, the builder also sets what production traffic needs: an
+//! [`application_id`](TableServiceClientBuilder::application_id) that prefixes the
+//! `User-Agent` (`myapp azsdk-rust-table-client/<version> (<os>; <arch>)`), a
+//! [`proxy`](TableServiceClientBuilder::proxy) or your own `reqwest::Client`
+//! ([`http_client`](TableServiceClientBuilder::http_client)), and a [`LocationMode`] that lets
+//! reads of a read-access geo-redundant account fall back to its secondary endpoint (writes
+//! always go to the primary). Each call sends one `x-ms-client-request-id`, kept across its
+//! retries and recorded in its `table_request` tracing span beside the service's request id;
+//! a 429 or 503 that asks for a pause (`Retry-After`, in seconds or as a date) gets it, up to
+//! the policy's maximum backoff.
+//!
 //! # Typed and untyped access
 //!
 //! `#[derive(TableEntity)]` maps a struct to an entity. Key templates build the keys from
@@ -398,19 +409,23 @@ mod builder;
 mod contention;
 mod error;
 mod index;
+mod location;
 mod markers;
 mod moves;
 mod outbox;
 mod outcome;
+mod proxy;
 mod query;
 mod retry;
 mod service;
 mod table;
 mod typed_table;
+mod user_agent;
 
 pub use batch::{BulkReport, Transaction, TransactionReport};
 pub use builder::TableServiceClientBuilder;
 pub use index::IndexReport;
+pub use location::LocationMode;
 pub use query::{MAX_PAGE_SIZE, Query, QueryPage, QueryShape, QueryStream};
 pub use retry::RetryPolicy;
 pub use service::TableServiceClient;

@@ -17,6 +17,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use chrono::{DateTime, NaiveDateTime, Utc};
 use table_core::{Error, ErrorKind, Operation, Result};
 
 /// How a request may be replayed.
@@ -141,6 +142,22 @@ impl RetryPolicy {
     }
 }
 
+/// The pause a `Retry-After` value asks for at `now`: whole seconds, or the time until an
+/// HTTP-date (none for a date past: retry now). `None` for anything else, so the policy's
+/// own backoff applies. [`RetryPolicy::pause`] caps it at the maximum backoff.
+pub(crate) fn retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    // The three forms of RFC 9110 section 5.6.7: IMF-fixdate, then the obsolete RFC 850 and
+    // asctime forms, which recipients must still accept.
+    const HTTP_DATE: [&str; 3] =
+        ["%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"];
+    let date = HTTP_DATE.iter().find_map(|format| NaiveDateTime::parse_from_str(value, format).ok())?;
+    Some((date.and_utc() - now).to_std().unwrap_or(Duration::ZERO))
+}
+
 /// How one attempt failed, as far as retrying and ambiguity are concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Failure {
@@ -152,6 +169,9 @@ pub(crate) enum Failure {
     Lost,
     /// The service answered with this error status.
     Answered(u16),
+    /// A read's secondary endpoint answered 404: the data may not have replicated there yet,
+    /// so the read is retried on the primary (see `location`).
+    NotReplicated,
 }
 
 impl Failure {
@@ -167,7 +187,7 @@ impl Failure {
             return replay != Replay::NotIdempotent;
         }
         // The service did not process it: safe for every request.
-        matches!(self, Failure::ConnectFailed | Failure::Answered(408 | 429 | 503))
+        matches!(self, Failure::ConnectFailed | Failure::NotReplicated | Failure::Answered(408 | 429 | 503))
     }
 
     /// The failure an error describes, for backends that report errors only (the embedded
@@ -203,7 +223,9 @@ impl Failed {
 /// Runs `attempt` until it succeeds or `policy` and `replay` allow no further attempt,
 /// pausing between attempts as the policy says. The final error of a write any of whose
 /// attempts was ambiguous is marked [`Error::may_have_applied`] (a read's never is: it changes
-/// nothing, whatever reached the service).
+/// nothing, whatever reached the service). A last attempt that failed as
+/// [`Failure::NotReplicated`] says nothing about the data: the previous attempt's error is
+/// returned instead.
 pub(crate) async fn run<T, F>(
     policy: &RetryPolicy,
     replay: Replay,
@@ -215,6 +237,7 @@ where
     let mut retry = 0;
     // Whether some attempt so far may have been processed without a trustworthy answer.
     let mut ambiguous = false;
+    let mut previous: Option<Error> = None;
     loop {
         let failed = match attempt().await {
             Ok(value) => return Ok(value),
@@ -222,14 +245,19 @@ where
         };
         ambiguous |= failed.failure.is_ambiguous();
         if retry >= policy.retries() || !failed.failure.is_retryable(replay) {
+            let error = match (failed.failure, previous) {
+                (Failure::NotReplicated, Some(previous)) => previous,
+                _ => failed.error,
+            };
             return Err(match ambiguous && replay != Replay::Read {
-                true => failed.error.with_may_have_applied(),
-                false => failed.error,
+                true => error.with_may_have_applied(),
+                false => error,
             });
         }
         let pause = policy.pause(retry, failed.asked_pause);
         tracing::warn!(retry, ?pause, error = %failed.error, "retrying a transient failure");
         tokio::time::sleep(pause).await;
+        previous = Some(failed.error);
         retry += 1;
     }
 }
@@ -246,6 +274,22 @@ mod tests {
         assert_eq!(p.pause(0, Some(Duration::from_secs(1))), Duration::from_secs(1));
         assert_eq!(p.pause(0, Some(Duration::from_secs(60))), Duration::from_secs(2));
         assert!(p.pause(0, None) <= Duration::from_millis(1));
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_the_three_http_date_forms() {
+        let now = DateTime::parse_from_rfc3339("1994-11-06T08:49:30Z").unwrap().with_timezone(&Utc);
+        let seven = Some(Duration::from_secs(7));
+        assert_eq!(retry_after(" 7 ", now), seven);
+        assert_eq!(retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now), seven);
+        assert_eq!(retry_after("Sunday, 06-Nov-94 08:49:37 GMT", now), seven);
+        assert_eq!(retry_after("Sun Nov  6 08:49:37 1994", now), seven);
+        assert_eq!(retry_after("Sun, 06 Nov 1994 08:49:00 GMT", now), Some(Duration::ZERO));
+        for unreadable in
+            ["", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 CET", "Sun, 31 Feb 1994 08:49:37 GMT"]
+        {
+            assert_eq!(retry_after(unreadable, now), None, "{unreadable:?}");
+        }
     }
 
     #[test]

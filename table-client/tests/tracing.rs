@@ -81,3 +81,49 @@ async fn requests_are_traced_with_the_service_request_id_and_no_secret() {
         "no field carries the signature: {fields:?}"
     );
 }
+
+#[tokio::test]
+async fn the_span_records_the_client_request_id_every_attempt_carried() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(503).insert_header("x-ms-request-id", "req-1"))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).insert_header("x-ms-request-id", "req-2").set_body_json(
+            serde_json::json!({
+                "odata.etag": "W/\"datetime'2024-01-01T00%3A00%3A00.0000001Z'\"",
+                "PartitionKey": "p", "RowKey": "r", "Timestamp": "2024-01-01T00:00:00.0000001Z",
+            }),
+        ))
+        .mount(&server)
+        .await;
+    let client = TableServiceClient::builder()
+        .endpoint(&format!("{}/devstoreaccount1", server.uri()))
+        .credential(Credential::Anonymous)
+        .retry(table_client::RetryPolicy::default().initial_backoff(std::time::Duration::from_millis(1)))
+        .build()
+        .unwrap();
+
+    let fields: Fields = Arc::default();
+    let subscriber = tracing_subscriber::registry().with(Capture(fields.clone()));
+    let _guard = tracing::subscriber::set_default(subscriber);
+    client.table("tracetable").get("p", "r").await.unwrap();
+
+    let sent: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.headers.get("x-ms-client-request-id").unwrap().to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[0], sent[1], "the retry carries the first attempt's id");
+    let fields = fields.lock().unwrap().clone();
+    let recorded: Vec<&str> =
+        fields.iter().filter(|(n, _)| n == "client_request_id").map(|(_, v)| v.as_str()).collect();
+    assert_eq!(recorded, [sent[0].as_str()], "{fields:?}");
+    let last_request_id = fields.iter().rev().find(|(n, _)| n == "request_id").map(|(_, v)| v.as_str());
+    assert_eq!(last_request_id, Some("req-2"), "the answer's own request id: {fields:?}");
+}

@@ -10,7 +10,7 @@ use table_core::ErrorKind;
 
 fn http(s: &str) -> (String, String, Credential) {
     match ConnectionString::parse(s).unwrap() {
-        ConnectionString::Http { endpoint, account, credential } => (endpoint, account, credential),
+        ConnectionString::Http { endpoint, account, credential, .. } => (endpoint, account, credential),
         other => panic!("expected HTTP, got {other:?}"),
     }
 }

@@ -24,6 +24,8 @@ use tracing::Instrument;
 use super::check_outcome;
 use crate::auth::{Credential, http_date};
 use crate::error;
+use crate::location::{self, Location, LocationMode, Route};
+use crate::proxy::Proxy;
 use crate::retry::{self, Failed, Failure, Replay, RetryPolicy};
 use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
 
@@ -36,6 +38,15 @@ const CONTENT_JSON: &str = "application/json";
 pub(crate) struct HttpOptions {
     pub(crate) retry: RetryPolicy,
     pub(crate) timeout: Duration,
+    /// The `User-Agent` of every request.
+    pub(crate) user_agent: String,
+    /// The caller's HTTP client, used as it was built; without one, a client is built here.
+    pub(crate) client: Option<reqwest::Client>,
+    /// The proxy of the client built here.
+    pub(crate) proxy: Option<Proxy>,
+    pub(crate) location: LocationMode,
+    /// The secondary endpoint given explicitly (else derived, when `location` reads from it).
+    pub(crate) secondary_endpoint: Option<String>,
 }
 
 /// A Table service endpoint with its credential. Cheap to clone (one `Arc`).
@@ -49,6 +60,8 @@ struct Inner {
     http: reqwest::Client,
     /// Base URL without a trailing `/` (path style ends in the account name).
     endpoint: String,
+    /// Where reads may also go (see `location`); same form as `endpoint`.
+    secondary: Option<String>,
     credential: Credential,
     options: HttpOptions,
 }
@@ -75,20 +88,24 @@ struct Response {
 
 impl HttpBackend {
     pub(crate) fn new(endpoint: &str, credential: Credential, options: HttpOptions) -> Result<Self> {
-        // A redirect is answered as an error, never followed: following it would send the
-        // signed request (and a SAS in its URL) to a host the caller did not name.
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| error::transport("could not build the HTTP client").with_source(e))?;
-        Ok(HttpBackend {
-            inner: Arc::new(Inner {
-                http,
-                endpoint: url::parse_endpoint(endpoint, "the endpoint")?,
-                credential,
-                options,
-            }),
-        })
+        let http = match &options.client {
+            Some(own) => own.clone(),
+            None => {
+                // A redirect is answered as an error, never followed: following it would send
+                // the signed request (and a SAS in its URL) to a host the caller did not name.
+                let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+                if let Some(proxy) = &options.proxy {
+                    builder = builder.proxy(proxy.to_reqwest());
+                }
+                builder
+                    .build()
+                    .map_err(|e| error::transport("could not build the HTTP client").with_source(e))?
+            }
+        };
+        let endpoint = url::parse_endpoint(endpoint, "the endpoint")?;
+        let secondary =
+            location::read_secondary(options.location, &endpoint, options.secondary_endpoint.as_deref())?;
+        Ok(HttpBackend { inner: Arc::new(Inner { http, endpoint, secondary, credential, options }) })
     }
 
     fn url(&self, path: &str) -> String {
@@ -252,26 +269,48 @@ impl HttpBackend {
     /// Sends a request, retrying transient failures as the retry policy and the request's
     /// replay safety allow ([`retry::run`]). Error answers become [`Error`]s; the final error
     /// of a write any of whose attempts was ambiguous is marked [`Error::may_have_applied`].
+    ///
+    /// Every attempt of one call carries the same `x-ms-client-request-id`, recorded in the
+    /// call's span beside the service's request id; reads may go to the secondary endpoint
+    /// (see `location`).
     async fn send(&self, request: Request<'_>) -> Result<Response> {
+        let client_request_id = uuid::Uuid::new_v4().to_string();
         let span = tracing::info_span!(
             "table_request",
             method = %request.method,
             url = %strip_query(&request.url),
+            client_request_id = %client_request_id,
             status = tracing::field::Empty,
             request_id = tracing::field::Empty,
         );
+        let secondary = self.inner.secondary.as_deref().filter(|_| request.replay == Replay::Read);
+        let route = Route::new(&self.inner.endpoint, secondary);
         let policy = &self.inner.options.retry;
-        retry::run(policy, request.replay, || async { self.attempt(&request).await.map_err(Failed::from) })
-            .instrument(span)
-            .await
+        retry::run(policy, request.replay, || async {
+            let location = route.next();
+            let url = route.url(location, &request.url);
+            if location == Location::Secondary {
+                tracing::debug!(url = %strip_query(&url), "reading from the secondary endpoint");
+            }
+            let attempt = self.attempt(&request, &url, &client_request_id).await;
+            attempt.map_err(|failed| route.judge(location, Failed::from(failed)))
+        })
+        .instrument(span)
+        .await
     }
 
-    async fn attempt(&self, request: &Request<'_>) -> std::result::Result<Response, Attempt> {
+    /// One attempt of `request`, sent to `url` (the request's own, or its secondary form).
+    async fn attempt(
+        &self,
+        request: &Request<'_>,
+        url: &str,
+        client_request_id: &str,
+    ) -> std::result::Result<Response, Attempt> {
         let date = http_date(chrono::Utc::now());
         let signed = self
             .inner
             .credential
-            .authorize(request.method.as_str(), &request.url, request.content_type, &date)
+            .authorize(request.method.as_str(), url, request.content_type, &date)
             .map_err(Attempt::Answered)?;
         let mut builder = self
             .inner
@@ -282,7 +321,8 @@ impl HttpBackend {
             .header("Accept", wire::ACCEPT)
             .header("DataServiceVersion", "3.0")
             .header("MaxDataServiceVersion", "3.0;NetFx")
-            .header("x-ms-client-request-id", uuid::Uuid::new_v4().to_string());
+            .header(reqwest::header::USER_AGENT, &self.inner.options.user_agent)
+            .header("x-ms-client-request-id", client_request_id);
         for (name, value) in &signed.headers {
             builder = builder.header(*name, value);
         }
@@ -306,7 +346,11 @@ impl HttpBackend {
             span.record("request_id", id);
         }
         if status.is_redirection() {
-            return Err(Attempt::Answered(redirect_error(status, &headers, &request.url)));
+            return Err(Attempt::Answered(redirect_error(status, &headers, url)));
+        }
+        // A caller's own client may follow redirects: an answer from elsewhere is refused.
+        if Url::parse(&signed.url).ok().as_ref() != Some(response.url()) {
+            return Err(Attempt::Answered(followed_redirect_error(response.url())));
         }
         if status.is_success() {
             check_headers(&headers).map_err(|e| refused_answer(e, status, &request.method))?;
@@ -326,21 +370,24 @@ impl HttpBackend {
         let pairs: Vec<(&str, &str)> =
             headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))).collect();
         let error = wire::decode_error(status.as_u16(), &pairs, &body);
-        match retry_after(&headers) {
+        match retry_after(status, &headers) {
             Some(retry_after) => Err(Attempt::Throttled { error, retry_after }),
             None => Err(Attempt::Answered(error)),
         }
     }
 }
 
-/// The pause an error answer asks for: `x-ms-retry-after-ms` (Cosmos DB) or `Retry-After` in
-/// whole seconds. An HTTP-date form or an unreadable value is ignored: the policy's own backoff
-/// applies then.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| header(headers, name)?.trim().parse::<u64>().ok();
-    number("x-ms-retry-after-ms")
+/// The pause a 429 or 503 answer asks for: `x-ms-retry-after-ms` (Cosmos DB), else
+/// `Retry-After` (seconds or an HTTP-date, see [`retry::retry_after`]). An unreadable value,
+/// or the header on another status, is ignored: the policy's own backoff applies then.
+fn retry_after(status: StatusCode, headers: &HeaderMap) -> Option<Duration> {
+    if !matches!(status, StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE) {
+        return None;
+    }
+    let milliseconds = header(headers, "x-ms-retry-after-ms").and_then(|v| v.trim().parse::<u64>().ok());
+    milliseconds
         .map(Duration::from_millis)
-        .or_else(|| number("retry-after").map(Duration::from_secs))
+        .or_else(|| retry::retry_after(header(headers, "retry-after")?, chrono::Utc::now()))
 }
 
 /// How one attempt failed.
@@ -537,6 +584,21 @@ fn redirect_error(status: StatusCode, headers: &HeaderMap, request_url: &str) ->
              request is only sent to the endpoint it was made for"
         ),
     )
+}
+
+/// The error for an answer that came from another URL than the one asked: the caller's own
+/// HTTP client followed a redirect. The target is named without its query (it may hold a SAS).
+fn followed_redirect_error(answered_from: &Url) -> Error {
+    let mut target = answered_from.clone();
+    target.set_query(None);
+    target.set_fragment(None);
+    // Both fail only for URLs that cannot carry credentials, which is fine.
+    let _ = target.set_username("");
+    let _ = target.set_password(None);
+    error::transport(format!(
+        "the HTTP client followed a redirect to {target}: a signed request is only sent to the endpoint \
+         it was made for; build the client given to `http_client` with `redirect::Policy::none()`"
+    ))
 }
 
 /// A header's value; `None` when absent. The headers the client acts on have passed
