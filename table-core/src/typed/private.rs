@@ -84,8 +84,19 @@ pub fn entity_type(entity: &Entity) -> Result<&str> {
     }
 }
 
-/// Checks, then removes, the discriminator properties.
-pub fn check_discriminator(entity: &mut Entity, entity_type: &str, version: Option<i32>) -> Result<()> {
+/// The stored `EntityVersion`, which must be an `Edm.Int32`.
+fn entity_version(entity: &Entity) -> Result<i32> {
+    match entity.properties.get(ENTITY_VERSION_PROPERTY) {
+        Some(Value::Int32(v)) => Ok(*v),
+        Some(other) => Err(value_error(
+            ENTITY_VERSION_PROPERTY,
+            ValueError::WrongType { expected: EdmType::Int32, found: other.edm_type() },
+        )),
+        None => Err(value_error(ENTITY_VERSION_PROPERTY, ValueError::Missing)),
+    }
+}
+
+fn check_entity_type(entity: &Entity, entity_type: &str) -> Result<()> {
     let found = self::entity_type(entity)?;
     if found != entity_type {
         return Err(value_error(
@@ -93,17 +104,120 @@ pub fn check_discriminator(entity: &mut Entity, entity_type: &str, version: Opti
             format_args!("expected entity type {entity_type:?}, found {found:?}"),
         ));
     }
-    entity.properties.remove(ENTITY_TYPE_PROPERTY);
-    if let Some(version) = version {
-        let found: i32 = read_property(entity, ENTITY_VERSION_PROPERTY)?;
-        if found != version {
-            return Err(value_error(
-                ENTITY_VERSION_PROPERTY,
-                format_args!("expected version {version}, found {found}"),
-            ));
+    Ok(())
+}
+
+/// The stored version of an entity of `entity_type`, once checked to be `current` or one of
+/// the `older` versions the type upgrades from. A newer version and an older one without an
+/// upgrade are errors saying which versions the type reads.
+pub fn readable_version(entity: &Entity, entity_type: &str, current: i32, older: &[i32]) -> Result<i32> {
+    check_entity_type(entity, entity_type)?;
+    let found = entity_version(entity)?;
+    if found == current || older.contains(&found) {
+        return Ok(found);
+    }
+    let entity_type = entity_type.to_owned();
+    Err(Error::invalid(if found > current {
+        Violation::NewerEntityVersion { entity_type, found, current }
+    } else {
+        let mut reads = older.to_vec();
+        reads.push(current);
+        reads.sort_unstable();
+        Violation::UnreadableEntityVersion { entity_type, found, reads }
+    }))
+}
+
+/// Checks, then removes, the discriminator properties of an entity read at the type's own
+/// version.
+pub fn check_discriminator(entity: &mut Entity, entity_type: &str, version: Option<i32>) -> Result<()> {
+    match version {
+        Some(version) => {
+            readable_version(entity, entity_type, version, &[])?;
         }
+        None => check_entity_type(entity, entity_type)?,
+    }
+    entity.properties.remove(ENTITY_TYPE_PROPERTY);
+    if version.is_some() {
+        entity.properties.remove(ENTITY_VERSION_PROPERTY);
     }
     Ok(())
+}
+
+/// What an `upgrade_from` function returns: the upgraded value, or a `Result` of it.
+pub trait Upgraded<T> {
+    /// The upgraded value, or the upgrade's error.
+    fn into_upgraded(self) -> Result<T>;
+}
+
+impl<T: TableEntity> Upgraded<T> for T {
+    fn into_upgraded(self) -> Result<T> {
+        Ok(self)
+    }
+}
+
+impl<T: TableEntity> Upgraded<T> for Result<T> {
+    fn into_upgraded(self) -> Result<T> {
+        self
+    }
+}
+
+/// Reads an entity stored at version `V` as the older type `Old` (inferred from the parameter
+/// of `upgrade`) and upgrades it to `New`.
+///
+/// The checks that `Old` is stored at version `V` under `New`'s entity type run when the
+/// program is built (a constant evaluated per instance, so `cargo check` does not see them);
+/// were they skipped, `Old`'s own discriminator check would refuse every row at run time.
+pub fn upgrade<Old, New, Out, F, const V: i32>(entity: Entity, upgrade: F) -> Result<New>
+where
+    Old: TableEntity,
+    New: TableEntity,
+    F: FnOnce(Old) -> Out,
+    Out: Upgraded<New>,
+{
+    const {
+        assert!(
+            matches!(Old::VERSION, Some(v) if v == V),
+            "an `upgrade_from` function takes a type whose `version` is not the one it is listed under"
+        );
+        assert!(
+            same_entity_type(Old::ENTITY_TYPE, New::ENTITY_TYPE),
+            "an `upgrade_from` function takes a type with another `entity_type`"
+        );
+    }
+    upgrade(Old::from_entity(entity)?).into_upgraded()
+}
+
+/// Which variant of an entity enum reads `entity`, given each variant's `(ENTITY_TYPE,
+/// VERSION)`: the only variant of the stored type, or, when several share it, the one of the
+/// stored version, else the oldest newer one (which may upgrade it). A version newer than every
+/// variant's is an error.
+pub fn variant_for(entity: &Entity, variants: &[(Option<&str>, Option<i32>)]) -> Result<usize> {
+    let found = self::entity_type(entity)?;
+    let candidates: Vec<(usize, Option<i32>)> = variants
+        .iter()
+        .enumerate()
+        .filter(|(_, (t, _))| *t == Some(found))
+        .map(|(i, (_, v))| (i, *v))
+        .collect();
+    let types: Vec<Option<&str>> = variants.iter().map(|(t, _)| *t).collect();
+    match candidates.as_slice() {
+        [] => Err(unknown_entity_type(found, &types)),
+        [(only, _)] => Ok(*only),
+        [(first, _), ..] => {
+            let Some(newest) = candidates.iter().filter_map(|(_, v)| *v).max() else {
+                return Ok(*first);
+            };
+            let version = entity_version(entity)?;
+            match candidates.iter().filter_map(|(i, v)| Some((v.filter(|v| *v >= version)?, *i))).min() {
+                Some((_, i)) => Ok(i),
+                None => Err(Error::invalid(Violation::NewerEntityVersion {
+                    entity_type: found.to_owned(),
+                    found: version,
+                    current: newest,
+                })),
+            }
+        }
+    }
 }
 
 /// The error for a discriminator no variant of a heterogeneous enum accepts.
@@ -144,11 +258,20 @@ pub fn entity_key(partition_key: String, row_key: String) -> EntityKey {
     EntityKey { partition_key, row_key }
 }
 
-/// `false` when both variants of a heterogeneous enum declare the same discriminator.
-pub const fn distinct_entity_types(a: Option<&str>, b: Option<&str>) -> bool {
+/// `true` when both types declare the same `entity_type`.
+pub const fn same_entity_type(a: Option<&str>, b: Option<&str>) -> bool {
     match (a, b) {
-        (Some(a), Some(b)) => !str_eq(a, b),
-        _ => true,
+        (Some(a), Some(b)) => str_eq(a, b),
+        _ => false,
+    }
+}
+
+/// `false` when two variants of an entity enum cannot be told apart by `(EntityType,
+/// EntityVersion)`: the same `entity_type`, without two different versions.
+pub const fn distinct_variants(a: (Option<&str>, Option<i32>), b: (Option<&str>, Option<i32>)) -> bool {
+    match (a.1, b.1) {
+        (Some(x), Some(y)) if x != y => true,
+        _ => !same_entity_type(a.0, b.0),
     }
 }
 
