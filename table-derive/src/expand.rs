@@ -7,7 +7,7 @@
 //! the field roles decided while parsing.
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident};
 use table_core::KeyName;
@@ -190,6 +190,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
     let decodes = key_only_decodes(p, c);
     let inits = field_inits(p, s);
     let upgrades = upgrades(p, s);
+    let upgrade_asserts = upgrade_asserts(p, s);
     let select = select_fn(s);
     let build_pk = build_from_self(p, &primary_const(KeyName::PartitionKey), &c.partition_key);
     let build_rk = build_from_self(p, &primary_const(KeyName::RowKey), &c.row_key);
@@ -199,6 +200,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
 
     quote! {
         #templates
+        #upgrade_asserts
 
         #[automatically_derived]
         impl #impl_generics #p::TableEntity for #ident #ty_generics #where_clause {
@@ -447,7 +449,7 @@ fn upgrades(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         quote! {
             if __version == #version {
                 #(#keep)*
-                let mut __value: Self = #p::upgrade::<_, _, _, _, #version>(__entity, #path)?;
+                let mut __value: Self = #p::upgrade(__entity, #path)?;
                 #(#carry)*
                 return ::core::result::Result::Ok(__value);
             }
@@ -457,6 +459,40 @@ fn upgrades(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         let __version = #p::readable_version(&__entity, #entity_type, #current, &[#(#older),*])?;
         #(#arms)*
     }
+}
+
+/// Constant checks that each `upgrade_from` function takes the type's `entity_type` at the
+/// version it is listed under (concrete types only: a generic one's paths may name its
+/// parameters).
+fn upgrade_asserts(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
+    let (Some(upgrades), Some(entity_type), true) = (
+        s.attrs.upgrade_from.get(),
+        s.attrs.entity_type.get().map(|lit| lit.value()),
+        s.original.generics.params.is_empty(),
+    ) else {
+        return quote!();
+    };
+    let asserts = upgrades.iter().map(|u| {
+        let (version, path) = (u.version, &u.path);
+        let written = path.to_token_stream().to_string().replace(' ', "");
+        let wrong_version = format!(
+            "`{written}` in `upgrade_from({version} = ...)` takes a type whose `version` is not {version}"
+        );
+        let wrong_type = format!(
+            "`{written}` in `upgrade_from` takes a type whose `entity_type` is not \"{entity_type}\""
+        );
+        quote_spanned! {path.span()=>
+            const _: () = ::core::assert!(
+                #p::same_version(#p::upgrade_source(&#path).1, ::core::option::Option::Some(#version)),
+                #wrong_version
+            );
+            const _: () = ::core::assert!(
+                #p::same_entity_type(#p::upgrade_source(&#path).0, ::core::option::Option::Some(#entity_type)),
+                #wrong_type
+            );
+        }
+    });
+    quote!(#(#asserts)*)
 }
 
 /// `select()`: the properties `from_entity` reads, or every property (the default) for a type
@@ -704,15 +740,26 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
                 const _: () = ::core::assert!(<#ty as #p::TableEntity>::ENTITY_TYPE.is_some(), #message);
             });
             for (w, other) in &e.variants[i + 1..] {
-                let message = format!(
-                    "variants `{v}` and `{w}` of `{ident}` wrap types with the same `entity_type` and \
-                     no two different `version`s; rows are told apart by both"
+                let unversioned = format!(
+                    "variants `{v}` and `{w}` of `{ident}` wrap types with the same `entity_type`; \
+                     to wrap several versions of one type, give each its own `version = N`"
                 );
-                let kind =
-                    |ty| quote!((<#ty as #p::TableEntity>::ENTITY_TYPE, <#ty as #p::TableEntity>::VERSION));
-                let (a, b) = (kind(ty), kind(other));
+                let same_version = format!(
+                    "variants `{v}` and `{w}` of `{ident}` wrap types with the same `entity_type` and \
+                     `version`, so their rows cannot be told apart"
+                );
+                let (a, b) = (quote!(<#ty as #p::TableEntity>), quote!(<#other as #p::TableEntity>));
                 asserts.push(quote_spanned! {other.span()=>
-                    const _: () = ::core::assert!(#p::distinct_variants(#a, #b), #message);
+                    const _: () = ::core::assert!(
+                        !#p::same_entity_type(#a::ENTITY_TYPE, #b::ENTITY_TYPE)
+                            || (#a::VERSION.is_some() && #b::VERSION.is_some()),
+                        #unversioned
+                    );
+                    const _: () = ::core::assert!(
+                        !#p::same_entity_type(#a::ENTITY_TYPE, #b::ENTITY_TYPE)
+                            || !#p::same_version(#a::VERSION, #b::VERSION),
+                        #same_version
+                    );
                 });
             }
         }

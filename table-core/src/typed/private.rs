@@ -161,30 +161,23 @@ impl<T: TableEntity> Upgraded<T> for Result<T> {
     }
 }
 
-/// Reads an entity stored at version `V` as the older type `Old` (inferred from the parameter
-/// of `upgrade`) and upgrades it to `New`.
-///
-/// The checks that `Old` is stored at version `V` under `New`'s entity type run when the
-/// program is built (a constant evaluated per instance, so `cargo check` does not see them);
-/// were they skipped, `Old`'s own discriminator check would refuse every row at run time.
-pub fn upgrade<Old, New, Out, F, const V: i32>(entity: Entity, upgrade: F) -> Result<New>
+/// Reads an entity as the older type `Old` (inferred from the parameter of `upgrade`) and
+/// upgrades it to `New`.
+pub fn upgrade<Old, New, Out, F>(entity: Entity, upgrade: F) -> Result<New>
 where
     Old: TableEntity,
-    New: TableEntity,
     F: FnOnce(Old) -> Out,
     Out: Upgraded<New>,
 {
-    const {
-        assert!(
-            matches!(Old::VERSION, Some(v) if v == V),
-            "an `upgrade_from` function takes a type whose `version` is not the one it is listed under"
-        );
-        assert!(
-            same_entity_type(Old::ENTITY_TYPE, New::ENTITY_TYPE),
-            "an `upgrade_from` function takes a type with another `entity_type`"
-        );
-    }
     upgrade(Old::from_entity(entity)?).into_upgraded()
+}
+
+/// The `(ENTITY_TYPE, VERSION)` of the type an `upgrade_from` function takes, for the constant
+/// checks generated code makes on it.
+pub const fn upgrade_source<Old: TableEntity, Out, F: FnOnce(Old) -> Out>(
+    _: &F,
+) -> (Option<&'static str>, Option<i32>) {
+    (Old::ENTITY_TYPE, Old::VERSION)
 }
 
 /// Which variant of an entity enum reads `entity`, given each variant's `(ENTITY_TYPE,
@@ -266,13 +259,9 @@ pub const fn same_entity_type(a: Option<&str>, b: Option<&str>) -> bool {
     }
 }
 
-/// `false` when two variants of an entity enum cannot be told apart by `(EntityType,
-/// EntityVersion)`: the same `entity_type`, without two different versions.
-pub const fn distinct_variants(a: (Option<&str>, Option<i32>), b: (Option<&str>, Option<i32>)) -> bool {
-    match (a.1, b.1) {
-        (Some(x), Some(y)) if x != y => true,
-        _ => !same_entity_type(a.0, b.0),
-    }
+/// `true` when both are the same version.
+pub const fn same_version(a: Option<i32>, b: Option<i32>) -> bool {
+    matches!((a, b), (Some(a), Some(b)) if a == b)
 }
 
 /// Writes a `#[derive(PropertyValue)]` enum into a key: only `{field}` applies.
