@@ -118,13 +118,19 @@ async fn old_rows_are_read_queried_and_migrated(t: Target) {
     // The old type cannot read what the new one wrote, and says why.
     let err = old.get(&key).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
-    assert!(matches!(err.violation(), Some(Violation::NewerEntityVersion { found: 2, current: 1, .. })), "{err}");
+    assert!(
+        matches!(err.violation(), Some(Violation::NewerEntityVersion { found: 2, current: 1, .. })),
+        "{err}"
+    );
 
     // An enum over both versions reads each row as the version that wrote it (the enum
     // declares no index, so its query names the primaries' rows itself).
     let mixed = raw.typed::<AnyEmployee>().query().partition("Sales").row_key_prefix("empid_");
     let mixed = mixed.collect().await.unwrap();
-    assert!(matches!(&mixed[..], [AnyEmployee::V2(a), AnyEmployee::V1(b)] if a.id == 1 && b.id == 2), "{mixed:?}");
+    assert!(
+        matches!(&mixed[..], [AnyEmployee::V2(a), AnyEmployee::V1(b)] if a.id == 1 && b.id == 2),
+        "{mixed:?}"
+    );
 }
 
 async fn index_rows_follow_a_replace_of_an_older_version(t: Target) {
