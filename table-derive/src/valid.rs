@@ -250,13 +250,13 @@ fn check_upgrades(cx: &Ctxt, s: &Struct<'_>) {
     let Some(upgrades) = s.attrs.upgrade_from.get() else {
         return;
     };
-    if s.attrs.version.is_absent() {
-        if let Some(tokens) = s.attrs.upgrade_from.tokens() {
-            cx.error_spanned_by(
-                tokens,
-                "`upgrade_from` needs the type's current `version`; add #[table(version = N)]",
-            );
-        }
+    if s.attrs.version.is_absent()
+        && let Some(tokens) = s.attrs.upgrade_from.tokens()
+    {
+        cx.error_spanned_by(
+            tokens,
+            "`upgrade_from` needs the type's current `version`; add #[table(version = N)]",
+        );
     }
     let current = s.attrs.version.get();
     let mut seen = HashSet::new();

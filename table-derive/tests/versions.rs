@@ -1,6 +1,9 @@
 //! Versions that upgrade: `upgrade_from(N = function)` reads rows stored by older versions of a
 //! type, and an enum over the versions of one entity type dispatches on `EntityVersion`.
 
+// Test helpers unwrap freely: a failure is the test's verdict.
+#![allow(clippy::unwrap_used)]
+
 use chrono::{DateTime, Utc};
 use table_core::typed::TableEntity;
 use table_core::{ETag, Entity, Error, ErrorKind, Value, Violation};
