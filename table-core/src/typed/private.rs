@@ -72,32 +72,14 @@ pub fn write_discriminator(entity: &mut Entity, entity_type: &str, version: Opti
     }
 }
 
-/// The discriminator of an entity, as a heterogeneous enum dispatches on it.
-pub fn entity_type(entity: &Entity) -> Result<&str> {
-    match entity.properties.get(ENTITY_TYPE_PROPERTY) {
-        Some(Value::String(t)) => Ok(t),
-        Some(other) => Err(value_error(
-            ENTITY_TYPE_PROPERTY,
-            ValueError::WrongType { expected: EdmType::String, found: other.edm_type() },
-        )),
-        None => Err(value_error(ENTITY_TYPE_PROPERTY, ValueError::Missing)),
-    }
-}
-
-/// The stored `EntityVersion`, which must be an `Edm.Int32`.
-fn entity_version(entity: &Entity) -> Result<i32> {
-    match entity.properties.get(ENTITY_VERSION_PROPERTY) {
-        Some(Value::Int32(v)) => Ok(*v),
-        Some(other) => Err(value_error(
-            ENTITY_VERSION_PROPERTY,
-            ValueError::WrongType { expected: EdmType::Int32, found: other.edm_type() },
-        )),
-        None => Err(value_error(ENTITY_VERSION_PROPERTY, ValueError::Missing)),
-    }
+/// A discriminator property, read without taking it out of the entity (an older type it is
+/// handed to reads it again).
+fn peek<T: Property>(entity: &Entity, name: &str) -> Result<T> {
+    T::from_property(entity.properties.get(name).cloned()).map_err(|e| value_error(name, e))
 }
 
 fn check_entity_type(entity: &Entity, entity_type: &str) -> Result<()> {
-    let found = self::entity_type(entity)?;
+    let found: String = peek(entity, ENTITY_TYPE_PROPERTY)?;
     if found != entity_type {
         return Err(value_error(
             ENTITY_TYPE_PROPERTY,
@@ -112,7 +94,7 @@ fn check_entity_type(entity: &Entity, entity_type: &str) -> Result<()> {
 /// upgrade are errors saying which versions the type reads.
 pub fn readable_version(entity: &Entity, entity_type: &str, current: i32, older: &[i32]) -> Result<i32> {
     check_entity_type(entity, entity_type)?;
-    let found = entity_version(entity)?;
+    let found: i32 = peek(entity, ENTITY_VERSION_PROPERTY)?;
     if found == current || older.contains(&found) {
         return Ok(found);
     }
@@ -185,7 +167,8 @@ pub const fn upgrade_source<Old: TableEntity, Out, F: FnOnce(Old) -> Out>(
 /// stored version, else the oldest newer one (which may upgrade it). A version newer than every
 /// variant's is an error.
 pub fn variant_for(entity: &Entity, variants: &[(Option<&str>, Option<i32>)]) -> Result<usize> {
-    let found = self::entity_type(entity)?;
+    let found: String = peek(entity, ENTITY_TYPE_PROPERTY)?;
+    let found = found.as_str();
     let candidates: Vec<(usize, Option<i32>)> = variants
         .iter()
         .enumerate()
@@ -200,7 +183,7 @@ pub fn variant_for(entity: &Entity, variants: &[(Option<&str>, Option<i32>)]) ->
             let Some(newest) = candidates.iter().filter_map(|(_, v)| *v).max() else {
                 return Ok(*first);
             };
-            let version = entity_version(entity)?;
+            let version: i32 = peek(entity, ENTITY_VERSION_PROPERTY)?;
             match candidates.iter().filter_map(|(i, v)| Some((v.filter(|v| *v >= version)?, *i))).min() {
                 Some((_, i)) => Ok(i),
                 None => Err(Error::invalid(Violation::NewerEntityVersion {
@@ -214,7 +197,7 @@ pub fn variant_for(entity: &Entity, variants: &[(Option<&str>, Option<i32>)]) ->
 }
 
 /// The error for a discriminator no variant of a heterogeneous enum accepts.
-pub fn unknown_entity_type(found: &str, expected: &[Option<&str>]) -> Error {
+fn unknown_entity_type(found: &str, expected: &[Option<&str>]) -> Error {
     let expected: Vec<String> = expected.iter().flatten().map(|t| format!("{t:?}")).collect();
     value_error(
         ENTITY_TYPE_PROPERTY,
