@@ -502,6 +502,32 @@ pub enum Violation {
         /// The table queried.
         table: String,
     },
+    /// A stored entity was written by a newer version of its type than this build reads.
+    #[error(
+        "entity type {entity_type:?}: stored by a newer version {found} of the type; this build \
+         reads up to version {current}"
+    )]
+    NewerEntityVersion {
+        /// The entity's `EntityType`.
+        entity_type: String,
+        /// The stored `EntityVersion`.
+        found: i32,
+        /// The newest version this build reads.
+        current: i32,
+    },
+    /// A stored entity has an older version of its type that the type declares no upgrade from.
+    #[error(
+        "entity type {entity_type:?}: stored version {found} cannot be read; this type reads \
+         versions {reads:?} (declare `upgrade_from({found} = ...)` to read it)"
+    )]
+    UnreadableEntityVersion {
+        /// The entity's `EntityType`.
+        entity_type: String,
+        /// The stored `EntityVersion`.
+        found: i32,
+        /// The versions the type reads, in ascending order.
+        reads: Vec<i32>,
+    },
     /// A property's value does not fit the field or the declared type.
     #[error("property {property:?}: {message}")]
     Value {
@@ -531,7 +557,9 @@ impl Violation {
             DuplicateRow { .. } => ErrorCode::InvalidDuplicateRow,
             BatchTooLarge { .. } => ErrorCode::RequestBodyTooLarge,
             FilterUnsupported { .. } => ErrorCode::NotImplemented,
-            Value { .. } => ErrorCode::InvalidValueType,
+            Value { .. } | NewerEntityVersion { .. } | UnreadableEntityVersion { .. } => {
+                ErrorCode::InvalidValueType
+            }
             ETag { .. }
             | ETagSyntax { .. }
             | EmptyBatch

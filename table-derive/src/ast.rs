@@ -423,6 +423,7 @@ pub fn written(attrs: &attr::Container) -> Vec<(Symbol, TokenStream)> {
         (symbol::ROW_KEY, attrs.row_key.tokens()),
         (symbol::ENTITY_TYPE, attrs.entity_type.tokens()),
         (symbol::VERSION, attrs.version.tokens()),
+        (symbol::UPGRADE_FROM, attrs.upgrade_from.tokens()),
         (symbol::RENAME_ALL, attrs.rename_all.tokens()),
     ]
     .into_iter()

@@ -14,8 +14,9 @@
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
-use syn::parse::Parser;
-use syn::{Attribute, Expr, Ident, Lit, LitStr, Token};
+use syn::parse::{ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::{Attribute, Expr, ExprPath, Ident, Lit, LitInt, LitStr, Token};
 use table_core::KeyName;
 
 use crate::case::{RULE_NAMES, RenameRule};
@@ -124,9 +125,18 @@ pub struct Container {
     pub row_key: Attr<Template>,
     pub entity_type: Attr<LitStr>,
     pub version: Attr<i32>,
+    pub upgrade_from: Attr<Vec<Upgrade>>,
     pub indexes: Vec<Index>,
     pub rename_all: Attr<RenameRule>,
     pub crate_path: Attr<syn::Path>,
+}
+
+/// One `N = path` of `upgrade_from(...)`: rows stored at version `N` are read through `path`.
+pub struct Upgrade {
+    pub version: i32,
+    /// The version as written, to point at.
+    pub lit: LitInt,
+    pub path: ExprPath,
 }
 
 /// What a field is, from its one marker (or none).
@@ -308,6 +318,7 @@ impl Container {
             row_key: Attr::none(symbol::ROW_KEY),
             entity_type: Attr::none(symbol::ENTITY_TYPE),
             version: Attr::none(symbol::VERSION),
+            upgrade_from: Attr::none(symbol::UPGRADE_FROM),
             indexes: Vec::new(),
             rename_all: Attr::none(symbol::RENAME_ALL),
             crate_path: Attr::none(symbol::CRATE),
@@ -336,6 +347,9 @@ impl Container {
                         _ => None,
                     })?;
                 c.version.record(cx, path, version);
+            } else if *path == symbol::UPGRADE_FROM {
+                let upgrades = Upgrade::parse_list(cx, meta)?;
+                c.upgrade_from.record(cx, path, upgrades);
             } else if *path == symbol::INDEX || *path == symbol::LOOKUP {
                 let kind = if *path == symbol::INDEX { IndexKind::Secondary } else { IndexKind::Lookup };
                 if let Some(index) = Index::parse(cx, meta, kind)? {
@@ -371,6 +385,58 @@ impl Container {
             Ok(())
         });
         c
+    }
+}
+
+impl Upgrade {
+    const EXAMPLE: &str = "like `upgrade_from(1 = upgrade_v1, 2 = EmployeeV2::upgrade)`";
+
+    /// The items of `upgrade_from(N = path, ...)`; `None` when the list is missing or does not
+    /// parse (reported). An item whose version is not an `i32` is reported and left out.
+    fn parse_list(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<Vec<Upgrade>>> {
+        if !meta.input.peek(syn::token::Paren) {
+            cx.error_spanned_by(&meta.path, format!("`upgrade_from` takes a list, {}", Upgrade::EXAMPLE));
+            skip_value(meta)?;
+            return Ok(None);
+        }
+        let content;
+        syn::parenthesized!(content in meta.input);
+        // Parsed apart from the enclosing attribute, as `list` does, so that a syntax error
+        // ends only this list.
+        let items: TokenStream = content.parse()?;
+        let parsed = match (|input: ParseStream<'_>| {
+            Punctuated::<_, Token![,]>::parse_terminated_with(input, Upgrade::item)
+        })
+        .parse2(items)
+        {
+            Ok(parsed) => parsed,
+            Err(err) => {
+                cx.syn_error(err);
+                return Ok(None);
+            }
+        };
+        let mut upgrades = Vec::new();
+        for (lit, path) in parsed {
+            match lit.base10_parse::<i32>().ok().filter(|v| *v >= 0) {
+                Some(version) => upgrades.push(Upgrade { version, lit, path }),
+                None => {
+                    cx.error_spanned_by(&lit, "a version is a non-negative integer that fits in an `i32`")
+                }
+            }
+        }
+        Ok(Some(upgrades))
+    }
+
+    /// One `N = path`.
+    fn item(input: ParseStream<'_>) -> syn::Result<(LitInt, ExprPath)> {
+        let lit = input.parse::<LitInt>().map_err(|e| {
+            syn::Error::new(e.span(), format!("expected `version = function`, {}", Upgrade::EXAMPLE))
+        })?;
+        input.parse::<Token![=]>()?;
+        let path = input.parse::<ExprPath>().map_err(|e| {
+            syn::Error::new(e.span(), "expected the path of a function `fn(Old) -> Self`, like `upgrade_v1`")
+        })?;
+        Ok((lit, path))
     }
 }
 

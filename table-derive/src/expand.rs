@@ -7,7 +7,7 @@
 //! the field roles decided while parsing.
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident};
 use table_core::KeyName;
@@ -189,7 +189,9 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
     let writes = property_writes(p, s);
     let decodes = key_only_decodes(p, c);
     let inits = field_inits(p, s);
-    let select = select_list(s);
+    let upgrades = upgrades(p, s);
+    let upgrade_asserts = upgrade_asserts(p, s);
+    let select = select_fn(s);
     let build_pk = build_from_self(p, &primary_const(KeyName::PartitionKey), &c.partition_key);
     let build_rk = build_from_self(p, &primary_const(KeyName::RowKey), &c.row_key);
     let indexes = index_items(p, c);
@@ -198,6 +200,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
 
     quote! {
         #templates
+        #upgrade_asserts
 
         #[automatically_derived]
         impl #impl_generics #p::TableEntity for #ident #ty_generics #where_clause {
@@ -215,6 +218,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
 
             #[allow(unused_mut)]
             fn from_entity(mut __entity: #p::Entity) -> #p::Result<Self> {
+                #upgrades
                 #check_discriminator
                 #(#decodes)*
                 ::core::result::Result::Ok(Self { #(#inits),* })
@@ -224,9 +228,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
 
             fn row_key(&self) -> #p::Result<::std::string::String> #build_rk
 
-            fn select() -> ::core::option::Option<&'static [&'static str]> {
-                ::core::option::Option::Some(&[#(#select),*])
-            }
+            #select
 
             #indexes
         }
@@ -416,8 +418,99 @@ fn field_inits(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
         .collect()
 }
 
-/// `select()`: the keys, `Timestamp` when a field holds it, the discriminator, and every
-/// property a field is stored as.
+/// `from_entity`, before the entity is read at the current version: a row stored at an older
+/// version of `upgrade_from` is read as the type its function takes and upgraded; the result
+/// carries the stored row's ETag and Timestamp, whatever the function made of them.
+fn upgrades(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
+    let (Some(upgrades), Some(entity_type), Some(current)) =
+        (s.attrs.upgrade_from.get(), s.attrs.entity_type.get(), s.attrs.version.get())
+    else {
+        return quote!();
+    };
+    let entity_type = entity_type.value();
+    let older = upgrades.iter().map(|u| u.version);
+    let (mut keep, mut carry) = (Vec::new(), Vec::new());
+    for f in &s.fields {
+        let ident = f.ident;
+        match f.attrs.role {
+            Role::Timestamp => {
+                keep.push(quote!(let __timestamp = __entity.timestamp;));
+                carry.push(quote!(__value.#ident = __timestamp;));
+            }
+            Role::ETag => {
+                keep.push(quote!(let __etag = ::core::clone::Clone::clone(&__entity.etag);));
+                carry.push(quote!(__value.#ident = __etag;));
+            }
+            Role::Stored | Role::Json | Role::Skip | Role::KeyOnly => {}
+        }
+    }
+    let arms = upgrades.iter().map(|u| {
+        let (version, path) = (u.version, &u.path);
+        quote! {
+            if __version == #version {
+                #(#keep)*
+                let mut __value: Self = #p::upgrade(__entity, #path)?;
+                #(#carry)*
+                return ::core::result::Result::Ok(__value);
+            }
+        }
+    });
+    quote! {
+        let __version = #p::readable_version(&__entity, #entity_type, #current, &[#(#older),*])?;
+        #(#arms)*
+    }
+}
+
+/// Constant checks that each `upgrade_from` function takes the type's `entity_type` at the
+/// version it is listed under (concrete types only: a generic one's paths may name its
+/// parameters).
+fn upgrade_asserts(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
+    let (Some(upgrades), Some(entity_type), true) = (
+        s.attrs.upgrade_from.get(),
+        s.attrs.entity_type.get().map(|lit| lit.value()),
+        s.original.generics.params.is_empty(),
+    ) else {
+        return quote!();
+    };
+    let asserts = upgrades.iter().map(|u| {
+        let (version, path) = (u.version, &u.path);
+        let written = path.to_token_stream().to_string().replace(' ', "");
+        let wrong_version = format!(
+            "`{written}` in `upgrade_from({version} = ...)` takes a type whose `version` is not {version}"
+        );
+        let wrong_type = format!(
+            "`{written}` in `upgrade_from` takes a type whose `entity_type` is not \"{entity_type}\""
+        );
+        quote_spanned! {path.span()=>
+            const _: () = ::core::assert!(
+                #p::same_version(#p::upgrade_source(&#path).1, ::core::option::Option::Some(#version)),
+                #wrong_version
+            );
+            const _: () = ::core::assert!(
+                #p::same_entity_type(#p::upgrade_source(&#path).0, ::core::option::Option::Some(#entity_type)),
+                #wrong_type
+            );
+        }
+    });
+    quote!(#(#asserts)*)
+}
+
+/// `select()`: the properties `from_entity` reads, or every property (the default) for a type
+/// that upgrades older versions, whose properties its own fields do not list.
+fn select_fn(s: &Struct<'_>) -> TokenStream {
+    if s.attrs.upgrade_from.get().is_some() {
+        return quote!();
+    }
+    let select = select_list(s);
+    quote! {
+        fn select() -> ::core::option::Option<&'static [&'static str]> {
+            ::core::option::Option::Some(&[#(#select),*])
+        }
+    }
+}
+
+/// The keys, `Timestamp` when a field holds it, the discriminator, and every property a field
+/// is stored as.
 fn select_list<'s>(s: &'s Struct<'_>) -> Vec<&'s str> {
     let mut select = vec![grammar::PARTITION_KEY, grammar::ROW_KEY];
     if s.fields.iter().any(|f| f.attrs.role == Role::Timestamp) {
@@ -624,14 +717,18 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
     let to_entity = delegate(quote!(to_entity));
     let partition_key = delegate(quote!(partition_key));
     let row_key = delegate(quote!(row_key));
-    let types = e.variants.iter().map(|(_, ty)| quote!(<#ty as #p::TableEntity>::ENTITY_TYPE));
-    let tries = e.variants.iter().map(|(v, ty)| {
-        quote! {
-            if ::core::option::Option::Some(__type.as_str()) == <#ty as #p::TableEntity>::ENTITY_TYPE {
-                return ::core::result::Result::Ok(Self::#v(<#ty as #p::TableEntity>::from_entity(__entity)?));
-            }
-        }
-    });
+    let kinds = e
+        .variants
+        .iter()
+        .map(|(_, ty)| quote!((<#ty as #p::TableEntity>::ENTITY_TYPE, <#ty as #p::TableEntity>::VERSION)));
+    // `variant_for` answers an index of `kinds`; the last variant takes what no other does.
+    let mut dispatch = TokenStream::new();
+    for (i, (v, ty)) in e.variants.iter().enumerate().rev() {
+        let read =
+            quote!(::core::result::Result::Ok(Self::#v(<#ty as #p::TableEntity>::from_entity(__entity)?)));
+        dispatch =
+            if dispatch.is_empty() { read } else { quote!(if __variant == #i { #read } else { #dispatch }) };
+    }
     // Constant checks need concrete types; generic enums skip them.
     let mut asserts = Vec::new();
     if e.original.generics.params.is_empty() {
@@ -643,12 +740,25 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
                 const _: () = ::core::assert!(<#ty as #p::TableEntity>::ENTITY_TYPE.is_some(), #message);
             });
             for (w, other) in &e.variants[i + 1..] {
-                let message =
-                    format!("variants `{v}` and `{w}` of `{ident}` wrap types with the same `entity_type`");
+                let unversioned = format!(
+                    "variants `{v}` and `{w}` of `{ident}` wrap types with the same `entity_type`; \
+                     to wrap several versions of one type, give each its own `version = N`"
+                );
+                let same_version = format!(
+                    "variants `{v}` and `{w}` of `{ident}` wrap types with the same `entity_type` and \
+                     `version`, so their rows cannot be told apart"
+                );
+                let (a, b) = (quote!(<#ty as #p::TableEntity>), quote!(<#other as #p::TableEntity>));
                 asserts.push(quote_spanned! {other.span()=>
                     const _: () = ::core::assert!(
-                        #p::distinct_entity_types(<#ty as #p::TableEntity>::ENTITY_TYPE, <#other as #p::TableEntity>::ENTITY_TYPE),
-                        #message
+                        !#p::same_entity_type(#a::ENTITY_TYPE, #b::ENTITY_TYPE)
+                            || (#a::VERSION.is_some() && #b::VERSION.is_some()),
+                        #unversioned
+                    );
+                    const _: () = ::core::assert!(
+                        !#p::same_entity_type(#a::ENTITY_TYPE, #b::ENTITY_TYPE)
+                            || !#p::same_version(#a::VERSION, #b::VERSION),
+                        #same_version
                     );
                 });
             }
@@ -662,9 +772,8 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
             fn to_entity(&self) -> #p::Result<#p::Entity> { #to_entity }
 
             fn from_entity(__entity: #p::Entity) -> #p::Result<Self> {
-                let __type = ::std::string::String::from(#p::entity_type(&__entity)?);
-                #(#tries)*
-                ::core::result::Result::Err(#p::unknown_entity_type(&__type, &[#(#types),*]))
+                let __variant = #p::variant_for(&__entity, &[#(#kinds),*])?;
+                #dispatch
             }
 
             fn partition_key(&self) -> #p::Result<::std::string::String> { #partition_key }

@@ -15,6 +15,7 @@ pub const PARTITION_KEY: Symbol = Symbol("partition_key");
 pub const ROW_KEY: Symbol = Symbol("row_key");
 pub const ENTITY_TYPE: Symbol = Symbol("entity_type");
 pub const VERSION: Symbol = Symbol("version");
+pub const UPGRADE_FROM: Symbol = Symbol("upgrade_from");
 pub const INDEX: Symbol = Symbol("index");
 pub const LOOKUP: Symbol = Symbol("lookup");
 pub const RENAME_ALL: Symbol = Symbol("rename_all");
@@ -33,7 +34,7 @@ pub const ETAG: Symbol = Symbol("etag");
 pub const KEY_ONLY: Symbol = Symbol("key_only");
 
 pub const CONTAINER_ATTRS: &[Symbol] =
-    &[PARTITION_KEY, ROW_KEY, ENTITY_TYPE, VERSION, INDEX, LOOKUP, RENAME_ALL, CRATE];
+    &[PARTITION_KEY, ROW_KEY, ENTITY_TYPE, VERSION, UPGRADE_FROM, INDEX, LOOKUP, RENAME_ALL, CRATE];
 pub const INDEX_ATTRS: &[Symbol] = &[NAME, PARTITION_KEY, ROW_KEY, PROJECT];
 pub const FIELD_ATTRS: &[Symbol] = &[RENAME, SKIP, JSON, TIMESTAMP, ETAG, KEY_ONLY];
 pub const VARIANT_ATTRS: &[Symbol] = &[RENAME];

@@ -26,6 +26,7 @@ pub fn check_struct(cx: &Ctxt, s: &Struct<'_>) {
     check_key_templates(cx, s);
     check_key_only_fields(cx, s);
     check_version_has_entity_type(cx, s);
+    check_upgrades(cx, s);
     check_index_names(cx, s);
     check_index_row_keys(cx, s);
     check_index_projections(cx, s);
@@ -240,6 +241,38 @@ fn unsplittable(t: &Template) -> Option<String> {
 fn check_version_has_entity_type(cx: &Ctxt, s: &Struct<'_>) {
     if let (Some(version), true) = (s.attrs.version.tokens(), s.attrs.entity_type.is_absent()) {
         cx.error_spanned_by(version, "`version` needs `entity_type`; add #[table(entity_type = \"...\")]");
+    }
+}
+
+// `upgrade_from` reads older versions, each listed once, so the type has a `version` and
+// every listed one is below it: `#[table(version = 3, upgrade_from(1 = v1_to_v3, 2 = v2_to_v3))]`.
+fn check_upgrades(cx: &Ctxt, s: &Struct<'_>) {
+    let Some(upgrades) = s.attrs.upgrade_from.get() else {
+        return;
+    };
+    if s.attrs.version.is_absent()
+        && let Some(tokens) = s.attrs.upgrade_from.tokens()
+    {
+        cx.error_spanned_by(
+            tokens,
+            "`upgrade_from` needs the type's current `version`; add #[table(version = N)]",
+        );
+    }
+    let current = s.attrs.version.get();
+    let mut seen = HashSet::new();
+    for upgrade in upgrades {
+        let version = upgrade.version;
+        if !seen.insert(version) {
+            cx.error_spanned_by(&upgrade.lit, format!("version {version} is listed twice in `upgrade_from`"));
+        } else if let Some(current) = current.filter(|c| version >= **c) {
+            cx.error_spanned_by(
+                &upgrade.lit,
+                format!(
+                    "`upgrade_from` lists version {version}, but the type is at version {current}; \
+                     list only older versions"
+                ),
+            );
+        }
     }
 }
 

@@ -224,9 +224,19 @@ fn wrong_or_missing_properties_are_errors_naming_the_property() {
     other_type.insert("EntityType", "Department");
     assert_eq!(value_error_property(&Employee::from_entity(other_type).unwrap_err()), "EntityType");
 
+    let mut wrong_version_type = entity.clone();
+    wrong_version_type.insert("EntityVersion", 1i64);
+    assert_eq!(
+        value_error_property(&Employee::from_entity(wrong_version_type).unwrap_err()),
+        "EntityVersion"
+    );
+
     let mut other_version = entity;
     other_version.insert("EntityVersion", 2);
-    assert_eq!(value_error_property(&Employee::from_entity(other_version).unwrap_err()), "EntityVersion");
+    assert!(matches!(
+        Employee::from_entity(other_version).unwrap_err().violation(),
+        Some(Violation::NewerEntityVersion { found: 2, current: 1, .. })
+    ));
 }
 
 #[test]

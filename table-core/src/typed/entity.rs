@@ -25,7 +25,8 @@ pub const ENTITY_VERSION_PROPERTY: &str = grammar::ENTITY_VERSION;
 /// |---|---|
 /// | `partition_key = "..."`, `row_key = "..."` | key templates (required) |
 /// | `entity_type = "Employee"` | discriminator written to `EntityType` and checked on read |
-/// | `version = 1` | written to `EntityVersion`, must match exactly on read (needs `entity_type`) |
+/// | `version = 2` | written to `EntityVersion` (an `Edm.Int32`) on every write; on read, a row of this version is decoded directly, a newer one is a [`NewerEntityVersion`](crate::Violation::NewerEntityVersion) error, an older one needs `upgrade_from` (needs `entity_type`) |
+/// | `upgrade_from(1 = upgrade_v1, 2 = EmployeeV2::upgrade)` | older versions this type reads: a row stored at version 1 is read as the type `upgrade_v1` takes and upgraded by it (see [Versions](#versions)) |
 /// | `index(name = "..", partition_key = "..", row_key = "..", project(a, b))` | secondary index: a copy under other keys; same partition when `partition_key` is left out or equal to the entity's; `project` limits the copied properties |
 /// | `lookup(name = "..", partition_key = "..", row_key = "..")` | index entity listing the primary keys per value |
 /// | `rename_all = "PascalCase"` | property names from field names (`lowercase`, `UPPERCASE`, `camelCase`, `snake_case`, `SCREAMING_SNAKE_CASE`) |
@@ -59,7 +60,81 @@ pub const ENTITY_VERSION_PROPERTY: &str = grammar::ENTITY_VERSION;
 ///
 /// On an enum whose variants each wrap one entity struct with an `entity_type`, the derive
 /// reads any of them, dispatching on `EntityType` (an unknown value is an error), so one query
-/// returns rows of several types.
+/// returns rows of several types. Variants may wrap several versions of one entity type
+/// (`enum AnyEmployee { V1(EmployeeV1), V2(EmployeeV2) }`, each with its own `version`): a row
+/// goes to the variant of its `EntityVersion`, or else to the oldest newer variant (which may
+/// upgrade it); a version newer than every variant's is a `NewerEntityVersion` error. Two
+/// variants of the same `entity_type` and `version`, or of the same `entity_type` without
+/// versions, are a compile error.
+///
+/// # Versions
+///
+/// A type's stored shape changes by raising `version` and declaring how older rows become the
+/// new type: `upgrade_from(N = path)` names a function `fn(Old) -> Self` or
+/// `fn(Old) -> Result<Self>`, where `Old` is the `TableEntity` type that wrote version `N`
+/// (kept in the code, usually as `EmployeeV1`). The derive reads the row with `Old`'s
+/// `from_entity` (the type is inferred from the function's parameter) and calls the function;
+/// a chain over several versions is a function that calls the next one. Reading then works so:
+///
+/// - `EntityVersion` equal to `version`: decoded directly;
+/// - a version listed in `upgrade_from`: decoded as the old type, then upgraded; the upgraded
+///   value's `etag` and `timestamp` fields hold the stored row's, whatever the function set,
+///   so a conditional write of the upgraded value replaces exactly the row read;
+/// - newer than `version`: a [`NewerEntityVersion`](crate::Violation::NewerEntityVersion) error
+///   ("stored by a newer version 3 of the type; this build reads up to version 2");
+/// - older and not listed: an
+///   [`UnreadableEntityVersion`](crate::Violation::UnreadableEntityVersion) error naming the
+///   versions the type reads;
+/// - missing, or not an `Edm.Int32`: a `Value` error naming `EntityVersion`.
+///
+/// Writes always write the current version, so writing an upgraded value back migrates its row.
+/// A type with `upgrade_from` selects every property (its [`select`](Self::select) is `None`),
+/// since an old version may store properties its own fields do not name. Listing a version
+/// twice, a version not below `version`, or `upgrade_from` without `version` is a compile
+/// error, and so is a function whose parameter type has another `entity_type` or `version`.
+///
+/// ```
+/// use table_core::typed::TableEntity;
+/// use table_core::{Value, Violation};
+/// use table_derive::TableEntity;
+///
+/// #[derive(Debug, PartialEq, TableEntity)]
+/// #[table(crate = "table_core", partition_key = "{team}", row_key = "{id}")]
+/// #[table(entity_type = "Player", version = 1)]
+/// struct PlayerV1 { #[table(key_only)] team: String, #[table(key_only)] id: u32, name: String }
+///
+/// #[derive(Debug, PartialEq, TableEntity)]
+/// #[table(crate = "table_core", partition_key = "{team}", row_key = "{id}")]
+/// #[table(entity_type = "Player", version = 2, upgrade_from(1 = Player::from_v1))]
+/// struct Player {
+///     #[table(key_only)] team: String,
+///     #[table(key_only)] id: u32,
+///     name: String,
+///     rating: Option<i32>,
+/// }
+///
+/// impl Player {
+///     fn from_v1(old: PlayerV1) -> Player {
+///         Player { team: old.team, id: old.id, name: old.name, rating: None }
+///     }
+/// }
+///
+/// # fn main() -> table_core::Result<()> {
+/// let stored = PlayerV1 { team: "Reds".into(), id: 9, name: "Ann".into() }.to_entity()?;
+/// assert_eq!(stored.get("EntityVersion"), Some(&Value::Int32(1)));
+///
+/// let upgraded = Player::from_entity(stored)?;
+/// assert_eq!(upgraded, Player { team: "Reds".into(), id: 9, name: "Ann".into(), rating: None });
+/// assert_eq!(upgraded.to_entity()?.get("EntityVersion"), Some(&Value::Int32(2)));
+///
+/// let mut newer = upgraded.to_entity()?;
+/// newer.insert("EntityVersion", 3);
+/// let err = Player::from_entity(newer).unwrap_err();
+/// assert!(matches!(err.violation(), Some(Violation::NewerEntityVersion { found: 3, current: 2, .. })));
+/// assert!(err.to_string().contains("stored by a newer version 3 of the type; this build reads up to version 2"));
+/// # Ok(())
+/// # }
+/// ```
 ///
 /// # Example
 ///
@@ -137,17 +212,18 @@ pub trait TableEntity: Sized {
     /// (`entity_type = "..."`); `None` when the type has none.
     const ENTITY_TYPE: Option<&'static str> = None;
 
-    /// The version written to [`ENTITY_VERSION_PROPERTY`] and required, exactly, when reading
-    /// (`version = N`).
+    /// The version written to [`ENTITY_VERSION_PROPERTY`] (`version = N`): the newest this type
+    /// reads; older ones only through `upgrade_from` (see [Versions](#versions)).
     const VERSION: Option<i32> = None;
 
     /// The entity to write: keys, discriminator and every stored property (`None` fields are
     /// left out). Fails when a key cannot be built or a JSON field cannot be serialised.
     fn to_entity(&self) -> Result<Entity>;
 
-    /// The value of a stored entity. Fails, naming the property, when a property is missing for
-    /// a non-`Option` field or has another EDM type, when the discriminator does not match, or
-    /// when a key does not match its template.
+    /// The value of a stored entity, upgraded when it was stored by an older version the type
+    /// reads. Fails, naming the property, when a property is missing for a non-`Option` field
+    /// or has another EDM type, when the discriminator does not match or the version is one the
+    /// type does not read, or when a key does not match its template.
     fn from_entity(entity: Entity) -> Result<Self>;
 
     /// The `PartitionKey` built from the partition key template.
@@ -164,7 +240,7 @@ pub trait TableEntity: Sized {
     /// The properties to request with `$select` so that [`from_entity`](Self::from_entity)
     /// has all it reads: `PartitionKey`, `RowKey`, `Timestamp` when a field holds it, the
     /// discriminator and every stored field. `None` asks for every property (a heterogeneous
-    /// enum does). A struct with a subset of another's fields is thereby a projection.
+    /// enum does, and so does a type with `upgrade_from`). A struct with a subset of another's fields is thereby a projection.
     fn select() -> Option<&'static [&'static str]> {
         None
     }

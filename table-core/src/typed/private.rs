@@ -72,42 +72,132 @@ pub fn write_discriminator(entity: &mut Entity, entity_type: &str, version: Opti
     }
 }
 
-/// The discriminator of an entity, as a heterogeneous enum dispatches on it.
-pub fn entity_type(entity: &Entity) -> Result<&str> {
-    match entity.properties.get(ENTITY_TYPE_PROPERTY) {
-        Some(Value::String(t)) => Ok(t),
-        Some(other) => Err(value_error(
-            ENTITY_TYPE_PROPERTY,
-            ValueError::WrongType { expected: EdmType::String, found: other.edm_type() },
-        )),
-        None => Err(value_error(ENTITY_TYPE_PROPERTY, ValueError::Missing)),
-    }
+/// A discriminator property, read without taking it out of the entity (an older type it is
+/// handed to reads it again).
+fn peek<T: Property>(entity: &Entity, name: &str) -> Result<T> {
+    T::from_property(entity.properties.get(name).cloned()).map_err(|e| value_error(name, e))
 }
 
-/// Checks, then removes, the discriminator properties.
-pub fn check_discriminator(entity: &mut Entity, entity_type: &str, version: Option<i32>) -> Result<()> {
-    let found = self::entity_type(entity)?;
+fn check_entity_type(entity: &Entity, entity_type: &str) -> Result<()> {
+    let found: String = peek(entity, ENTITY_TYPE_PROPERTY)?;
     if found != entity_type {
         return Err(value_error(
             ENTITY_TYPE_PROPERTY,
             format_args!("expected entity type {entity_type:?}, found {found:?}"),
         ));
     }
-    entity.properties.remove(ENTITY_TYPE_PROPERTY);
-    if let Some(version) = version {
-        let found: i32 = read_property(entity, ENTITY_VERSION_PROPERTY)?;
-        if found != version {
-            return Err(value_error(
-                ENTITY_VERSION_PROPERTY,
-                format_args!("expected version {version}, found {found}"),
-            ));
+    Ok(())
+}
+
+/// The stored version of an entity of `entity_type`, once checked to be `current` or one of
+/// the `older` versions the type upgrades from. A newer version and an older one without an
+/// upgrade are errors saying which versions the type reads.
+pub fn readable_version(entity: &Entity, entity_type: &str, current: i32, older: &[i32]) -> Result<i32> {
+    check_entity_type(entity, entity_type)?;
+    let found: i32 = peek(entity, ENTITY_VERSION_PROPERTY)?;
+    if found == current || older.contains(&found) {
+        return Ok(found);
+    }
+    let entity_type = entity_type.to_owned();
+    Err(Error::invalid(if found > current {
+        Violation::NewerEntityVersion { entity_type, found, current }
+    } else {
+        let mut reads = older.to_vec();
+        reads.push(current);
+        reads.sort_unstable();
+        Violation::UnreadableEntityVersion { entity_type, found, reads }
+    }))
+}
+
+/// Checks, then removes, the discriminator properties of an entity read at the type's own
+/// version.
+pub fn check_discriminator(entity: &mut Entity, entity_type: &str, version: Option<i32>) -> Result<()> {
+    match version {
+        Some(version) => {
+            readable_version(entity, entity_type, version, &[])?;
         }
+        None => check_entity_type(entity, entity_type)?,
+    }
+    entity.properties.remove(ENTITY_TYPE_PROPERTY);
+    if version.is_some() {
+        entity.properties.remove(ENTITY_VERSION_PROPERTY);
     }
     Ok(())
 }
 
+/// What an `upgrade_from` function returns: the upgraded value, or a `Result` of it.
+pub trait Upgraded<T> {
+    /// The upgraded value, or the upgrade's error.
+    fn into_upgraded(self) -> Result<T>;
+}
+
+impl<T: TableEntity> Upgraded<T> for T {
+    fn into_upgraded(self) -> Result<T> {
+        Ok(self)
+    }
+}
+
+impl<T: TableEntity> Upgraded<T> for Result<T> {
+    fn into_upgraded(self) -> Result<T> {
+        self
+    }
+}
+
+/// Reads an entity as the older type `Old` (inferred from the parameter of `upgrade`) and
+/// upgrades it to `New`.
+pub fn upgrade<Old, New, Out, F>(entity: Entity, upgrade: F) -> Result<New>
+where
+    Old: TableEntity,
+    F: FnOnce(Old) -> Out,
+    Out: Upgraded<New>,
+{
+    upgrade(Old::from_entity(entity)?).into_upgraded()
+}
+
+/// The `(ENTITY_TYPE, VERSION)` of the type an `upgrade_from` function takes, for the constant
+/// checks generated code makes on it.
+pub const fn upgrade_source<Old: TableEntity, Out, F: FnOnce(Old) -> Out>(
+    _: &F,
+) -> (Option<&'static str>, Option<i32>) {
+    (Old::ENTITY_TYPE, Old::VERSION)
+}
+
+/// Which variant of an entity enum reads `entity`, given each variant's `(ENTITY_TYPE,
+/// VERSION)`: the only variant of the stored type, or, when several share it, the one of the
+/// stored version, else the oldest newer one (which may upgrade it). A version newer than every
+/// variant's is an error.
+pub fn variant_for(entity: &Entity, variants: &[(Option<&str>, Option<i32>)]) -> Result<usize> {
+    let found: String = peek(entity, ENTITY_TYPE_PROPERTY)?;
+    let found = found.as_str();
+    let candidates: Vec<(usize, Option<i32>)> = variants
+        .iter()
+        .enumerate()
+        .filter(|(_, (t, _))| *t == Some(found))
+        .map(|(i, (_, v))| (i, *v))
+        .collect();
+    let types: Vec<Option<&str>> = variants.iter().map(|(t, _)| *t).collect();
+    match candidates.as_slice() {
+        [] => Err(unknown_entity_type(found, &types)),
+        [(only, _)] => Ok(*only),
+        [(first, _), ..] => {
+            let Some(newest) = candidates.iter().filter_map(|(_, v)| *v).max() else {
+                return Ok(*first);
+            };
+            let version: i32 = peek(entity, ENTITY_VERSION_PROPERTY)?;
+            match candidates.iter().filter_map(|(i, v)| Some((v.filter(|v| *v >= version)?, *i))).min() {
+                Some((_, i)) => Ok(i),
+                None => Err(Error::invalid(Violation::NewerEntityVersion {
+                    entity_type: found.to_owned(),
+                    found: version,
+                    current: newest,
+                })),
+            }
+        }
+    }
+}
+
 /// The error for a discriminator no variant of a heterogeneous enum accepts.
-pub fn unknown_entity_type(found: &str, expected: &[Option<&str>]) -> Error {
+fn unknown_entity_type(found: &str, expected: &[Option<&str>]) -> Error {
     let expected: Vec<String> = expected.iter().flatten().map(|t| format!("{t:?}")).collect();
     value_error(
         ENTITY_TYPE_PROPERTY,
@@ -144,12 +234,17 @@ pub fn entity_key(partition_key: String, row_key: String) -> EntityKey {
     EntityKey { partition_key, row_key }
 }
 
-/// `false` when both variants of a heterogeneous enum declare the same discriminator.
-pub const fn distinct_entity_types(a: Option<&str>, b: Option<&str>) -> bool {
+/// `true` when both types declare the same `entity_type`.
+pub const fn same_entity_type(a: Option<&str>, b: Option<&str>) -> bool {
     match (a, b) {
-        (Some(a), Some(b)) => !str_eq(a, b),
-        _ => true,
+        (Some(a), Some(b)) => str_eq(a, b),
+        _ => false,
     }
+}
+
+/// `true` when both are the same version.
+pub const fn same_version(a: Option<i32>, b: Option<i32>) -> bool {
+    matches!((a, b), (Some(a), Some(b)) if a == b)
 }
 
 /// Writes a `#[derive(PropertyValue)]` enum into a key: only `{field}` applies.
