@@ -392,6 +392,7 @@ pub mod typed;
 #[doc(hidden)]
 pub mod wire;
 
+mod access_policy;
 mod backend;
 mod batch;
 mod builder;
@@ -405,6 +406,7 @@ mod outcome;
 mod query;
 mod retry;
 mod service;
+mod service_properties;
 mod table;
 mod typed_table;
 
@@ -426,6 +428,12 @@ pub use table_core::{
     MAX_FILTER_NESTING, MAX_KEY_LEN, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, MAX_PROPERTY_VALUE_SIZE,
     Operation, Origin, Properties, Result, Value, Violation, WriteOutcome, compare_ordinal, entity_size,
     validate_entity, validate_key, validate_property_name, validate_table_name,
+};
+// The account and table settings: stored access policies and the service's properties.
+pub use table_core::{
+    CORS_METHODS, CorsRule, GeoReplicationStatus, Logging, MAX_CORS_RULES, MAX_RETENTION_DAYS,
+    MAX_SIGNED_IDENTIFIER_ID_LEN, MAX_SIGNED_IDENTIFIERS, Metrics, ServiceProperties, ServiceStatistics,
+    SignedIdentifier,
 };
 pub use table_core::{datetime, engine, keys};
 

@@ -27,6 +27,18 @@ pub const TABLES_PATH: &str = "Tables";
 /// The path of an entity group transaction.
 pub const BATCH_PATH: &str = "$batch";
 
+/// The query of a table's stored access policies (Get and Set Table ACL).
+pub const ACL_QUERY: &str = "comp=acl";
+
+/// The query of the service settings (Get and Set Table Service Properties).
+pub const SERVICE_PROPERTIES_QUERY: &str = "restype=service&comp=properties";
+
+/// The query of the geo-replication statistics (Get Table Service Stats).
+pub const SERVICE_STATS_QUERY: &str = "restype=service&comp=stats";
+
+/// The suffix of the account name at its secondary location.
+const SECONDARY_SUFFIX: &str = "-secondary";
+
 /// Percent-encodes `text` as one URL component (path segment text or query value).
 pub fn encode_component(text: &str) -> String {
     utf8_percent_encode(text, COMPONENT).to_string()
@@ -93,6 +105,43 @@ pub(crate) fn parse_endpoint(text: &str, what: &str) -> Result<String> {
     }
     if url.host_str().is_none_or(str::is_empty) {
         return Err(invalid("names no host"));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+/// The secondary location of a base URL from [`parse_endpoint`]: the account name gets
+/// `-secondary`, in the path for path-style endpoints (`http://127.0.0.1:10002/devstoreaccount1`
+/// becomes `.../devstoreaccount1-secondary`, as Azurite reads it), else in the first label of
+/// the host (`https://acct.table.core.windows.net` becomes `https://acct-secondary.table...`).
+///
+/// Fails with [`ErrorKind::InvalidInput`] when the endpoint names no account (an IP address or
+/// a one-label host without a path).
+///
+/// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
+pub fn secondary_endpoint(base_url: &str) -> Result<String> {
+    let cannot = || {
+        crate::error::invalid_input(
+            "the endpoint names no account (no path and no `<account>.` host), so it has no secondary location",
+        )
+    };
+    let mut url = Url::parse(base_url).map_err(|e| cannot().with_source(e))?;
+    let path = url.path().trim_matches('/').to_owned();
+    if !path.is_empty() {
+        let (account, rest) = path.split_once('/').map_or((path.as_str(), None), |(a, r)| (a, Some(r)));
+        let mut secondary = format!("/{account}{SECONDARY_SUFFIX}");
+        if let Some(rest) = rest {
+            secondary.push('/');
+            secondary.push_str(rest);
+        }
+        url.set_path(&secondary);
+    } else {
+        let host = url.host_str().unwrap_or_default().to_owned();
+        if host.starts_with('[') || host.parse::<std::net::Ipv4Addr>().is_ok() {
+            return Err(cannot());
+        }
+        let (account, rest) = host.split_once('.').ok_or_else(cannot)?;
+        url.set_host(Some(&format!("{account}{SECONDARY_SUFFIX}.{rest}")))
+            .map_err(|e| cannot().with_source(e))?;
     }
     Ok(url.as_str().trim_end_matches('/').to_owned())
 }
