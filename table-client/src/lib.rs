@@ -43,7 +43,12 @@
 //! one by one, with a [`RetryPolicy`] and a timeout; [`TableServiceClient::embedded`] wraps an
 //! [`engine::Engine`] you keep a handle to (for fault injection, below). The same program runs
 //! unchanged on every backend. To hand out access to one table, or one key range of it,
-//! without the account key, sign a shared access signature with [`auth::TableSasBuilder`].
+//! without the account key, sign a shared access signature with [`auth::TableSasBuilder`]
+//! (or [`auth::AccountSasBuilder`] for the whole account); a client holding the key signs a
+//! ready URL with [`TableClient::generate_sas_url`] and
+//! [`TableServiceClient::generate_account_sas_url`]. A table's stored access policies
+//! ([`TableClient::set_access_policies`]) let such a SAS be revoked; the account's settings
+//! are [`TableServiceClient::get_properties`] and [`TableServiceClient::get_statistics`].
 //!
 //! ```rust
 //! use table_client::TableServiceClient;
@@ -405,6 +410,7 @@ mod outbox;
 mod outcome;
 mod query;
 mod retry;
+mod sas_url;
 mod service;
 mod service_properties;
 mod table;
