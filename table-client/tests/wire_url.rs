@@ -95,3 +95,24 @@ fn reserved_query_characters_are_encoded() {
     assert_eq!(with_query("http://h/t()", "a=1"), "http://h/t()?a=1");
     assert_eq!(with_query("http://h/t()?a=1", "b=2"), "http://h/t()?a=1&b=2");
 }
+
+#[test]
+fn the_secondary_location_adds_secondary_to_the_account() {
+    use table_client::wire::url::secondary_endpoint;
+    assert_eq!(
+        secondary_endpoint("https://acct.table.core.windows.net").unwrap(),
+        "https://acct-secondary.table.core.windows.net"
+    );
+    assert_eq!(
+        secondary_endpoint("http://127.0.0.1:10002/devstoreaccount1").unwrap(),
+        "http://127.0.0.1:10002/devstoreaccount1-secondary"
+    );
+    assert_eq!(
+        secondary_endpoint("http://localhost:10002/acct/x").unwrap(),
+        "http://localhost:10002/acct-secondary/x"
+    );
+    for no_account in ["http://127.0.0.1:10002", "http://localhost:10002", "http://[::1]:10002"] {
+        let e = secondary_endpoint(no_account).unwrap_err();
+        assert_eq!(e.kind(), table_client::ErrorKind::InvalidInput, "{no_account}: {e:?}");
+    }
+}
