@@ -109,7 +109,7 @@ pub(crate) fn parse_endpoint(text: &str, what: &str) -> Result<String> {
     Ok(url.as_str().trim_end_matches('/').to_owned())
 }
 
-/// The secondary location of a base URL from [`parse_endpoint`]: the account name gets
+/// The secondary location of a base URL checked by `parse_endpoint`: the account name gets
 /// `-secondary`, in the path for path-style endpoints (`http://127.0.0.1:10002/devstoreaccount1`
 /// becomes `.../devstoreaccount1-secondary`, as Azurite reads it), else in the first label of
 /// the host (`https://acct.table.core.windows.net` becomes `https://acct-secondary.table...`).
