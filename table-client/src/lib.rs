@@ -43,7 +43,12 @@
 //! one by one, with a [`RetryPolicy`] and a timeout; [`TableServiceClient::embedded`] wraps an
 //! [`engine::Engine`] you keep a handle to (for fault injection, below). The same program runs
 //! unchanged on every backend. To hand out access to one table, or one key range of it,
-//! without the account key, sign a shared access signature with [`auth::TableSasBuilder`].
+//! without the account key, sign a shared access signature with [`auth::TableSasBuilder`]
+//! (or [`auth::AccountSasBuilder`] for the whole account); a client holding the key signs a
+//! ready URL with [`TableClient::generate_sas_url`] and
+//! [`TableServiceClient::generate_account_sas_url`]. A table's stored access policies
+//! ([`TableClient::set_access_policies`]) let such a SAS be revoked; the account's settings
+//! are [`TableServiceClient::get_properties`] and [`TableServiceClient::get_statistics`].
 //!
 //! ```rust
 //! use table_client::TableServiceClient;
@@ -403,6 +408,7 @@ pub mod typed;
 #[doc(hidden)]
 pub mod wire;
 
+mod access_policy;
 mod backend;
 mod batch;
 mod builder;
@@ -417,7 +423,9 @@ mod outcome;
 mod proxy;
 mod query;
 mod retry;
+mod sas_url;
 mod service;
+mod service_properties;
 mod table;
 mod typed_table;
 mod user_agent;
@@ -441,6 +449,12 @@ pub use table_core::{
     MAX_FILTER_NESTING, MAX_KEY_LEN, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, MAX_PROPERTY_VALUE_SIZE,
     Operation, Origin, Properties, Result, Value, Violation, WriteOutcome, compare_ordinal, entity_size,
     validate_entity, validate_key, validate_property_name, validate_table_name,
+};
+// The account and table settings: stored access policies and the service's properties.
+pub use table_core::{
+    CORS_METHODS, CorsRule, GeoReplicationStatus, Logging, MAX_CORS_RULES, MAX_RETENTION_DAYS,
+    MAX_SIGNED_IDENTIFIER_ID_LEN, MAX_SIGNED_IDENTIFIERS, Metrics, ServiceProperties, ServiceStatistics,
+    SignedIdentifier,
 };
 pub use table_core::{datetime, engine, keys};
 

@@ -59,7 +59,7 @@ pub(crate) fn read_secondary(
 /// `primary` with `-secondary` after its account name: in the first DNS label of a host name
 /// with dots, else (an IP address or a single-label host such as `localhost`: path style) in
 /// the first path segment.
-fn derive_secondary(primary: &str) -> Result<String> {
+pub(crate) fn derive_secondary(primary: &str) -> Result<String> {
     let cannot = || {
         invalid(
             "cannot derive the secondary endpoint: the endpoint names no account (in its host or first \

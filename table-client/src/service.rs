@@ -107,6 +107,10 @@ impl TableServiceClient {
         TableServiceClient { backend }
     }
 
+    pub(crate) fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
     /// A client for the table `name`. Nothing is sent; a name that breaks the service's rules
     /// makes every operation of the returned client fail before any request.
     pub fn table(&self, name: &str) -> TableClient {

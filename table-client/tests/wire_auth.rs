@@ -5,7 +5,8 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use table_client::auth::{
-    AccountKey, Credential, SasProtocol, SasToken, TableSasBuilder, TableSasPermissions, http_date,
+    AccountKey, AccountSasBuilder, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices,
+    Credential, SasProtocol, SasToken, TableSasBuilder, TableSasPermissions, http_date,
     shared_key_lite_string_to_sign, shared_key_string_to_sign,
 };
 use table_client::connection_string::DEVELOPMENT_KEY;
@@ -177,6 +178,66 @@ fn sas_builder_rejects_incomplete_or_old_requests() {
     assert_eq!(TableSasPermissions::parse("rx").unwrap_err().kind(), ErrorKind::InvalidInput);
     assert_eq!(TableSasPermissions::all().to_string(), "raud");
     assert_eq!(TableSasPermissions::parse("ud").unwrap().to_string(), "ud");
+}
+
+#[test]
+fn account_sas_signs_the_documented_string_of_its_version() {
+    let builder = AccountSasBuilder::new()
+        .resource_types(AccountSasResourceTypes::parse("os").unwrap())
+        .permissions(AccountSasPermissions::parse("lr").unwrap())
+        .start(utc(2030, 1, 1))
+        .expiry(utc(2030, 1, 2))
+        .ip("10.0.0.1")
+        .protocol(SasProtocol::Https);
+    // 2015-04-05 to 2020-12-05: nine lines and a final newline.
+    assert_eq!(
+        builder.string_to_sign("acct"),
+        "acct\nrl\nt\nso\n2030-01-01T00:00:00Z\n2030-01-02T00:00:00Z\n10.0.0.1\nhttps\n2019-02-02\n"
+    );
+    // From 2020-12-06: the (empty) encryption scope line comes before it.
+    assert_eq!(
+        builder.clone().version("2020-12-06").string_to_sign("acct"),
+        "acct\nrl\nt\nso\n2030-01-01T00:00:00Z\n2030-01-02T00:00:00Z\n10.0.0.1\nhttps\n2020-12-06\n\n"
+    );
+    let token = builder.sign(&AccountKey::new("acct", DEVELOPMENT_KEY).unwrap()).unwrap();
+    assert!(
+        token.as_query().starts_with(
+            "sv=2019-02-02&ss=t&srt=so&sp=rl&st=2030-01-01T00%3A00%3A00Z&se=2030-01-02T00%3A00%3A00Z&sip=10.0.0.1&spr=https&sig="
+        ),
+        "{}",
+        token.as_query()
+    );
+}
+
+#[test]
+fn account_sas_builder_rejects_incomplete_or_old_requests() {
+    let key = AccountKey::new("acct", DEVELOPMENT_KEY).unwrap();
+    let complete = AccountSasBuilder::new()
+        .resource_types(AccountSasResourceTypes::all())
+        .permissions(AccountSasPermissions::all())
+        .expiry(utc(2030, 1, 1));
+    complete.sign(&key).unwrap();
+    for (builder, says) in [
+        (complete.clone().services(AccountSasServices::default()), "a service"),
+        (complete.clone().resource_types(AccountSasResourceTypes::default()), "a resource type"),
+        (complete.clone().permissions(AccountSasPermissions::default()), "a permission"),
+        (
+            AccountSasBuilder::new()
+                .resource_types(AccountSasResourceTypes::all())
+                .permissions(AccountSasPermissions::all()),
+            "an expiry",
+        ),
+        (complete.clone().start(utc(2030, 1, 1)), "not before its expiry"),
+        (complete.clone().version("2015-02-21"), "before 2015-04-05"),
+    ] {
+        let e = builder.sign(&key).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e:?}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
+    assert_eq!(AccountSasPermissions::parse("rwdlacup").unwrap(), AccountSasPermissions::all());
+    assert_eq!(AccountSasPermissions::parse("pr").unwrap().to_string(), "rp");
+    assert_eq!(AccountSasServices::parse("tqfb").unwrap().to_string(), "bfqt");
+    assert_eq!(AccountSasResourceTypes::parse("x").unwrap_err().kind(), ErrorKind::InvalidInput);
 }
 
 #[test]

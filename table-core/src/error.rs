@@ -181,6 +181,12 @@ error_codes! {
     /// 400: a batch touches one entity twice.
     InvalidDuplicateRow => "The batch request contains multiple changes with same row key. An entity can \
         appear only once in a batch request.",
+    /// 400: an XML request body breaks the service's schema (e.g. more than 5 signed
+    /// identifiers, more than 5 CORS rules).
+    InvalidXmlDocument => "XML specified is not syntactically valid.",
+    /// 400: a value in an XML request body is out of range (an access policy's id or
+    /// permissions, a retention period).
+    InvalidXmlNodeValue => "The value for one of the XML nodes is not in the correct format.",
     /// 413: the request body is too large.
     RequestBodyTooLarge => "The request body is too large and exceeds the maximum permissible limit.",
     /// 501: unsupported construct.
@@ -528,6 +534,62 @@ pub enum Violation {
         /// The versions the type reads, in ascending order.
         reads: Vec<i32>,
     },
+    /// A table has more stored access policies (signed identifiers) than allowed.
+    #[error("table {table} would have {count} stored access policies; the limit is {max}")]
+    TooManySignedIdentifiers {
+        /// The table.
+        table: String,
+        /// The number given.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A stored access policy's id is empty or longer than allowed.
+    #[error("stored access policy id {id:?} is {length} characters long; it must be 1 to {max}")]
+    SignedIdentifierId {
+        /// The id.
+        id: String,
+        /// Its length in characters.
+        length: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A stored access policy grants a permission a table policy cannot hold.
+    #[error(
+        "stored access policy {id:?} has the permission {permission:?}; a table policy allows only r, a, u and d"
+    )]
+    AccessPolicyPermission {
+        /// The policy's id.
+        id: String,
+        /// The letter outside `raud`.
+        permission: char,
+    },
+    /// The service properties hold more CORS rules than allowed.
+    #[error("the service properties hold {count} CORS rules; the limit is {max}")]
+    TooManyCorsRules {
+        /// The number given.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A CORS rule breaks the service's rules.
+    #[error("CORS rule {index}: {reason}")]
+    CorsRule {
+        /// The rule's index in the list.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A retention period is outside 1..=365 days.
+    #[error("the {setting} retention is {days} days; it must be 1 to {max}")]
+    RetentionDays {
+        /// Which setting (`logging`, `hour metrics`, `minute metrics`).
+        setting: &'static str,
+        /// The number of days given.
+        days: u32,
+        /// The limit.
+        max: u32,
+    },
     /// A property's value does not fit the field or the declared type.
     #[error("property {property:?}: {message}")]
     Value {
@@ -560,6 +622,11 @@ impl Violation {
             Value { .. } | NewerEntityVersion { .. } | UnreadableEntityVersion { .. } => {
                 ErrorCode::InvalidValueType
             }
+            TooManySignedIdentifiers { .. } | TooManyCorsRules { .. } => ErrorCode::InvalidXmlDocument,
+            SignedIdentifierId { .. }
+            | AccessPolicyPermission { .. }
+            | CorsRule { .. }
+            | RetentionDays { .. } => ErrorCode::InvalidXmlNodeValue,
             ETag { .. }
             | ETagSyntax { .. }
             | EmptyBatch

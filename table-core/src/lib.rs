@@ -9,8 +9,10 @@
 //!
 //! Every public item has one path. The root is the crate's vocabulary, flat: the data model
 //! ([`Entity`], [`Value`], [`ETag`], ...), errors, filters, batch operations, query requests,
-//! and the service's limits and validation rules. The modules that define them (`entity`,
-//! `value`, `error`, `filter`, `batch`, `query`, `validate`) are private: each holds a few
+//! a table's stored access policies ([`SignedIdentifier`]), the service's settings
+//! ([`ServiceProperties`]), and the service's limits and validation rules. The modules that
+//! define them (`entity`, `value`, `error`, `filter`, `batch`, `query`, `validate`,
+//! `access_policy`, `service_properties`) are private: each holds a few
 //! items whose names already say what they are (`MAX_ENTITY_SIZE`, `validate_key`,
 //! `Filter`), so a module prefix would only add a second thing to remember.
 //!
@@ -25,6 +27,7 @@
 
 #![deny(missing_docs)]
 
+mod access_policy;
 mod batch;
 pub mod datetime;
 pub mod engine;
@@ -34,10 +37,14 @@ mod filter;
 mod identifier;
 pub mod keys;
 mod query;
+mod service_properties;
 pub mod typed;
 mod validate;
 mod value;
 
+pub use access_policy::{
+    MAX_SIGNED_IDENTIFIER_ID_LEN, MAX_SIGNED_IDENTIFIERS, SignedIdentifier, validate_signed_identifiers,
+};
 pub use batch::{
     MAX_BATCH_BODY, MAX_BATCH_OPERATIONS, Operation, WriteOutcome, estimated_body_size, validate_batch,
     validate_operation,
@@ -46,6 +53,10 @@ pub use entity::{ETag, Entity, EntityKey, IfMatch, Properties};
 pub use error::{Error, ErrorCode, ErrorKind, KeyName, Origin, Result, Violation};
 pub use filter::{CompareOp, Filter, MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};
 pub use query::{Continuation, Page, QueryRequest, TablePage, TableQuery};
+pub use service_properties::{
+    CORS_METHODS, CorsRule, GeoReplicationStatus, Logging, MAX_CORS_RULES, MAX_RETENTION_DAYS, Metrics,
+    ServiceProperties, ServiceStatistics, validate_service_properties,
+};
 pub use validate::{
     MAX_ENTITY_SIZE, MAX_KEY_LEN, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, MAX_PROPERTY_VALUE_SIZE,
     RESERVED_PROPERTY_NAMES, SYSTEM_PROPERTIES, check_entity, check_select, entity_size,

@@ -1,7 +1,8 @@
 //! Request authorization: SharedKey, SharedKeyLite, shared access signatures, or none.
 //!
 //! The API is the [`Credential`] a client is built with, and the SAS types that make and
-//! carry tokens ([`TableSasBuilder`], [`SasToken`]). `Credential::authorize` turns the parts
+//! carry tokens ([`TableSasBuilder`] for one table, [`AccountSasBuilder`] for the account,
+//! [`SasToken`]). `Credential::authorize` turns the parts
 //! of a request that get signed into the URL to send and the headers to add; it does no I/O,
 //! so the HTTP backend calls it right before sending, with the exact URL string it sends and
 //! the `x-ms-date` it sends. It and the signing steps under it are `#[doc(hidden)]`: public
@@ -9,9 +10,14 @@
 //!
 //! Invariant: no `Debug` output of this module contains an account key or a signature.
 
+mod account_sas;
+mod letters;
 mod sas;
 mod shared_key;
 
+pub use account_sas::{
+    AccountSasBuilder, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices,
+};
 pub use sas::{DEFAULT_SAS_VERSION, SasProtocol, SasToken, TableSasBuilder, TableSasPermissions};
 pub use shared_key::AccountKey;
 #[doc(hidden)]
@@ -75,7 +81,8 @@ impl Credential {
     /// (its path, percent-encoding kept, is signed); `content_type` the exact `Content-Type`
     /// header or `""` when none is sent; `date` the `x-ms-date` value sent (see
     /// [`http_date`]). Fails with `InvalidInput` when a SharedKey credential gets a URL
-    /// without a path it can sign.
+    /// without a path it can sign, and with `Auth` when a SAS's own times say it is expired
+    /// or not yet valid at `date`.
     #[doc(hidden)]
     pub fn authorize(
         &self,
@@ -98,7 +105,14 @@ impl Credential {
                 headers.push((AUTHORIZATION_HEADER, value));
                 url.to_owned()
             }
-            Credential::Sas(token) => token.append_to(url),
+            Credential::Sas(token) => {
+                // The date sent is the instant the token is judged at; one that does not read
+                // leaves the judgement to the service.
+                if let Ok(now) = DateTime::parse_from_rfc2822(date) {
+                    token.check_valid_at(now.with_timezone(&Utc))?;
+                }
+                token.append_to(url)
+            }
             Credential::Anonymous => url.to_owned(),
         };
         Ok(SignedRequest { url, headers })

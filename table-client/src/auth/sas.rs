@@ -8,17 +8,21 @@
 //! erk sig`, percent-encoded like every other query value, which is byte-identical to
 //! `azure.data.tables.generate_table_sas` for the parameters it shares.
 //!
+//! A token whose own `se`/`st` say it is expired or not yet valid is refused before sending
+//! ([`SasToken::check_valid_at`], called when a request is authorized).
+//!
 //! Invariant: a [`SasToken`] always holds a `sig` parameter, and `Debug` never prints it (nor
 //! any parameter a server would read as `sig`: `SIG`, `Sig`, `%73ig`).
 
 use std::borrow::Cow;
 use std::fmt;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use percent_encoding::percent_decode_str;
 use table_core::datetime::format_rfc3339_seconds;
 use table_core::{EntityKey, Result};
 
+use super::letters::letter_set;
 use super::shared_key::AccountKey;
 use crate::error;
 use crate::wire::url::{QueryString, with_query};
@@ -29,59 +33,17 @@ pub const DEFAULT_SAS_VERSION: &str = "2019-02-02";
 /// The oldest signed version whose string-to-sign this module writes.
 const OLDEST_SUPPORTED_VERSION: &str = "2018-11-09";
 
-/// What a table SAS allows; printed in the service's order `raud`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TableSasPermissions {
-    /// `r`: query and point reads.
-    pub read: bool,
-    /// `a`: insert (upserts need `a` and `u`).
-    pub add: bool,
-    /// `u`: update and merge.
-    pub update: bool,
-    /// `d`: delete.
-    pub delete: bool,
-}
-
-impl TableSasPermissions {
-    /// All four permissions (`raud`).
-    pub fn all() -> Self {
-        TableSasPermissions { read: true, add: true, update: true, delete: true }
-    }
-
-    /// Reads letters from `raud` in any order; other letters are an [`ErrorKind::InvalidInput`] error.
-    ///
-    /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
-    pub fn parse(letters: &str) -> Result<Self> {
-        let mut p = TableSasPermissions::default();
-        for c in letters.chars() {
-            match c {
-                'r' => p.read = true,
-                'a' => p.add = true,
-                'u' => p.update = true,
-                'd' => p.delete = true,
-                other => {
-                    return Err(error::invalid_input(format!(
-                        "{other:?} is not a table SAS permission (expected r, a, u or d)"
-                    )));
-                }
-            }
-        }
-        Ok(p)
-    }
-
-    fn is_empty(self) -> bool {
-        self == TableSasPermissions::default()
-    }
-}
-
-impl fmt::Display for TableSasPermissions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (on, letter) in [(self.read, "r"), (self.add, "a"), (self.update, "u"), (self.delete, "d")] {
-            if on {
-                f.write_str(letter)?;
-            }
-        }
-        Ok(())
+letter_set! {
+    /// What a table SAS allows; printed in the service's order `raud`.
+    TableSasPermissions, "a table SAS permission" {
+        /// `r`: query and point reads.
+        read = 'r',
+        /// `a`: insert (upserts need `a` and `u`).
+        add = 'a',
+        /// `u`: update and merge.
+        update = 'u',
+        /// `d`: delete.
+        delete = 'd',
     }
 }
 
@@ -228,6 +190,11 @@ impl TableSasBuilder {
         self
     }
 
+    /// The table the SAS is for, as given.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
     /// The string the signature covers, for `account`.
     #[doc(hidden)]
     pub fn string_to_sign(&self, account: &str) -> String {
@@ -253,18 +220,16 @@ impl TableSasBuilder {
 
     /// Signs with the account key, giving the token to append to the table's URLs.
     ///
-    /// Fails with [`ErrorKind::InvalidInput`] when permissions or expiry are missing without
-    /// a policy id, or the version predates 2018-11-09.
+    /// Fails with [`ErrorKind::InvalidInput`], in this order: permissions or expiry missing
+    /// without a policy id; a start not before the expiry; a version before 2018-11-09.
     ///
     /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
     pub fn sign(&self, key: &AccountKey) -> Result<SasToken> {
         if self.policy_id.is_none() && (self.permissions.is_empty() || self.expiry.is_none()) {
             return Err(error::invalid_input("a SAS without a policy id needs permissions and an expiry"));
         }
-        // Versions are dates, so their text order is their time order.
-        if self.version.as_str() < OLDEST_SUPPORTED_VERSION || self.version.len() != 10 {
-            return Err(error::invalid_input("SAS versions before 2018-11-09 are not supported"));
-        }
+        check_validity_window(self.start, self.expiry)?;
+        check_signed_version(&self.version, OLDEST_SUPPORTED_VERSION)?;
         let signature = key.sign(&self.string_to_sign(key.account()));
         let mut q = QueryString::default();
         q.push("sv", &self.version);
@@ -291,6 +256,30 @@ impl TableSasBuilder {
         q.push("sig", &signature);
         Ok(SasToken(q.into_string()))
     }
+}
+
+/// A start must come before the expiry (either may be absent).
+pub(super) fn check_validity_window(
+    start: Option<DateTime<Utc>>,
+    expiry: Option<DateTime<Utc>>,
+) -> Result<()> {
+    match (start, expiry) {
+        (Some(start), Some(expiry)) if start >= expiry => Err(error::invalid_input(format!(
+            "the SAS start {} is not before its expiry {}",
+            format_rfc3339_seconds(start),
+            format_rfc3339_seconds(expiry)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A signed version is a date (`YYYY-MM-DD`) no older than `oldest`.
+pub(super) fn check_signed_version(version: &str, oldest: &str) -> Result<()> {
+    // Versions are dates, so their text order is their time order.
+    if version < oldest || version.len() != 10 {
+        return Err(error::invalid_input(format!("SAS versions before {oldest} are not supported")));
+    }
+    Ok(())
 }
 
 fn key_parts(key: Option<&EntityKey>) -> (&str, &str) {
@@ -324,6 +313,52 @@ impl SasToken {
     pub fn append_to(&self, url: &str) -> String {
         with_query(url, &self.0)
     }
+
+    /// A token this module signed (it holds a `sig`).
+    pub(super) fn from_signed(query: String) -> Self {
+        SasToken(query)
+    }
+
+    /// Fails with [`ErrorKind::Auth`] when the token's own `se` is not after `now` or its `st`
+    /// is after `now`: the service would refuse it, so it is not sent. A token without them
+    /// (its times come from a stored access policy) or with times in a form this client does
+    /// not read passes, and the service decides. `now` is the client's clock: a clock far off
+    /// the service's can refuse a token the service would still take.
+    ///
+    /// [`ErrorKind::Auth`]: table_core::ErrorKind::Auth
+    pub(crate) fn check_valid_at(&self, now: DateTime<Utc>) -> Result<()> {
+        let time = |name: &str| {
+            self.0.split('&').find_map(|pair| {
+                let (key, value) = pair.split_once('=')?;
+                (key == name).then(|| parse_sas_time(&percent_decode_str(value).decode_utf8_lossy()))?
+            })
+        };
+        if let Some(expiry) = time("se").filter(|se| *se <= now) {
+            return Err(error::auth(format!(
+                "the shared access signature expired at {}; no request was sent",
+                format_rfc3339_seconds(expiry)
+            )));
+        }
+        if let Some(start) = time("st").filter(|st| *st > now) {
+            return Err(error::auth(format!(
+                "the shared access signature is not valid before {}; no request was sent",
+                format_rfc3339_seconds(start)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A SAS time in one of the forms the service accepts: `YYYY-MM-DDThh:mm:ss[.f]Z`,
+/// `YYYY-MM-DDThh:mmZ` or `YYYY-MM-DD` (UTC).
+fn parse_sas_time(text: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&Utc));
+    }
+    if let Ok(t) = NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%MZ") {
+        return Some(t.and_utc());
+    }
+    NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?.and_hms_opt(0, 0, 0).map(|t| t.and_utc())
 }
 
 impl fmt::Debug for SasToken {

@@ -64,7 +64,11 @@ impl EmbeddedBackend {
     }
 
     /// Runs `call` as the attempts of one request.
-    async fn serve<T>(&self, replay: Replay, mut call: impl FnMut(&Engine) -> Result<T>) -> Result<T> {
+    pub(crate) async fn serve<T>(
+        &self,
+        replay: Replay,
+        mut call: impl FnMut(&Engine) -> Result<T>,
+    ) -> Result<T> {
         retry::run(&self.retry, replay, || std::future::ready(call(&self.engine).map_err(Failed::of))).await
     }
 }

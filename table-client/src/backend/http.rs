@@ -17,7 +17,8 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use table_core::{
     Continuation, ETag, Entity, Error, ErrorKind, IfMatch, MAX_BATCH_BODY, Operation, Page, QueryRequest,
-    Result, TablePage, TableQuery, Violation, WriteOutcome,
+    Result, ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, Violation,
+    WriteOutcome,
 };
 use tracing::Instrument;
 
@@ -73,6 +74,8 @@ struct Request<'a> {
     content_type: &'a str,
     /// Shared, so a retry re-sends it without copying (a batch body is up to 4 MiB).
     body: bytes::Bytes,
+    /// The `Accept` header: the OData JSON forms, or XML for the settings' answers.
+    accept: &'static str,
     if_match: Option<&'a IfMatch>,
     prefer_no_content: bool,
     replay: Replay,
@@ -266,6 +269,56 @@ impl HttpBackend {
         Ok(outcomes)
     }
 
+    /// The base URL (path style ends in the account name), without a trailing `/`.
+    pub(crate) fn endpoint(&self) -> &str {
+        &self.inner.endpoint
+    }
+
+    /// How the requests are authorized.
+    pub(crate) fn credential(&self) -> &Credential {
+        &self.inner.credential
+    }
+
+    pub(crate) async fn get_access_policies(&self, table: &str) -> Result<Vec<SignedIdentifier>> {
+        let target = url::with_query(&self.url(&url::entities_path(table)), url::ACL_QUERY);
+        let response = self
+            .send(Request::new(Method::GET, target, Replay::Read).xml_answer())
+            .await
+            .map_err(|e| e.about(table, None))?;
+        wire::decode_signed_identifiers(&response.body).map_err(|e| e.with_status(200).about(table, None))
+    }
+
+    pub(crate) async fn set_access_policies(&self, table: &str, policies: &[SignedIdentifier]) -> Result<()> {
+        let target = url::with_query(&self.url(&url::entities_path(table)), url::ACL_QUERY);
+        let body = wire::encode_signed_identifiers(policies)?;
+        let request = Request::new(Method::PUT, target, Replay::Idempotent).xml(body);
+        self.send(request).await.map(drop).map_err(|e| e.about(table, None))
+    }
+
+    pub(crate) async fn get_service_properties(&self) -> Result<ServiceProperties> {
+        let target = url::with_query(&self.url(""), url::SERVICE_PROPERTIES_QUERY);
+        let response = self.send(Request::new(Method::GET, target, Replay::Read).xml_answer()).await?;
+        wire::decode_service_properties(&response.body).map_err(|e| e.with_status(200))
+    }
+
+    pub(crate) async fn set_service_properties(&self, properties: &ServiceProperties) -> Result<()> {
+        let target = url::with_query(&self.url(""), url::SERVICE_PROPERTIES_QUERY);
+        let body = wire::encode_service_properties(properties)?;
+        self.send(Request::new(Method::PUT, target, Replay::Idempotent).xml(body)).await.map(drop)
+    }
+
+    /// Asked of the secondary location (the configured secondary endpoint, or else
+    /// `<account>-secondary`), the only one that answers it, whatever the location mode.
+    pub(crate) async fn get_service_statistics(&self) -> Result<ServiceStatistics> {
+        let secondary = match &self.inner.options.secondary_endpoint {
+            Some(given) => url::parse_endpoint(given, "the secondary endpoint")?,
+            None => location::derive_secondary(&self.inner.endpoint)?,
+        };
+        let target = url::with_query(&url::resource_url(&secondary, ""), url::SERVICE_STATS_QUERY);
+        let response = self.send(Request::new(Method::GET, target, Replay::Read).xml_answer()).await?;
+        wire::decode_service_statistics(&response.body).map_err(|e| e.with_status(200))
+    }
+
     /// Sends a request, retrying transient failures as the retry policy and the request's
     /// replay safety allow ([`retry::run`]). Error answers become [`Error`]s; the final error
     /// of a write any of whose attempts was ambiguous is marked [`Error::may_have_applied`].
@@ -318,7 +371,7 @@ impl HttpBackend {
             .request(request.method.clone(), &signed.url)
             .timeout(self.inner.options.timeout)
             .header("x-ms-version", API_VERSION)
-            .header("Accept", wire::ACCEPT)
+            .header("Accept", request.accept)
             .header("DataServiceVersion", "3.0")
             .header("MaxDataServiceVersion", "3.0;NetFx")
             .header(reqwest::header::USER_AGENT, &self.inner.options.user_agent)
@@ -444,6 +497,7 @@ impl<'a> Request<'a> {
             url,
             content_type: "",
             body: bytes::Bytes::new(),
+            accept: wire::ACCEPT,
             if_match: None,
             prefer_no_content: false,
             replay,
@@ -458,6 +512,15 @@ impl<'a> Request<'a> {
 
     fn json(self, body: impl Into<bytes::Bytes>) -> Self {
         Request { content_type: CONTENT_JSON, body: body.into(), ..self }
+    }
+
+    /// An XML body, answered in XML.
+    fn xml(self, body: String) -> Self {
+        Request { content_type: wire::CONTENT_XML, body: body.into(), ..self.xml_answer() }
+    }
+
+    fn xml_answer(self) -> Self {
+        Request { accept: wire::CONTENT_XML, ..self }
     }
 
     fn entity(self, entity: &Entity) -> Self {

@@ -11,14 +11,17 @@
 mod embedded;
 mod http;
 
+use table_core::engine::Engine;
 use table_core::{
-    Entity, Error, ErrorKind, Operation, Page, QueryRequest, Result, TablePage, TableQuery, WriteOutcome,
+    Entity, Error, ErrorKind, Operation, Page, QueryRequest, Result, ServiceProperties, ServiceStatistics,
+    SignedIdentifier, TablePage, TableQuery, WriteOutcome,
 };
 
 pub(crate) use embedded::EmbeddedBackend;
 pub(crate) use http::{HttpBackend, HttpOptions};
 
 use crate::error::{self, ambiguous};
+use crate::retry::Replay;
 
 /// Where requests go.
 #[derive(Debug, Clone)]
@@ -146,6 +149,48 @@ impl Backend {
         match self {
             Backend::Embedded(e) => e.submit_batch(table, &operations).await,
             Backend::Http(h) => h.submit_batch(table, operations).await,
+        }
+    }
+}
+
+/// The stored access policies and the service settings, answered by both backends alike.
+impl Backend {
+    pub(crate) async fn get_access_policies(&self, table: &str) -> Result<Vec<SignedIdentifier>> {
+        match self {
+            Backend::Embedded(e) => e.serve(Replay::Read, |e| e.get_access_policies(table)).await,
+            Backend::Http(h) => h.get_access_policies(table).await,
+        }
+    }
+
+    pub(crate) async fn set_access_policies(&self, table: &str, policies: &[SignedIdentifier]) -> Result<()> {
+        match self {
+            Backend::Embedded(e) => {
+                e.serve(Replay::Idempotent, |e| e.set_access_policies(table, policies)).await
+            }
+            Backend::Http(h) => h.set_access_policies(table, policies).await,
+        }
+    }
+
+    pub(crate) async fn get_service_properties(&self) -> Result<ServiceProperties> {
+        match self {
+            Backend::Embedded(e) => e.serve(Replay::Read, Engine::get_service_properties).await,
+            Backend::Http(h) => h.get_service_properties().await,
+        }
+    }
+
+    pub(crate) async fn set_service_properties(&self, properties: &ServiceProperties) -> Result<()> {
+        match self {
+            Backend::Embedded(e) => {
+                e.serve(Replay::Idempotent, |e| e.set_service_properties(properties)).await
+            }
+            Backend::Http(h) => h.set_service_properties(properties).await,
+        }
+    }
+
+    pub(crate) async fn get_service_statistics(&self) -> Result<ServiceStatistics> {
+        match self {
+            Backend::Embedded(e) => e.serve(Replay::Read, Engine::get_service_statistics).await,
+            Backend::Http(h) => h.get_service_statistics().await,
         }
     }
 }

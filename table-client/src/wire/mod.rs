@@ -1,5 +1,6 @@
 //! The wire format of the Table service, without any I/O: JSON entity bodies, resource paths
-//! and query strings, error answers, and entity-group transaction (`$batch`) bodies.
+//! and query strings, error answers, entity-group transaction (`$batch`) bodies, and the XML
+//! bodies of access policies and service settings.
 //!
 //! Every function here takes and returns plain strings and bytes, so the HTTP backend adapts
 //! them to its client library and the tests pin the byte layout the protocol reference
@@ -14,6 +15,7 @@ mod error;
 mod etag;
 mod json;
 pub mod url;
+mod xml;
 
 pub(crate) use batch::{ACCEPT, MAX_BATCH_RESPONSE_BODY};
 pub use batch::{decode_batch_response, encode_batch};
@@ -23,4 +25,9 @@ pub(crate) use etag::received_etag;
 pub(crate) use json::{MAX_ENTITY_JSON, MAX_PAGE_SIZE, query_page_body_limit, table_list_body_limit};
 pub use json::{
     decode_entity, decode_query_page, decode_table, decode_table_list, encode_create_table, encode_entity,
+};
+pub(crate) use xml::CONTENT_XML;
+pub use xml::{
+    decode_service_properties, decode_service_statistics, decode_signed_identifiers,
+    encode_service_properties, encode_signed_identifiers,
 };

@@ -27,6 +27,15 @@ pub const TABLES_PATH: &str = "Tables";
 /// The path of an entity group transaction.
 pub const BATCH_PATH: &str = "$batch";
 
+/// The query of a table's stored access policies (Get and Set Table ACL).
+pub const ACL_QUERY: &str = "comp=acl";
+
+/// The query of the service settings (Get and Set Table Service Properties).
+pub const SERVICE_PROPERTIES_QUERY: &str = "restype=service&comp=properties";
+
+/// The query of the geo-replication statistics (Get Table Service Stats).
+pub const SERVICE_STATS_QUERY: &str = "restype=service&comp=stats";
+
 /// Percent-encodes `text` as one URL component (path segment text or query value).
 pub fn encode_component(text: &str) -> String {
     utf8_percent_encode(text, COMPONENT).to_string()

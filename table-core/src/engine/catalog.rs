@@ -4,14 +4,16 @@
 //! Invariants: tables are keyed by their ASCII-lowercased name, so names are unique ignoring
 //! case while each table keeps the case it was created with; listing is in that
 //! case-insensitive name order. A table's rows live behind their own lock, so work on one table
-//! never waits for another.
+//! never waits for another. A table's stored access policies live beside its rows, behind a
+//! lock of their own, and go when the table goes.
 
 use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroUsize;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use super::table::TableData;
+use crate::access_policy::SignedIdentifier;
 use crate::entity::Entity;
 use crate::error::{Error, ErrorCode, Result, Violation};
 use crate::filter::Filter;
@@ -27,6 +29,8 @@ pub(crate) struct Table {
     // An `RwLock` rather than a `Mutex`: point reads and queries (the common case) share it,
     // and every critical section is short, in-memory and never calls back into user code.
     data: RwLock<TableData>,
+    // A `Mutex`: policies are read and replaced whole, rarely, and never while rows are locked.
+    policies: Mutex<Vec<SignedIdentifier>>,
 }
 
 impl Table {
@@ -40,6 +44,17 @@ impl Table {
     /// Runs `write` with exclusive access to the rows.
     pub(crate) fn write<T>(&self, write: impl FnOnce(&mut TableData) -> T) -> T {
         write(&mut self.data.write().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The table's stored access policies, in the order they were set.
+    pub(crate) fn policies(&self) -> Vec<SignedIdentifier> {
+        // Replaced whole under the lock, so a poisoned lock still holds a complete list.
+        self.policies.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Replaces the table's stored access policies (already validated).
+    pub(crate) fn set_policies(&self, policies: &[SignedIdentifier]) {
+        *self.policies.lock().unwrap_or_else(PoisonError::into_inner) = policies.to_vec();
     }
 }
 
@@ -75,7 +90,7 @@ impl Catalog {
             return Err(Error::service(ErrorCode::TableBeingDeleted));
         }
         state.deleted.remove(&key);
-        let table = Arc::new(Table { data: RwLock::new(TableData::default()) });
+        let table = Arc::new(Table { data: RwLock::new(TableData::default()), policies: Mutex::default() });
         state.tables.insert(key, (name.to_owned(), table));
         Ok(true)
     }

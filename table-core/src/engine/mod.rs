@@ -31,7 +31,7 @@ mod table;
 use std::borrow::Borrow;
 use std::fmt;
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};
 pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
@@ -39,10 +39,14 @@ pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
 use self::catalog::Catalog;
 use self::clock::Clock;
 use self::query::{KeyPlan, PageLimits};
+use crate::access_policy::{SignedIdentifier, validate_signed_identifiers};
 use crate::batch::{Operation, WriteOutcome, validate_batch, validate_operation};
 use crate::entity::{Entity, EntityKey, IfMatch};
 use crate::error::{Error, ErrorCode, KeyName, Origin, Result, Violation};
 use crate::query::{Page, QueryRequest, TablePage, TableQuery};
+use crate::service_properties::{
+    GeoReplicationStatus, ServiceProperties, ServiceStatistics, validate_service_properties,
+};
 use crate::validate::{check_select, validate_key};
 
 /// Largest `$top` the service accepts.
@@ -59,6 +63,8 @@ struct Shared {
     catalog: Catalog,
     clock: Clock,
     faults: Faults,
+    // A `Mutex`: the settings are read and replaced whole, rarely, by short critical sections.
+    properties: Mutex<ServiceProperties>,
 }
 
 const _: () = {
@@ -95,6 +101,7 @@ impl Engine {
                 catalog: Catalog::default(),
                 clock: Clock::default(),
                 faults: Faults::default(),
+                properties: Mutex::new(ServiceProperties::service_defaults()),
             }),
         }
     }
@@ -279,6 +286,53 @@ impl Engine {
             let found = s.catalog.table(table).map_err(|e| e.with_batch_index(0).about(table, None))?;
             found.write(|data| batch::apply_batch(data, table, operations, &s.clock))
         })
+    }
+
+    /// The table's stored access policies, in the order they were set. Errors: an invalid
+    /// name, 404 `TableNotFound`.
+    ///
+    /// The engine stores policies and answers them back; it authorizes nothing, so a SAS
+    /// naming one is never checked against it (the service and Azurite do that).
+    pub fn get_access_policies(&self, table: &str) -> Result<Vec<SignedIdentifier>> {
+        self.serve(|s| Ok(s.catalog.table(table)?.policies())).map_err(|e| e.about(table, None))
+    }
+
+    /// Replaces the table's stored access policies (an empty slice removes them all). Errors,
+    /// in order: the rules of [`validate_signed_identifiers`] (400 `InvalidXmlDocument` for
+    /// more than 5, `InvalidXmlNodeValue` for an id or permission), an invalid name, 404
+    /// `TableNotFound`.
+    pub fn set_access_policies(&self, table: &str, policies: &[SignedIdentifier]) -> Result<()> {
+        self.serve(|s| {
+            validate_signed_identifiers(table, policies).map_err(Error::invalid)?;
+            s.catalog.table(table)?.set_policies(policies);
+            Ok(())
+        })
+        .map_err(|e| e.about(table, None))
+    }
+
+    /// The service settings: every element set, the defaults of a new account
+    /// ([`ServiceProperties::service_defaults`]) until a set changes them.
+    pub fn get_service_properties(&self) -> Result<ServiceProperties> {
+        self.serve(|s| Ok(s.properties.lock().unwrap_or_else(PoisonError::into_inner).clone()))
+    }
+
+    /// Changes the settings `change` names, keeping the others, as the service does. Errors:
+    /// the rules of [`validate_service_properties`]. The engine only stores the settings: it
+    /// logs nothing, collects no metrics and answers no CORS preflight.
+    pub fn set_service_properties(&self, change: &ServiceProperties) -> Result<()> {
+        self.serve(|s| {
+            validate_service_properties(change).map_err(Error::invalid)?;
+            // Replaced whole under the lock, so a poisoned lock still holds complete settings.
+            let mut current = s.properties.lock().unwrap_or_else(PoisonError::into_inner);
+            *current = std::mem::take(&mut *current).updated_with(change);
+            Ok(())
+        })
+    }
+
+    /// Geo-replication statistics: always [`GeoReplicationStatus::Live`] with no last sync
+    /// time, as the engine has no secondary to lag behind.
+    pub fn get_service_statistics(&self) -> Result<ServiceStatistics> {
+        self.serve(|_| Ok(ServiceStatistics { status: GeoReplicationStatus::Live, last_sync_time: None }))
     }
 
     /// Counts the call, applies any injected fault around `request`. Every error it returns
