@@ -6,6 +6,9 @@
 //! - exactly one backend: a connection string, an endpoint, or an engine;
 //! - a credential goes with an endpoint, and only there: a connection string carries its
 //!   own, and the embedded engine authorizes nothing;
+//! - a token credential goes with an endpoint (instead of a credential) or an account's
+//!   connection string (whose key or SAS it replaces), never with the embedded engine, and
+//!   only over https (or http to a loopback host): bearer tokens are never sent in clear text;
 //! - an option value that is wrong in itself (a zero timeout) is refused on every backend;
 //!   the retry policy applies to every backend (the embedded engine's injected faults are
 //!   retried as HTTP failures are), while the timeout of an HTTP attempt is ignored by the
@@ -15,6 +18,7 @@
 //! This module and `service.rs` import each other: the handle hands out its builder, and the
 //! builder makes the handle.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 #[cfg(doc)]
@@ -22,8 +26,8 @@ use table_core::ErrorKind;
 use table_core::Result;
 use table_core::engine::{Engine, registry};
 
-use crate::auth::Credential;
-use crate::backend::{Backend, EmbeddedBackend, HttpBackend, HttpOptions};
+use crate::auth::{Credential, STORAGE_SCOPE, TokenCache, TokenCredential};
+use crate::backend::{Backend, EmbeddedBackend, HttpBackend, HttpOptions, RequestAuth};
 use crate::connection_string::ConnectionString;
 use crate::error::invalid_input as invalid;
 use crate::retry::RetryPolicy;
@@ -61,6 +65,10 @@ pub struct TableServiceClientBuilder {
     connection_string: Option<Result<ConnectionString>>,
     endpoint: Option<String>,
     credential: Option<Credential>,
+    token_credential: Option<Arc<dyn TokenCredential>>,
+    token_scope: String,
+    /// PEM bundles, parsed by `build`.
+    root_certificates: Vec<Vec<u8>>,
     engine: Option<Engine>,
     retry: RetryPolicy,
     timeout: Duration,
@@ -72,6 +80,9 @@ impl TableServiceClientBuilder {
             connection_string: None,
             endpoint: None,
             credential: None,
+            token_credential: None,
+            token_scope: STORAGE_SCOPE.to_owned(),
+            root_certificates: Vec::new(),
             engine: None,
             retry: RetryPolicy::default(),
             timeout: DEFAULT_TIMEOUT,
@@ -106,6 +117,64 @@ impl TableServiceClientBuilder {
         self
     }
 
+    /// Authorize requests with Microsoft Entra ID bearer tokens from `credential` instead of a
+    /// key or SAS: with an [`endpoint`](Self::endpoint) (no [`credential`](Self::credential)
+    /// then), or with an account's [`connection_string`](Self::connection_string), whose
+    /// endpoint is kept and whose key or SAS is not used. Tokens are cached, shared by every
+    /// clone of the client and renewed 5 minutes before they expire, one credential call at a
+    /// time; a token the service refuses as expired is renewed once and the request sent once
+    /// more. The endpoint must be https (http only to a loopback host, for local tests).
+    /// Default: none.
+    ///
+    /// ```
+    /// # use chrono::{TimeDelta, Utc};
+    /// # use table_client::auth::{AccessToken, TokenCredential, TokenFuture};
+    /// # #[derive(Debug)]
+    /// # struct MyCredential;
+    /// # impl TokenCredential for MyCredential {
+    /// #     fn get_token<'a>(&'a self, _: &'a [&'a str]) -> TokenFuture<'a> {
+    /// #         Box::pin(async { Ok(AccessToken::new("t", Utc::now() + TimeDelta::hours(1))) })
+    /// #     }
+    /// # }
+    /// use table_client::TableServiceClient;
+    ///
+    /// # fn main() -> table_client::Result<()> {
+    /// // The endpoint of a configured connection string, with Entra ID instead of its key.
+    /// let connection_string =
+    ///     "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net";
+    /// let service = TableServiceClient::builder()
+    ///     .connection_string(connection_string)
+    ///     .token_credential(MyCredential)
+    ///     .build()?;
+    /// # drop(service);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn token_credential(mut self, credential: impl TokenCredential + 'static) -> Self {
+        self.token_credential = Some(Arc::new(credential));
+        self
+    }
+
+    /// The scope a [`token_credential`](Self::token_credential) is asked for. Default:
+    /// [`STORAGE_SCOPE`] (`https://storage.azure.com/.default`, Azure Storage accounts).
+    /// Cosmos DB Table endpoints take tokens for their own audience:
+    /// `https://cosmos.azure.com/.default`.
+    pub fn token_scope(mut self, scope: &str) -> Self {
+        self.token_scope = scope.to_owned();
+        self
+    }
+
+    /// Trust the certificates of a PEM bundle (one or more `-----BEGIN CERTIFICATE-----`
+    /// blocks) as root certificates, besides the built-in ones: the way to reach an endpoint
+    /// whose certificate a private CA signed, or a test server's self-signed certificate.
+    /// May be called more than once; every bundle is trusted. Default: none.
+    ///
+    /// A bundle without a readable certificate is reported by [`build`](Self::build).
+    pub fn root_certificate_pem(mut self, pem: &[u8]) -> Self {
+        self.root_certificates.push(pem.to_vec());
+        self
+    }
+
     /// An embedded engine; clones of the engine handle share its data. Default: none.
     /// [`TableServiceClient::embedded`] is the shorter way when no other setting matters.
     pub fn engine(mut self, engine: Engine) -> Self {
@@ -135,46 +204,101 @@ impl TableServiceClientBuilder {
     /// Errors, in the order they are checked, all [`ErrorKind::InvalidInput`] unless noted:
     /// more than one backend given (connection string, endpoint, engine); none given; a zero
     /// [`timeout`](Self::timeout); the connection string's own error (see
-    /// [`ConnectionString::parse`]; bad key base64 is [`ErrorKind::Auth`]); a credential
-    /// beside a connection string or an engine; an endpoint without a credential; an
-    /// endpoint that is not an http(s) URL naming a host without user credentials, query or
-    /// fragment; [`ErrorKind::Transport`] if the HTTP client cannot be set up.
+    /// [`ConnectionString::parse`]; bad key base64 is [`ErrorKind::Auth`]); a root
+    /// certificate bundle without a readable certificate; a credential beside a connection
+    /// string, an engine or a token credential; a token credential beside an engine; an
+    /// endpoint without a credential; an endpoint that is not an http(s) URL naming a host
+    /// without user credentials, query or fragment; a token credential with an http endpoint
+    /// whose host is not loopback; [`ErrorKind::Transport`] if the HTTP client cannot be set
+    /// up.
     pub fn build(self) -> Result<TableServiceClient> {
         let choice = Choice::of(self.connection_string, self.endpoint, self.engine)?;
         if self.timeout.is_zero() {
             return Err(invalid("the `timeout` must be more than zero"));
         }
         let embedded = |engine| Backend::Embedded(EmbeddedBackend::new(engine, self.retry.clone()));
-        let options = HttpOptions { retry: self.retry.clone(), timeout: self.timeout };
-        let backend = match (choice, self.credential) {
-            (Choice::ConnectionString(parsed), credential) => {
-                let parsed = parsed?;
-                if credential.is_some() {
-                    return Err(invalid(
-                        "a `credential` goes with an `endpoint`; a connection string carries its own",
-                    ));
+        let options = HttpOptions {
+            retry: self.retry.clone(),
+            timeout: self.timeout,
+            root_certificates: parse_root_certificates(&self.root_certificates)?,
+        };
+        let bearer = self.token_credential.map(|c| RequestAuth::Bearer(TokenCache::new(c, self.token_scope)));
+        let backend = match (choice, self.credential, bearer) {
+            (Choice::ConnectionString(parsed), None, Some(bearer)) => match parsed? {
+                ConnectionString::Http { endpoint, .. } => {
+                    Backend::Http(HttpBackend::new(&endpoint, bearer, options)?)
                 }
-                match parsed {
-                    ConnectionString::Http { endpoint, credential, .. } => {
-                        Backend::Http(HttpBackend::new(&endpoint, credential, options)?)
-                    }
-                    ConnectionString::Embedded { name: Some(name) } => embedded(registry::open(&name)),
-                    ConnectionString::Embedded { name: None } => embedded(Engine::new()),
+                ConnectionString::Embedded { .. } => {
+                    return Err(invalid("the embedded engine takes no `token_credential`"));
                 }
+            },
+            (Choice::Endpoint(endpoint), None, Some(bearer)) => {
+                Backend::Http(HttpBackend::new(&endpoint, bearer, options)?)
             }
-            (Choice::Endpoint(endpoint), Some(credential)) => {
-                Backend::Http(HttpBackend::new(&endpoint, credential, options)?)
+            (Choice::Endpoint(_), Some(_), Some(_)) => {
+                return Err(invalid("give a `credential` or a `token_credential`, not both"));
             }
-            (Choice::Endpoint(_), None) => {
-                return Err(invalid("an `endpoint` needs a `credential` (`Credential::Anonymous` for none)"));
+            (Choice::Engine(_), None, Some(_)) => {
+                return Err(invalid("the embedded engine takes no `token_credential`"));
             }
-            (Choice::Engine(engine), None) => embedded(engine),
-            (Choice::Engine(_), Some(_)) => {
-                return Err(invalid("the embedded engine takes no `credential`"));
-            }
+            (choice, credential, _) => backend_with_credential(choice, credential, options, embedded)?,
         };
         Ok(TableServiceClient::from_backend(backend))
     }
+}
+
+/// The backend for a choice without a token credential (or with one the choice's own rules
+/// refuse first: a connection string or an engine beside a `credential`).
+fn backend_with_credential(
+    choice: Choice,
+    credential: Option<Credential>,
+    options: HttpOptions,
+    embedded: impl Fn(Engine) -> Backend,
+) -> Result<Backend> {
+    let http =
+        |endpoint: &str, credential| HttpBackend::new(endpoint, RequestAuth::Credential(credential), options);
+    let backend = match (choice, credential) {
+        (Choice::ConnectionString(parsed), credential) => {
+            let parsed = parsed?;
+            if credential.is_some() {
+                return Err(invalid(
+                    "a `credential` goes with an `endpoint`; a connection string carries its own",
+                ));
+            }
+            match parsed {
+                ConnectionString::Http { endpoint, credential, .. } => {
+                    Backend::Http(http(&endpoint, credential)?)
+                }
+                ConnectionString::Embedded { name: Some(name) } => embedded(registry::open(&name)),
+                ConnectionString::Embedded { name: None } => embedded(Engine::new()),
+            }
+        }
+        (Choice::Endpoint(endpoint), Some(credential)) => Backend::Http(http(&endpoint, credential)?),
+        (Choice::Endpoint(_), None) => {
+            return Err(invalid("an `endpoint` needs a `credential` (`Credential::Anonymous` for none)"));
+        }
+        (Choice::Engine(engine), None) => embedded(engine),
+        (Choice::Engine(_), Some(_)) => {
+            return Err(invalid("the embedded engine takes no `credential`"));
+        }
+    };
+    Ok(backend)
+}
+
+/// The certificates of each PEM bundle given to
+/// [`root_certificate_pem`](TableServiceClientBuilder::root_certificate_pem).
+fn parse_root_certificates(bundles: &[Vec<u8>]) -> Result<Vec<reqwest::Certificate>> {
+    let mut certificates = Vec::new();
+    for (index, pem) in bundles.iter().enumerate() {
+        let unreadable =
+            || invalid(format!("root certificate bundle {index} holds no readable PEM certificate"));
+        let parsed = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| unreadable().with_source(e))?;
+        if parsed.is_empty() {
+            return Err(unreadable());
+        }
+        certificates.extend(parsed);
+    }
+    Ok(certificates)
 }
 
 /// The one backend a builder was given.

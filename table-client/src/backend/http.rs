@@ -9,6 +9,11 @@
 //! kind of answer can honestly take (one entity, a page of the size asked for, a batch, an
 //! error: the limits are derived in `wire` from the service's own), so no server can make the
 //! client buffer without bound. A page with more items than asked for is refused.
+//!
+//! With a token credential, every request carries the cached bearer token; an answer that the
+//! token has expired gets one new token and one more exchange within the same attempt, so a
+//! token that keeps being refused ends in the service's `Auth` error, never a loop. Bearer
+//! tokens only travel over https, except to a loopback host (tests).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +27,7 @@ use table_core::{
 use tracing::Instrument;
 
 use super::check_outcome;
-use crate::auth::{Credential, http_date};
+use crate::auth::{Credential, SignedRequest, TokenCache, authorize_bearer, http_date, says_token_expired};
 use crate::error;
 use crate::retry::{self, Failed, Failure, Replay, RetryPolicy};
 use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
@@ -36,6 +41,17 @@ const CONTENT_JSON: &str = "application/json";
 pub(crate) struct HttpOptions {
     pub(crate) retry: RetryPolicy,
     pub(crate) timeout: Duration,
+    /// Trusted besides the built-in roots (a private CA, a test server's own certificate).
+    pub(crate) root_certificates: Vec<reqwest::Certificate>,
+}
+
+/// How the backend authorizes its requests.
+#[derive(Debug, Clone)]
+pub(crate) enum RequestAuth {
+    /// Signed (or not) per request by a [`Credential`].
+    Credential(Credential),
+    /// A bearer token from a token credential, through the cache all clones share.
+    Bearer(TokenCache),
 }
 
 /// A Table service endpoint with its credential. Cheap to clone (one `Arc`).
@@ -49,7 +65,7 @@ struct Inner {
     http: reqwest::Client,
     /// Base URL without a trailing `/` (path style ends in the account name).
     endpoint: String,
-    credential: Credential,
+    auth: RequestAuth,
     options: HttpOptions,
 }
 
@@ -74,21 +90,20 @@ struct Response {
 }
 
 impl HttpBackend {
-    pub(crate) fn new(endpoint: &str, credential: Credential, options: HttpOptions) -> Result<Self> {
+    pub(crate) fn new(endpoint: &str, auth: RequestAuth, options: HttpOptions) -> Result<Self> {
+        let endpoint = url::parse_endpoint(endpoint, "the endpoint")?;
+        if matches!(auth, RequestAuth::Bearer(_)) {
+            check_bearer_transport(&endpoint)?;
+        }
         // A redirect is answered as an error, never followed: following it would send the
         // signed request (and a SAS in its URL) to a host the caller did not name.
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| error::transport("could not build the HTTP client").with_source(e))?;
-        Ok(HttpBackend {
-            inner: Arc::new(Inner {
-                http,
-                endpoint: url::parse_endpoint(endpoint, "the endpoint")?,
-                credential,
-                options,
-            }),
-        })
+        let mut http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        for certificate in &options.root_certificates {
+            http = http.add_root_certificate(certificate.clone());
+        }
+        let http =
+            http.build().map_err(|e| error::transport("could not build the HTTP client").with_source(e))?;
+        Ok(HttpBackend { inner: Arc::new(Inner { http, endpoint, auth, options }) })
     }
 
     fn url(&self, path: &str) -> String {
@@ -266,13 +281,35 @@ impl HttpBackend {
             .await
     }
 
+    /// One attempt: authorize, exchange, and with a bearer token that the service refused as
+    /// expired, one more exchange with a new token.
     async fn attempt(&self, request: &Request<'_>) -> std::result::Result<Response, Attempt> {
         let date = http_date(chrono::Utc::now());
-        let signed = self
-            .inner
-            .credential
-            .authorize(request.method.as_str(), &request.url, request.content_type, &date)
-            .map_err(Attempt::Answered)?;
+        let cache = match &self.inner.auth {
+            RequestAuth::Credential(credential) => {
+                let signed = credential
+                    .authorize(request.method.as_str(), &request.url, request.content_type, &date)
+                    .map_err(Attempt::Answered)?;
+                return self.exchange(request, signed).await;
+            }
+            RequestAuth::Bearer(cache) => cache,
+        };
+        let bearer = cache.bearer().await.map_err(Attempt::Answered)?;
+        match self.exchange(request, authorize_bearer(&request.url, &date, bearer.header)).await {
+            Err(Attempt::TokenExpired(_)) => {
+                let renewed = cache.replace(bearer.generation).await.map_err(Attempt::Answered)?;
+                self.exchange(request, authorize_bearer(&request.url, &date, renewed.header)).await
+            }
+            other => other,
+        }
+    }
+
+    /// Sends one authorized request and reads its answer.
+    async fn exchange(
+        &self,
+        request: &Request<'_>,
+        signed: SignedRequest,
+    ) -> std::result::Result<Response, Attempt> {
         let mut builder = self
             .inner
             .http
@@ -283,8 +320,13 @@ impl HttpBackend {
             .header("DataServiceVersion", "3.0")
             .header("MaxDataServiceVersion", "3.0;NetFx")
             .header("x-ms-client-request-id", uuid::Uuid::new_v4().to_string());
-        for (name, value) in &signed.headers {
-            builder = builder.header(*name, value);
+        for (name, value) in signed.headers {
+            let mut value = HeaderValue::try_from(value).map_err(|e| {
+                Attempt::Answered(error::auth("an authorization header value is invalid").with_source(e))
+            })?;
+            // Kept out of reqwest's and hyper's debug output.
+            value.set_sensitive(name == "Authorization");
+            builder = builder.header(name, value);
         }
         if !request.content_type.is_empty() {
             builder = builder.header("Content-Type", request.content_type).body(request.body.clone());
@@ -326,6 +368,12 @@ impl HttpBackend {
         let pairs: Vec<(&str, &str)> =
             headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))).collect();
         let error = wire::decode_error(status.as_u16(), &pairs, &body);
+        let www_authenticate = header(&headers, "www-authenticate");
+        if matches!(self.inner.auth, RequestAuth::Bearer(_))
+            && says_token_expired(status.as_u16(), error.code().map(|c| c.as_str()), www_authenticate, &body)
+        {
+            return Err(Attempt::TokenExpired(error));
+        }
         match retry_after(&headers) {
             Some(retry_after) => Err(Attempt::Throttled { error, retry_after }),
             None => Err(Attempt::Answered(error)),
@@ -351,13 +399,17 @@ enum Attempt {
     Throttled { error: Error, retry_after: Duration },
     /// No answer: timeout, refused or dropped connection.
     Transport { error: Error, connect_failed: bool },
+    /// The service refused the bearer token sent as expired.
+    TokenExpired(Error),
 }
 
 impl From<Attempt> for Failed {
     fn from(attempt: Attempt) -> Failed {
         let answered = |error: &Error| error.status().map_or(Failure::NotSent, Failure::Answered);
         match attempt {
-            Attempt::Answered(error) => Failed { failure: answered(&error), error, asked_pause: None },
+            Attempt::Answered(error) | Attempt::TokenExpired(error) => {
+                Failed { failure: answered(&error), error, asked_pause: None }
+            }
             Attempt::Throttled { error, retry_after } => {
                 Failed { failure: answered(&error), error, asked_pause: Some(retry_after) }
             }
@@ -543,6 +595,23 @@ fn redirect_error(status: StatusCode, headers: &HeaderMap, request_url: &str) ->
 /// [`check_headers`], so for them an unreadable value never reads as absent.
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok())
+}
+
+/// Refuses to send bearer tokens in clear text: `endpoint` must be https, or http to a
+/// loopback host (a local emulator or test server).
+fn check_bearer_transport(endpoint: &str) -> Result<()> {
+    let parsed =
+        Url::parse(endpoint).map_err(|e| error::invalid_input("the endpoint is not a URL").with_source(e))?;
+    let host = parsed.host_str().unwrap_or_default();
+    let ip = host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>();
+    let loopback = host.eq_ignore_ascii_case("localhost") || ip.is_ok_and(|ip| ip.is_loopback());
+    if parsed.scheme() == "https" || loopback {
+        return Ok(());
+    }
+    Err(error::invalid_input(format!(
+        "a token credential needs an https endpoint: bearer tokens are not sent in clear text to {}",
+        host
+    )))
 }
 
 /// The URL without its query string, for logs: a SAS signature must never be printed.
