@@ -160,3 +160,16 @@ impl fmt::Debug for SignedRequest {
 pub fn http_date(t: DateTime<Utc>) -> String {
     t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signed_requests_debug_shows_the_bearer_scheme_only() {
+        let signed = authorize_bearer("https://h/t", "date", "Bearer eyJhbGciOi.eyJhdWQi.c2ln".to_owned());
+        let printed = format!("{signed:?}");
+        assert!(printed.contains("Bearer <redacted>"), "{printed}");
+        assert!(!printed.contains("eyJ"), "{printed}");
+    }
+}
