@@ -4,10 +4,10 @@
 //! The API is the [`Credential`] a client is built with, the SAS types that make and carry
 //! tokens ([`TableSasBuilder`], [`SasToken`]), and the [`TokenCredential`] a client built with
 //! [`TableServiceClientBuilder::token_credential`] gets bearer tokens from (with the
-//! `azure-identity` feature, [`AzureIdentityCredential`] adapts the official Azure SDK's). `Credential::authorize` turns the parts
-//! of a request that get signed into the URL to send and the headers to add; it does no I/O,
-//! so the HTTP backend calls it right before sending, with the exact URL string it sends and
-//! the `x-ms-date` it sends. It and the signing steps under it are `#[doc(hidden)]`: public
+//! `azure-identity` feature, `AzureIdentityCredential` adapts the official Azure SDK's).
+//! `Credential::authorize` turns the parts of a request that get signed into the URL to send
+//! and the headers to add; it does no I/O, so the HTTP backend calls it right before sending,
+//! with the exact URL string it sends and the `x-ms-date` it sends. It and the signing steps under it are `#[doc(hidden)]`: public
 //! only for the known-answer tests in `tests/wire_auth.rs`, not API.
 //!
 //! Invariant: no `Debug` output of this module contains an account key, a signature or a

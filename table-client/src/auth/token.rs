@@ -44,10 +44,9 @@ pub type TokenFuture<'a> =
 /// The client calls it when it has no token or its token is within 5 minutes of its expiry,
 /// and once more when the service answers that the token sent has expired; all clones of a
 /// client share one cache, and one call runs at a time. Implement it over your identity
-/// library, or enable the `azure-identity` feature for
-/// [`AzureIdentityCredential`](crate::auth::AzureIdentityCredential), which adapts the official
-/// `azure_identity` credentials (managed identity, workload identity, client secret,
-/// developer tools). Its `Debug` must not print secrets.
+/// library, or enable the `azure-identity` feature for `auth::AzureIdentityCredential`, which
+/// adapts the official `azure_identity` credentials (managed identity, workload identity,
+/// client secret, developer tools). Its `Debug` must not print secrets.
 ///
 /// ```
 /// use chrono::{TimeDelta, Utc};

@@ -322,7 +322,12 @@ impl HttpBackend {
             .header("x-ms-client-request-id", uuid::Uuid::new_v4().to_string());
         for (name, value) in signed.headers {
             let mut value = HeaderValue::try_from(value).map_err(|e| {
-                Attempt::Answered(error::auth("an authorization header value is invalid").with_source(e))
+                Attempt::Answered(
+                    error::auth(
+                        "a request header built from the credential holds characters HTTP cannot carry",
+                    )
+                    .with_source(e),
+                )
             })?;
             // Kept out of reqwest's and hyper's debug output.
             value.set_sensitive(name == "Authorization");
