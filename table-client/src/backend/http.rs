@@ -32,7 +32,7 @@ use crate::error;
 use crate::retry::{self, Failed, Failure, Replay, RetryPolicy};
 use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
 
-/// The service version we speak.
+/// The service version we speak (Microsoft Entra ID bearer tokens need 2017-11-09 or later).
 const API_VERSION: &str = "2019-02-02";
 const CONTENT_JSON: &str = "application/json";
 
