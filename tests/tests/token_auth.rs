@@ -149,3 +149,18 @@ async fn no_debug_output_shows_a_token() {
         assert!(!text.contains(secret.split('.').nth(1).unwrap()), "a token part shows in: {text}");
     }
 }
+
+#[tokio::test]
+async fn the_https_azurite_is_trusted_through_the_root_certificate_setting_only() {
+    let Some(azurite) = azurite_oauth() else { return };
+    let credential = Arc::new(MintingCredential::valid());
+    let untrusting = TableServiceClient::builder()
+        .endpoint(&azurite.endpoint)
+        .token_credential(Arc::clone(&credential))
+        .retry(table_client::RetryPolicy::none())
+        .build()
+        .unwrap();
+    let err = untrusting.create_table(&unique_table_name("untrusted")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Transport, "{err}");
+    client(azurite, &credential).create_table(&unique_table_name("trusted")).await.unwrap();
+}
