@@ -121,10 +121,10 @@ impl TableServiceClientBuilder {
     /// key or SAS: with an [`endpoint`](Self::endpoint) (no [`credential`](Self::credential)
     /// then), or with an account's [`connection_string`](Self::connection_string), whose
     /// endpoint is kept and whose key or SAS is not used. Tokens are cached, shared by every
-    /// clone of the client and renewed 5 minutes before they expire, one credential call at a
-    /// time; a token the service refuses as expired is renewed once and the request sent once
-    /// more. The endpoint must be https (http only to a loopback host, for local tests).
-    /// Default: none.
+    /// clone of the client and renewed 5 minutes before they expire (half their lifetime when
+    /// they live less than 10 minutes), one credential call at a time; a token the service
+    /// refuses as expired is renewed once and the request sent once more. The endpoint must be
+    /// https (http only to a loopback host, for local tests). Default: none.
     ///
     /// ```
     /// # use chrono::{TimeDelta, Utc};
