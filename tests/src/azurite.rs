@@ -159,7 +159,11 @@ fn resolve_oauth() -> Result<Option<OAuthAzurite>, String> {
     let cert = write("server-cert.pem", &certificates.server_pem)?;
     let key = write("server-key.pem", &certificates.server_key_pem)?;
     let mode = Mode::OAuth { cert: &cert, key: &key };
-    let port = start(&program, &mode)?;
+    let started = start(&program, &mode);
+    // Azurite reads both when it starts; the key need not outlive that.
+    tooling::remove_if_present(&cert);
+    tooling::remove_if_present(&key);
+    let port = started?;
     Ok(Some(OAuthAzurite {
         endpoint: format!("https://127.0.0.1:{port}/{ACCOUNT_NAME}"),
         ca_pem: certificates.ca_pem,
