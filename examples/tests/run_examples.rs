@@ -1,5 +1,7 @@
 //! Every example binary runs to completion (exit 0) on the embedded engine, and on Azurite
-//! through `AZURE_STORAGE_CONNECTION_STRING`, as a user would run it.
+//! through `AZURE_STORAGE_CONNECTION_STRING`, as a user would run it. The token credential
+//! example runs against the harness's HTTPS Azurite with `--oauth basic`: this test passes it
+//! the endpoint, a minted token and the CA file through the variables a user would set.
 
 use std::process::Command;
 
@@ -59,4 +61,38 @@ fn the_quickstart_prints_the_employees_over_30() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(stdout, "Ann (empid 000001) is 34\nCy (empid 000003) is 41\n");
+}
+
+/// The token credential example's variables.
+const TOKEN_EXAMPLE_VARS: [&str; 3] =
+    ["AZURE_TABLES_ENDPOINT", "AZURE_TABLES_ACCESS_TOKEN", "AZURE_TABLES_CA_FILE"];
+
+#[test]
+fn the_token_credential_example_runs_on_the_https_azurite() {
+    // Skips loudly (the harness prints a banner) where Azurite cannot run.
+    let Some(azurite) = conformance::azurite::azurite_oauth() else { return };
+    let token = conformance::token::mint_token(chrono::TimeDelta::hours(1));
+    let output = Command::new(env!("CARGO_BIN_EXE_token_credential"))
+        .env(TOKEN_EXAMPLE_VARS[0], &azurite.endpoint)
+        .env(TOKEN_EXAMPLE_VARS[1], &token)
+        .env(TOKEN_EXAMPLE_VARS[2], &azurite.ca_file)
+        .output()
+        .expect("the example binary starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "token_credential failed ({}):\n{stdout}\n{stderr}", output.status);
+    assert!(stdout.starts_with(&format!("backend: {} with a bearer token", azurite.endpoint)), "{stdout}");
+    assert_eq!(stdout.matches("with Entra ID").count(), 2, "{stdout}");
+    assert!(!stdout.contains(&token) && !stderr.contains(&token), "the example printed its token");
+}
+
+#[test]
+fn the_token_credential_example_says_loudly_that_it_skipped_without_its_variables() {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_token_credential"));
+    for var in TOKEN_EXAMPLE_VARS {
+        command.env_remove(var);
+    }
+    let output = command.output().expect("the example binary starts");
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("TOKEN CREDENTIAL EXAMPLE SKIPPED"));
 }

@@ -6,16 +6,21 @@
 //! - exactly one backend: a connection string, an endpoint, or an engine;
 //! - a credential goes with an endpoint, and only there: a connection string carries its
 //!   own, and the embedded engine authorizes nothing;
+//! - a token credential goes with an endpoint (instead of a credential) or an account's
+//!   connection string (whose key or SAS it replaces), never with the embedded engine, and
+//!   only over https (or http to a loopback host): bearer tokens are never sent in clear text;
 //! - an option value that is wrong in itself (a zero timeout, an application id with a space,
 //!   a proxy that is not an http(s) URL) is refused on every backend; the retry policy
 //!   applies to every backend (the embedded engine's injected faults are retried as HTTP
 //!   failures are), while the HTTP settings (timeout, application id, HTTP client, proxy,
-//!   location mode) are ignored by the embedded engine, which answers in process. So code
-//!   that sets them works unchanged whichever backend a configured connection string names.
+//!   root certificates, location mode) are ignored by the embedded engine, which answers in
+//!   process. So code that sets them works unchanged whichever backend a configured
+//!   connection string names.
 //!
 //! This module and `service.rs` import each other: the handle hands out its builder, and the
 //! builder makes the handle.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 #[cfg(doc)]
@@ -23,8 +28,8 @@ use table_core::ErrorKind;
 use table_core::Result;
 use table_core::engine::{Engine, registry};
 
-use crate::auth::Credential;
-use crate::backend::{Backend, EmbeddedBackend, HttpBackend, HttpOptions};
+use crate::auth::{Credential, STORAGE_SCOPE, TokenCache, TokenCredential};
+use crate::backend::{Backend, EmbeddedBackend, HttpBackend, HttpOptions, RequestAuth};
 use crate::connection_string::ConnectionString;
 use crate::error::invalid_input as invalid;
 use crate::location::LocationMode;
@@ -65,6 +70,10 @@ pub struct TableServiceClientBuilder {
     connection_string: Option<Result<ConnectionString>>,
     endpoint: Option<String>,
     credential: Option<Credential>,
+    token_credential: Option<Arc<dyn TokenCredential>>,
+    token_scope: String,
+    /// PEM bundles, parsed by `build`.
+    root_certificates: Vec<Vec<u8>>,
     engine: Option<Engine>,
     retry: RetryPolicy,
     timeout: Duration,
@@ -82,6 +91,9 @@ impl TableServiceClientBuilder {
             connection_string: None,
             endpoint: None,
             credential: None,
+            token_credential: None,
+            token_scope: STORAGE_SCOPE.to_owned(),
+            root_certificates: Vec::new(),
             engine: None,
             retry: RetryPolicy::default(),
             timeout: DEFAULT_TIMEOUT,
@@ -118,6 +130,65 @@ impl TableServiceClientBuilder {
     /// ([`Credential::Anonymous`] for a server that authorizes on its own). Default: none.
     pub fn credential(mut self, credential: Credential) -> Self {
         self.credential = Some(credential);
+        self
+    }
+
+    /// Authorize requests with Microsoft Entra ID bearer tokens from `credential` instead of a
+    /// key or SAS: with an [`endpoint`](Self::endpoint) (no [`credential`](Self::credential)
+    /// then), or with an account's [`connection_string`](Self::connection_string), whose
+    /// endpoint is kept and whose key or SAS is not used. Tokens are cached, shared by every
+    /// clone of the client and renewed 5 minutes before they expire (half their lifetime when
+    /// they live less than 10 minutes), one credential call at a time; a token the service
+    /// refuses as expired is renewed once and the request sent once more. The endpoint must be
+    /// https (http only to a loopback host, for local tests). Default: none.
+    ///
+    /// ```
+    /// # use chrono::{TimeDelta, Utc};
+    /// # use table_client::auth::{AccessToken, TokenCredential, TokenFuture};
+    /// # #[derive(Debug)]
+    /// # struct MyCredential;
+    /// # impl TokenCredential for MyCredential {
+    /// #     fn get_token<'a>(&'a self, _: &'a [&'a str]) -> TokenFuture<'a> {
+    /// #         Box::pin(async { Ok(AccessToken::new("t", Utc::now() + TimeDelta::hours(1))) })
+    /// #     }
+    /// # }
+    /// use table_client::TableServiceClient;
+    ///
+    /// # fn main() -> table_client::Result<()> {
+    /// // The endpoint of a configured connection string, with Entra ID instead of its key.
+    /// let connection_string =
+    ///     "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net";
+    /// let service = TableServiceClient::builder()
+    ///     .connection_string(connection_string)
+    ///     .token_credential(MyCredential)
+    ///     .build()?;
+    /// # drop(service);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn token_credential(mut self, credential: impl TokenCredential + 'static) -> Self {
+        self.token_credential = Some(Arc::new(credential));
+        self
+    }
+
+    /// The scope a [`token_credential`](Self::token_credential) is asked for. Default:
+    /// [`STORAGE_SCOPE`] (`https://storage.azure.com/.default`, Azure Storage accounts).
+    /// Cosmos DB Table endpoints take tokens for their own audience:
+    /// `https://cosmos.azure.com/.default`.
+    pub fn token_scope(mut self, scope: &str) -> Self {
+        self.token_scope = scope.to_owned();
+        self
+    }
+
+    /// Trust the certificates of a PEM bundle (one or more `-----BEGIN CERTIFICATE-----`
+    /// blocks) as root certificates, besides the built-in ones: the way to reach an endpoint
+    /// whose certificate a private CA signed, or a test server's self-signed certificate.
+    /// May be called more than once; every bundle is trusted. Default: none.
+    ///
+    /// A bundle without a readable certificate is reported by [`build`](Self::build), and so
+    /// is a bundle beside an [`http_client`](Self::http_client): add the roots to that client.
+    pub fn root_certificate_pem(mut self, pem: &[u8]) -> Self {
+        self.root_certificates.push(pem.to_vec());
         self
     }
 
@@ -210,14 +281,17 @@ impl TableServiceClientBuilder {
     /// Errors, in the order they are checked, all [`ErrorKind::InvalidInput`] unless noted:
     /// more than one backend given (connection string, endpoint, engine); none given; a zero
     /// [`timeout`](Self::timeout); an [`application_id`](Self::application_id) breaking its
-    /// rule; a [`proxy`](Self::proxy) that is not an http(s) URL of a host; a proxy beside an
-    /// [`http_client`](Self::http_client); the connection string's own error (see
-    /// [`ConnectionString::parse`]; bad key base64 is [`ErrorKind::Auth`]); a credential
-    /// beside a connection string or an engine; an endpoint without a credential; an
-    /// endpoint (or [`secondary_endpoint`](Self::secondary_endpoint)) that is not an http(s)
-    /// URL naming a host without user credentials, query or fragment; a secondary endpoint
-    /// that cannot be derived (an endpoint naming no account); [`ErrorKind::Transport`] if
-    /// the HTTP client cannot be set up.
+    /// rule; a [`proxy`](Self::proxy) that is not an http(s) URL of a host; a proxy or a
+    /// [`root_certificate_pem`](Self::root_certificate_pem) beside an
+    /// [`http_client`](Self::http_client); a root certificate bundle without a readable
+    /// certificate; the connection string's own error (see [`ConnectionString::parse`]; bad
+    /// key base64 is [`ErrorKind::Auth`]); a credential beside a connection string, an engine
+    /// or a token credential; a token credential beside an engine; an endpoint without a
+    /// credential; an endpoint (or [`secondary_endpoint`](Self::secondary_endpoint)) that is
+    /// not an http(s) URL naming a host without user credentials, query or fragment; a token
+    /// credential with an http endpoint whose host is not loopback; a secondary endpoint that
+    /// cannot be derived (an endpoint naming no account); [`ErrorKind::Transport`] if the HTTP
+    /// client cannot be set up.
     pub fn build(self) -> Result<TableServiceClient> {
         let choice = Choice::of(self.connection_string, self.endpoint, self.engine)?;
         if self.timeout.is_zero() {
@@ -232,6 +306,12 @@ impl TableServiceClientBuilder {
                 "give a `proxy` or an `http_client`, not both: set the proxy on your client",
             ));
         }
+        let root_certificates = parse_root_certificates(&self.root_certificates)?;
+        if !root_certificates.is_empty() && self.http_client.is_some() {
+            return Err(invalid(
+                "give `root_certificate_pem` or an `http_client`, not both: add the certificates to your client",
+            ));
+        }
         let embedded = |engine| Backend::Embedded(EmbeddedBackend::new(engine, self.retry.clone()));
         let options = HttpOptions {
             retry: self.retry.clone(),
@@ -241,40 +321,77 @@ impl TableServiceClientBuilder {
             proxy,
             location: self.location_mode,
             secondary_endpoint: self.secondary_endpoint,
+            root_certificates,
         };
-        let backend = match (choice, self.credential) {
-            (Choice::ConnectionString(parsed), credential) => {
+        let bearer = self.token_credential.map(|c| RequestAuth::Bearer(TokenCache::new(c, self.token_scope)));
+        let backend = match (choice, self.credential, bearer) {
+            (Choice::ConnectionString(parsed), credential, bearer) => {
                 let parsed = parsed?;
                 if credential.is_some() {
                     return Err(invalid(
                         "a `credential` goes with an `endpoint`; a connection string carries its own",
                     ));
                 }
-                match parsed {
-                    ConnectionString::Http { endpoint, credential, secondary_endpoint, .. } => {
+                match (parsed, bearer) {
+                    // A token credential replaces the string's key or SAS.
+                    (ConnectionString::Http { endpoint, credential, secondary_endpoint, .. }, bearer) => {
                         let options = HttpOptions {
                             secondary_endpoint: options.secondary_endpoint.or(secondary_endpoint),
                             ..options
                         };
-                        Backend::Http(HttpBackend::new(&endpoint, credential, options)?)
+                        let auth = bearer.unwrap_or(RequestAuth::Credential(credential));
+                        Backend::Http(HttpBackend::new(&endpoint, auth, options)?)
                     }
-                    ConnectionString::Embedded { name: Some(name) } => embedded(registry::open(&name)),
-                    ConnectionString::Embedded { name: None } => embedded(Engine::new()),
+                    (ConnectionString::Embedded { .. }, Some(_)) => {
+                        return Err(invalid("the embedded engine takes no `token_credential`"));
+                    }
+                    (ConnectionString::Embedded { name: Some(name) }, None) => {
+                        embedded(registry::open(&name))
+                    }
+                    (ConnectionString::Embedded { name: None }, None) => embedded(Engine::new()),
                 }
             }
-            (Choice::Endpoint(endpoint), Some(credential)) => {
-                Backend::Http(HttpBackend::new(&endpoint, credential, options)?)
+            (Choice::Endpoint(endpoint), credential, bearer) => {
+                let auth = match (credential, bearer) {
+                    (Some(_), Some(_)) => {
+                        return Err(invalid("give a `credential` or a `token_credential`, not both"));
+                    }
+                    (Some(credential), None) => RequestAuth::Credential(credential),
+                    (None, Some(bearer)) => bearer,
+                    (None, None) => {
+                        return Err(invalid(
+                            "an `endpoint` needs a `credential` (`Credential::Anonymous` for none)",
+                        ));
+                    }
+                };
+                Backend::Http(HttpBackend::new(&endpoint, auth, options)?)
             }
-            (Choice::Endpoint(_), None) => {
-                return Err(invalid("an `endpoint` needs a `credential` (`Credential::Anonymous` for none)"));
-            }
-            (Choice::Engine(engine), None) => embedded(engine),
-            (Choice::Engine(_), Some(_)) => {
+            (Choice::Engine(engine), None, None) => embedded(engine),
+            (Choice::Engine(_), Some(_), _) => {
                 return Err(invalid("the embedded engine takes no `credential`"));
+            }
+            (Choice::Engine(_), None, Some(_)) => {
+                return Err(invalid("the embedded engine takes no `token_credential`"));
             }
         };
         Ok(TableServiceClient::from_backend(backend))
     }
+}
+
+/// The certificates of each PEM bundle given to
+/// [`root_certificate_pem`](TableServiceClientBuilder::root_certificate_pem).
+fn parse_root_certificates(bundles: &[Vec<u8>]) -> Result<Vec<reqwest::Certificate>> {
+    let mut certificates = Vec::new();
+    for (index, pem) in bundles.iter().enumerate() {
+        let unreadable =
+            || invalid(format!("root certificate bundle {index} holds no readable PEM certificate"));
+        let parsed = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| unreadable().with_source(e))?;
+        if parsed.is_empty() {
+            return Err(unreadable());
+        }
+        certificates.extend(parsed);
+    }
+    Ok(certificates)
 }
 
 /// The one backend a builder was given.

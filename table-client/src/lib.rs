@@ -49,6 +49,11 @@
 //! [`TableServiceClient::generate_account_sas_url`]. A table's stored access policies
 //! ([`TableClient::set_access_policies`]) let such a SAS be revoked; the account's settings
 //! are [`TableServiceClient::get_properties`] and [`TableServiceClient::get_statistics`].
+//! Accounts that allow only Microsoft Entra ID take bearer tokens from an
+//! [`auth::TokenCredential`] ([`TableServiceClient::with_token_credential`], or
+//! [`TableServiceClientBuilder::token_credential`] beside an endpoint or an account's
+//! connection string); the `azure-identity` feature adapts the official Azure SDK's
+//! credentials (managed identity and the others) to it.
 //!
 //! ```rust
 //! use table_client::TableServiceClient;
@@ -335,7 +340,7 @@
 //! - [`typed`]: the traits the derives implement, each beside its derive (`TableEntity`,
 //!   `PropertyValue`), and the typed vocabulary around them; the root also re-exports the
 //!   two pairs, as sqlx does, for `use table_client::TableEntity`;
-//! - [`auth`]: credentials and shared access signatures;
+//! - [`auth`]: credentials, shared access signatures and token credentials;
 //! - [`connection_string`]: the forms a connection string takes, their parser, and the
 //!   development-storage (Azurite) account, key and endpoint;
 //! - [`patterns`]: higher-level table designs (data series, large and wide entities, rotated

@@ -10,7 +10,7 @@
 use table_core::Result;
 
 use crate::auth::{AccountKey, AccountSasBuilder, Credential, TableSasBuilder};
-use crate::backend::Backend;
+use crate::backend::{Backend, RequestAuth};
 use crate::error;
 use crate::service::TableServiceClient;
 use crate::table::TableClient;
@@ -79,8 +79,10 @@ fn signing_key(backend: &Backend) -> Result<(&str, &AccountKey)> {
             return Err(error::auth("the embedded engine has no account key to sign a SAS with"));
         }
     };
-    match http.credential() {
-        Credential::SharedKey(key) | Credential::SharedKeyLite(key) => Ok((http.endpoint(), key)),
+    match http.auth() {
+        RequestAuth::Credential(Credential::SharedKey(key) | Credential::SharedKeyLite(key)) => {
+            Ok((http.endpoint(), key))
+        }
         _ => Err(error::auth(
             "signing a SAS needs the account key, and this client holds no account key (only a SAS, a \
              token or no credential)",

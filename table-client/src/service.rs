@@ -80,6 +80,22 @@ impl TableServiceClient {
         Self::builder().connection_string(connection_string).build()
     }
 
+    /// A client for `endpoint` (e.g. `https://myaccount.table.core.windows.net`) whose requests
+    /// carry Microsoft Entra ID bearer tokens from `credential`, asked for
+    /// [`STORAGE_SCOPE`](crate::auth::STORAGE_SCOPE). The one-line form of
+    /// `TableServiceClient::builder().endpoint(endpoint).token_credential(credential).build()`;
+    /// see [`TableServiceClientBuilder::token_credential`] for the token cache, and
+    /// [`TableServiceClientBuilder::token_scope`] for Cosmos DB's audience.
+    ///
+    /// Fails with [`ErrorKind::InvalidInput`] for an endpoint that is not an https URL (http
+    /// is allowed to a loopback host only: bearer tokens are not sent in clear text).
+    pub fn with_token_credential(
+        endpoint: &str,
+        credential: impl crate::auth::TokenCredential + 'static,
+    ) -> Result<Self> {
+        Self::builder().endpoint(endpoint).token_credential(credential).build()
+    }
+
     /// A client over an embedded engine; clones of the engine handle share its data. The
     /// infallible form of `TableServiceClient::builder().engine(engine).build()`: the
     /// engine's injected faults are retried with [`RetryPolicy::default`] (the builder's

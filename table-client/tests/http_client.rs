@@ -305,6 +305,18 @@ fn proxies_are_checked_when_the_client_is_built() {
     assert_eq!(both.build().unwrap_err().kind(), ErrorKind::InvalidInput);
 }
 
+/// A self-signed root (a P-256 key, valid for a century) whose private key was thrown away.
+const SOME_ROOT_PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIBfjCCASWgAwIBAgIUbrgJNyZ5AK7Je2oARhcG3qD6UiAwCgYIKoZIzj0EAwIw\nFDESMBAGA1UEAwwJdGVzdCByb290MCAXDTI2MTEyMzAyNDcyN1oYDzIxMjYxMDMw\nMDI0NzI3WjAUMRIwEAYDVQQDDAl0ZXN0IHJvb3QwWTATBgcqhkjOPQIBBggqhkjO\nPQMBBwNCAAQqM99OZIYC8NbpETdZaQ44ZyjCkpnXrB14VekWBJX3h6TX4r31RDxC\nb6Nrxs6bEMxDvvBlqpV61yydQPwfCovPo1MwUTAdBgNVHQ4EFgQUcRXuefXxTNMp\ntUgBcxoI/JFyuC4wHwYDVR0jBBgwFoAUcRXuefXxTNMptUgBcxoI/JFyuC4wDwYD\nVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNHADBEAiBKzIVdDJo69nYeTnRFw9iR\nvhW7eSQkJQ4I/mXZSFh5SAIgJfQxNMDKtI86fz+U23h1fs3fZIQi+dDARZdgOait\nYIo=\n-----END CERTIFICATE-----\n";
+
+#[test]
+fn root_certificates_and_an_own_client_are_refused_together() {
+    let roots = || builder().endpoint(UNREACHABLE).root_certificate_pem(SOME_ROOT_PEM.as_bytes());
+    assert!(roots().build().is_ok());
+    let err = roots().http_client(reqwest::Client::new()).build().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("root_certificate_pem"), "{err}");
+}
+
 /// A primary that answers every request with 503 `ServerBusy`.
 async fn busy_primary() -> MockServer {
     let primary = MockServer::start().await;

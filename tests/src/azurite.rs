@@ -10,6 +10,13 @@
 //!    in memory on a free port of 127.0.0.1. An install or start failure panics with the
 //!    output of npm or Azurite: a broken setup is an error, never a skip.
 //!
+//! [`azurite_oauth()`] starts a second, separate instance for Microsoft Entra ID tests: HTTPS
+//! with a certificate made for it (a private CA generated per process with `rcgen`) and
+//! `--oauth basic`, which accepts bearer tokens by their audience, issuer and lifetime and
+//! does not check their signature (Azurite's `TableTokenAuthenticator`), so
+//! [`crate::token::mint_token`] makes tokens it accepts or refuses at will. Its endpoint is never taken from the
+//! environment: it needs the CA this process generated.
+//!
 //! Invariants: only 127.0.0.1 is bound or dialled. The Azurite process never outlives the test
 //! process: statics are not dropped at exit, so it runs under a `sh` watchdog that kills it
 //! within about a second once the test process is gone (no `prctl`: `unsafe` is forbidden).
@@ -105,11 +112,112 @@ pub fn unique_table_name(prefix: &str) -> String {
     format!("{prefix}{}", uuid::Uuid::new_v4().simple())
 }
 
+/// An Azurite table service over HTTPS that accepts Microsoft Entra ID bearer tokens
+/// (`--oauth basic`), besides the account key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthAzurite {
+    /// The table endpoint including the account path, e.g.
+    /// `https://127.0.0.1:41234/devstoreaccount1`.
+    pub endpoint: String,
+    /// The PEM certificate of the CA that signed the server's certificate: trust it as a root
+    /// certificate to reach [`Self::endpoint`].
+    pub ca_pem: String,
+    /// A file holding [`Self::ca_pem`], for programs started by a test.
+    pub ca_file: PathBuf,
+}
+
+/// The HTTPS Azurite of this test process with OAuth enabled, started on first use; `None`
+/// when Node.js or npm is missing and `REQUIRE_AZURITE` is not set (a banner says so).
+///
+/// Blocking, like [`azurite()`]; a separate process from it, on its own port.
+///
+/// # Panics
+/// As [`azurite()`], and when the certificates cannot be generated or written.
+pub fn azurite_oauth() -> Option<&'static OAuthAzurite> {
+    static INSTANCE: OnceLock<Result<Option<OAuthAzurite>, String>> = OnceLock::new();
+    match INSTANCE.get_or_init(resolve_oauth) {
+        Ok(instance) => instance.as_ref(),
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// Starts the HTTPS OAuth instance (never from `AZURITE_TABLE_ENDPOINT`: see the module docs).
+fn resolve_oauth() -> Result<Option<OAuthAzurite>, String> {
+    if !node_and_npm_found()? {
+        return Ok(None);
+    }
+    let program = install()?;
+    let dir = std::env::temp_dir().join(format!("azurite-oauth-{}", std::process::id()));
+    let certificates = Certificates::generate()?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let write = |name: &str, contents: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok::<_, String>(path)
+    };
+    let ca_file = write("ca.pem", &certificates.ca_pem)?;
+    let cert = write("server-cert.pem", &certificates.server_pem)?;
+    let key = write("server-key.pem", &certificates.server_key_pem)?;
+    let mode = Mode::OAuth { cert: &cert, key: &key };
+    let started = start(&program, &mode);
+    // Azurite reads both when it starts; the key need not outlive that.
+    tooling::remove_if_present(&cert);
+    tooling::remove_if_present(&key);
+    let port = started?;
+    Ok(Some(OAuthAzurite {
+        endpoint: format!("https://127.0.0.1:{port}/{ACCOUNT_NAME}"),
+        ca_pem: certificates.ca_pem,
+        ca_file,
+    }))
+}
+
+/// A private CA and a server certificate it signed for 127.0.0.1 and localhost.
+struct Certificates {
+    ca_pem: String,
+    server_pem: String,
+    server_key_pem: String,
+}
+
+impl Certificates {
+    fn generate() -> Result<Certificates, String> {
+        use rcgen::{
+            BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, KeyUsagePurpose,
+        };
+        let failed = |e: rcgen::Error| format!("cannot generate the test certificates: {e}");
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(failed)?;
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.distinguished_name.push(DnType::CommonName, "conformance test CA");
+        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+        let ca =
+            CertifiedIssuer::self_signed(ca_params, KeyPair::generate().map_err(failed)?).map_err(failed)?;
+        let server_key = KeyPair::generate().map_err(failed)?;
+        let server_params =
+            CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).map_err(failed)?;
+        let server = server_params.signed_by(&server_key, &ca).map_err(failed)?;
+        Ok(Certificates {
+            ca_pem: ca.pem(),
+            server_pem: server.pem(),
+            server_key_pem: server_key.serialize_pem(),
+        })
+    }
+}
+
 /// Chooses the endpoint, installing and starting Azurite when no endpoint is given.
 fn resolve() -> Result<Option<Azurite>, String> {
     if let Some(endpoint) = tooling::non_empty_env("AZURITE_TABLE_ENDPOINT") {
         return Ok(Some(Azurite::at(&endpoint)));
     }
+    if !node_and_npm_found()? {
+        return Ok(None);
+    }
+    let program = install()?;
+    let port = start(&program, &Mode::Http)?;
+    Ok(Some(Azurite::at(&format!("http://127.0.0.1:{port}/{ACCOUNT_NAME}"))))
+}
+
+/// Whether Node.js and npm are installed; when not, a loud banner and `false`, or the error
+/// when `REQUIRE_AZURITE=1`.
+fn node_and_npm_found() -> Result<bool, String> {
     let (node, npm) = (tooling::tool_version("node"), tooling::tool_version("npm"));
     if node.is_none() || npm.is_none() {
         let found = format!(
@@ -126,10 +234,10 @@ fn resolve() -> Result<Option<Azurite>, String> {
                 "AZURITE_TABLE_ENDPOINT at a running Azurite table service.",
             ],
             "REQUIRE_AZURITE",
-        );
+        )
+        .map(|_: Option<()>| false);
     }
-    let program = install()?;
-    start(&program).map(Some)
+    Ok(true)
 }
 
 /// Installs the pinned Azurite into the cache folder once; returns the `azurite-table` script.
@@ -163,14 +271,20 @@ enum StartError {
     Fatal(String),
 }
 
-/// Starts `azurite-table` on a free loopback port, retrying on a port race.
-fn start(program: &Path) -> Result<Azurite, String> {
+/// How an instance is started.
+enum Mode<'a> {
+    /// Plain HTTP, shared key and SAS only.
+    Http,
+    /// HTTPS with this certificate and key (PEM files), and `--oauth basic`.
+    OAuth { cert: &'a Path, key: &'a Path },
+}
+
+/// Starts `azurite-table` on a free loopback port, retrying on a port race; returns the port.
+fn start(program: &Path, mode: &Mode<'_>) -> Result<u16, String> {
     for _ in 0..PORT_ATTEMPTS {
         let port = free_port()?;
-        match start_on(program, port) {
-            Ok(()) => {
-                return Ok(Azurite::at(&format!("http://127.0.0.1:{port}/{ACCOUNT_NAME}")));
-            }
+        match start_on(program, port, mode) {
+            Ok(()) => return Ok(port),
             Err(StartError::PortTaken) => continue,
             Err(StartError::Fatal(message)) => return Err(message),
         }
@@ -208,10 +322,12 @@ fi
 wait "$child"
 "#;
 
-/// One start attempt on `port`: spawns Azurite under the watchdog and waits until it answers.
-fn start_on(program: &Path, port: u16) -> Result<(), StartError> {
+/// One start attempt on `port`: spawns Azurite under the watchdog and waits until it answers
+/// (over HTTPS: until it reports it has started, as a TLS handshake is beyond this harness).
+fn start_on(program: &Path, port: u16, mode: &Mode<'_>) -> Result<(), StartError> {
     let log = std::env::temp_dir().join(format!("azurite-table-{}-{port}.log", std::process::id()));
-    let mut watchdog = Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg(WATCHDOG)
         .arg("sh")
@@ -220,7 +336,11 @@ fn start_on(program: &Path, port: u16) -> Result<(), StartError> {
         .arg(program)
         .args(["--inMemoryPersistence", "--tableHost", "127.0.0.1", "--tablePort"])
         .arg(port.to_string())
-        .args(["--loose", "--skipApiVersionCheck", "--disableTelemetry", "--silent"])
+        .args(["--loose", "--skipApiVersionCheck", "--disableTelemetry", "--silent"]);
+    if let Mode::OAuth { cert, key } = mode {
+        command.args(["--oauth", "basic", "--cert"]).arg(cert).arg("--key").arg(key);
+    }
+    let mut watchdog = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -239,7 +359,12 @@ fn start_on(program: &Path, port: u16) -> Result<(), StartError> {
                 ))
             });
         }
-        if is_azurite(port) {
+        let ready = match mode {
+            Mode::Http => is_azurite(port),
+            Mode::OAuth { .. } => std::fs::read_to_string(&log)
+                .is_ok_and(|output| output.contains(&format!("successfully started on 127.0.0.1:{port}"))),
+        };
+        if ready {
             return Ok(());
         }
         if Instant::now() > deadline {

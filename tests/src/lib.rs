@@ -3,7 +3,11 @@
 //!
 //! - [`azurite`]: one Azurite table service per test process (`azurite::azurite()`), from
 //!   `AZURITE_TABLE_ENDPOINT` or installed from npm and started on a free loopback port.
-//! - [`target`]: the backends a scenario runs on, and the `scenario!` macro.
+//!   [`azurite::azurite_oauth`] starts a second one over HTTPS (a generated private CA) that
+//!   accepts bearer tokens (`--oauth basic`).
+//! - [`target`]: the backends a scenario runs on, and the `scenario!` macro (and
+//!   `token_scenario!`, the same on the OAuth Azurite with token auth).
+//! - [`token`]: bearer tokens that Azurite accepts and a scriptable counting token credential.
 //! - [`python`]: the official Python SDK in a cached venv (`python::python()`), running the
 //!   helper scripts in `tests/python/` (interop: every EDM type written and read by the SDK).
 //! - [`fault_proxy`]: a seeded fault-injecting HTTP proxy to put in front of Azurite (resets,
@@ -33,4 +37,5 @@ pub mod fault_proxy;
 pub mod fuzz;
 pub mod python;
 pub mod target;
+pub mod token;
 mod tooling;

@@ -28,6 +28,20 @@ impl Target {
         Some(Target { client, engine: None })
     }
 
+    /// The process's OAuth Azurite ([`crate::azurite::azurite_oauth`]) with a client that
+    /// authorizes every request with a bearer token ([`crate::token::MintingCredential`]) and
+    /// trusts the harness's CA; `None` (after a loud banner) when Azurite cannot run here.
+    pub fn azurite_token() -> Option<Target> {
+        let azurite = crate::azurite::azurite_oauth()?;
+        let client = TableServiceClient::builder()
+            .endpoint(&azurite.endpoint)
+            .token_credential(crate::token::MintingCredential::valid())
+            .root_certificate_pem(azurite.ca_pem.as_bytes())
+            .build()
+            .expect("the OAuth Azurite's endpoint and CA are valid");
+        Some(Target { client, engine: None })
+    }
+
     /// `true` on Azurite, for scenarios that record one of its known deviations.
     pub fn is_azurite(&self) -> bool {
         self.engine.is_none()
@@ -61,4 +75,23 @@ macro_rules! scenario {
             }
         }
     )*};
+}
+
+/// Runs each named `async fn(Target)` of a `scenario!` list once more, on the OAuth Azurite
+/// with bearer tokens ([`Target::azurite_token`]), as `with_token::<name>::azurite` tests
+/// (skipping loudly where Azurite cannot run). Invoke it once per test file.
+#[macro_export]
+macro_rules! token_scenario {
+    ($($name:ident),* $(,)?) => {
+        mod with_token {$(
+            mod $name {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn azurite() {
+                    if let Some(target) = $crate::target::Target::azurite_token() {
+                        super::super::$name(target).await;
+                    }
+                }
+            }
+        )*}
+    };
 }

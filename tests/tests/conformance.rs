@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 
 use chrono::{DateTime, Utc};
-use conformance::scenario;
 use conformance::target::{Target, unique_name};
+use conformance::{scenario, token_scenario};
 use futures::StreamExt;
 use table_client::datetime::{max_datetime, min_datetime, parse_datetime};
 use table_client::{
@@ -36,6 +36,16 @@ scenario!(
     cross_type_comparisons,
     double_literals_and_negation,
     bulk_reports_each_transaction,
+);
+
+// The same scenarios with Microsoft Entra ID bearer tokens (HTTPS Azurite, `--oauth basic`):
+// table and entity CRUD, query paging and continuation, entity-group transactions.
+token_scenario!(
+    table_lifecycle,
+    crud_with_etags,
+    paging_across_pages_and_partitions,
+    continuation_resumes_exactly,
+    batches_apply_all_or_nothing,
 );
 
 async fn table_lifecycle(t: Target) {

@@ -1,19 +1,32 @@
-//! Request authorization: SharedKey, SharedKeyLite, shared access signatures, or none.
+//! Request authorization: SharedKey, SharedKeyLite, shared access signatures, Microsoft Entra
+//! ID bearer tokens, or none.
 //!
-//! The API is the [`Credential`] a client is built with, and the SAS types that make and
-//! carry tokens ([`TableSasBuilder`] for one table, [`AccountSasBuilder`] for the account,
-//! [`SasToken`]). `Credential::authorize` turns the parts
-//! of a request that get signed into the URL to send and the headers to add; it does no I/O,
-//! so the HTTP backend calls it right before sending, with the exact URL string it sends and
-//! the `x-ms-date` it sends. It and the signing steps under it are `#[doc(hidden)]`: public
+//! The API is the [`Credential`] a client is built with, the SAS types that make and carry
+//! tokens ([`TableSasBuilder`] for one table, [`AccountSasBuilder`] for the account,
+//! [`SasToken`]), and the [`TokenCredential`] a client built with
+//! [`TableServiceClientBuilder::token_credential`] gets bearer tokens from (with the
+//! `azure-identity` feature, `AzureIdentityCredential` adapts the official Azure SDK's).
+//! `Credential::authorize` turns the parts of a request that get signed into the URL to send
+//! and the headers to add; it does no I/O, so the HTTP backend calls it right before sending,
+//! with the exact URL string it sends and the `x-ms-date` it sends. It and the signing steps
+//! under it are `#[doc(hidden)]`: public
 //! only for the known-answer tests in `tests/wire_auth.rs`, not API.
 //!
-//! Invariant: no `Debug` output of this module contains an account key or a signature.
+//! Invariant: no `Debug` output of this module contains an account key, a signature or a
+//! bearer token.
+//!
+//! [`TableServiceClientBuilder::token_credential`]: crate::TableServiceClientBuilder::token_credential
 
 mod account_sas;
+#[cfg(feature = "azure-identity")]
+mod azure_identity;
 mod letters;
 mod sas;
 mod shared_key;
+mod token;
+
+#[cfg(feature = "azure-identity")]
+pub use azure_identity::AzureIdentityCredential;
 
 pub use account_sas::{
     AccountSasBuilder, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices,
@@ -22,6 +35,8 @@ pub use sas::{DEFAULT_SAS_VERSION, SasProtocol, SasToken, TableSasBuilder, Table
 pub use shared_key::AccountKey;
 #[doc(hidden)]
 pub use shared_key::{shared_key_lite_string_to_sign, shared_key_string_to_sign};
+pub use token::{AccessToken, STORAGE_SCOPE, TokenCredential, TokenError, TokenFuture};
+pub(crate) use token::{TokenCache, says_token_expired};
 
 use std::fmt;
 
@@ -119,17 +134,32 @@ impl Credential {
     }
 }
 
+/// Authorizes one request with a bearer value (`Bearer <token>`, from a
+/// [`TokenCredential`]): the URL unchanged, `x-ms-date` and `Authorization`.
+pub(crate) fn authorize_bearer(url: &str, date: &str, bearer: String) -> SignedRequest {
+    SignedRequest {
+        url: url.to_owned(),
+        headers: vec![(DATE_HEADER, date.to_owned()), (AUTHORIZATION_HEADER, bearer)],
+    }
+}
+
 impl fmt::Debug for SignedRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let headers: Vec<(&str, String)> = self
             .headers
             .iter()
-            .map(|(name, value)| match value.split_once(':') {
-                // `SharedKey account:signature`: keep the scheme and account only.
-                Some((scheme_and_account, _)) if *name == AUTHORIZATION_HEADER => {
-                    (*name, format!("{scheme_and_account}:<redacted>"))
+            .map(|(name, value)| {
+                if *name != AUTHORIZATION_HEADER {
+                    return (*name, value.clone());
                 }
-                _ => (*name, value.clone()),
+                let shown = match (value.split_once(' '), value.split_once(':')) {
+                    // `Bearer token`: the scheme only.
+                    (Some(("Bearer", _)), _) => "Bearer <redacted>".to_owned(),
+                    // `SharedKey account:signature`: the scheme and account only.
+                    (_, Some((scheme_and_account, _))) => format!("{scheme_and_account}:<redacted>"),
+                    _ => "<redacted>".to_owned(),
+                };
+                (*name, shown)
             })
             .collect();
         f.debug_struct("SignedRequest")
@@ -144,4 +174,17 @@ impl fmt::Debug for SignedRequest {
 #[doc(hidden)]
 pub fn http_date(t: DateTime<Utc>) -> String {
     t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signed_requests_debug_shows_the_bearer_scheme_only() {
+        let signed = authorize_bearer("https://h/t", "date", "Bearer eyJhbGciOi.eyJhdWQi.c2ln".to_owned());
+        let printed = format!("{signed:?}");
+        assert!(printed.contains("Bearer <redacted>"), "{printed}");
+        assert!(!printed.contains("eyJ"), "{printed}");
+    }
 }

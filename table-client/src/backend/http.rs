@@ -9,6 +9,11 @@
 //! kind of answer can honestly take (one entity, a page of the size asked for, a batch, an
 //! error: the limits are derived in `wire` from the service's own), so no server can make the
 //! client buffer without bound. A page with more items than asked for is refused.
+//!
+//! With a token credential, every request carries the cached bearer token; an answer that the
+//! token has expired gets one new token and one more exchange within the same attempt, so a
+//! token that keeps being refused ends in the service's `Auth` error, never a loop. Bearer
+//! tokens only travel over https, except to a loopback host (tests).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,14 +28,14 @@ use table_core::{
 use tracing::Instrument;
 
 use super::check_outcome;
-use crate::auth::{Credential, http_date};
+use crate::auth::{Credential, SignedRequest, TokenCache, authorize_bearer, http_date, says_token_expired};
 use crate::error;
 use crate::location::{self, Location, LocationMode, Route};
 use crate::proxy::Proxy;
 use crate::retry::{self, Failed, Failure, Replay, RetryPolicy};
 use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
 
-/// The service version we speak.
+/// The service version we speak (Microsoft Entra ID bearer tokens need 2017-11-09 or later).
 const API_VERSION: &str = "2019-02-02";
 const CONTENT_JSON: &str = "application/json";
 
@@ -48,6 +53,17 @@ pub(crate) struct HttpOptions {
     pub(crate) location: LocationMode,
     /// The secondary endpoint given explicitly (else derived, when `location` reads from it).
     pub(crate) secondary_endpoint: Option<String>,
+    /// Trusted besides the built-in roots (a private CA, a test server's own certificate).
+    pub(crate) root_certificates: Vec<reqwest::Certificate>,
+}
+
+/// How the backend authorizes its requests.
+#[derive(Debug, Clone)]
+pub(crate) enum RequestAuth {
+    /// Signed (or not) per request by a [`Credential`].
+    Credential(Credential),
+    /// A bearer token from a token credential, through the cache all clones share.
+    Bearer(TokenCache),
 }
 
 /// A Table service endpoint with its credential. Cheap to clone (one `Arc`).
@@ -63,7 +79,7 @@ struct Inner {
     endpoint: String,
     /// Where reads may also go (see `location`); same form as `endpoint`.
     secondary: Option<String>,
-    credential: Credential,
+    auth: RequestAuth,
     options: HttpOptions,
 }
 
@@ -90,7 +106,16 @@ struct Response {
 }
 
 impl HttpBackend {
-    pub(crate) fn new(endpoint: &str, credential: Credential, options: HttpOptions) -> Result<Self> {
+    pub(crate) fn new(endpoint: &str, auth: RequestAuth, options: HttpOptions) -> Result<Self> {
+        let endpoint = url::parse_endpoint(endpoint, "the endpoint")?;
+        let secondary =
+            location::read_secondary(options.location, &endpoint, options.secondary_endpoint.as_deref())?;
+        if matches!(auth, RequestAuth::Bearer(_)) {
+            check_bearer_transport(&endpoint)?;
+            if let Some(secondary) = &secondary {
+                check_bearer_transport(secondary)?;
+            }
+        }
         let http = match &options.client {
             Some(own) => own.clone(),
             None => {
@@ -100,15 +125,15 @@ impl HttpBackend {
                 if let Some(proxy) = &options.proxy {
                     builder = builder.proxy(proxy.to_reqwest());
                 }
+                for certificate in &options.root_certificates {
+                    builder = builder.add_root_certificate(certificate.clone());
+                }
                 builder
                     .build()
                     .map_err(|e| error::transport("could not build the HTTP client").with_source(e))?
             }
         };
-        let endpoint = url::parse_endpoint(endpoint, "the endpoint")?;
-        let secondary =
-            location::read_secondary(options.location, &endpoint, options.secondary_endpoint.as_deref())?;
-        Ok(HttpBackend { inner: Arc::new(Inner { http, endpoint, secondary, credential, options }) })
+        Ok(HttpBackend { inner: Arc::new(Inner { http, endpoint, secondary, auth, options }) })
     }
 
     fn url(&self, path: &str) -> String {
@@ -275,8 +300,8 @@ impl HttpBackend {
     }
 
     /// How the requests are authorized.
-    pub(crate) fn credential(&self) -> &Credential {
-        &self.inner.credential
+    pub(crate) fn auth(&self) -> &RequestAuth {
+        &self.inner.auth
     }
 
     pub(crate) async fn get_access_policies(&self, table: &str) -> Result<Vec<SignedIdentifier>> {
@@ -352,7 +377,9 @@ impl HttpBackend {
         .await
     }
 
-    /// One attempt of `request`, sent to `url` (the request's own, or its secondary form).
+    /// One attempt of `request`, sent to `url` (the request's own, or its secondary form):
+    /// authorize, exchange, and with a bearer token that the service refused as expired, one
+    /// more exchange with a new token.
     async fn attempt(
         &self,
         request: &Request<'_>,
@@ -360,11 +387,32 @@ impl HttpBackend {
         client_request_id: &str,
     ) -> std::result::Result<Response, Attempt> {
         let date = http_date(chrono::Utc::now());
-        let signed = self
-            .inner
-            .credential
-            .authorize(request.method.as_str(), url, request.content_type, &date)
-            .map_err(Attempt::Answered)?;
+        let cache = match &self.inner.auth {
+            RequestAuth::Credential(credential) => {
+                let signed = credential
+                    .authorize(request.method.as_str(), url, request.content_type, &date)
+                    .map_err(Attempt::Answered)?;
+                return self.exchange(request, signed, client_request_id).await;
+            }
+            RequestAuth::Bearer(cache) => cache,
+        };
+        let bearer = cache.bearer().await.map_err(Attempt::Answered)?;
+        match self.exchange(request, authorize_bearer(url, &date, bearer.header), client_request_id).await {
+            Err(Attempt::TokenExpired(_)) => {
+                let renewed = cache.replace(bearer.generation).await.map_err(Attempt::Answered)?;
+                self.exchange(request, authorize_bearer(url, &date, renewed.header), client_request_id).await
+            }
+            other => other,
+        }
+    }
+
+    /// Sends one authorized request and reads its answer.
+    async fn exchange(
+        &self,
+        request: &Request<'_>,
+        signed: SignedRequest,
+        client_request_id: &str,
+    ) -> std::result::Result<Response, Attempt> {
         let mut builder = self
             .inner
             .http
@@ -376,8 +424,18 @@ impl HttpBackend {
             .header("MaxDataServiceVersion", "3.0;NetFx")
             .header(reqwest::header::USER_AGENT, &self.inner.options.user_agent)
             .header("x-ms-client-request-id", client_request_id);
-        for (name, value) in &signed.headers {
-            builder = builder.header(*name, value);
+        for (name, value) in signed.headers {
+            let mut value = HeaderValue::try_from(value).map_err(|e| {
+                Attempt::Answered(
+                    error::auth(
+                        "a request header built from the credential holds characters HTTP cannot carry",
+                    )
+                    .with_source(e),
+                )
+            })?;
+            // Kept out of reqwest's and hyper's debug output.
+            value.set_sensitive(name == "Authorization");
+            builder = builder.header(name, value);
         }
         if !request.content_type.is_empty() {
             builder = builder.header("Content-Type", request.content_type).body(request.body.clone());
@@ -399,7 +457,7 @@ impl HttpBackend {
             span.record("request_id", id);
         }
         if status.is_redirection() {
-            return Err(Attempt::Answered(redirect_error(status, &headers, url)));
+            return Err(Attempt::Answered(redirect_error(status, &headers, &signed.url)));
         }
         // A caller's own client may follow redirects: an answer from elsewhere is refused.
         if Url::parse(&signed.url).ok().as_ref() != Some(response.url()) {
@@ -423,6 +481,12 @@ impl HttpBackend {
         let pairs: Vec<(&str, &str)> =
             headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))).collect();
         let error = wire::decode_error(status.as_u16(), &pairs, &body);
+        let www_authenticate = header(&headers, "www-authenticate");
+        if matches!(self.inner.auth, RequestAuth::Bearer(_))
+            && says_token_expired(status.as_u16(), error.code().map(|c| c.as_str()), www_authenticate, &body)
+        {
+            return Err(Attempt::TokenExpired(error));
+        }
         match retry_after(status, &headers) {
             Some(retry_after) => Err(Attempt::Throttled { error, retry_after }),
             None => Err(Attempt::Answered(error)),
@@ -451,13 +515,17 @@ enum Attempt {
     Throttled { error: Error, retry_after: Duration },
     /// No answer: timeout, refused or dropped connection.
     Transport { error: Error, connect_failed: bool },
+    /// The service refused the bearer token sent as expired.
+    TokenExpired(Error),
 }
 
 impl From<Attempt> for Failed {
     fn from(attempt: Attempt) -> Failed {
         let answered = |error: &Error| error.status().map_or(Failure::NotSent, Failure::Answered);
         match attempt {
-            Attempt::Answered(error) => Failed { failure: answered(&error), error, asked_pause: None },
+            Attempt::Answered(error) | Attempt::TokenExpired(error) => {
+                Failed { failure: answered(&error), error, asked_pause: None }
+            }
             Attempt::Throttled { error, retry_after } => {
                 Failed { failure: answered(&error), error, asked_pause: Some(retry_after) }
             }
@@ -668,6 +736,23 @@ fn followed_redirect_error(answered_from: &Url) -> Error {
 /// [`check_headers`], so for them an unreadable value never reads as absent.
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok())
+}
+
+/// Refuses to send bearer tokens in clear text: `endpoint` must be https, or http to a
+/// loopback host (a local emulator or test server).
+fn check_bearer_transport(endpoint: &str) -> Result<()> {
+    let parsed =
+        Url::parse(endpoint).map_err(|e| error::invalid_input("the endpoint is not a URL").with_source(e))?;
+    let host = parsed.host_str().unwrap_or_default();
+    let ip = host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>();
+    let loopback = host.eq_ignore_ascii_case("localhost") || ip.is_ok_and(|ip| ip.is_loopback());
+    if parsed.scheme() == "https" || loopback {
+        return Ok(());
+    }
+    Err(error::invalid_input(format!(
+        "a token credential needs an https endpoint: bearer tokens are not sent in clear text to {}",
+        host
+    )))
 }
 
 /// The URL without its query string, for logs: a SAS signature must never be printed.

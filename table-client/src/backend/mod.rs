@@ -18,7 +18,7 @@ use table_core::{
 };
 
 pub(crate) use embedded::EmbeddedBackend;
-pub(crate) use http::{HttpBackend, HttpOptions};
+pub(crate) use http::{HttpBackend, HttpOptions, RequestAuth};
 
 use crate::error::{self, ambiguous};
 use crate::retry::Replay;

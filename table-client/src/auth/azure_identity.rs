@@ -1,0 +1,53 @@
+//! The `azure-identity` feature: [`AzureIdentityCredential`] adapts any credential of the
+//! official Azure SDK (`azure_core::credentials::TokenCredential`, implemented by the
+//! `azure_identity` crate's managed identity, workload identity, client secret and developer
+//! tools credentials) to this crate's [`TokenCredential`].
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::token::{AccessToken, TokenCredential, TokenFuture};
+
+/// An `azure_core` credential as a [`TokenCredential`].
+///
+/// ```no_run
+/// # fn credential() -> std::sync::Arc<dyn azure_core::credentials::TokenCredential> { unimplemented!() }
+/// use table_client::TableServiceClient;
+/// use table_client::auth::AzureIdentityCredential;
+///
+/// # fn main() -> table_client::Result<()> {
+/// // With the `azure_identity` crate: `azure_identity::ManagedIdentityCredential::new(None)?`.
+/// let identity = credential();
+/// let service = TableServiceClient::with_token_credential(
+///     "https://myaccount.table.core.windows.net",
+///     AzureIdentityCredential::new(identity),
+/// )?;
+/// # drop(service);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct AzureIdentityCredential {
+    inner: Arc<dyn azure_core::credentials::TokenCredential>,
+}
+
+impl AzureIdentityCredential {
+    /// Adapts `credential` (e.g. the `Arc` that `azure_identity::ManagedIdentityCredential::new`
+    /// returns).
+    pub fn new(credential: Arc<dyn azure_core::credentials::TokenCredential>) -> Self {
+        AzureIdentityCredential { inner: credential }
+    }
+}
+
+impl TokenCredential for AzureIdentityCredential {
+    fn get_token<'a>(&'a self, scopes: &'a [&'a str]) -> TokenFuture<'a> {
+        Box::pin(async move {
+            let token = self.inner.get_token(scopes, None).await?;
+            let expires_on = DateTime::<Utc>::from_timestamp_nanos(
+                i64::try_from(token.expires_on.unix_timestamp_nanos()).unwrap_or(i64::MAX),
+            );
+            Ok(AccessToken::new(token.token.secret(), expires_on))
+        })
+    }
+}
