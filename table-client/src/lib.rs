@@ -407,6 +407,7 @@ mod retry;
 mod service;
 mod table;
 mod typed_table;
+mod typed_transaction;
 
 pub use batch::{BulkReport, Transaction, TransactionReport};
 pub use builder::TableServiceClientBuilder;
@@ -419,6 +420,7 @@ pub use table::TableClient;
 #[doc(no_inline)]
 pub use typed::{PropertyValue, TableEntity};
 pub use typed_table::TypedTable;
+pub use typed_transaction::TypedTransaction;
 
 pub use table_core::{
     CompareOp, Continuation, ETag, EdmType, Entity, EntityKey, Error, ErrorCode, ErrorKind, Filter, IfMatch,
