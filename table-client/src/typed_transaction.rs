@@ -174,7 +174,8 @@ impl TypedTransaction {
             .collect::<Result<Vec<Write>>>()?;
         self.table.check_name()?;
         index::check_transaction(&writes)?;
-        let outcomes = index::apply_writes(&self.table, &writes, async |_: &[_]| Ok(())).await?;
+        // No outbox intent: `check_transaction` refused cross-partition indexes.
+        let outcomes = index::apply_writes(&self.table, &writes, &mut Vec::new()).await?;
         // Only a delete-if-exists of a missing entity has no outcome, and a transaction has none.
         Ok(outcomes.into_iter().map(|o| o.unwrap_or(WriteOutcome { etag: None })).collect())
     }

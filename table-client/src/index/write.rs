@@ -24,7 +24,7 @@ use table_core::{
     WriteOutcome,
 };
 
-use super::cross_partition::{Intent, sync_cross_partition};
+use super::cross_partition::{Intent, sync_cross_partition, type_tag};
 use super::lookup::LookupRow;
 use super::rows::{index_keys, make_copy};
 use crate::batch::Transaction;
@@ -98,6 +98,8 @@ impl Change {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Schema {
     type_name: &'static str,
+    /// The tag of the type's outbox intents.
+    type_tag: &'static str,
     indexes: &'static [IndexDef],
     /// The key of every declared index (aligned with `indexes`) for a stored state, `None`
     /// where the state has no row in that index (or there is no state).
@@ -108,6 +110,7 @@ impl Schema {
     fn of<T: TableEntity>() -> Schema {
         Schema {
             type_name: std::any::type_name::<T>(),
+            type_tag: type_tag::<T>(),
             indexes: T::indexes(),
             index_keys: |state| index_keys::<T>(state.map(T::from_entity).transpose()?.as_ref()),
         }
@@ -130,6 +133,11 @@ impl Write {
     /// Whether the write maintains index rows, and so reads the stored entity first.
     fn indexed(&self) -> bool {
         !self.schema.indexes.is_empty()
+    }
+
+    /// Whether the write has cross-partition index rows, kept through the outbox.
+    fn cross_partition(&self) -> bool {
+        self.schema.indexes.iter().any(|i| !i.same_partition)
     }
 
     /// Whether writing again after an attempt whose outcome is unknown gives what the caller
@@ -187,29 +195,9 @@ enum Step {
 pub(crate) async fn apply<T: TableEntity>(table: &TableClient, change: Change) -> Result<Option<WriteOutcome>> {
     let key = change.key();
     let write = Write::new::<T>(change);
-    let has_cross = T::indexes().iter().any(|i| !i.same_partition);
     let mut intents: Vec<Intent> = Vec::new();
-    // Before each attempt's write: the outbox intent naming the primary and the stale
-    // candidates of its cross-partition indexes (one intent names the primary for a drain;
-    // another is needed only for candidates no recorded intent names yet).
-    let record_intent = async |old_keys: &[Vec<Option<EntityKey>>]| -> Result<()> {
-        if !has_cross {
-            return Ok(());
-        }
-        let candidates: Vec<(&'static str, EntityKey)> = T::indexes()
-            .iter()
-            .zip(old_keys.iter().flatten())
-            .filter(|(i, _)| !i.same_partition)
-            .filter_map(|(i, k)| Some((i.name, k.clone()?)))
-            .collect();
-        let covered = |c: &(&str, EntityKey)| intents.iter().any(|i| i.candidates.contains(c));
-        if intents.is_empty() || !candidates.iter().all(covered) {
-            intents.push(Intent::record::<T>(table, &key, candidates).await?);
-        }
-        Ok(())
-    };
-    let outcome = apply_writes(table, std::slice::from_ref(&write), record_intent).await?.pop().flatten();
-    if has_cross {
+    let outcome = apply_writes(table, std::slice::from_ref(&write), &mut intents).await?.pop().flatten();
+    if write.cross_partition() {
         // The primary changed: whatever fails from here leaves it written, and the outbox
         // intents for a drain to finish the indexes.
         let candidates = intents.iter().flat_map(|i| i.candidates.iter().cloned()).collect();
@@ -272,8 +260,9 @@ fn check_count(operations: usize, index_rows: usize) -> Result<()> {
 
 /// Applies `writes` (one partition, each entity once) and their same-partition index rows in
 /// one entity-group transaction per attempt; returns each write's outcome in order (`None`:
-/// nothing to delete). `before_write` runs after an attempt's reads, before its write, with
-/// each write's index keys as read.
+/// nothing to delete). Before each attempt's write, records in `intents` the outbox intents
+/// the writes of types with cross-partition indexes need (a transaction has none: it refuses
+/// them).
 ///
 /// An attempt whose outcome is unknown is tried again on a fresh read when every write is
 /// [replayable](Write::replayable); every error after one carries the "may have applied"
@@ -281,11 +270,11 @@ fn check_count(operations: usize, index_rows: usize) -> Result<()> {
 pub(crate) async fn apply_writes(
     table: &TableClient,
     writes: &[Write],
-    before_write: impl AsyncFnMut(&[Vec<Option<EntityKey>>]) -> Result<()>,
+    intents: &mut Vec<Intent>,
 ) -> Result<Vec<Option<WriteOutcome>>> {
     // Whether an earlier attempt may have applied without anyone knowing.
     let mut uncertain = false;
-    attempts(table, writes, before_write, &mut uncertain).await.map_err(|e| match uncertain {
+    attempts(table, writes, intents, &mut uncertain).await.map_err(|e| match uncertain {
         true => e.with_may_have_applied(),
         false => e,
     })
@@ -295,7 +284,7 @@ pub(crate) async fn apply_writes(
 async fn attempts(
     table: &TableClient,
     writes: &[Write],
-    mut before_write: impl AsyncFnMut(&[Vec<Option<EntityKey>>]) -> Result<()>,
+    intents: &mut Vec<Intent>,
     uncertain: &mut bool,
 ) -> Result<Vec<Option<WriteOutcome>>> {
     let mut absent_old_copies: Vec<EntityKey> = Vec::new();
@@ -328,14 +317,7 @@ async fn attempts(
         if steps.iter().all(|s| matches!(s, Step::Done(_))) {
             return Ok(outcomes);
         }
-        let old_keys: Vec<Vec<Option<EntityKey>>> = steps
-            .iter()
-            .map(|s| match s {
-                Step::Send { old_keys, .. } => old_keys.clone(),
-                Step::Done(_) => Vec::new(),
-            })
-            .collect();
-        before_write(&old_keys).await?;
+        record_intents(table, writes, &steps, intents).await?;
 
         let rows = batch_rows(table, writes, steps, &absent_old_copies).await?;
         let primaries = rows.iter().filter(|r| r.role == Role::Primary).count();
@@ -431,6 +413,29 @@ fn step(table: &TableClient, write: &Write, current: Option<Option<Entity>>, unc
     let old_keys = (write.schema.index_keys)(current)?;
     let new_keys = (write.schema.index_keys)(new_state.clone())?;
     Ok(Step::Send { op, new_state, old_keys, new_keys })
+}
+
+/// Records, before an attempt's write, the outbox intent of each write of a type with
+/// cross-partition indexes: one names its primary for a drain, and another is needed only for
+/// stale candidates (its old index keys) that no recorded intent of that primary names yet.
+async fn record_intents(table: &TableClient, writes: &[Write], steps: &[Step], intents: &mut Vec<Intent>) -> Result<()> {
+    for (write, step) in writes.iter().zip(steps) {
+        let Step::Send { old_keys, .. } = step else { continue };
+        if !write.cross_partition() {
+            continue;
+        }
+        let primary = write.change.key();
+        let candidates: Vec<(&'static str, EntityKey)> = (write.schema.indexes.iter().zip(old_keys))
+            .filter(|(i, _)| !i.same_partition)
+            .filter_map(|(i, k)| Some((i.name, k.clone()?)))
+            .collect();
+        let recorded: Vec<&Intent> = intents.iter().filter(|i| i.primary == primary).collect();
+        let covered = |c: &(&str, EntityKey)| recorded.iter().any(|i| i.candidates.contains(c));
+        if recorded.is_empty() || !candidates.iter().all(covered) {
+            intents.push(Intent::record(table, write.schema.type_tag, &primary, candidates).await?);
+        }
+    }
+    Ok(())
 }
 
 /// A lookup row the writes of an attempt change: the keys to drop from its list and to add.
