@@ -41,7 +41,11 @@ async fn hire(table: &TableClient, employee: &Employee) -> Result<usize> {
     for attempt in 1..=MAX_ATTEMPTS {
         let transaction = table.typed_transaction().insert(employee);
         let transaction = match summaries.get_if_exists(&DepartmentSummary::key(&department)?).await? {
-            None => transaction.insert(&DepartmentSummary { department: department.clone(), employee_count: 1, etag: None }),
+            None => transaction.insert(&DepartmentSummary {
+                department: department.clone(),
+                employee_count: 1,
+                etag: None,
+            }),
             Some(mut summary) => {
                 let etag = summary.etag.take().map_or(IfMatch::Any, IfMatch::ETag);
                 summary.employee_count += 1;

@@ -5,7 +5,7 @@
 use table_core::typed::TableEntity;
 use table_core::{EntityKey, IfMatch, Result, WriteOutcome};
 
-use crate::index::{self, Change, Write};
+use crate::index::{self, Caller, Change, Write};
 use crate::table::TableClient;
 use crate::typed_table::TypedTable;
 
@@ -45,13 +45,14 @@ use crate::typed_table::TypedTable;
 ///   index, and the caller's operations plus the index rows certain to change from the values
 ///   alone over 100 ([`Violation::IndexRowsOverBatchLimit`](crate::Violation::IndexRowsOverBatchLimit),
 ///   saying how many rows the indexes add);
-/// - after reading, before writing: the errors the service would give (an insert over an
-///   existing entity, a replace, merge or delete of a missing one, the caller's ETag not
-///   matching), the same limit counted exactly, a body over 4 MiB, and two operations that
-///   need one row (the entity of one is an index row of another, or both need one index copy:
-///   [`Violation::SharedRowInTransaction`](crate::Violation::SharedRowInTransaction));
-/// - what the service answers, with a unique index that already holds a new key reported as
-///   `AlreadyExists` naming the index.
+/// - after reading, before writing: for values of indexed types, the errors the service would
+///   give (an insert over an existing entity, a replace, merge or delete of a missing one, the
+///   caller's ETag not matching); the same limit counted exactly; two operations that need one
+///   row (the entity of one is an index row of another, or both need one index copy:
+///   [`Violation::SharedRowInTransaction`](crate::Violation::SharedRowInTransaction)); a body
+///   over 4 MiB;
+/// - what the service answers (to the values of types without indexes, as sent), with a
+///   unique index that already holds a new key reported as `AlreadyExists` naming the index.
 ///
 /// [`Error::batch_index`](crate::Error::batch_index) always names the caller's operation (its
 /// position in the order added), never a position among the index rows. An error after an
@@ -175,7 +176,8 @@ impl TypedTransaction {
         self.table.check_name()?;
         index::check_transaction(&writes)?;
         // No outbox intent: `check_transaction` refused cross-partition indexes.
-        let outcomes = index::apply_writes(&self.table, &writes, &mut Vec::new()).await?;
+        let outcomes =
+            index::apply_writes(&self.table, Caller::Transaction, &writes, &mut Vec::new()).await?;
         // Only a delete-if-exists of a missing entity has no outcome, and a transaction has none.
         Ok(outcomes.into_iter().map(|o| o.unwrap_or(WriteOutcome { etag: None })).collect())
     }

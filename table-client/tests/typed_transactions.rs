@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use table_client::engine::{Engine, FaultSpec};
 use table_client::{
-    ETag, ErrorCode, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity,
-    TableServiceClient, TypedTable, Violation,
+    ETag, ErrorCode, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity, TableServiceClient,
+    TypedTable, Violation,
 };
 
 /// Same-partition indexes: a unique copy by email and an index entity by last name.
@@ -145,7 +145,10 @@ async fn replaces_that_move_index_keys_and_deletes_keep_the_indexes() {
         .await
         .unwrap();
     assert!(outcomes[0].etag.is_some() && outcomes[1].etag.is_none() && outcomes[2].etag.is_some());
-    assert!(table.get_if_exists("Sales", "email_e1@contoso.com").await.unwrap().is_none(), "the old copy moved");
+    assert!(
+        table.get_if_exists("Sales", "email_e1@contoso.com").await.unwrap().is_none(),
+        "the old copy moved"
+    );
     assert!(table.get_if_exists("Sales", "email_e2@contoso.com").await.unwrap().is_none(), "Bob's copy went");
     assert!(table.get_if_exists("Sales", "email_ann.smith@contoso.com").await.unwrap().is_some());
     assert_eq!(listed(&table, "lastname_Jones").await, None, "an emptied index entity is deleted");
@@ -154,7 +157,13 @@ async fn replaces_that_move_index_keys_and_deletes_keep_the_indexes() {
 
     // Upserts keep them too, and a delete of the last employee leaves only the summary.
     let ann = Employee { last_name: "Jones".into(), ..ann };
-    employees.transaction().insert_or_replace(&ann).insert_or_merge(&employee(3, "Jones")).submit().await.unwrap();
+    employees
+        .transaction()
+        .insert_or_replace(&ann)
+        .insert_or_merge(&employee(3, "Jones"))
+        .submit()
+        .await
+        .unwrap();
     assert_eq!(listed(&table, "lastname_Jones").await, ids(&["empid_000001", "empid_000003"]));
     assert_consistent(&employees).await;
     let keys = [ann.entity_key().unwrap(), employee(3, "").entity_key().unwrap()];
@@ -169,10 +178,19 @@ async fn two_joneses_in_one_transaction_make_one_write_of_their_index_entity() {
     let employees = table.typed::<Employee>();
     employees.insert(&employee(1, "Jones")).await.unwrap();
     let before = engine.faults().calls();
-    employees.transaction().insert(&employee(2, "Jones")).insert(&employee(3, "Jones")).submit().await.unwrap();
+    employees
+        .transaction()
+        .insert(&employee(2, "Jones"))
+        .insert(&employee(3, "Jones"))
+        .submit()
+        .await
+        .unwrap();
     // Two primaries and the one index entity read, then one transaction.
     assert_eq!(engine.faults().calls() - before, 4);
-    assert_eq!(listed(&table, "lastname_Jones").await, ids(&["empid_000001", "empid_000002", "empid_000003"]));
+    assert_eq!(
+        listed(&table, "lastname_Jones").await,
+        ids(&["empid_000001", "empid_000002", "empid_000003"])
+    );
     assert_consistent(&employees).await;
 
     // Renames that cross over: one leaves Jones for Smith while another joins Jones.
@@ -184,7 +202,10 @@ async fn two_joneses_in_one_transaction_make_one_write_of_their_index_entity() {
         .submit()
         .await
         .unwrap();
-    assert_eq!(listed(&table, "lastname_Jones").await, ids(&["empid_000002", "empid_000003", "empid_000004"]));
+    assert_eq!(
+        listed(&table, "lastname_Jones").await,
+        ids(&["empid_000002", "empid_000003", "empid_000004"])
+    );
     assert_eq!(listed(&table, "lastname_Smith").await, ids(&["empid_000001"]));
     assert_consistent(&employees).await;
 }
@@ -238,7 +259,8 @@ async fn types_with_a_cross_partition_index_are_refused_before_any_request() {
     let (engine, table) = table().await;
     let global = GlobalEmployee { department: "Sales".into(), id: 1, email: "ann@contoso.com".into() };
     let calls = engine.faults().calls();
-    let err = table.typed_transaction().insert(&employee(1, "Jones")).insert(&global).submit().await.unwrap_err();
+    let err =
+        table.typed_transaction().insert(&employee(1, "Jones")).insert(&global).submit().await.unwrap_err();
     assert_eq!(engine.faults().calls(), calls, "no request was sent");
     assert_eq!(err.batch_index(), Some(1));
     match err.violation() {
@@ -290,7 +312,8 @@ async fn a_failing_etag_condition_names_the_caller_s_operation_and_writes_nothin
     let err = employees.transaction().insert(&employee(2, "Jones")).insert(&employee(1, "Jones")).submit();
     let err = err.await.unwrap_err();
     assert_eq!((err.kind(), err.batch_index()), (ErrorKind::AlreadyExists, Some(1)), "{err}");
-    let err = employees.transaction().replace(&employee(9, "Jones"), IfMatch::Any).submit().await.unwrap_err();
+    let err =
+        employees.transaction().replace(&employee(9, "Jones"), IfMatch::Any).submit().await.unwrap_err();
     assert_eq!((err.kind(), err.batch_index()), (ErrorKind::NotFound, Some(0)), "{err}");
     assert_eq!(all_rows(&table).await, before);
 }
@@ -322,7 +345,8 @@ async fn two_writes_needing_one_row_are_refused_before_writing() {
     let (_engine, table) = table().await;
     let employees = table.typed::<Employee>();
     // One entity twice: the service's rule, checked on the caller's operations.
-    let err = employees.transaction().insert(&employee(1, "Jones")).merge(&employee(1, "Jones"), IfMatch::Any);
+    let err =
+        employees.transaction().insert(&employee(1, "Jones")).merge(&employee(1, "Jones"), IfMatch::Any);
     let err = err.submit().await.unwrap_err();
     assert!(matches!(err.violation(), Some(Violation::DuplicateRow { index: 1, .. })), "{err}");
 
@@ -362,7 +386,9 @@ async fn types_without_indexes_cost_one_request() {
 /// sends again after a pause), and the other writer runs during that pause.
 #[tokio::test]
 async fn a_concurrent_writer_between_read_and_write_is_retried() {
-    let retry = RetryPolicy::default().initial_backoff(Duration::from_millis(20)).max_backoff(Duration::from_millis(20));
+    let retry = RetryPolicy::default()
+        .initial_backoff(Duration::from_millis(20))
+        .max_backoff(Duration::from_millis(20));
     let (engine, table) = table_with(retry).await;
     let employees = table.typed::<Employee>();
     let summaries = table.typed::<DepartmentSummary>();
@@ -383,6 +409,39 @@ async fn a_concurrent_writer_between_read_and_write_is_retried() {
     assert_eq!(outcomes.len(), 2);
     // 3 requests, the throttled write's resend, 3 by the other writer, then 2 reads and the write again.
     assert_eq!(engine.faults().calls() - start, 3 + 1 + 3 + 3);
-    assert_eq!(listed(&table, "lastname_Jones").await, ids(&["empid_000001", "empid_000002", "empid_000003"]));
+    assert_eq!(
+        listed(&table, "lastname_Jones").await,
+        ids(&["empid_000001", "empid_000002", "empid_000003"])
+    );
+    assert_consistent(&employees).await;
+}
+
+/// The answer to the transaction's batch is lost (the engine applies it, the caller times out;
+/// no client retry): upserts read again and write again, which is what they asked for; an
+/// insert, which its own lost attempt could fail, reports the loss marked "may have applied",
+/// never as `AlreadyExists`.
+#[tokio::test]
+async fn a_lost_answer_is_written_again_for_upserts_and_marked_for_inserts() {
+    let (engine, table) = table_with(RetryPolicy::none()).await;
+    let employees = table.typed::<Employee>();
+    employees.insert(&employee(1, "Jones")).await.unwrap();
+
+    // Reads: employees 1 and 2, the Jones and Smith lists; request 5 is the transaction.
+    engine.faults().fail_call(NonZeroU64::new(5).unwrap(), FaultSpec::timeout().after_apply());
+    let tx = employees
+        .transaction()
+        .insert_or_replace(&employee(1, "Smith"))
+        .insert_or_merge(&employee(2, "Jones"));
+    assert_eq!(tx.submit().await.unwrap().len(), 2);
+    assert_eq!(listed(&table, "lastname_Jones").await, ids(&["empid_000002"]));
+    assert_eq!(listed(&table, "lastname_Smith").await, ids(&["empid_000001"]));
+    assert_consistent(&employees).await;
+
+    // Reads: employee 3, the Jones list; request 3 is the transaction.
+    engine.faults().fail_call(NonZeroU64::new(3).unwrap(), FaultSpec::timeout().after_apply());
+    let err = employees.transaction().insert(&employee(3, "Jones")).submit().await.unwrap_err();
+    assert!(err.may_have_applied(), "{err:?}");
+    assert_ne!(err.kind(), ErrorKind::AlreadyExists);
+    assert!(employees.get_if_exists(&employee(3, "").entity_key().unwrap()).await.unwrap().is_some());
     assert_consistent(&employees).await;
 }

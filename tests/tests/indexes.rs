@@ -449,7 +449,10 @@ async fn typed_transactions_keep_same_partition_indexes(t: Target) {
     let global = global("Sales", 9, "Jones", "g@contoso.com");
     let err = table.typed_transaction().insert(&cy).insert(&global).submit().await.unwrap_err();
     assert!(
-        matches!(err.violation(), Some(table_client::Violation::CrossPartitionIndexInTransaction { index: 1, .. })),
+        matches!(
+            err.violation(),
+            Some(table_client::Violation::CrossPartitionIndexInTransaction { index: 1, .. })
+        ),
         "{err}"
     );
     assert_eq!(rows().await, before);

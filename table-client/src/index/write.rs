@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use table_core::typed::{IndexDef, IndexKind, TableEntity};
 use table_core::{
-    Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, MAX_BATCH_OPERATIONS, Operation, Result, Violation,
-    WriteOutcome,
+    Entity, EntityKey, Error, ErrorCode, ErrorKind, IfMatch, MAX_BATCH_OPERATIONS, Operation, Result,
+    Violation, WriteOutcome,
 };
 
 use super::cross_partition::{Intent, sync_cross_partition, type_tag};
@@ -60,7 +60,9 @@ impl Change {
     fn user_condition(&self) -> bool {
         matches!(
             self,
-            Change::Replace(_, IfMatch::ETag(_)) | Change::Merge(_, IfMatch::ETag(_)) | Change::Delete(_, IfMatch::ETag(_))
+            Change::Replace(_, IfMatch::ETag(_))
+                | Change::Merge(_, IfMatch::ETag(_))
+                | Change::Delete(_, IfMatch::ETag(_))
         )
     }
 
@@ -178,9 +180,17 @@ struct Row {
 enum Step {
     /// Nothing to send; the write's outcome is known (`None`: there was nothing to delete).
     Done(Option<WriteOutcome>),
-    /// Send `op`, which changes the index keys from `old_keys` to `new_keys` (empty for a type
-    /// without indexes); `new_state` is the stored entity it leaves.
-    Send { op: Operation, new_state: Option<Entity>, old_keys: Vec<Option<EntityKey>>, new_keys: Vec<Option<EntityKey>> },
+    /// Send the primary operation.
+    Send(Box<Primary>),
+}
+
+/// A primary operation to send: `op` changes the index keys from `old_keys` to `new_keys`
+/// (empty for a type without indexes) and leaves the stored entity `new_state`.
+struct Primary {
+    op: Operation,
+    new_state: Option<Entity>,
+    old_keys: Vec<Option<EntityKey>>,
+    new_keys: Vec<Option<EntityKey>>,
 }
 
 /// Applies `change` of a value of type `T` with its index maintenance. Returns what the
@@ -192,11 +202,15 @@ enum Step {
 /// cause. An attempt whose outcome is unknown (`Ambiguous`) is applied again on a fresh read
 /// when the change is unconditional, and surfaced otherwise; every error after such an
 /// attempt, or after the primary write succeeded, carries the "may have applied" marker.
-pub(crate) async fn apply<T: TableEntity>(table: &TableClient, change: Change) -> Result<Option<WriteOutcome>> {
+pub(crate) async fn apply<T: TableEntity>(
+    table: &TableClient,
+    change: Change,
+) -> Result<Option<WriteOutcome>> {
     let key = change.key();
     let write = Write::new::<T>(change);
     let mut intents: Vec<Intent> = Vec::new();
-    let outcome = apply_writes(table, std::slice::from_ref(&write), &mut intents).await?.pop().flatten();
+    let outcome =
+        apply_writes(table, Caller::Write, std::slice::from_ref(&write), &mut intents).await?.pop().flatten();
     if write.cross_partition() {
         // The primary changed: whatever fails from here leaves it written, and the outbox
         // intents for a drain to finish the indexes.
@@ -258,6 +272,16 @@ fn check_count(operations: usize, index_rows: usize) -> Result<()> {
     Ok(())
 }
 
+/// What the writes of [`apply_writes`] are to the caller, which decides whether an error found
+/// on reading (before any write) names the write's position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Caller {
+    /// One typed write: such errors name no position, as an untyped write's do.
+    Write,
+    /// A typed transaction: every error names the caller's operation.
+    Transaction,
+}
+
 /// Applies `writes` (one partition, each entity once) and their same-partition index rows in
 /// one entity-group transaction per attempt; returns each write's outcome in order (`None`:
 /// nothing to delete). Before each attempt's write, records in `intents` the outbox intents
@@ -269,12 +293,13 @@ fn check_count(operations: usize, index_rows: usize) -> Result<()> {
 /// marker.
 pub(crate) async fn apply_writes(
     table: &TableClient,
+    caller: Caller,
     writes: &[Write],
     intents: &mut Vec<Intent>,
 ) -> Result<Vec<Option<WriteOutcome>>> {
     // Whether an earlier attempt may have applied without anyone knowing.
     let mut uncertain = false;
-    attempts(table, writes, intents, &mut uncertain).await.map_err(|e| match uncertain {
+    attempts(table, caller, writes, intents, &mut uncertain).await.map_err(|e| match uncertain {
         true => e.with_may_have_applied(),
         false => e,
     })
@@ -283,6 +308,7 @@ pub(crate) async fn apply_writes(
 /// The read-plan-write loop of [`apply_writes`].
 async fn attempts(
     table: &TableClient,
+    caller: Caller,
     writes: &[Write],
     intents: &mut Vec<Intent>,
     uncertain: &mut bool,
@@ -293,8 +319,9 @@ async fn attempts(
     loop {
         attempt += 1;
         let reads = writes.iter().map(|w| async move {
+            let key = w.change.key();
             match w.indexed() {
-                true => table.get_if_exists(&w.change.key().partition_key, &w.change.key().row_key).await.map(Some),
+                true => table.get_if_exists(&key.partition_key, &key.row_key).await.map(Some),
                 false => Ok(None),
             }
         });
@@ -304,14 +331,17 @@ async fn attempts(
             .zip(current)
             .enumerate()
             .map(|(owner, (write, current))| {
-                step(table, write, current, *uncertain).map_err(|e| e.with_batch_index(owner))
+                step(table, write, current, *uncertain).map_err(|e| match caller {
+                    Caller::Write => e,
+                    Caller::Transaction => e.with_batch_index(owner),
+                })
             })
             .collect::<Result<Vec<Step>>>()?;
         let mut outcomes: Vec<Option<WriteOutcome>> = steps
             .iter()
             .map(|s| match s {
                 Step::Done(outcome) => outcome.clone(),
-                Step::Send { .. } => None,
+                Step::Send(_) => None,
             })
             .collect();
         if steps.iter().all(|s| matches!(s, Step::Done(_))) {
@@ -343,14 +373,13 @@ async fn attempts(
             Err(e) => e,
         };
         let row = e.batch_index().and_then(|i| roles.get(i));
-        // The caller's write the failed row serves.
-        let caller = |e: Error| match row {
+        // The error named by the caller's write the failed row serves.
+        let named = |e: Error| match row {
             Some((_, owner)) => e.with_batch_index(*owner),
             None => e,
         };
         match decide(writes, row, &e) {
-            Next::Conflict(index) => {
-                let owner = row.map_or(0, |(_, owner)| *owner);
+            Next::Conflict(index, owner) => {
                 return Err(error::refused(
                     ErrorCode::EntityAlreadyExists,
                     format!(
@@ -362,7 +391,7 @@ async fn attempts(
                 )
                 .with_batch_index(owner));
             }
-            Next::Fail => return Err(caller(e)),
+            Next::Fail => return Err(named(e)),
             _ if attempt >= MAX_ATTEMPTS => {
                 let subject = match writes {
                     [one] => format!("write of entity {} in table {}", one.change.key(), table.name()),
@@ -372,7 +401,7 @@ async fn attempts(
             }
             Next::Retry => backoff(attempt).await,
             // A failing network would otherwise be retried for the whole contention budget.
-            Next::Unknown if unknown_attempts >= MAX_UNKNOWN_ATTEMPTS => return Err(caller(e)),
+            Next::Unknown if unknown_attempts >= MAX_UNKNOWN_ATTEMPTS => return Err(named(e)),
             Next::Unknown => {
                 *uncertain = true;
                 unknown_attempts += 1;
@@ -385,16 +414,28 @@ async fn attempts(
 
 /// What `write` does given `current`, the stored entity read (`None` for a type without
 /// indexes, which is not read and is sent as given).
-fn step(table: &TableClient, write: &Write, current: Option<Option<Entity>>, uncertain: bool) -> Result<Step> {
+fn step(
+    table: &TableClient,
+    write: &Write,
+    current: Option<Option<Entity>>,
+    uncertain: bool,
+) -> Result<Step> {
     let Some(current) = current else {
         let op = write.change.operation();
-        return Ok(Step::Send { op, new_state: None, old_keys: Vec::new(), new_keys: Vec::new() });
+        return Ok(Step::Send(Box::new(Primary {
+            op,
+            new_state: None,
+            old_keys: Vec::new(),
+            new_keys: Vec::new(),
+        })));
     };
     let key = write.change.key();
     if uncertain && current.is_none() {
         match write.change {
             // Gone, as asked; it existed when this write began.
-            Change::Delete(..) | Change::DeleteIfExists(_) => return Ok(Step::Done(Some(WriteOutcome { etag: None }))),
+            Change::Delete(..) | Change::DeleteIfExists(_) => {
+                return Ok(Step::Done(Some(WriteOutcome { etag: None })));
+            }
             Change::Replace(..) | Change::Merge(..) => {
                 return Err(ambiguous(format!(
                     "write of entity {key} in table {}: an attempt whose outcome is unknown may have applied, \
@@ -412,20 +453,25 @@ fn step(table: &TableClient, write: &Write, current: Option<Option<Entity>>, unc
     };
     let old_keys = (write.schema.index_keys)(current)?;
     let new_keys = (write.schema.index_keys)(new_state.clone())?;
-    Ok(Step::Send { op, new_state, old_keys, new_keys })
+    Ok(Step::Send(Box::new(Primary { op, new_state, old_keys, new_keys })))
 }
 
 /// Records, before an attempt's write, the outbox intent of each write of a type with
 /// cross-partition indexes: one names its primary for a drain, and another is needed only for
 /// stale candidates (its old index keys) that no recorded intent of that primary names yet.
-async fn record_intents(table: &TableClient, writes: &[Write], steps: &[Step], intents: &mut Vec<Intent>) -> Result<()> {
+async fn record_intents(
+    table: &TableClient,
+    writes: &[Write],
+    steps: &[Step],
+    intents: &mut Vec<Intent>,
+) -> Result<()> {
     for (write, step) in writes.iter().zip(steps) {
-        let Step::Send { old_keys, .. } = step else { continue };
+        let Step::Send(planned) = step else { continue };
         if !write.cross_partition() {
             continue;
         }
         let primary = write.change.key();
-        let candidates: Vec<(&'static str, EntityKey)> = (write.schema.indexes.iter().zip(old_keys))
+        let candidates: Vec<(&'static str, EntityKey)> = (write.schema.indexes.iter().zip(&planned.old_keys))
             .filter(|(i, _)| !i.same_partition)
             .filter_map(|(i, k)| Some((i.name, k.clone()?)))
             .collect();
@@ -459,7 +505,8 @@ async fn batch_rows(
     let mut copies = Vec::new();
     let mut lookups: BTreeMap<EntityKey, LookupChange> = BTreeMap::new();
     for (owner, (write, step)) in writes.iter().zip(steps).enumerate() {
-        let Step::Send { op, new_state, old_keys, new_keys } = step else { continue };
+        let Step::Send(planned) = step else { continue };
+        let Primary { op, new_state, old_keys, new_keys } = *planned;
         rows.push(Row { op, role: Role::Primary, owner });
         let primary = write.change.key();
         let indexes = write.schema.indexes.iter().zip(old_keys.iter().zip(&new_keys));
@@ -470,7 +517,11 @@ async fn batch_rows(
                     match (old, new) {
                         (Some(o), Some(n)) if o == n => {
                             let copy = make_copy(index, n, state.expect("a new key implies a new state"));
-                            copies.push(Row { op: Operation::InsertOrReplace(copy), role: Role::Copy(index), owner });
+                            copies.push(Row {
+                                op: Operation::InsertOrReplace(copy),
+                                role: Role::Copy(index),
+                                owner,
+                            });
                         }
                         _ => {
                             if let Some(o) = old.as_ref().filter(|o| !absent_old_copies.contains(o)) {
@@ -482,7 +533,11 @@ async fn batch_rows(
                             }
                             if let Some(n) = new {
                                 let copy = make_copy(index, n, state.expect("a new key implies a new state"));
-                                copies.push(Row { op: Operation::Insert(copy), role: Role::UniqueCopy(index), owner });
+                                copies.push(Row {
+                                    op: Operation::Insert(copy),
+                                    role: Role::UniqueCopy(index),
+                                    owner,
+                                });
                             }
                         }
                     }
@@ -520,7 +575,7 @@ async fn batch_rows(
         }
     }
     rows.extend(copies);
-    let reads = lookups.iter().map(|(at, _)| LookupRow::read(table, at));
+    let reads = lookups.keys().map(|at| LookupRow::read(table, at));
     let read = futures::future::try_join_all(reads).await?;
     for ((at, change), mut row) in lookups.into_iter().zip(read) {
         // Removals first: a write leaving this row and another joining it are different keys.
@@ -616,15 +671,17 @@ fn plan(change: &Change, current: Option<&Entity>) -> Result<Option<(Operation, 
         (Change::Replace(e, user), Some(cur)) => {
             (Operation::Replace { entity: e.clone(), if_match: conditioned(user, cur)? }, Some(e.clone()))
         }
-        (Change::InsertOrReplace(e), Some(cur)) => {
-            (Operation::Replace { entity: e.clone(), if_match: conditioned(&IfMatch::Any, cur)? }, Some(e.clone()))
-        }
+        (Change::InsertOrReplace(e), Some(cur)) => (
+            Operation::Replace { entity: e.clone(), if_match: conditioned(&IfMatch::Any, cur)? },
+            Some(e.clone()),
+        ),
         (Change::Merge(e, user), Some(cur)) => {
             (Operation::Merge { entity: e.clone(), if_match: conditioned(user, cur)? }, Some(merged(e, cur)))
         }
-        (Change::InsertOrMerge(e), Some(cur)) => {
-            (Operation::Merge { entity: e.clone(), if_match: conditioned(&IfMatch::Any, cur)? }, Some(merged(e, cur)))
-        }
+        (Change::InsertOrMerge(e), Some(cur)) => (
+            Operation::Merge { entity: e.clone(), if_match: conditioned(&IfMatch::Any, cur)? },
+            Some(merged(e, cur)),
+        ),
         (Change::Delete(k, user), Some(cur)) => {
             (Operation::Delete { key: k.clone(), if_match: conditioned(user, cur)? }, None)
         }
@@ -641,7 +698,8 @@ enum Next {
     Unknown,
     /// The old copy at this key was already missing: retry without deleting it.
     OldCopyMissing(EntityKey),
-    Conflict(&'static IndexDef),
+    /// The unique index already holds the new key of the caller's write `.1` for another entity.
+    Conflict(&'static IndexDef, usize),
     Fail,
 }
 
@@ -674,8 +732,10 @@ fn decide(writes: &[Write], row: Option<&(Role, usize)>, e: &Error) -> Next {
         Role::Primary if kind == ErrorKind::PreconditionFailed && !change.user_condition() => Next::Retry,
         Role::Primary if kind == ErrorKind::AlreadyExists && change.upsert() => Next::Retry,
         Role::Primary if kind == ErrorKind::NotFound && change.upsert() => Next::Retry,
-        Role::Primary if kind == ErrorKind::NotFound && matches!(change, Change::DeleteIfExists(_)) => Next::Retry,
-        Role::UniqueCopy(index) if kind == ErrorKind::AlreadyExists => Next::Conflict(index),
+        Role::Primary if kind == ErrorKind::NotFound && matches!(change, Change::DeleteIfExists(_)) => {
+            Next::Retry
+        }
+        Role::UniqueCopy(index) if kind == ErrorKind::AlreadyExists => Next::Conflict(index, *owner),
         Role::OldCopy(_, key) if kind == ErrorKind::NotFound => Next::OldCopyMissing(key.clone()),
         Role::Lookup(_)
             if matches!(
