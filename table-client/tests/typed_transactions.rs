@@ -55,6 +55,27 @@ struct GlobalEmployee {
     email: String,
 }
 
+/// A large entity with a full copy under its title.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(partition_key = "{owner}", row_key = "doc_{id}", rename_all = "PascalCase")]
+#[table(index(name = "by_title", row_key = "title_{title}"))]
+struct Document {
+    #[table(key_only)]
+    owner: String,
+    #[table(key_only)]
+    id: u32,
+    title: String,
+    // Eight parts of a body, each under the 64 KiB of one property.
+    part0: String,
+    part1: String,
+    part2: String,
+    part3: String,
+    part4: String,
+    part5: String,
+    part6: String,
+    part7: String,
+}
+
 fn employee(id: u32, last_name: &str) -> Employee {
     Employee {
         department: "Sales".into(),
@@ -252,6 +273,34 @@ async fn index_rows_that_push_a_transaction_over_100_operations_are_refused() {
     let tx = (1..=30).fold(employees.transaction(), |tx, id| tx.replace(&moved(id), IfMatch::Any));
     assert_eq!(tx.submit().await.unwrap().len(), 30);
     assert_consistent(&employees).await;
+}
+
+#[tokio::test]
+async fn index_copies_that_push_the_body_over_4_mib_are_refused_before_writing() {
+    let (engine, table) = table().await;
+    // Nine documents of 240 000 characters fit one batch (about 2.2 MB); their copies double it.
+    let part = "x".repeat(30_000);
+    let document = |id| Document {
+        owner: "ann".into(),
+        id,
+        title: format!("t{id}"),
+        part0: part.clone(),
+        part1: part.clone(),
+        part2: part.clone(),
+        part3: part.clone(),
+        part4: part.clone(),
+        part5: part.clone(),
+        part6: part.clone(),
+        part7: part.clone(),
+    };
+    let tx = (1..=9).fold(table.typed_transaction(), |tx, id| tx.insert(&document(id)));
+    let before = engine.faults().calls();
+    let err = tx.submit().await.unwrap_err();
+    assert_eq!(engine.faults().calls() - before, 9, "the nine reads, and no write");
+    assert_eq!(err.kind(), ErrorKind::TooLarge);
+    assert_eq!(err.code(), Some(&ErrorCode::RequestBodyTooLarge));
+    assert!(err.message().contains("9 operations and the 9 index rows"), "{err}");
+    assert!(table.query().collect().await.unwrap().is_empty());
 }
 
 #[tokio::test]
