@@ -10,8 +10,10 @@ use crate::table::TableClient;
 /// [`TableClient::submit_transaction`] checks the rules before sending.
 ///
 /// A transaction writes entities exactly as given: it does **not** maintain the index rows
-/// of a typed table's declared indexes. Write indexed types through their
-/// [`TypedTable`](crate::TypedTable).
+/// of a typed table's declared indexes (a `to_entity()` of an indexed type written here leaves
+/// its index rows missing). For typed values use a
+/// [`TypedTransaction`](crate::TypedTransaction) ([`TypedTable::transaction`](crate::TypedTable::transaction)),
+/// which writes their same-partition index rows in the same transaction.
 ///
 /// ```rust
 /// use table_client::{Entity, IfMatch, TableServiceClient, Transaction};

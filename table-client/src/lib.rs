@@ -168,9 +168,17 @@
 //!
 //! A [`Transaction`] is an entity-group transaction: up to 100 operations on one partition,
 //! applied all or none, by [`TableClient::submit_transaction`]. It writes entities exactly as
-//! given: it does not maintain a typed table's indexes, so write indexed types through their
-//! [`TypedTable`]. [`TableClient::bulk`] splits any number of operations into transactions by
-//! partition and reports each (not atomic across transactions).
+//! given: it does not maintain a typed table's indexes. [`TableClient::bulk`] splits any
+//! number of operations into transactions by partition and reports each (not atomic across
+//! transactions).
+//!
+//! For typed values, [`TypedTable::transaction`] starts a [`TypedTransaction`]: values of any
+//! `TableEntity` types in one partition (an employee and its department's summary), written
+//! all or none **with** the same-partition index rows they change, in the same transaction.
+//! It reads the indexed values' stored entities first and retries on its own when a concurrent
+//! writer got in between; the index rows count toward the 100 operations. Types with a
+//! cross-partition index are refused (no transaction spans partitions): write those one at a
+//! time through their [`TypedTable`].
 //!
 //! ```rust
 //! use table_client::{Entity, TableServiceClient, Transaction};
@@ -433,6 +441,7 @@ mod service;
 mod service_properties;
 mod table;
 mod typed_table;
+mod typed_transaction;
 mod user_agent;
 
 pub use batch::{BulkReport, Transaction, TransactionReport};
@@ -447,6 +456,7 @@ pub use table::TableClient;
 #[doc(no_inline)]
 pub use typed::{PropertyValue, TableEntity};
 pub use typed_table::TypedTable;
+pub use typed_transaction::TypedTransaction;
 
 pub use table_core::{
     CompareOp, Continuation, ETag, EdmType, Entity, EntityKey, Error, ErrorCode, ErrorKind, Filter, IfMatch,

@@ -130,15 +130,15 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         !T::indexes().is_empty()
     }
 
-    async fn indexed_write(&self, change: Change<'_, T>) -> Result<ETag> {
-        require_etag(index::apply(&self.table, change).await?.and_then(|written| written.etag))
+    async fn indexed_write(&self, change: Change) -> Result<ETag> {
+        require_etag(index::apply::<T>(&self.table, change).await?.and_then(|written| written.etag))
     }
 
     /// Inserts `value`; `AlreadyExists` if its key (or a unique same-partition index key) is
     /// taken. Returns the new ETag.
     pub async fn insert(&self, value: &T) -> Result<ETag> {
         if Self::indexed() {
-            return self.indexed_write(Change::Insert(value)).await;
+            return self.indexed_write(Change::Insert(value.to_entity()?)).await;
         }
         self.table.insert(value.to_entity()?).await
     }
@@ -146,7 +146,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// Replaces the stored entity with `value`, if it matches `if_match`.
     pub async fn replace(&self, value: &T, if_match: IfMatch) -> Result<ETag> {
         if Self::indexed() {
-            return self.indexed_write(Change::Replace(value, if_match)).await;
+            return self.indexed_write(Change::Replace(value.to_entity()?, if_match)).await;
         }
         self.table.replace(value.to_entity()?, if_match).await
     }
@@ -155,7 +155,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// (`None` fields are left as they are).
     pub async fn merge(&self, value: &T, if_match: IfMatch) -> Result<ETag> {
         if Self::indexed() {
-            return self.indexed_write(Change::Merge(value, if_match)).await;
+            return self.indexed_write(Change::Merge(value.to_entity()?, if_match)).await;
         }
         self.table.merge(value.to_entity()?, if_match).await
     }
@@ -163,7 +163,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// Inserts `value` or replaces whatever has its key.
     pub async fn insert_or_replace(&self, value: &T) -> Result<ETag> {
         if Self::indexed() {
-            return self.indexed_write(Change::InsertOrReplace(value)).await;
+            return self.indexed_write(Change::InsertOrReplace(value.to_entity()?)).await;
         }
         self.table.insert_or_replace(value.to_entity()?).await
     }
@@ -171,7 +171,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// Inserts `value` or merges it into whatever has its key.
     pub async fn insert_or_merge(&self, value: &T) -> Result<ETag> {
         if Self::indexed() {
-            return self.indexed_write(Change::InsertOrMerge(value)).await;
+            return self.indexed_write(Change::InsertOrMerge(value.to_entity()?)).await;
         }
         self.table.insert_or_merge(value.to_entity()?).await
     }
@@ -179,7 +179,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// Deletes the entity with `key` (and its index rows), if it matches `if_match`.
     pub async fn delete(&self, key: &EntityKey, if_match: IfMatch) -> Result<()> {
         if Self::indexed() {
-            return index::apply::<T>(&self.table, Change::Delete(key, if_match)).await.map(drop);
+            return index::apply::<T>(&self.table, Change::Delete(key.clone(), if_match)).await.map(drop);
         }
         self.table.delete(&key.partition_key, &key.row_key, if_match).await
     }
@@ -191,7 +191,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// first, so then it answers `true`: the entity existed when the call began, and is gone.
     pub async fn delete_if_exists(&self, key: &EntityKey) -> Result<bool> {
         if Self::indexed() {
-            return Ok(index::apply::<T>(&self.table, Change::DeleteIfExists(key)).await?.is_some());
+            return Ok(index::apply::<T>(&self.table, Change::DeleteIfExists(key.clone())).await?.is_some());
         }
         self.table.delete_if_exists(&key.partition_key, &key.row_key).await
     }

@@ -441,6 +441,52 @@ pub enum Violation {
         /// The limit.
         max: usize,
     },
+    /// A typed transaction's operations and the index rows they maintain, written in the same
+    /// batch, exceed the operations one batch holds.
+    #[error(
+        "the transaction's {operations} operations maintain at least {index_rows} index rows in the same \
+         batch, {} operations in all; the limit is {max}: split the transaction",
+        .operations + .index_rows
+    )]
+    IndexRowsOverBatchLimit {
+        /// The operations the caller added (those that write).
+        operations: usize,
+        /// The index rows they maintain (at least: before reading, only the rows certain to change).
+        index_rows: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A typed transaction writes a type with a cross-partition index, which no entity-group
+    /// transaction (one partition) can keep in step atomically.
+    #[error(
+        "operation {index} writes `{entity_type}`, whose index `{index_name}` lives in other partitions; \
+         a transaction cannot update it atomically, so write `{entity_type}` one value at a time through \
+         its TypedTable"
+    )]
+    CrossPartitionIndexInTransaction {
+        /// The operation.
+        index: usize,
+        /// The type written.
+        entity_type: String,
+        /// The cross-partition index.
+        index_name: String,
+    },
+    /// Two operations of a typed transaction need the same row (an entity, an index copy, or
+    /// index entities of different indexes) and cannot be combined into one change.
+    #[error(
+        "operations {first} and {index} of the transaction both write the row {row_key:?} ({rows}); an \
+         entity can appear only once in a batch: write them in separate transactions"
+    )]
+    SharedRowInTransaction {
+        /// The earlier operation.
+        first: usize,
+        /// The later operation.
+        index: usize,
+        /// The row both need.
+        row_key: String,
+        /// What each needs the row for.
+        rows: String,
+    },
     /// A `$filter` does not parse.
     #[error("syntax error at position {position} in filter: {message}")]
     FilterSyntax {
@@ -616,7 +662,7 @@ impl Violation {
             TableNameLength { .. } => ErrorCode::OutOfRangeInput,
             TableName { .. } => ErrorCode::InvalidResourceName,
             MixedPartitions { .. } => ErrorCode::CommandsInBatchActOnDifferentPartitions,
-            DuplicateRow { .. } => ErrorCode::InvalidDuplicateRow,
+            DuplicateRow { .. } | SharedRowInTransaction { .. } => ErrorCode::InvalidDuplicateRow,
             BatchTooLarge { .. } => ErrorCode::RequestBodyTooLarge,
             FilterUnsupported { .. } => ErrorCode::NotImplemented,
             Value { .. } | NewerEntityVersion { .. } | UnreadableEntityVersion { .. } => {
@@ -631,6 +677,8 @@ impl Violation {
             | ETagSyntax { .. }
             | EmptyBatch
             | TooManyOperations { .. }
+            | IndexRowsOverBatchLimit { .. }
+            | CrossPartitionIndexInTransaction { .. }
             | FilterSyntax { .. }
             | TooManyComparisons { .. }
             | FilterNonFiniteDouble { .. }
@@ -644,7 +692,10 @@ impl Violation {
     /// The operation index inside a batch, for the batch rules that name one.
     pub fn batch_index(&self) -> Option<usize> {
         match self {
-            Violation::MixedPartitions { index, .. } | Violation::DuplicateRow { index, .. } => Some(*index),
+            Violation::MixedPartitions { index, .. }
+            | Violation::DuplicateRow { index, .. }
+            | Violation::CrossPartitionIndexInTransaction { index, .. }
+            | Violation::SharedRowInTransaction { index, .. } => Some(*index),
             _ => None,
         }
     }

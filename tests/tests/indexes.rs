@@ -79,6 +79,16 @@ struct GlobalEmployee {
     email: String,
 }
 
+/// A summary beside the employees of its department, without indexes.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(partition_key = "{department}", row_key = "summary")]
+#[table(entity_type = "DepartmentSummary")]
+struct DepartmentSummary {
+    #[table(key_only)]
+    department: String,
+    employee_count: i32,
+}
+
 fn employee(id: u32, last_name: &str, email: &str) -> Employee {
     Employee {
         department: "Sales".into(),
@@ -120,6 +130,7 @@ scenario!(
     cross_partition_indexes_converge_without_a_crash,
     moves_leave_the_entity_in_exactly_one_table,
     rebuild_adds_indexes_to_existing_data,
+    typed_transactions_keep_same_partition_indexes,
 );
 
 async fn same_partition_copies_follow_every_write(t: Target) {
@@ -380,6 +391,71 @@ async fn rebuild_adds_indexes_to_existing_data(t: Target) {
         employees.rebuild_indexes().await.unwrap(),
         table_client::IndexReport { primaries: 3, ..Default::default() }
     );
+}
+
+/// Employees and their department's summary written together (the design guide's
+/// denormalization pattern): the index rows of every employee change in the same entity-group
+/// transaction, all or none, and errors name the caller's operation.
+async fn typed_transactions_keep_same_partition_indexes(t: Target) {
+    let table = t.fresh_table().await;
+    let employees = table.typed::<Employee>();
+    let count = |employee_count| DepartmentSummary { department: "Sales".into(), employee_count };
+    let (ann, bob) = (employee(1, "Jones", "ann@contoso.com"), employee(2, "Jones", "bob@contoso.com"));
+    let outcomes =
+        employees.transaction().insert(&ann).insert(&bob).insert(&count(2)).submit().await.unwrap();
+    assert_eq!(outcomes.len(), 3);
+    let summary_etag = outcomes[2].etag.clone().unwrap();
+    assert_eq!(table.get("Sales", "summary").await.unwrap().etag, Some(summary_etag.clone()));
+    assert!(table.get_if_exists("Sales", "card_bob@contoso.com").await.unwrap().is_some());
+    let jones = table.get("Sales", "lastname_Jones").await.unwrap();
+    let listed = jones.get("Keys0").and_then(|v| v.as_str()).unwrap().lines().count();
+    assert_eq!(listed, 2, "both Joneses in one write of their index entity");
+    assert_consistent(&employees).await;
+
+    // Ann moves both indexed values, Bob leaves, the summary follows over the version written.
+    let ann = employee(1, "Smith", "ann.smith@contoso.com");
+    let outcomes = table
+        .typed_transaction()
+        .replace(&ann, IfMatch::Any)
+        .delete::<Employee>(&bob.entity_key().unwrap(), IfMatch::Any)
+        .replace(&count(1), IfMatch::ETag(summary_etag.clone()))
+        .submit()
+        .await
+        .unwrap();
+    assert!(outcomes[1].etag.is_none());
+    assert!(table.get_if_exists("Sales", "email_ann@contoso.com").await.unwrap().is_none());
+    assert!(table.get_if_exists("Sales", "email_ann.smith@contoso.com").await.unwrap().is_some());
+    assert!(table.get_if_exists("Sales", "lastname_Jones").await.unwrap().is_none(), "the emptied list went");
+    assert_consistent(&employees).await;
+
+    // Failures write nothing, index rows included, and name the caller's operation: the stale
+    // summary (2) ...
+    let rows = || async { table.query().collect().await.unwrap().len() };
+    let before = rows().await;
+    let cy = employee(3, "Jones", "cy@contoso.com");
+    let tx = employees.transaction().insert(&cy).insert(&employee(4, "Brown", "dee@contoso.com"));
+    let err = tx.replace(&count(3), IfMatch::ETag(summary_etag)).submit().await.unwrap_err();
+    assert_eq!((err.kind(), err.batch_index()), (ErrorKind::PreconditionFailed, Some(2)), "{err}");
+    // ... and a unique index that holds the key already (1).
+    let taken = employee(5, "Brown", "ann.smith@contoso.com");
+    let err = employees.transaction().insert(&cy).insert(&taken).submit().await.unwrap_err();
+    assert_eq!((err.code(), err.batch_index()), (Some(&ErrorCode::EntityAlreadyExists), Some(1)), "{err}");
+    assert!(err.message().contains("by_email"), "{err}");
+    assert_eq!(rows().await, before);
+    assert!(employees.get_if_exists(&cy.entity_key().unwrap()).await.unwrap().is_none());
+    assert_consistent(&employees).await;
+
+    // A type with a cross-partition index cannot be kept atomically: refused, nothing sent.
+    let global = global("Sales", 9, "Jones", "g@contoso.com");
+    let err = table.typed_transaction().insert(&cy).insert(&global).submit().await.unwrap_err();
+    assert!(
+        matches!(
+            err.violation(),
+            Some(table_client::Violation::CrossPartitionIndexInTransaction { index: 1, .. })
+        ),
+        "{err}"
+    );
+    assert_eq!(rows().await, before);
 }
 
 /// A fresh embedded engine with the tables `names`, served by a client with the `retry`

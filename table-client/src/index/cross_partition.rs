@@ -26,6 +26,7 @@ const CANDIDATES: &str = "Candidates";
 #[derive(Debug, Clone)]
 pub(crate) struct Intent {
     row: EntityKey,
+    pub(crate) primary: EntityKey,
     pub(crate) candidates: Vec<(&'static str, EntityKey)>,
 }
 
@@ -45,19 +46,20 @@ fn decode_candidates<T: TableEntity>(text: &str) -> Vec<(&'static str, EntityKey
 }
 
 impl Intent {
-    /// Records, before the primary changes, that `primary` of type `T` may leave stale rows at
-    /// `candidates`.
-    pub(crate) async fn record<T: TableEntity>(
+    /// Records, before the primary changes, that `primary`, of the type tagged `type_tag`
+    /// ([`type_tag`]), may leave stale rows at `candidates`.
+    pub(crate) async fn record(
         table: &TableClient,
+        type_tag: &str,
         primary: &EntityKey,
         candidates: Vec<(&'static str, EntityKey)>,
     ) -> Result<Intent> {
         let row = new_intent_row(primary, KIND_INDEX)
-            .with(TYPE, type_tag::<T>())
+            .with(TYPE, type_tag)
             .with(CANDIDATES, encode_candidates(&candidates));
         let key = row.key();
         table.insert_or_replace(row).await?;
-        Ok(Intent { row: key, candidates })
+        Ok(Intent { row: key, primary: primary.clone(), candidates })
     }
 
     /// Removes the intent once its work is done.

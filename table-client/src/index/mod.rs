@@ -31,4 +31,4 @@ pub(crate) use cross_partition::drain_index_intents;
 pub(crate) use lookup::lookup_stream;
 pub(crate) use rows::read_copy;
 pub(crate) use verify::{rebuild, verify};
-pub(crate) use write::{Change, apply};
+pub(crate) use write::{Caller, Change, Write, apply, apply_writes, check_transaction};
