@@ -502,6 +502,24 @@ pub enum Violation {
         /// The table queried.
         table: String,
     },
+    /// A typed query compares a key with a value no key of the type's template can equal
+    /// (`.partition("a")` when the partition key template is `{a}_{b}`), so it would silently
+    /// match nothing.
+    #[error(
+        "the query compares {key} with {value:?}, which no key of the {key} template `{template}` \
+         can equal ({reason}); build the key from field values with the type's key helpers, \
+         e.g. `partition_key_for(..)`"
+    )]
+    QueryKeyMismatch {
+        /// Which key.
+        key: KeyName,
+        /// The value compared with.
+        value: String,
+        /// The key template of the queried type (or index).
+        template: String,
+        /// Where the value departs from the template.
+        reason: String,
+    },
     /// A property's value does not fit the field or the declared type.
     #[error("property {property:?}: {message}")]
     Value {
@@ -542,7 +560,8 @@ impl Violation {
             | SelectEntry { .. }
             | Top { .. }
             | Continuation { .. }
-            | TableScanNotRequested { .. } => ErrorCode::InvalidInput,
+            | TableScanNotRequested { .. }
+            | QueryKeyMismatch { .. } => ErrorCode::InvalidInput,
         }
     }
 

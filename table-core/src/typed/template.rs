@@ -71,37 +71,62 @@ impl KeyTemplate {
     }
 
     /// Cuts a key into one segment per template field. A fixed-width spec takes exactly its
-    /// width; any other field runs up to the first occurrence of the literal that follows it,
-    /// or to the end of the key.
+    /// width of ASCII digits; any other field runs up to the first occurrence of the literal
+    /// that follows it, or to the end of the key.
     pub fn split<'k>(&self, key: &'k str) -> Result<Vec<&'k str>> {
+        self.cut(key).map_err(|why| self.mismatch(key, why))
+    }
+
+    /// Checks that a key compared by a typed query can be a key of this template: its literal
+    /// text where the template has it, and as many digits as each fixed-width field writes.
+    /// Otherwise the comparison could never hold, and the query would silently match nothing;
+    /// the error ([`Violation::QueryKeyMismatch`]) names the key, the value and the template.
+    pub fn check_query_key(&self, key: &str) -> Result<()> {
+        self.cut(key).map(drop).map_err(|reason| {
+            Error::invalid(Violation::QueryKeyMismatch {
+                key: self.key,
+                value: key.to_owned(),
+                template: self.text.to_owned(),
+                reason,
+            })
+        })
+    }
+
+    /// [`split`](Self::split), with the reason of a mismatch.
+    fn cut<'k>(&self, key: &'k str) -> std::result::Result<Vec<&'k str>, String> {
         let mut parts = Vec::new();
         let mut rest = key;
         for (i, segment) in self.segments.iter().enumerate() {
             let consumed = key.len() - rest.len();
             match segment {
                 Segment::Literal(text) => {
-                    rest = rest.strip_prefix(text).ok_or_else(|| {
-                        self.mismatch(key, format_args!("expected `{text}` at byte {consumed}"))
-                    })?;
+                    rest = rest
+                        .strip_prefix(text)
+                        .ok_or_else(|| format!("expected `{text}` at byte {consumed}"))?;
                 }
                 Segment::Field { name, spec, .. } => {
-                    let len = match (spec.fixed_width(), self.segments.get(i + 1)) {
+                    let width = spec.fixed_width();
+                    let len = match (width, self.segments.get(i + 1)) {
                         (Some(width), _) => Some(width).filter(|w| rest.is_char_boundary(*w)),
                         (None, Some(Segment::Literal(next))) => rest.find(next),
                         (None, None) => Some(rest.len()),
                         (None, Some(Segment::Field { .. })) => None,
                     };
-                    let len = len.ok_or_else(|| {
-                        self.mismatch(key, format_args!("no value for `{name}` at byte {consumed}"))
-                    })?;
+                    let len = len.ok_or_else(|| format!("no value for `{name}` at byte {consumed}"))?;
                     let (part, tail) = rest.split_at(len);
+                    // Every fixed-width spec writes digits only.
+                    if let Some(width) = width
+                        && !part.bytes().all(|b| b.is_ascii_digit())
+                    {
+                        return Err(format!("`{name}` needs {width} digits at byte {consumed}, found {part:?}"));
+                    }
                     parts.push(part);
                     rest = tail;
                 }
             }
         }
         if !rest.is_empty() {
-            return Err(self.mismatch(key, format_args!("unexpected text {rest:?} at the end")));
+            return Err(format!("unexpected text {rest:?} at the end"));
         }
         Ok(parts)
     }
@@ -307,6 +332,19 @@ mod tests {
             let err = RK.split(bad).and_then(|p| RK.decode::<u32>(&p, 1)).unwrap_err();
             let text = err.to_string();
             assert!(text.contains("RowKey") || text.contains("id"), "{text}");
+        }
+    }
+
+    #[test]
+    fn query_keys_are_checked_against_the_literals_and_widths() {
+        assert!(RK.check_query_key("ab_0007").is_ok());
+        for (bad, why) in [("ab", "no value for `name`"), ("ab_07", "no value for `id`"), ("ab_00x7", "4 digits")] {
+            let err = RK.check_query_key(bad).unwrap_err();
+            let Some(Violation::QueryKeyMismatch { key, value, template, reason }) = err.violation() else {
+                panic!("{err}")
+            };
+            assert_eq!((*key, value.as_str(), template.as_str()), (KeyName::RowKey, bad, RK.text));
+            assert!(reason.contains(why), "{bad}: {reason}");
         }
     }
 
