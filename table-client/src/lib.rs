@@ -171,9 +171,13 @@
 //!
 //! A type declares secondary indexes (`#[table(index(..))]`, copies of the entity under
 //! another key) and index entities (`#[table(lookup(..))]`, lists of the keys that share a
-//! value); every typed write keeps them correct. [`TypedTable::get_by_index`] reads through a
-//! unique index, [`TypedTable::query_index`] queries an index's rows, and
-//! [`TypedTable::lookup`] reads every entity an index entity lists.
+//! value); every typed write keeps them correct. The derive generates a handle per index, named
+//! after it in upper case (`Employee::BY_EMAIL` for `name = "by_email"`), whose methods build
+//! the index's keys from field values (`key(..)`, `partition_key_for(..)`, `row_key_prefix(..)`,
+//! ..., as the type's own key helpers). [`TypedTable::get_by_index`] reads through a unique
+//! index, [`TypedTable::query_index`] queries an index's rows, and [`TypedTable::lookup`] reads
+//! every entity an index entity lists; each takes a handle, so an index name cannot be
+//! misspelt.
 //! [`TypedTable::verify_indexes`] and [`TypedTable::rebuild_indexes`] check and repair them.
 //!
 //! What a write costs depends on where the index rows live:
@@ -217,8 +221,9 @@
 //!     employees.insert(&ann).await?;
 //!     assert_eq!(engine.faults().calls() - before, 8);
 //!
-//!     let found: Employee =
-//!         employees.get_by_index("by_email", &EntityKey::new("email", "ann@contoso.com")).await?;
+//!     let key = Employee::BY_EMAIL.key("ann@contoso.com")?;
+//!     assert_eq!(key, EntityKey::new("email", "ann@contoso.com"));
+//!     let found: Employee = employees.get_by_index(Employee::BY_EMAIL, &key).await?;
 //!     assert_eq!(found, ann);
 //!
 //!     // Changing the indexed value moves the index row: 10 requests.

@@ -502,13 +502,12 @@ pub enum Violation {
         /// The table queried.
         table: String,
     },
-    /// A typed query compares a key with a value no key of the type's template can equal
-    /// (`.partition("a")` when the partition key template is `{a}_{b}`), so it would silently
-    /// match nothing.
+    /// A typed read or query names a key that no key of the type's (or index's) template can
+    /// equal (`.partition("a")` when the partition key template is `{a}_{b}`), so it would
+    /// silently match nothing.
     #[error(
-        "the query compares {key} with {value:?}, which no key of the {key} template `{template}` \
-         can equal ({reason}); build the key from field values with the type's key helpers, \
-         e.g. `partition_key_for(..)`"
+        "{key} {value:?} can never match the {key} template `{template}` ({reason}); build keys \
+         from field values with the type's key helpers, e.g. `partition_key_for(..)`"
     )]
     QueryKeyMismatch {
         /// Which key.

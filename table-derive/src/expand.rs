@@ -239,6 +239,10 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
                 ::core::option::Option::Some(&[#(#select),*])
             }
 
+            fn key_templates() -> ::core::option::Option<#p::KeyTemplates> {
+                ::core::option::Option::Some(#p::KeyTemplates { partition_key: &__PARTITION_KEY, row_key: &__ROW_KEY })
+            }
+
             #indexes
         }
 
@@ -746,7 +750,7 @@ fn index_handles(p: &TokenStream, c: &Checked<'_, '_>, entity_generics: &syn::Ge
             impl #impl_generics #p::Index for #handle #ty_generics #bounded_where {
                 type Entity = #ident #ty_generics;
 
-                fn def() -> &'static #p::IndexDef {
+                fn def(self) -> &'static #p::IndexDef {
                     &__INDEXES[#position]
                 }
             }

@@ -193,8 +193,8 @@ fn index_metadata_and_keys() {
 #[test]
 fn index_handles_build_their_keys_from_field_values() {
     use table_core::typed::{Index, LookupIndex, SecondaryIndex};
-    fn def<I: Index<Entity = Employee>>(_: I) -> &'static table_core::typed::IndexDef {
-        I::def()
+    fn def<I: Index<Entity = Employee>>(index: I) -> &'static table_core::typed::IndexDef {
+        index.def()
     }
     fn secondary<I: SecondaryIndex>(_: I) {}
     fn lookup<I: LookupIndex>(_: I) {}

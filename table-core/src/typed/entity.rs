@@ -5,6 +5,7 @@ use crate::error::Result;
 
 use super::grammar;
 use super::index::IndexDef;
+use super::template::KeyTemplates;
 
 /// The property holding the discriminator of `entity_type = "..."` (an `Edm.String`).
 pub const ENTITY_TYPE_PROPERTY: &str = grammar::ENTITY_TYPE;
@@ -166,6 +167,13 @@ pub trait TableEntity: Sized {
     /// discriminator and every stored field. `None` asks for every property (a heterogeneous
     /// enum does). A struct with a subset of another's fields is thereby a projection.
     fn select() -> Option<&'static [&'static str]> {
+        None
+    }
+
+    /// The templates every key of the type follows; `None` when no single pair does (an enum
+    /// over several entity types). Typed queries check the keys they compare with against
+    /// them.
+    fn key_templates() -> Option<KeyTemplates> {
         None
     }
 

@@ -1,7 +1,7 @@
 //! Declarations of secondary indexes and index entities, as `#[derive(TableEntity)]` records
 //! them for the client's index maintenance.
 
-use super::template::KeyTemplate;
+use super::template::{KeyTemplate, KeyTemplates};
 
 /// What an index stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,6 +38,11 @@ impl IndexDef {
     pub fn find(indexes: &'static [IndexDef], name: &str) -> Option<&'static IndexDef> {
         indexes.iter().find(|i| i.name == name)
     }
+
+    /// Both key templates of the index's rows.
+    pub fn key_templates(&self) -> KeyTemplates {
+        KeyTemplates { partition_key: self.partition_key, row_key: self.row_key }
+    }
 }
 
 /// A typed handle of one declared index: `#[derive(TableEntity)]` generates one per `index(...)`
@@ -51,7 +56,7 @@ pub trait Index: Copy {
     type Entity: super::TableEntity;
 
     /// The index's declaration, as listed by the entity's `indexes()`.
-    fn def() -> &'static IndexDef;
+    fn def(self) -> &'static IndexDef;
 }
 
 /// A handle of a secondary index (`index(...)`), read with `TypedTable::get_by_index` and

@@ -22,4 +22,4 @@ pub use column::{
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
 pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
-pub use template::{KeyBuilder, KeyRange, KeyTemplate, Segment};
+pub use template::{KeyBuilder, KeyRange, KeyTemplate, KeyTemplates, Segment};

@@ -9,13 +9,16 @@
 
 use std::ops::Bound;
 
+use crate::entity::EntityKey;
 use crate::error::{Error, KeyName, Result, Violation};
-use crate::filter::Filter;
+use crate::filter::{CompareOp, Filter};
+use crate::value::Value;
 use crate::keys::{KeySpec, prefix_successor};
 use crate::validate::validate_key;
 use crate::value::compare_ordinal;
 
 use super::field::KeyValue;
+use super::grammar;
 
 /// One piece of a key template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,6 +222,47 @@ impl KeyBuilder<'_> {
         }
         validate_key(self.template.key, &self.out)?;
         Ok(self.out)
+    }
+}
+
+/// The two key templates of an entity type ([`TableEntity::key_templates`]) or of an index
+/// ([`IndexDef::key_templates`]): what every key of its rows looks like.
+///
+/// [`TableEntity::key_templates`]: super::TableEntity::key_templates
+/// [`IndexDef::key_templates`]: super::IndexDef::key_templates
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyTemplates {
+    /// The `PartitionKey` template.
+    pub partition_key: &'static KeyTemplate,
+    /// The `RowKey` template.
+    pub row_key: &'static KeyTemplate,
+}
+
+impl KeyTemplates {
+    /// Checks both keys of `key` with [`KeyTemplate::check_query_key`].
+    pub fn check_key(&self, key: &EntityKey) -> Result<()> {
+        self.partition_key.check_query_key(&key.partition_key)?;
+        self.row_key.check_query_key(&key.row_key)
+    }
+
+    /// Checks every `PartitionKey eq '..'` and `RowKey eq '..'` a filter requires with
+    /// [`KeyTemplate::check_query_key`]: each branch of an `and` or an `or`, not what a `not`
+    /// negates (`not (PartitionKey eq 'x')` holds for any key).
+    pub fn check_filter(&self, filter: &Filter) -> Result<()> {
+        match filter {
+            Filter::And(a, b) | Filter::Or(a, b) => {
+                self.check_filter(a)?;
+                self.check_filter(b)
+            }
+            Filter::Compare { property, op: CompareOp::Eq, value: Value::String(text) } => {
+                match property.as_str() {
+                    grammar::PARTITION_KEY => self.partition_key.check_query_key(text),
+                    grammar::ROW_KEY => self.row_key.check_query_key(text),
+                    _ => Ok(()),
+                }
+            }
+            Filter::Compare { .. } | Filter::Not(_) | Filter::Property(_) => Ok(()),
+        }
     }
 }
 
