@@ -331,7 +331,8 @@ impl<T: Send + 'static> Query<T> {
     /// Ends with a `Decode` error, instead of the page, when the service answers with a
     /// continuation the query already passed: following it would repeat pages forever.
     pub fn pages(self) -> QueryStream<QueryPage<T>> {
-        let Query { table, filter, filter_text, scan, keys, select, top, max_per_page, resume, decode } = self;
+        let Query { table, filter, filter_text, scan, keys, select, top, max_per_page, resume, decode } =
+            self;
         QueryStream::new(async_stream::try_stream! {
             let filter = combined_filter(filter, &filter_text)?;
             if let Some(f) = &filter {

@@ -263,7 +263,10 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// `Employee::BY_EMAIL.row_key_prefix(..)`). The keys it compares with are checked
     /// against the index's templates, and, like [`TypedTable::query`], reading the copies of
     /// every partition needs [`Query::table_scan`].
-    pub fn query_index<R: TableEntity + Send + 'static, I: SecondaryIndex<Entity = T>>(&self, index: I) -> Query<R> {
+    pub fn query_index<R: TableEntity + Send + 'static, I: SecondaryIndex<Entity = T>>(
+        &self,
+        index: I,
+    ) -> Query<R> {
         let def = index.def();
         Query::new(self.table.clone(), index::read_copy::<R>)
             .scans_on_request()
@@ -277,7 +280,12 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// first poll fails with
     /// [`Violation::QueryKeyMismatch`](table_core::Violation::QueryKeyMismatch) before any
     /// request.
-    pub fn lookup<I: LookupIndex<Entity = T>>(&self, index: I, key: &EntityKey, concurrency: usize) -> QueryStream<T> {
+    pub fn lookup<I: LookupIndex<Entity = T>>(
+        &self,
+        index: I,
+        key: &EntityKey,
+        concurrency: usize,
+    ) -> QueryStream<T> {
         index::lookup_stream::<T>(self.table.clone(), index.def().key_templates(), key.clone(), concurrency)
     }
 

@@ -160,6 +160,7 @@ async fn index_queries_over_every_partition_need_the_opt_in_too() {
 
     let all = people.query_index::<Indexed, _>(Indexed::BY_EMAIL).table_scan().collect().await.unwrap();
     assert_eq!(all.len(), 2);
-    let sales = people.query_index::<Indexed, _>(Indexed::BY_EMAIL).partition("Sales").collect().await.unwrap();
+    let sales =
+        people.query_index::<Indexed, _>(Indexed::BY_EMAIL).partition("Sales").collect().await.unwrap();
     assert_eq!(sales.len(), 1);
 }

@@ -397,7 +397,8 @@ impl<'s, 'a> Checked<'s, 'a> {
 /// index name does not make an identifier.
 pub fn index_handle_names(entity: &Ident, name: &str) -> Option<(Ident, Ident)> {
     let konst = syn::parse_str::<Ident>(&name.to_uppercase()).ok()?;
-    let handle = syn::parse_str::<Ident>(&format!("__{entity}Index{}", RenameRule::Pascal.apply(name))).ok()?;
+    let handle =
+        syn::parse_str::<Ident>(&format!("__{entity}Index{}", RenameRule::Pascal.apply(name))).ok()?;
     Some((konst, handle))
 }
 

@@ -600,11 +600,17 @@ struct KeyConst<'k, 's, 'a> {
 
 /// `key(..)`, and per key `<key>_for(..)`, `<key>_prefix(..)` and `<key>_range(..)`: of the
 /// entity's primary keys, or of an index's keys.
-fn key_helpers(p: &TokenStream, owner: Owner, pk: &KeyConst<'_, '_, '_>, rk: &KeyConst<'_, '_, '_>) -> TokenStream {
+fn key_helpers(
+    p: &TokenStream,
+    owner: Owner,
+    pk: &KeyConst<'_, '_, '_>,
+    rk: &KeyConst<'_, '_, '_>,
+) -> TokenStream {
     let (pk_key, rk_key) = (pk.key, rk.key);
     let mut all_fields = pk_key.unique_fields();
-    all_fields
-        .extend(rk_key.unique_fields().into_iter().filter(|f| !pk_key.fields.iter().any(|g| g.name == f.name)));
+    all_fields.extend(
+        rk_key.unique_fields().into_iter().filter(|f| !pk_key.fields.iter().any(|g| g.name == f.name)),
+    );
     let params = key_params(&all_fields);
     let (recv_param, recv_arg) = owner.receiver();
     let whose = match owner {
@@ -711,7 +717,11 @@ fn key_prefix_and_range(p: &TokenStream, owner: Owner, k: &KeyConst<'_, '_, '_>)
 /// Per index, the handle type declared beside the entity (outside the `const _` block, so that
 /// it can be named in the entity's API) and, inside the block, its impls: `Clone`, `Copy`,
 /// `Index` and its kind's marker trait, and its key helpers.
-fn index_handles(p: &TokenStream, c: &Checked<'_, '_>, entity_generics: &syn::Generics) -> (TokenStream, TokenStream) {
+fn index_handles(
+    p: &TokenStream,
+    c: &Checked<'_, '_>,
+    entity_generics: &syn::Generics,
+) -> (TokenStream, TokenStream) {
     let s = c.input;
     let (ident, vis, generics) = (&s.original.ident, &s.original.vis, &s.original.generics);
     let (plain_impl, ty_generics, plain_where) = generics.split_for_impl();
@@ -776,7 +786,9 @@ fn index_handle_consts(c: &Checked<'_, '_>) -> Vec<TokenStream> {
         .map(|index| {
             let (konst, handle, name) = (&index.handle_const, &index.handle, &index.name);
             let (what, reads) = match index.kind {
-                IndexKind::Secondary => ("secondary index", "`TypedTable::get_by_index` and `TypedTable::query_index`"),
+                IndexKind::Secondary => {
+                    ("secondary index", "`TypedTable::get_by_index` and `TypedTable::query_index`")
+                }
                 IndexKind::Lookup => ("index entity", "`TypedTable::lookup`"),
             };
             let doc = format!(

@@ -307,10 +307,13 @@ fn check_index_handles(cx: &Ctxt, s: &Struct<'_>) {
                     f.name
                 ),
             );
-        } else if let Some(other) = handles.insert(konst.clone(), name.clone()).filter(|other| *other != name) {
+        } else if let Some(other) = handles.insert(konst.clone(), name.clone()).filter(|other| *other != name)
+        {
             cx.error_spanned_by(
                 lit,
-                format!("index names `{other}` and `{name}` both give the handle `{konst}`; choose another name"),
+                format!(
+                    "index names `{other}` and `{name}` both give the handle `{konst}`; choose another name"
+                ),
             );
         }
     }

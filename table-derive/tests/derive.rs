@@ -209,7 +209,10 @@ fn index_handles_build_their_keys_from_field_values() {
         Employee::BY_LAST_NAME.key("Sales", "Hall").unwrap(),
         EntityKey::new("Sales", "lastname_Hall")
     );
-    assert_eq!(employee().index_key("by_last_name").unwrap(), Some(Employee::BY_LAST_NAME.key("Sales", "Hall").unwrap()));
+    assert_eq!(
+        employee().index_key("by_last_name").unwrap(),
+        Some(Employee::BY_LAST_NAME.key("Sales", "Hall").unwrap())
+    );
     assert_eq!(
         Employee::BY_EMAIL_GLOBAL.key("Sales", "donh@contoso.com").unwrap(),
         EntityKey::new("email_Sales", "donh@contoso.com")
@@ -265,7 +268,9 @@ struct Sample {
 #[test]
 fn whole_key_fields_filter_on_their_key() {
     assert_eq!(Site::REGION.eq("Sales").to_string(), "PartitionKey eq 'Sales'");
-    assert_eq!(Site::REGION.ge(&"N".to_owned()).to_string(), "PartitionKey ge 'N'");
+    let region = "N".to_owned();
+    assert_eq!(Site::REGION.ge(&region).to_string(), "PartitionKey ge 'N'");
+    assert_eq!(Site::REGION.lt(region).to_string(), "PartitionKey lt 'N'");
     assert_eq!(Site::ID.gt(100).to_string(), "RowKey gt '000100'");
     assert_eq!(Site::ID.ne(7).to_string(), "RowKey ne '000007'");
     // A value the spec cannot write equals no key, and sorts after every key.
@@ -281,11 +286,8 @@ fn whole_key_fields_filter_on_their_key() {
 
     // Each filter selects exactly what comparing the field would.
     let sites: Vec<Site> = (98..=102).map(|id| Site { region: "Sales".into(), id }).collect();
-    let over_100: Vec<u32> = sites
-        .iter()
-        .filter(|s| Site::ID.gt(100).matches(&s.to_entity().unwrap()))
-        .map(|s| s.id)
-        .collect();
+    let over_100: Vec<u32> =
+        sites.iter().filter(|s| Site::ID.gt(100).matches(&s.to_entity().unwrap())).map(|s| s.id).collect();
     assert_eq!(over_100, [101, 102]);
 }
 

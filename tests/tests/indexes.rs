@@ -410,7 +410,13 @@ async fn index_reads_refuse_keys_their_templates_cannot_build(t: Target) {
         matches!(err.violation(), Some(table_client::Violation::QueryKeyMismatch { template, .. }) if template == "lastname_{last_name}"),
         "{err}"
     );
-    let err = table.query_index::<Employee, _>(Employee::BY_EMAIL).partition("Sales").filter_str("RowKey eq 'empid_000001'").collect().await.unwrap_err();
+    let err = table
+        .query_index::<Employee, _>(Employee::BY_EMAIL)
+        .partition("Sales")
+        .filter_str("RowKey eq 'empid_000001'")
+        .collect()
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
     assert_eq!(t.engine.as_ref().map(|e| e.faults().calls()), calls, "nothing was sent");
     // The keys the handles build read what they name.

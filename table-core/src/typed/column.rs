@@ -309,12 +309,11 @@ impl<T, K> KeyColumn<T, K> {
         V::Value: OrderedKeyValue,
     {
         let value = value.key_value();
-        let literal = value.encode_key(&self.spec).unwrap_or_else(|_| {
-            match value.unwritable_side(&self.spec) {
+        let literal =
+            value.encode_key(&self.spec).unwrap_or_else(|_| match value.unwritable_side(&self.spec) {
                 std::cmp::Ordering::Less => BELOW_EVERY_KEY.to_owned(),
                 _ => ABOVE_EVERY_DIGIT_KEY.to_owned(),
-            }
-        });
+            });
         self.compare(op, literal)
     }
 }

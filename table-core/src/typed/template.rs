@@ -12,9 +12,9 @@ use std::ops::Bound;
 use crate::entity::EntityKey;
 use crate::error::{Error, KeyName, Result, Violation};
 use crate::filter::{CompareOp, Filter};
-use crate::value::Value;
 use crate::keys::{KeySpec, prefix_successor};
 use crate::validate::validate_key;
+use crate::value::Value;
 use crate::value::compare_ordinal;
 
 use super::field::KeyValue;
@@ -121,7 +121,9 @@ impl KeyTemplate {
                     if let Some(width) = width
                         && !part.bytes().all(|b| b.is_ascii_digit())
                     {
-                        return Err(format!("`{name}` needs {width} digits at byte {consumed}, found {part:?}"));
+                        return Err(format!(
+                            "`{name}` needs {width} digits at byte {consumed}, found {part:?}"
+                        ));
                     }
                     parts.push(part);
                     rest = tail;
@@ -382,7 +384,9 @@ mod tests {
     #[test]
     fn query_keys_are_checked_against_the_literals_and_widths() {
         assert!(RK.check_query_key("ab_0007").is_ok());
-        for (bad, why) in [("ab", "no value for `name`"), ("ab_07", "no value for `id`"), ("ab_00x7", "4 digits")] {
+        for (bad, why) in
+            [("ab", "no value for `name`"), ("ab_07", "no value for `id`"), ("ab_00x7", "4 digits")]
+        {
             let err = RK.check_query_key(bad).unwrap_err();
             let Some(Violation::QueryKeyMismatch { key, value, template, reason }) = err.violation() else {
                 panic!("{err}")
