@@ -63,9 +63,14 @@
 //!
 //! `#[derive(TableEntity)]` maps a struct to an entity. Key templates build the keys from
 //! fields (`{id:06}` zero-pads, `{at:inverted_ticks}` sorts newest first); `key_only` fields
-//! live only in the keys. The derive generates a key constructor (`Employee::key(..)`) and a
-//! filter column per stored property (`Employee::AGE`). [`TypedTable::untyped`] reaches the
-//! same table untyped, for what no type describes.
+//! live only in the keys. The derive generates a key constructor (`Employee::key(..)`), one
+//! per key from its fields (`Employee::partition_key_for(..)`, which builds a composite
+//! partition such as `"{region}_{store:04}"` for [`Query::partition`]), prefix and range helpers,
+//! and a filter column per stored property (`Employee::AGE`). A key-only field that is its
+//! whole key has a column too, filtering on that key (`Employee::DEPARTMENT.eq("Sales")` is
+//! `PartitionKey eq 'Sales'`); one that shares its key has none, and using it is a compile
+//! error that points to the key helpers. [`TypedTable::untyped`] reaches the same table
+//! untyped, for what no type describes.
 //!
 //! Property names are the Rust field names unless renamed. Write
 //! `#[table(rename_all = "PascalCase")]` to store `first_name` as `FirstName`: the design
@@ -119,7 +124,10 @@
 //! ([`Query::resume`]), even in another process.
 //!
 //! Name the partition whenever you can: a query without a `PartitionKey` condition scans the
-//! whole table.
+//! whole table. A typed query checks the keys it compares with against the type's templates
+//! before any request: `.partition("Sales")` on a type whose partition key is
+//! `"{region}_{store:04}"` could never match, and fails with
+//! [`Violation::QueryKeyMismatch`] instead of returning nothing.
 //!
 //! ```rust
 //! use futures::StreamExt;

@@ -272,7 +272,8 @@ impl<T: Send + 'static> Query<T> {
     /// field values with the type's generated helper: `.partition(&Reading::partition_key_for(device, day)?)`,
     /// or for an index `.partition(&Employee::BY_EMAIL.partition_key_for(..)?)`. The same check
     /// applies to every `PartitionKey eq` and `RowKey eq` condition the filter requires, however
-    /// it was written.
+    /// it was written, and to every key prefix ([`Query::row_key_prefix`]): a prefix no key of
+    /// the template can start with fails the same way.
     #[must_use]
     pub fn partition(self, partition_key: &str) -> Self {
         self.filter(Filter::eq("PartitionKey", partition_key))

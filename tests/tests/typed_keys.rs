@@ -1,6 +1,6 @@
 //! Typed key helpers in queries, on both backends: partitions built from field values for
-//! composite partition keys, keys that cannot match the type's template refused before any
-//! request, and filter columns of key-only fields that are their whole key.
+//! composite partition keys, keys and key prefixes that cannot match the type's template
+//! refused before any request, and filter columns of key-only fields that are their whole key.
 
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
@@ -67,9 +67,17 @@ async fn composite_partitions_are_built_from_field_values(t: Target) {
     assert_key_mismatch(&err, "1", "sale_{id:06}");
     let err = sales.query_range_in("eu", &Sale::row_key_range(1, 2).unwrap()).collect().await.unwrap_err();
     assert_key_mismatch(&err, "eu", "{region}_{store:04}");
+    // A prefix no key can start with: the row keys are `sale_` and six digits.
+    let err = sales.query().partition(&eu7).row_key_prefix("order_").collect().await.unwrap_err();
+    assert_key_mismatch(&err, "order_", "sale_{id:06}");
+    let err = sales.query().partition(&eu7).row_key_prefix("sale_1x").collect().await.unwrap_err();
+    assert_key_mismatch(&err, "sale_1x", "sale_{id:06}");
     assert_eq!(t.engine.as_ref().map(|e| e.faults().calls()), calls, "nothing was sent");
 
-    // The same ranges, built from field values, read what they name.
+    // Prefixes that keys can start with, and the same ranges built from field values, read
+    // what they name.
+    let prefixed = sales.query().partition(&eu7).row_key_prefix("sale_00000").collect().await.unwrap();
+    assert_eq!(prefixed.len(), 2);
     let ids = sales.query_range_in(&eu7, &Sale::row_key_range(2, 3).unwrap()).collect().await.unwrap();
     assert_eq!(ids.iter().map(|s| s.id).collect::<Vec<_>>(), [2]);
     let regions = sales.query_range(&Sale::partition_key_prefix("eu").unwrap()).collect().await.unwrap();
