@@ -1,7 +1,8 @@
 //! Code generation, from what `valid` accepted and `ast::Checked` resolved; every path is fully
 //! qualified through the `__private` module of the facade (or of the `crate = "..."`
 //! override), no method is called on a user type, and everything sits in
-//! `const _: () = { ... };`.
+//! `const _: () = { ... };` except the index handle types, declared beside the struct (with
+//! its visibility, `#[doc(hidden)]`) so that its associated constants can name them.
 //!
 //! A struct's expansion is assembled from one function per generated part, each `match`ing on
 //! the field roles decided while parsing.

@@ -12,6 +12,11 @@
 //! infinity (`Employee::SCORE.gt(f64::INFINITY)`): no literal for them is portable, so the
 //! query fails with [`Violation::FilterNonFiniteDouble`](crate::Violation::FilterNonFiniteDouble)
 //! naming the property.
+//!
+//! A [`KeyColumn<T, K>`] is the column of a `key_only` field: it compares the key the field is
+//! stored in, with the value written as the key template writes it. `K` records what the
+//! template allows (see [`KeyColumn`]); a comparison it does not allow is a compile error
+//! naming the reason (`#[diagnostic::on_unimplemented]` on [`KeyEquality`] and [`KeyOrder`]).
 
 use std::marker::PhantomData;
 

@@ -1,5 +1,7 @@
 //! Declarations of secondary indexes and index entities, as `#[derive(TableEntity)]` records
-//! them for the client's index maintenance.
+//! them for the client's index maintenance, and the traits of the typed handles it generates
+//! per index ([`Index`], with [`SecondaryIndex`] or [`LookupIndex`] for its kind), which the
+//! typed index reads take instead of index names.
 
 use super::template::{KeyTemplate, KeyTemplates};
 

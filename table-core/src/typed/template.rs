@@ -1,5 +1,6 @@
 //! Key templates: `PartitionKey`/`RowKey` built from literal text and typed fields, parsed back,
-//! and turned into prefix and range filters.
+//! turned into prefix and range filters, and checked against the keys and key prefixes a typed
+//! query compares with ([`KeyTemplates::check_filter`]).
 //!
 //! Invariants: a built key is valid for the service (every field's segment passes
 //! [`validate_key`], the whole key too), and [`KeyTemplate::split`] of a built key gives back
