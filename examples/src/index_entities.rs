@@ -3,7 +3,7 @@
 //! the list changes in the same transaction as the employee it concerns (ETag and retry).
 
 use futures::TryStreamExt;
-use table_client::{EntityKey, IfMatch, Result, TableEntity};
+use table_client::{IfMatch, Result, TableEntity};
 
 /// The guide's employee with a last-name index entity in its own partition.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
@@ -19,8 +19,9 @@ struct Employee {
 }
 
 async fn joneses(employees: &table_client::TypedTable<Employee>) -> Result<Vec<String>> {
-    let key = EntityKey::new("Sales", "lastname_Jones");
-    let found: Vec<Employee> = employees.lookup("by_last_name", &key, 4)?.try_collect().await?;
+    // The derive's handle builds the index entity's key from field values: `lastname_Jones`.
+    let key = Employee::BY_LAST_NAME.key("Sales", "Jones")?;
+    let found: Vec<Employee> = employees.lookup(Employee::BY_LAST_NAME, &key, 4).try_collect().await?;
     Ok(found.into_iter().map(|e| format!("{} ({})", e.first_name, e.id)).collect())
 }
 
@@ -47,7 +48,7 @@ async fn main() -> Result<()> {
     ken.last_name = "Hall".into();
     employees.replace(&ken, IfMatch::Any).await?;
     println!("after Ken Jones became Ken Hall: {:?}", joneses(&employees).await?);
-    let halls = employees.lookup("by_last_name", &EntityKey::new("Sales", "lastname_Hall"), 4)?;
+    let halls = employees.lookup(Employee::BY_LAST_NAME, &Employee::BY_LAST_NAME.key("Sales", "Hall")?, 4);
     let halls: Vec<Employee> = halls.try_collect().await?;
     println!("Halls in Sales: {}", halls.len());
 

@@ -2,7 +2,7 @@
 //! same department partition and the same transaction, under `email_<email>`, so both a lookup
 //! by id and a lookup by email are point reads. Changing the email moves the copy atomically.
 
-use table_client::{EntityKey, ErrorKind, IfMatch, Result, TableEntity};
+use table_client::{ErrorKind, IfMatch, Result, TableEntity};
 
 /// The guide's employee with a unique email index in its own partition.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
@@ -39,8 +39,9 @@ async fn main() -> Result<()> {
 
     let by_id = employees.get(&Employee::key("Sales", 1)?).await?;
     println!("by id:    empid_000001 -> {} {}", by_id.first_name, by_id.last_name);
-    let by_email: Employee =
-        employees.get_by_index("by_email", &EntityKey::new("Sales", "email_ken@contoso.com")).await?;
+    // The derive's handle builds the index key from field values: `email_ken@contoso.com`.
+    let key = Employee::BY_EMAIL.key("Sales", "ken@contoso.com")?;
+    let by_email: Employee = employees.get_by_index(Employee::BY_EMAIL, &key).await?;
     println!("by email: email_ken@contoso.com -> employee {}", by_email.id);
 
     // A second employee with a taken email is refused, and nothing is written.
@@ -55,8 +56,8 @@ async fn main() -> Result<()> {
     ken.email = "ken.jones@contoso.com".into();
     employees.replace(&ken, IfMatch::Any).await?;
     let moved: Vec<Employee> = employees
-        .query_index::<Employee>("by_email")?
-        .partition("Sales")
+        .query_index(Employee::BY_EMAIL)
+        .partition(&Employee::BY_EMAIL.partition_key_for("Sales")?)
         .row_key_prefix("email_ken")
         .collect()
         .await?;

@@ -84,9 +84,14 @@
 //!
 //! `#[derive(TableEntity)]` maps a struct to an entity. Key templates build the keys from
 //! fields (`{id:06}` zero-pads, `{at:inverted_ticks}` sorts newest first); `key_only` fields
-//! live only in the keys. The derive generates a key constructor (`Employee::key(..)`) and a
-//! filter column per stored property (`Employee::AGE`). [`TypedTable::untyped`] reaches the
-//! same table untyped, for what no type describes.
+//! live only in the keys. The derive generates a key constructor (`Employee::key(..)`), one
+//! per key from its fields (`Employee::partition_key_for(..)`, which builds a composite
+//! partition such as `"{region}_{store:04}"` for [`Query::partition`]), prefix and range helpers,
+//! and a filter column per stored property (`Employee::AGE`). A key-only field that is its
+//! whole key has a column too, filtering on that key (`Employee::DEPARTMENT.eq("Sales")` is
+//! `PartitionKey eq 'Sales'`); one that shares its key has none, and using it is a compile
+//! error that points to the key helpers. [`TypedTable::untyped`] reaches the same table
+//! untyped, for what no type describes.
 //!
 //! Property names are the Rust field names unless renamed. Write
 //! `#[table(rename_all = "PascalCase")]` to store `first_name` as `FirstName`: the design
@@ -140,7 +145,10 @@
 //! ([`Query::resume`]), even in another process.
 //!
 //! Name the partition whenever you can: a query without a `PartitionKey` condition scans the
-//! whole table.
+//! whole table. A typed query checks the keys it compares with against the type's templates
+//! before any request: `.partition("Sales")` on a type whose partition key is
+//! `"{region}_{store:04}"` could never match, and fails with
+//! [`Violation::QueryKeyMismatch`] instead of returning nothing.
 //!
 //! ```rust
 //! use futures::StreamExt;
@@ -200,9 +208,13 @@
 //!
 //! A type declares secondary indexes (`#[table(index(..))]`, copies of the entity under
 //! another key) and index entities (`#[table(lookup(..))]`, lists of the keys that share a
-//! value); every typed write keeps them correct. [`TypedTable::get_by_index`] reads through a
-//! unique index, [`TypedTable::query_index`] queries an index's rows, and
-//! [`TypedTable::lookup`] reads every entity an index entity lists.
+//! value); every typed write keeps them correct. The derive generates a handle per index, named
+//! after it in upper case (`Employee::BY_EMAIL` for `name = "by_email"`), whose methods build
+//! the index's keys from field values (`key(..)`, `partition_key_for(..)`, `row_key_prefix(..)`,
+//! ..., as the type's own key helpers). [`TypedTable::get_by_index`] reads through a unique
+//! index, [`TypedTable::query_index`] queries an index's rows, and [`TypedTable::lookup`] reads
+//! every entity an index entity lists; each takes a handle, so an index name cannot be
+//! misspelt.
 //! [`TypedTable::verify_indexes`] and [`TypedTable::rebuild_indexes`] check and repair them.
 //!
 //! What a write costs depends on where the index rows live:
@@ -246,8 +258,9 @@
 //!     employees.insert(&ann).await?;
 //!     assert_eq!(engine.faults().calls() - before, 8);
 //!
-//!     let found: Employee =
-//!         employees.get_by_index("by_email", &EntityKey::new("email", "ann@contoso.com")).await?;
+//!     let key = Employee::BY_EMAIL.key("ann@contoso.com")?;
+//!     assert_eq!(key, EntityKey::new("email", "ann@contoso.com"));
+//!     let found: Employee = employees.get_by_index(Employee::BY_EMAIL, &key).await?;
 //!     assert_eq!(found, ann);
 //!
 //!     // Changing the indexed value moves the index row: 10 requests.

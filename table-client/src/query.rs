@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::{Stream, StreamExt};
+use table_core::typed::KeyTemplates;
 use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Violation};
 
 use crate::error;
@@ -147,6 +148,7 @@ pub struct Query<T> {
     filter: Option<Filter>,
     filter_text: Vec<String>,
     scan: Scan,
+    keys: Option<KeyTemplates>,
     select: Option<Vec<String>>,
     top: Option<usize>,
     max_per_page: Option<u32>,
@@ -162,6 +164,7 @@ impl<T> Clone for Query<T> {
             filter: self.filter.clone(),
             filter_text: self.filter_text.clone(),
             scan: self.scan,
+            keys: self.keys,
             select: self.select.clone(),
             top: self.top,
             max_per_page: self.max_per_page,
@@ -202,6 +205,7 @@ impl<T: Send + 'static> Query<T> {
             filter: None,
             filter_text: Vec::new(),
             scan: Scan::Allowed,
+            keys: None,
             select: None,
             top: None,
             max_per_page: None,
@@ -213,6 +217,13 @@ impl<T: Send + 'static> Query<T> {
     /// Refuses to read the whole table unless [`Query::table_scan`] is called (typed queries).
     pub(crate) fn scans_on_request(mut self) -> Self {
         self.scan = Scan::OnRequest;
+        self
+    }
+
+    /// Checks, before any request, that every key the filter requires equal to a value can be
+    /// a key of these templates (typed queries: the type's, or the index's).
+    pub(crate) fn keys_follow(mut self, templates: KeyTemplates) -> Self {
+        self.keys = Some(templates);
         self
     }
 
@@ -253,6 +264,16 @@ impl<T: Send + 'static> Query<T> {
     }
 
     /// Only entities of this partition.
+    ///
+    /// On a typed query, the value must be able to match the type's partition key template
+    /// (or the index's, for [`TypedTable::query_index`](crate::TypedTable::query_index)):
+    /// `.partition("a")` for the template `"{a}_{b}"` could never match, so the first poll fails
+    /// with [`Violation::QueryKeyMismatch`] before any request. Build a composite value from
+    /// field values with the type's generated helper: `.partition(&Reading::partition_key_for(device, day)?)`,
+    /// or for an index `.partition(&Employee::BY_EMAIL.partition_key_for(..)?)`. The same check
+    /// applies to every `PartitionKey eq` and `RowKey eq` condition the filter requires, however
+    /// it was written, and to every key prefix ([`Query::row_key_prefix`]): a prefix no key of
+    /// the template can start with fails the same way.
     #[must_use]
     pub fn partition(self, partition_key: &str) -> Self {
         self.filter(Filter::eq("PartitionKey", partition_key))
@@ -311,11 +332,13 @@ impl<T: Send + 'static> Query<T> {
     /// Ends with a `Decode` error, instead of the page, when the service answers with a
     /// continuation the query already passed: following it would repeat pages forever.
     pub fn pages(self) -> QueryStream<QueryPage<T>> {
-        let Query { table, filter, filter_text, scan, select, top, max_per_page, resume, decode } = self;
+        let Query { table, filter, filter_text, scan, keys, select, top, max_per_page, resume, decode } =
+            self;
         QueryStream::new(async_stream::try_stream! {
             let filter = combined_filter(filter, &filter_text)?;
             if let Some(f) = &filter {
                 f.check_limits()?;
+                keys.as_ref().map(|k| k.check_filter(f)).transpose()?;
             }
             if scan == Scan::OnRequest && QueryShape::of(filter.as_ref()) == QueryShape::TableScan {
                 Err(Error::invalid(Violation::TableScanNotRequested { table: table.name().to_owned() }))?;

@@ -6,13 +6,15 @@
 //! The derive's attributes are documented, with an example, on the [`TableEntity`] trait. The
 //! rest is the typed vocabulary the derive generates code against: [`Property`] and
 //! [`KeyValue`] for fields, [`KeyTemplate`]s and [`KeyRange`]s for keys, [`Column`]s for typed
-//! filters, and [`IndexDef`]s for declared indexes.
+//! filters ([`KeyColumn`]s for key-only fields), [`IndexDef`]s for declared indexes, and the
+//! [`Index`] traits of the index handles the derive generates (`Employee::BY_EMAIL`).
 
 // Listed, not globbed, so that nothing hidden in `table_core::typed` is re-exported: a public
 // item added there is added here too.
 pub use table_core::typed::{
-    Column, ColumnValue, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, IndexDef, IndexKind, KeyBuilder,
-    KeyRange, KeyTemplate, KeyValue, PARTITION_KEY, Property, PropertyValue, ROW_KEY, Segment, TIMESTAMP,
-    TableEntity, ValueError,
+    Column, ColumnValue, DateFormattedKey, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, Index, IndexDef,
+    IndexKind, KeyBuilder, KeyColumn, KeyEquality, KeyOperand, KeyOrder, KeyRange, KeyTemplate, KeyTemplates,
+    KeyValue, LookupIndex, OrderedKeyValue, OrderedWholeKey, PARTITION_KEY, PartOfCompositeKey, Property,
+    PropertyValue, ROW_KEY, SecondaryIndex, Segment, TIMESTAMP, TableEntity, UnorderedWholeKey, ValueError,
 };
 pub use table_derive::{PropertyValue, TableEntity};

@@ -4,10 +4,9 @@
 
 use std::marker::PhantomData;
 
-use table_core::typed::TableEntity;
+use table_core::typed::{LookupIndex, SecondaryIndex, TableEntity};
 use table_core::{ETag, EntityKey, Filter, IfMatch, Operation, Result, WriteOutcome};
 
-use crate::error;
 use crate::index::{self, Change, IndexReport};
 use crate::outcome::{if_exists, require_etag};
 use crate::query::{Query, QueryStream};
@@ -57,11 +56,13 @@ use crate::table::TableClient;
 /// Index reads: a unique same-partition index (`get_by_index`, `query_index`) and an index
 /// entity listing every employee with a last name (`lookup`). Both live in the employee's
 /// partition, so each insert below is one entity-group transaction, after reading the current
-/// rows: 3 requests.
+/// rows: 3 requests. The derive generates a handle per index (`Employee::BY_EMAIL`,
+/// `Employee::BY_LAST_NAME`) that builds its keys from field values and that the reads take,
+/// so a misspelt index, or a lookup read as a secondary index, does not compile.
 ///
 /// ```rust
 /// use futures::TryStreamExt;
-/// use table_client::{EntityKey, TableEntity, TableServiceClient};
+/// use table_client::{TableEntity, TableServiceClient};
 ///
 /// #[derive(Debug, Clone, PartialEq, TableEntity)]
 /// #[table(partition_key = "{department}", row_key = "empid_{id:06}", rename_all = "PascalCase")]
@@ -89,13 +90,19 @@ use crate::table::TableClient;
 /// assert_eq!(engine.faults().calls() - before, 3);
 /// employees.insert(&jones(2, "ken@contoso.com")).await?;
 ///
-/// let ken: Employee = employees.get_by_index("by_email", &EntityKey::new("Sales", "email_ken@contoso.com")).await?;
+/// // Index keys from field values, in template order: department, then email.
+/// let key = Employee::BY_EMAIL.key("Sales", "ken@contoso.com")?;
+/// let ken: Employee = employees.get_by_index(Employee::BY_EMAIL, &key).await?;
 /// assert_eq!(ken.id, 2);
-/// let emails: Vec<Employee> =
-///     employees.query_index::<Employee>("by_email")?.partition("Sales").collect().await?;
+/// let emails: Vec<Employee> = employees
+///     .query_index(Employee::BY_EMAIL)
+///     .partition(&Employee::BY_EMAIL.partition_key_for("Sales")?)
+///     .filter(Employee::BY_EMAIL.row_key_prefix()?.to_filter())
+///     .collect()
+///     .await?;
 /// assert_eq!(emails.len(), 2);
-/// let all_jones: Vec<Employee> =
-///     employees.lookup("by_last_name", &EntityKey::new("Sales", "lastname_Jones"), 4)?.try_collect().await?;
+/// let key = Employee::BY_LAST_NAME.key("Sales", "Jones")?;
+/// let all_jones: Vec<Employee> = employees.lookup(Employee::BY_LAST_NAME, &key, 4).try_collect().await?;
 /// assert_eq!(all_jones.len(), 2);
 /// # Ok(())
 /// # }
@@ -215,6 +222,9 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// [`Query::table_scan`], or its first poll fails before any request (see [`Query`]).
     pub fn query(&self) -> Query<T> {
         let mut query = Query::new(self.table.clone(), T::from_entity).scans_on_request();
+        if let Some(templates) = T::key_templates() {
+            query = query.keys_follow(templates);
+        }
         if let Some(select) = select_of::<T>() {
             query = query.select(select);
         }
@@ -231,28 +241,52 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     }
 
     /// Reads, as `R` (`T` or a projection of it), the copy stored under `key` by the secondary
-    /// index `index`. Copies of cross-partition indexes are eventually consistent.
-    pub async fn get_by_index<R: TableEntity>(&self, index: &str, key: &EntityKey) -> Result<R> {
-        self.index_def(index)?;
+    /// index `index` (a handle such as `Employee::BY_EMAIL`, whose `key(..)` builds `key`).
+    /// Copies of cross-partition indexes are eventually consistent.
+    ///
+    /// Errors: [`Violation::QueryKeyMismatch`](table_core::Violation::QueryKeyMismatch),
+    /// before any request, when `key` cannot be a key of the index's templates; `NotFound`
+    /// when no copy is stored there.
+    pub async fn get_by_index<R: TableEntity, I: SecondaryIndex<Entity = T>>(
+        &self,
+        index: I,
+        key: &EntityKey,
+    ) -> Result<R> {
+        index.def().key_templates().check_key(key)?;
         let row = self.table.get(&key.partition_key, &key.row_key).await?;
         index::read_copy(row)
     }
 
-    /// A query over the copies of the secondary index `index`, read as `R`; narrow it with
-    /// the query's key filters (e.g. a row-key prefix built from the index template). Like
-    /// [`TypedTable::query`], reading the copies of every partition needs [`Query::table_scan`].
-    pub fn query_index<R: TableEntity + Send + 'static>(&self, index: &str) -> Result<Query<R>> {
-        self.index_def(index)?;
-        Ok(Query::new(self.table.clone(), index::read_copy::<R>)
+    /// A query over the copies of the secondary index `index` (a handle such as
+    /// `Employee::BY_EMAIL`), read as `R`; narrow it with the query's key filters, built with
+    /// the handle's key helpers (`.partition(&Employee::BY_EMAIL.partition_key_for(..)?)`,
+    /// `Employee::BY_EMAIL.row_key_prefix(..)`). The keys it compares with are checked
+    /// against the index's templates, and, like [`TypedTable::query`], reading the copies of
+    /// every partition needs [`Query::table_scan`].
+    pub fn query_index<R: TableEntity + Send + 'static, I: SecondaryIndex<Entity = T>>(
+        &self,
+        index: I,
+    ) -> Query<R> {
+        let def = index.def();
+        Query::new(self.table.clone(), index::read_copy::<R>)
             .scans_on_request()
-            .filter(Filter::eq(index::INDEX_PROPERTY, index)))
+            .keys_follow(def.key_templates())
+            .filter(Filter::eq(index::INDEX_PROPERTY, def.name))
     }
 
-    /// The entities listed by the index entity (`lookup(...)`) stored at `key`, fetched up to
-    /// `concurrency` at a time.
-    pub fn lookup(&self, index: &str, key: &EntityKey, concurrency: usize) -> Result<QueryStream<T>> {
-        self.index_def(index)?;
-        Ok(index::lookup_stream::<T>(self.table.clone(), key.clone(), concurrency))
+    /// The entities listed by the index entity of `index` (a handle such as
+    /// `Employee::BY_LAST_NAME`) stored at `key` (built with the handle's `key(..)`), fetched
+    /// up to `concurrency` at a time. When `key` cannot be a key of the index's templates, the
+    /// first poll fails with
+    /// [`Violation::QueryKeyMismatch`](table_core::Violation::QueryKeyMismatch) before any
+    /// request.
+    pub fn lookup<I: LookupIndex<Entity = T>>(
+        &self,
+        index: I,
+        key: &EntityKey,
+        concurrency: usize,
+    ) -> QueryStream<T> {
+        index::lookup_stream::<T>(self.table.clone(), index.def().key_templates(), key.clone(), concurrency)
     }
 
     /// Finishes the cross-partition index work that crashed writers left in the outbox; returns
@@ -273,12 +307,6 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// repair.
     pub async fn rebuild_indexes(&self) -> Result<IndexReport> {
         index::rebuild::<T>(&self.table).await
-    }
-
-    fn index_def(&self, name: &str) -> Result<&'static table_core::typed::IndexDef> {
-        T::indexes().iter().find(|i| i.name == name).ok_or_else(|| {
-            error::invalid_input(format!("`{}` declares no index named `{name}`", std::any::type_name::<T>()))
-        })
     }
 }
 

@@ -154,13 +154,13 @@ async fn index_queries_over_every_partition_need_the_opt_in_too() {
         people.insert(&Indexed { department: department.into(), id, email }).await.unwrap();
     }
     let before = engine.faults().calls();
-    let err = people.query_index::<Indexed>("by_email").unwrap().collect().await.unwrap_err();
+    let err = people.query_index::<Indexed, _>(Indexed::BY_EMAIL).collect().await.unwrap_err();
     assert_scan_refused(&err, "indexed");
     assert_eq!(engine.faults().calls(), before, "nothing was sent");
 
-    let all = people.query_index::<Indexed>("by_email").unwrap().table_scan().collect().await.unwrap();
+    let all = people.query_index::<Indexed, _>(Indexed::BY_EMAIL).table_scan().collect().await.unwrap();
     assert_eq!(all.len(), 2);
     let sales =
-        people.query_index::<Indexed>("by_email").unwrap().partition("Sales").collect().await.unwrap();
+        people.query_index::<Indexed, _>(Indexed::BY_EMAIL).partition("Sales").collect().await.unwrap();
     assert_eq!(sales.len(), 1);
 }

@@ -636,6 +636,23 @@ pub enum Violation {
         /// The limit.
         max: u32,
     },
+    /// A typed read or query names a key that no key of the type's (or index's) template can
+    /// equal (`.partition("a")` when the partition key template is `{a}_{b}`), so it would
+    /// silently match nothing.
+    #[error(
+        "{key} {value:?} can never match the {key} template `{template}` ({reason}); build keys \
+         from field values with the type's key helpers, e.g. `partition_key_for(..)`"
+    )]
+    QueryKeyMismatch {
+        /// Which key.
+        key: KeyName,
+        /// The value compared with.
+        value: String,
+        /// The key template of the queried type (or index).
+        template: String,
+        /// Where the value departs from the template.
+        reason: String,
+    },
     /// A property's value does not fit the field or the declared type.
     #[error("property {property:?}: {message}")]
     Value {
@@ -685,7 +702,8 @@ impl Violation {
             | SelectEntry { .. }
             | Top { .. }
             | Continuation { .. }
-            | TableScanNotRequested { .. } => ErrorCode::InvalidInput,
+            | TableScanNotRequested { .. }
+            | QueryKeyMismatch { .. } => ErrorCode::InvalidInput,
         }
     }
 

@@ -14,6 +14,7 @@ use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, PathArguments, Type
 use table_core::KeyName;
 
 use crate::attr::{self, IndexKind, Role, Template};
+use crate::case::RenameRule;
 use crate::ctxt::Ctxt;
 use crate::symbol::{self, Symbol};
 
@@ -321,6 +322,10 @@ pub struct Key<'s, 'a> {
 /// One `index(...)` or `lookup(...)`, complete.
 pub struct IndexKeys<'s, 'a> {
     pub name: String,
+    /// The handle constant, `BY_EMAIL` for `by_email`.
+    pub handle_const: Ident,
+    /// The handle type, `__EmployeeIndexByEmail`.
+    pub handle: Ident,
     pub kind: IndexKind,
     /// The index's own partition key template; `None` when it is the entity's (left out, or
     /// written the same), so index rows share the entity's partition.
@@ -367,8 +372,12 @@ impl<'s, 'a> Checked<'s, 'a> {
                     }
                     None => None,
                 };
+                let name = index.name.get()?.value();
+                let (handle_const, handle) = index_handle_names(&s.original.ident, &name)?;
                 Some(IndexKeys {
-                    name: index.name.get()?.value(),
+                    name,
+                    handle_const,
+                    handle,
                     kind: index.kind,
                     partition_key: match own_partition {
                         Some(t) => Some(Key::resolve(s, t)?),
@@ -381,6 +390,16 @@ impl<'s, 'a> Checked<'s, 'a> {
             .collect::<Option<_>>()?;
         Some(Checked { input: s, partition_key, row_key, indexes })
     }
+}
+
+/// The names of an index's handle: the constant (`BY_EMAIL`, the name in upper case) and its
+/// type (`__EmployeeIndexByEmail`, which no user item is likely to be called). `None` when the
+/// index name does not make an identifier.
+pub fn index_handle_names(entity: &Ident, name: &str) -> Option<(Ident, Ident)> {
+    let konst = syn::parse_str::<Ident>(&name.to_uppercase()).ok()?;
+    let handle =
+        syn::parse_str::<Ident>(&format!("__{entity}Index{}", RenameRule::Pascal.apply(name))).ok()?;
+    Some((konst, handle))
 }
 
 impl<'a> ValueEnum<'a> {

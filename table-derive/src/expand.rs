@@ -1,7 +1,8 @@
 //! Code generation, from what `valid` accepted and `ast::Checked` resolved; every path is fully
 //! qualified through the `__private` module of the facade (or of the `crate = "..."`
 //! override), no method is called on a user type, and everything sits in
-//! `const _: () = { ... };`.
+//! `const _: () = { ... };` except the index handle types, declared beside the struct (with
+//! its visibility, `#[doc(hidden)]`) so that its associated constants can name them.
 //!
 //! A struct's expansion is assembled from one function per generated part, each `match`ing on
 //! the field roles decided while parsing.
@@ -46,8 +47,8 @@ pub fn derive_entity(input: &DeriveInput) -> TokenStream {
     let p = private_path(parsed.as_ref().map(Input::attrs));
     match cx.check(accepted) {
         Ok(Accepted::Struct(c)) => {
-            let body = expand_struct(&p, &c);
-            quote!(const _: () = { #body };)
+            let (declared, body) = expand_struct(&p, &c);
+            quote!(#declared const _: () = { #body };)
         }
         Ok(Accepted::Entities(e)) => {
             let body = expand_entities(&p, e);
@@ -175,7 +176,9 @@ fn build_from_self(p: &TokenStream, konst: &Ident, key: &Key<'_, '_>) -> TokenSt
     })
 }
 
-fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
+/// The items declared beside the struct (its index handle types), and the body of the
+/// `const _` block.
+fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStream) {
     let s = c.input;
     let ident = &s.original.ident;
     let (entity_bounds, inherent_bounds) = bounds(p, c);
@@ -194,13 +197,22 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
     let select = select_fn(s);
     let build_pk = build_from_self(p, &primary_const(KeyName::PartitionKey), &c.partition_key);
     let build_rk = build_from_self(p, &primary_const(KeyName::RowKey), &c.row_key);
-    let indexes = index_items(p, c);
-    let columns = filter_columns(p, s);
-    let constructors = key_constructors(p, c);
+    let (index_defs, indexes) = index_items(p, c);
+    let (handles, handle_impls) = index_handles(p, c, &entity_generics);
+    let handle_consts = index_handle_consts(c);
+    let columns = filter_columns(p, c);
+    let constructors = key_helpers(
+        p,
+        Owner::Entity,
+        &KeyConst { key: &c.partition_key, konst: primary_const(KeyName::PartitionKey) },
+        &KeyConst { key: &c.row_key, konst: primary_const(KeyName::RowKey) },
+    );
 
-    quote! {
+    let body = quote! {
         #templates
         #upgrade_asserts
+
+        #index_defs
 
         #[automatically_derived]
         impl #impl_generics #p::TableEntity for #ident #ty_generics #where_clause {
@@ -230,6 +242,10 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
 
             #select
 
+            fn key_templates() -> ::core::option::Option<#p::KeyTemplates> {
+                ::core::option::Option::Some(#p::KeyTemplates { partition_key: &__PARTITION_KEY, row_key: &__ROW_KEY })
+            }
+
             #indexes
         }
 
@@ -237,9 +253,14 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
         impl #inherent_impl #ident #ty_generics #inherent_where {
             #(#columns)*
 
+            #(#handle_consts)*
+
             #constructors
         }
-    }
+
+        #handle_impls
+    };
+    (handles, body)
 }
 
 /// The bounds of the `TableEntity` impl (every trait the generated code uses on a field) and
@@ -526,18 +547,21 @@ fn select_list<'s>(s: &'s Struct<'_>) -> Vec<&'s str> {
     select
 }
 
-/// `Type::FIELD`: a typed filter column per field stored as a plain property, and for the
-/// `Timestamp` field.
-fn filter_columns(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
-    s.fields
+/// `Type::FIELD`: a typed filter column per field stored as a plain property, for the
+/// `Timestamp` field, and a key column per key-only field.
+fn filter_columns(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
+    c.input
+        .fields
         .iter()
         .filter_map(|f| {
+            let name = format_ident!("{}", f.name.to_uppercase());
             let property = match f.attrs.role {
                 Role::Stored => f.property.as_str(),
                 Role::Timestamp => grammar::TIMESTAMP,
-                Role::Json | Role::Skip | Role::ETag | Role::KeyOnly => return None,
+                Role::KeyOnly => return key_column(p, c, f, &name),
+                Role::Json | Role::Skip | Role::ETag => return None,
             };
-            let (name, ty) = (format_ident!("{}", f.name.to_uppercase()), f.ty);
+            let ty = f.ty;
             let doc = format!("Typed filter column of the `{property}` property (field `{}`).", f.name);
             Some(quote! {
                 #[doc = #doc]
@@ -547,10 +571,51 @@ fn filter_columns(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
         .collect()
 }
 
-/// `indexes()` and `index_key()`, when the type declares indexes.
-fn index_items(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
+/// The `KeyColumn` of a key-only field, filtering on the key it is read back from: what it
+/// allows follows from the template (see `KeyColumn`).
+fn key_column(p: &TokenStream, c: &Checked<'_, '_>, f: &Field<'_>, name: &Ident) -> Option<TokenStream> {
+    let source = f.key_source?;
+    let key = if source.key == KeyName::PartitionKey { &c.partition_key } else { &c.row_key };
+    let t = key.template;
+    let whole = match t.pieces.as_slice() {
+        [Piece::Field { spec, .. }] => Some(spec),
+        _ => None,
+    };
+    let (marker, spec) = match whole {
+        None => (quote!(#p::PartOfCompositeKey), quote!(#p::KeySpec::Plain)),
+        Some(spec @ Spec::Date(_)) => (quote!(#p::DateFormattedKey), spec_tokens(p, spec)),
+        Some(spec) => {
+            let ordered = matches!(
+                (&f.kind, spec),
+                (TyKind::String, Spec::Codec(KeySpec::Plain))
+                    | (TyKind::Int, Spec::Codec(KeySpec::ZeroPad(_) | KeySpec::Ordered))
+                    | (TyKind::DateTime, Spec::Codec(KeySpec::Ticks))
+            );
+            let marker = match ordered {
+                true => quote!(#p::OrderedWholeKey),
+                false => quote!(#p::UnorderedWholeKey),
+            };
+            (marker, spec_tokens(p, spec))
+        }
+    };
+    let (ty, key_name) = (f.ty, key_name_tokens(p, t.key));
+    let doc = format!(
+        "Typed filter column of the key-only field `{}`, through the {} template `{}`.",
+        f.name,
+        t.attr,
+        t.lit.value()
+    );
+    Some(quote! {
+        #[doc = #doc]
+        pub const #name: #p::KeyColumn<#ty, #marker> = #p::KeyColumn::new(#key_name, #spec);
+    })
+}
+
+/// The `__INDEXES` constant, and the `indexes()` and `index_key()` items of the trait impl,
+/// when the type declares indexes.
+fn index_items(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStream) {
     if c.indexes.is_empty() {
-        return quote!();
+        return (quote!(), quote!());
     }
     let mut defs = Vec::new();
     let mut arms = Vec::new();
@@ -587,9 +652,9 @@ fn index_items(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
             )),
         });
     }
-    quote! {
+    let defs = quote!(const __INDEXES: &[#p::IndexDef] = &[#(#defs),*];);
+    let items = quote! {
         fn indexes() -> &'static [#p::IndexDef] {
-            const __INDEXES: &[#p::IndexDef] = &[#(#defs),*];
             __INDEXES
         }
 
@@ -599,32 +664,73 @@ fn index_items(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
                 _ => ::core::result::Result::Ok(::core::option::Option::None),
             }
         }
+    };
+    (defs, items)
+}
+
+/// Where generated key helpers live: associated functions of the entity, or methods of an
+/// index handle (taking `self`, so that `Employee::BY_EMAIL.key(..)` reads as it is written).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Entity,
+    Handle,
+}
+
+impl Owner {
+    /// The receiver, as a parameter and as an argument passed on.
+    fn receiver(self) -> (TokenStream, TokenStream) {
+        match self {
+            Owner::Entity => (quote!(), quote!()),
+            Owner::Handle => (quote!(self,), quote!(self,)),
+        }
     }
 }
 
-/// `key(..)`, and per primary key `<key>_for(..)`, `<key>_prefix(..)` and `<key>_range(..)`.
-fn key_constructors(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
-    let (pk, rk) = (&c.partition_key, &c.row_key);
-    let mut all_fields = pk.unique_fields();
-    all_fields.extend(rk.unique_fields().into_iter().filter(|f| !pk.fields.iter().any(|g| g.name == f.name)));
-    let params = key_params(&all_fields);
-    let doc = format!(
-        "The key of the entity with these key fields (`{}` / `{}`).",
-        pk.template.lit.value(),
-        rk.template.lit.value()
+/// One key template and the name of its `KeyTemplate` constant.
+struct KeyConst<'k, 's, 'a> {
+    key: &'k Key<'s, 'a>,
+    konst: Ident,
+}
+
+/// `key(..)`, and per key `<key>_for(..)`, `<key>_prefix(..)` and `<key>_range(..)`: of the
+/// entity's primary keys, or of an index's keys.
+fn key_helpers(
+    p: &TokenStream,
+    owner: Owner,
+    pk: &KeyConst<'_, '_, '_>,
+    rk: &KeyConst<'_, '_, '_>,
+) -> TokenStream {
+    let (pk_key, rk_key) = (pk.key, rk.key);
+    let mut all_fields = pk_key.unique_fields();
+    all_fields.extend(
+        rk_key.unique_fields().into_iter().filter(|f| !pk_key.fields.iter().any(|g| g.name == f.name)),
     );
-    let (pk_for, pk_args) = (for_fn(pk), args(&pk.unique_fields()));
-    let (rk_for, rk_args) = (for_fn(rk), args(&rk.unique_fields()));
+    let params = key_params(&all_fields);
+    let (recv_param, recv_arg) = owner.receiver();
+    let whose = match owner {
+        Owner::Entity => "entity",
+        Owner::Handle => "index row",
+    };
+    let doc = format!(
+        "The key of the {whose} with these fields (`{}` / `{}`).",
+        pk_key.template.lit.value(),
+        rk_key.template.lit.value()
+    );
+    let (pk_for, pk_args) = (for_fn(pk_key), args(&pk_key.unique_fields()));
+    let (rk_for, rk_args) = (for_fn(rk_key), args(&rk_key.unique_fields()));
     let mut out = quote! {
         #[doc = #doc]
-        pub fn key(#(#params),*) -> #p::Result<#p::EntityKey> {
-            ::core::result::Result::Ok(#p::entity_key(Self::#pk_for(#(#pk_args),*)?, Self::#rk_for(#(#rk_args),*)?))
+        pub fn key(#recv_param #(#params),*) -> #p::Result<#p::EntityKey> {
+            ::core::result::Result::Ok(#p::entity_key(
+                Self::#pk_for(#recv_arg #(#pk_args),*)?,
+                Self::#rk_for(#recv_arg #(#rk_args),*)?,
+            ))
         }
     };
-    out.extend(key_for(p, pk));
-    out.extend(key_prefix_and_range(p, pk));
-    out.extend(key_for(p, rk));
-    out.extend(key_prefix_and_range(p, rk));
+    for key in [pk, rk] {
+        out.extend(key_for(p, owner, key));
+        out.extend(key_prefix_and_range(p, owner, key));
+    }
     out
 }
 
@@ -639,16 +745,17 @@ fn args<'a>(fields: &[&'a Field<'_>]) -> Vec<&'a Ident> {
 }
 
 /// `<key>_for(fields..)`: the key built from its distinct fields.
-fn key_for(p: &TokenStream, key: &Key<'_, '_>) -> TokenStream {
+fn key_for(p: &TokenStream, owner: Owner, k: &KeyConst<'_, '_, '_>) -> TokenStream {
+    let (key, konst) = (k.key, &k.konst);
     let t = key.template;
-    let konst = primary_const(t.key);
     let params = key_params(&key.unique_fields());
     let pushes = push_params(p, &key.fields);
     let name = for_fn(key);
+    let (recv_param, _) = owner.receiver();
     let doc = format!("The {} `{}` built from its fields.", t.attr, t.lit.value());
     quote! {
         #[doc = #doc]
-        pub fn #name(#(#params),*) -> #p::Result<::std::string::String> {
+        pub fn #name(#recv_param #(#params),*) -> #p::Result<::std::string::String> {
             let __b = #p::KeyTemplate::builder(&#konst);
             #pushes
             #p::KeyBuilder::finish(__b)
@@ -658,14 +765,15 @@ fn key_for(p: &TokenStream, key: &Key<'_, '_>) -> TokenStream {
 
 /// `<key>_prefix(leading..)` and `<key>_range(leading.., last_from, last_to)`, for a template
 /// whose fields are distinct (a repeated field has no single place to vary).
-fn key_prefix_and_range(p: &TokenStream, key: &Key<'_, '_>) -> TokenStream {
+fn key_prefix_and_range(p: &TokenStream, owner: Owner, k: &KeyConst<'_, '_, '_>) -> TokenStream {
+    let (key, konst) = (k.key, &k.konst);
     let Some((last, leading)) = key.fields.split_last().filter(|_| key.has_distinct_fields()) else {
         return quote!();
     };
     let t = key.template;
     let (which, text) = (t.attr.0, t.lit.value());
-    let konst = primary_const(t.key);
     let key_name = key_name_tokens(p, t.key);
+    let (recv_param, recv_arg) = owner.receiver();
     let leading_params = key_params(leading);
     let leading_pushes = push_params(p, leading);
     let leading_args = args(leading);
@@ -683,21 +791,110 @@ fn key_prefix_and_range(p: &TokenStream, key: &Key<'_, '_>) -> TokenStream {
     );
     quote! {
         #[doc = #prefix_doc]
-        pub fn #prefix_fn(#(#leading_params),*) -> #p::Result<#p::KeyRange> {
+        pub fn #prefix_fn(#recv_param #(#leading_params),*) -> #p::Result<#p::KeyRange> {
             let __b = #p::KeyTemplate::builder(&#konst);
             #leading_pushes
             ::core::result::Result::Ok(#p::KeyRange::prefix(#key_name, #p::KeyBuilder::prefix(__b)))
         }
 
         #[doc = #range_doc]
-        pub fn #range_fn(#(#leading_params,)* #from: #last_ty, #to: #last_ty) -> #p::Result<#p::KeyRange> {
+        pub fn #range_fn(#recv_param #(#leading_params,)* #from: #last_ty, #to: #last_ty) -> #p::Result<#p::KeyRange> {
             ::core::result::Result::Ok(#p::KeyRange::inclusive(
                 #key_name,
-                Self::#for_fn(#(#leading_args,)* #from)?,
-                Self::#for_fn(#(#leading_args,)* #to)?,
+                Self::#for_fn(#recv_arg #(#leading_args,)* #from)?,
+                Self::#for_fn(#recv_arg #(#leading_args,)* #to)?,
             ))
         }
     }
+}
+
+/// Per index, the handle type declared beside the entity (outside the `const _` block, so that
+/// it can be named in the entity's API) and, inside the block, its impls: `Clone`, `Copy`,
+/// `Index` and its kind's marker trait, and its key helpers.
+fn index_handles(
+    p: &TokenStream,
+    c: &Checked<'_, '_>,
+    entity_generics: &syn::Generics,
+) -> (TokenStream, TokenStream) {
+    let s = c.input;
+    let (ident, vis, generics) = (&s.original.ident, &s.original.vis, &s.original.generics);
+    let (plain_impl, ty_generics, plain_where) = generics.split_for_impl();
+    let where_clause = &generics.where_clause;
+    let (impl_generics, _, bounded_where) = entity_generics.split_for_impl();
+    let (mut declared, mut impls) = (TokenStream::new(), TokenStream::new());
+    for (i, index) in c.indexes.iter().enumerate() {
+        let handle = &index.handle;
+        let doc = format!("The handle type of `{ident}::{}`.", index.handle_const);
+        declared.extend(quote! {
+            #[doc = #doc]
+            #[doc(hidden)]
+            #vis struct #handle #generics (::core::marker::PhantomData<fn() -> #ident #ty_generics>) #where_clause;
+        });
+        let (pk_name, rk_name) = index_consts(i, index.partition_key.is_some());
+        let pk = KeyConst { key: index.partition_key.as_ref().unwrap_or(&c.partition_key), konst: pk_name };
+        let rk = KeyConst { key: &index.row_key, konst: rk_name };
+        let helpers = key_helpers(p, Owner::Handle, &pk, &rk);
+        let position = Literal::usize_unsuffixed(i);
+        let kind = match index.kind {
+            IndexKind::Secondary => quote!(#p::SecondaryIndex),
+            IndexKind::Lookup => quote!(#p::LookupIndex),
+        };
+        impls.extend(quote! {
+            #[automatically_derived]
+            impl #plain_impl ::core::clone::Clone for #handle #ty_generics #plain_where {
+                fn clone(&self) -> Self {
+                    *self
+                }
+            }
+
+            #[automatically_derived]
+            impl #plain_impl ::core::marker::Copy for #handle #ty_generics #plain_where {}
+
+            #[automatically_derived]
+            impl #impl_generics #p::Index for #handle #ty_generics #bounded_where {
+                type Entity = #ident #ty_generics;
+
+                fn def(self) -> &'static #p::IndexDef {
+                    &__INDEXES[#position]
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics #kind for #handle #ty_generics #bounded_where {}
+
+            #[automatically_derived]
+            impl #impl_generics #handle #ty_generics #bounded_where {
+                #helpers
+            }
+        });
+    }
+    (declared, impls)
+}
+
+/// `Type::BY_NAME`: the handle constant of every index.
+fn index_handle_consts(c: &Checked<'_, '_>) -> Vec<TokenStream> {
+    let ident = &c.input.original.ident;
+    let (_, ty_generics, _) = c.input.original.generics.split_for_impl();
+    c.indexes
+        .iter()
+        .map(|index| {
+            let (konst, handle, name) = (&index.handle_const, &index.handle, &index.name);
+            let (what, reads) = match index.kind {
+                IndexKind::Secondary => {
+                    ("secondary index", "`TypedTable::get_by_index` and `TypedTable::query_index`")
+                }
+                IndexKind::Lookup => ("index entity", "`TypedTable::lookup`"),
+            };
+            let doc = format!(
+                "The {what} `{name}`: its key helpers (`{ident}::{konst}.key(..)`, \
+                 `partition_key_for(..)`, `row_key_prefix(..)`, ...), and what {reads} take."
+            );
+            quote! {
+                #[doc = #doc]
+                pub const #konst: #handle #ty_generics = #handle(::core::marker::PhantomData);
+            }
+        })
+        .collect()
 }
 
 fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {

@@ -10,7 +10,7 @@ use table_core::keys::KeySpec;
 use table_core::typed::grammar;
 use table_core::{Violation, validate_property_name};
 
-use crate::ast::{Entities, Field, Struct, TyKind, ValueEnum, type_name, written};
+use crate::ast::{Entities, Field, Struct, TyKind, ValueEnum, index_handle_names, type_name, written};
 use crate::attr::{IndexKind, Role, Template};
 use crate::ctxt::Ctxt;
 use crate::symbol::{self, Symbol};
@@ -28,6 +28,7 @@ pub fn check_struct(cx: &Ctxt, s: &Struct<'_>) {
     check_version_has_entity_type(cx, s);
     check_upgrades(cx, s);
     check_index_names(cx, s);
+    check_index_handles(cx, s);
     check_index_row_keys(cx, s);
     check_index_projections(cx, s);
 }
@@ -296,6 +297,55 @@ fn check_index_names(cx: &Ctxt, s: &Struct<'_>) {
                 lit,
                 format!(
                     "index name `{name}` is already used by another `index` or `lookup`; choose another name"
+                ),
+            );
+        }
+    }
+}
+
+// Every index name makes the name of its handle constant, in upper case, and that constant
+// is not already a filter column or another index's handle: `name = "by_email"` gives
+// `Employee::BY_EMAIL`, while `name = "by-email"`, or `name = "email"` beside a field `email`,
+// is refused.
+fn check_index_handles(cx: &Ctxt, s: &Struct<'_>) {
+    let columns: HashMap<String, &Field<'_>> = s
+        .fields
+        .iter()
+        .filter(|f| matches!(f.attrs.role, Role::Stored | Role::Timestamp | Role::KeyOnly))
+        .map(|f| (f.name.to_uppercase(), f))
+        .collect();
+    let mut handles: HashMap<String, String> = HashMap::new();
+    for lit in s.attrs.indexes.iter().filter_map(|index| index.name.get()) {
+        let name = lit.value();
+        let Some((konst, _)) = index_handle_names(&s.original.ident, &name) else {
+            if !name.is_empty() {
+                cx.error_spanned_by(
+                    lit,
+                    format!(
+                        "index name `{name}` cannot name its handle constant `{}`; use letters, \
+                         digits and `_`, like `by_email`",
+                        name.to_uppercase()
+                    ),
+                );
+            }
+            continue;
+        };
+        let konst = konst.to_string();
+        if let Some(f) = columns.get(&konst) {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "index name `{name}` gives the handle `{konst}`, which is already the filter \
+                     column of field `{}`; choose another index name",
+                    f.name
+                ),
+            );
+        } else if let Some(other) = handles.insert(konst.clone(), name.clone()).filter(|other| *other != name)
+        {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "index names `{other}` and `{name}` both give the handle `{konst}`; choose another name"
                 ),
             );
         }

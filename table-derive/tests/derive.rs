@@ -190,6 +190,107 @@ fn index_metadata_and_keys() {
     );
 }
 
+#[test]
+fn index_handles_build_their_keys_from_field_values() {
+    use table_core::typed::{Index, LookupIndex, SecondaryIndex};
+    fn def<I: Index<Entity = Employee>>(index: I) -> &'static table_core::typed::IndexDef {
+        index.def()
+    }
+    fn secondary<I: SecondaryIndex>(_: I) {}
+    fn lookup<I: LookupIndex>(_: I) {}
+    secondary(Employee::BY_EMAIL);
+    secondary(Employee::BY_EMAIL_GLOBAL);
+    lookup(Employee::BY_LAST_NAME);
+    assert_eq!(def(Employee::BY_EMAIL), &Employee::indexes()[0]);
+    assert_eq!(def(Employee::BY_LAST_NAME).name, "by_last_name");
+
+    // Fields in template order, partition key first, as for the primary `key()`.
+    assert_eq!(
+        Employee::BY_LAST_NAME.key("Sales", "Hall").unwrap(),
+        EntityKey::new("Sales", "lastname_Hall")
+    );
+    assert_eq!(
+        employee().index_key("by_last_name").unwrap(),
+        Some(Employee::BY_LAST_NAME.key("Sales", "Hall").unwrap())
+    );
+    assert_eq!(
+        Employee::BY_EMAIL_GLOBAL.key("Sales", "donh@contoso.com").unwrap(),
+        EntityKey::new("email_Sales", "donh@contoso.com")
+    );
+    assert_eq!(Employee::BY_EMAIL_GLOBAL.partition_key_for("Sales").unwrap(), "email_Sales");
+    assert_eq!(Employee::BY_EMAIL.row_key_for("a@b").unwrap(), "email_a@b");
+    assert_eq!(
+        Employee::BY_LAST_NAME.row_key_prefix().unwrap().in_partition("Sales").to_string(),
+        "PartitionKey eq 'Sales' and RowKey ge 'lastname_' and RowKey lt 'lastname`'"
+    );
+    assert_eq!(
+        Employee::BY_LAST_NAME.row_key_range("H", "J").unwrap().to_filter().to_string(),
+        "RowKey ge 'lastname_H' and RowKey le 'lastname_J'"
+    );
+    assert_eq!(
+        Employee::BY_EMAIL_GLOBAL.partition_key_prefix().unwrap().to_filter().to_string(),
+        "PartitionKey ge 'email_' and PartitionKey lt 'email`'"
+    );
+    // Key values are checked as the primary keys' are, naming the field.
+    let err = Employee::BY_EMAIL.key("Sales", "a/b").unwrap_err();
+    assert_eq!(value_error_property(&err), "email");
+}
+
+/// Key-only fields of every kind of key: whole keys in order-keeping specs, whole keys in
+/// other specs, and fields sharing their key.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core", partition_key = "{region}", row_key = "{id:06}")]
+struct Site {
+    #[table(key_only)]
+    region: String,
+    #[table(key_only)]
+    id: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core", partition_key = "{n:ordered}", row_key = "{at:inverted_ticks}")]
+struct Tick {
+    #[table(key_only)]
+    n: i64,
+    #[table(key_only)]
+    at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core", partition_key = "{at:ticks}", row_key = "{seq}")]
+struct Sample {
+    #[table(key_only)]
+    at: DateTime<Utc>,
+    #[table(key_only)]
+    seq: u32,
+}
+
+#[test]
+fn whole_key_fields_filter_on_their_key() {
+    assert_eq!(Site::REGION.eq("Sales").to_string(), "PartitionKey eq 'Sales'");
+    let region = "N".to_owned();
+    assert_eq!(Site::REGION.ge(&region).to_string(), "PartitionKey ge 'N'");
+    assert_eq!(Site::REGION.lt(region).to_string(), "PartitionKey lt 'N'");
+    assert_eq!(Site::ID.gt(100).to_string(), "RowKey gt '000100'");
+    assert_eq!(Site::ID.ne(7).to_string(), "RowKey ne '000007'");
+    // A value the spec cannot write equals no key, and sorts after every key.
+    assert_eq!(Site::ID.lt(1_234_567).to_string(), "RowKey lt ':'");
+    assert_eq!(Site::ID.eq(1_234_567).to_string(), "RowKey eq ''");
+    assert_eq!(Tick::N.ge(-1).to_string(), "PartitionKey ge '09223372036854775807'");
+    let at = parse_datetime("2014-08-22T00:50:32Z").unwrap();
+    assert_eq!(Tick::AT.eq(at).to_string(), "RowKey eq '2519936321679999999'");
+    assert_eq!(Sample::AT.le(at).to_string(), "PartitionKey le '0635442654320000000'");
+    let before_ticks = parse_datetime("0001-01-01T00:00:00Z").unwrap() - chrono::Duration::days(1);
+    assert_eq!(Sample::AT.gt(before_ticks).to_string(), "PartitionKey gt ''");
+    assert_eq!(Sample::SEQ.eq(5).to_string(), "RowKey eq '5'");
+
+    // Each filter selects exactly what comparing the field would.
+    let sites: Vec<Site> = (98..=102).map(|id| Site { region: "Sales".into(), id }).collect();
+    let over_100: Vec<u32> =
+        sites.iter().filter(|s| Site::ID.gt(100).matches(&s.to_entity().unwrap())).map(|s| s.id).collect();
+    assert_eq!(over_100, [101, 102]);
+}
+
 fn value_error_property(err: &table_core::Error) -> String {
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     match err.violation() {
@@ -413,6 +514,7 @@ struct Opaque;
 /// true) for the skipped marker, so `M` need implement nothing.
 #[derive(Debug, Clone, PartialEq, TableEntity)]
 #[table(crate = "table_core", partition_key = "{owner}", row_key = "{id:04}", entity_type = "Generic")]
+#[table(lookup(name = "by_owner", partition_key = "owners", row_key = "{owner}"))]
 struct Generic<K, V, M> {
     #[table(key_only)]
     owner: K,
@@ -447,6 +549,8 @@ fn generic_entities_get_bounds_per_field_not_per_parameter() {
     assert_eq!(entity.get("tags"), Some(&Value::from("[2.5]")));
     assert_eq!(G::from_entity(entity.clone()).unwrap(), g);
     assert_eq!(G::NOTE.lt(2.0).to_string(), "note lt 2.0");
+    assert_eq!(G::BY_OWNER.key(&"ann".to_owned()).unwrap(), EntityKey::new("owners", "ann"));
+    assert_eq!(G::OWNER.eq("ann".to_owned()).to_string(), "PartitionKey eq 'ann'");
     assert!(matches!(GenericRow::<Opaque>::from_entity(entity).unwrap(), GenericRow::Generic(x) if x == g));
 }
 

@@ -13,6 +13,7 @@ use conformance::scenario;
 use conformance::target::Target;
 use futures::StreamExt;
 use table_client::engine::{Engine, FaultSpec, FaultTiming};
+use table_client::typed::LookupIndex;
 use table_client::{
     EntityKey, ErrorCode, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity, TableServiceClient,
     TypedTable,
@@ -109,13 +110,26 @@ async fn assert_consistent<T: TableEntity + Send + 'static>(table: &TypedTable<T
     assert!(report.is_consistent(), "{report:#?}");
 }
 
-async fn lookup_ids<T: TableEntity + Send + 'static>(
+async fn lookup_ids<T: TableEntity + Send + 'static, I: LookupIndex<Entity = T>>(
     table: &TypedTable<T>,
+    index: I,
     key: EntityKey,
     id: fn(&T) -> u32,
 ) -> BTreeSet<u32> {
-    let stream = table.lookup("by_last_name", &key, 4).unwrap();
+    let stream = table.lookup(index, &key, 4);
     stream.map(|r| id(&r.unwrap())).collect().await
+}
+
+/// The ids the index entity of Sales employees called `last_name` lists.
+async fn jones_ids(table: &TypedTable<Employee>, last_name: &str) -> BTreeSet<u32> {
+    let key = Employee::BY_LAST_NAME.key("Sales", last_name).unwrap();
+    lookup_ids(table, Employee::BY_LAST_NAME, key, |e| e.id).await
+}
+
+/// The ids the cross-partition index entity of employees called `last_name` lists.
+async fn global_ids(table: &TypedTable<GlobalEmployee>, last_name: &str) -> BTreeSet<u32> {
+    let key = GlobalEmployee::BY_LAST_NAME.key(last_name).unwrap();
+    lookup_ids(table, GlobalEmployee::BY_LAST_NAME, key, |e| e.id).await
 }
 
 scenario!(
@@ -131,41 +145,43 @@ scenario!(
     moves_leave_the_entity_in_exactly_one_table,
     rebuild_adds_indexes_to_existing_data,
     typed_transactions_keep_same_partition_indexes,
+    index_reads_refuse_keys_their_templates_cannot_build,
 );
 
 async fn same_partition_copies_follow_every_write(t: Target) {
     let table = t.fresh_table().await.typed::<Employee>();
     let mut ann = employee(1, "Jones", "ann@contoso.com");
     table.insert(&ann).await.unwrap();
-    let by_email = EntityKey::new("Sales", "email_ann@contoso.com");
-    assert_eq!(table.get_by_index::<Employee>("by_email", &by_email).await.unwrap(), ann);
-    let card: EmployeeCard =
-        table.get_by_index("by_email_card", &EntityKey::new("Sales", "card_ann@contoso.com")).await.unwrap();
+    let by_email = Employee::BY_EMAIL.key("Sales", "ann@contoso.com").unwrap();
+    assert_eq!(by_email, EntityKey::new("Sales", "email_ann@contoso.com"));
+    assert_eq!(table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &by_email).await.unwrap(), ann);
+    let card_key = Employee::BY_EMAIL_CARD.key("Sales", "ann@contoso.com").unwrap();
+    let card: EmployeeCard = table.get_by_index(Employee::BY_EMAIL_CARD, &card_key).await.unwrap();
     assert_eq!(card.first_name, "First1");
     assert_consistent(&table).await;
 
     // Changing the indexed field moves the copy in the same transaction.
     ann.email = "ann.jones@contoso.com".into();
     table.replace(&ann, IfMatch::Any).await.unwrap();
-    let err = table.get_by_index::<Employee>("by_email", &by_email).await.unwrap_err();
+    let err = table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &by_email).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
-    let moved = EntityKey::new("Sales", "email_ann.jones@contoso.com");
-    assert_eq!(table.get_by_index::<Employee>("by_email", &moved).await.unwrap(), ann);
+    let moved = Employee::BY_EMAIL.key("Sales", "ann.jones@contoso.com").unwrap();
+    assert_eq!(table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &moved).await.unwrap(), ann);
     assert_consistent(&table).await;
 
     // A merge that leaves the indexed field alone refreshes the copy's content.
     ann.age = 31;
     table.merge(&ann, IfMatch::Any).await.unwrap();
-    assert_eq!(table.get_by_index::<Employee>("by_email", &moved).await.unwrap().age, 31);
+    assert_eq!(table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &moved).await.unwrap().age, 31);
     ann.age = 32;
     table.insert_or_replace(&ann).await.unwrap();
-    assert_eq!(table.get_by_index::<Employee>("by_email", &moved).await.unwrap().age, 32);
+    assert_eq!(table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &moved).await.unwrap().age, 32);
     assert_consistent(&table).await;
 
     let key = ann.entity_key().unwrap();
     table.delete(&key, IfMatch::Any).await.unwrap();
     assert_eq!(
-        table.get_by_index::<Employee>("by_email", &moved).await.unwrap_err().kind(),
+        table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &moved).await.unwrap_err().kind(),
         ErrorKind::NotFound
     );
     assert!(!table.delete_if_exists(&key).await.unwrap());
@@ -213,22 +229,19 @@ async fn index_entities_follow_inserts_renames_and_deletes(t: Target) {
     for id in 1..=3 {
         table.insert(&employee(id, "Jones", &format!("e{id}@contoso.com"))).await.unwrap();
     }
-    let jones = EntityKey::new("Sales", "lastname_Jones");
-    let smith = EntityKey::new("Sales", "lastname_Smith");
-    let id = |e: &Employee| e.id;
-    assert_eq!(lookup_ids(&table, jones.clone(), id).await, BTreeSet::from([1, 2, 3]));
+    assert_eq!(jones_ids(&table, "Jones").await, BTreeSet::from([1, 2, 3]));
 
     // A rename touches three entities in one transaction: the employee and both lists.
     let mut two = employee(2, "Smith", "e2@contoso.com");
     table.replace(&two, IfMatch::Any).await.unwrap();
-    assert_eq!(lookup_ids(&table, jones.clone(), id).await, BTreeSet::from([1, 3]));
-    assert_eq!(lookup_ids(&table, smith.clone(), id).await, BTreeSet::from([2]));
+    assert_eq!(jones_ids(&table, "Jones").await, BTreeSet::from([1, 3]));
+    assert_eq!(jones_ids(&table, "Smith").await, BTreeSet::from([2]));
     assert_consistent(&table).await;
 
     two.age = 50;
     table.merge(&two, IfMatch::Any).await.unwrap();
     table.delete(&two.entity_key().unwrap(), IfMatch::Any).await.unwrap();
-    assert!(lookup_ids(&table, smith.clone(), id).await.is_empty());
+    assert!(jones_ids(&table, "Smith").await.is_empty());
     assert!(
         table.untyped().get_if_exists("Sales", "lastname_Smith").await.unwrap().is_none(),
         "an empty list is deleted"
@@ -245,8 +258,7 @@ async fn concurrent_writers_all_land_in_the_index_entity(t: Target) {
     for writer in futures::future::join_all(writers).await {
         writer.unwrap().unwrap();
     }
-    let ids = lookup_ids(&table, EntityKey::new("Sales", "lastname_Jones"), |e| e.id).await;
-    assert_eq!(ids, (1..=32).collect::<BTreeSet<u32>>());
+    assert_eq!(jones_ids(&table, "Jones").await, (1..=32).collect::<BTreeSet<u32>>());
     assert_consistent(&table).await;
 }
 
@@ -282,8 +294,7 @@ async fn contended_unconditional_writes_never_fail_a_precondition(t: Target) {
     let failures: Vec<String> =
         futures::future::join_all(writers).await.into_iter().flat_map(|w| w.unwrap()).collect();
     assert!(failures.is_empty(), "{} of {} writes failed: {failures:#?}", failures.len(), WRITERS * ROUNDS);
-    let smiths = lookup_ids(&table, EntityKey::new("Sales", "lastname_Smith"), |e| e.id).await;
-    assert_eq!(smiths, (1..=WRITERS).collect::<BTreeSet<u32>>());
+    assert_eq!(jones_ids(&table, "Smith").await, (1..=WRITERS).collect::<BTreeSet<u32>>());
     assert_consistent(&table).await;
 }
 
@@ -296,8 +307,7 @@ async fn index_entity_lists_grow_past_one_property(t: Target) {
     }
     let row = table.untyped().get("Sales", "lastname_Jones").await.unwrap();
     assert!(row.properties.keys().filter(|k| k.starts_with("Keys")).count() >= 2);
-    let ids = lookup_ids(&table, EntityKey::new("Sales", "lastname_Jones"), |e| e.id).await;
-    assert_eq!(ids.len(), n as usize);
+    assert_eq!(jones_ids(&table, "Jones").await.len(), n as usize);
 }
 
 async fn typed_queries_skip_index_rows(t: Target) {
@@ -307,10 +317,9 @@ async fn typed_queries_skip_index_rows(t: Target) {
     }
     let all = table.query().partition("Sales").collect().await.unwrap();
     assert_eq!(all.iter().map(|e| e.id).collect::<Vec<_>>(), [1, 2, 3]);
-    let copies = table
-        .query_index::<EmployeeCard>("by_email_card")
-        .unwrap()
-        .partition("Sales")
+    let copies: Vec<EmployeeCard> = table
+        .query_index(Employee::BY_EMAIL_CARD)
+        .partition(&Employee::BY_EMAIL_CARD.partition_key_for("Sales").unwrap())
         .collect()
         .await
         .unwrap();
@@ -323,20 +332,19 @@ async fn cross_partition_indexes_converge_without_a_crash(t: Target) {
     let mut ann = global("Sales", 1, "Jones", "ann@contoso.com");
     table.insert(&ann).await.unwrap();
     table.insert(&global("Support", 2, "Jones", "bob@contoso.com")).await.unwrap();
-    let copy: GlobalEmployee =
-        table.get_by_index("by_email", &EntityKey::new("email", "ann@contoso.com")).await.unwrap();
+    let ann_key = GlobalEmployee::BY_EMAIL.key("ann@contoso.com").unwrap();
+    assert_eq!(ann_key, EntityKey::new("email", "ann@contoso.com"));
+    let copy: GlobalEmployee = table.get_by_index(GlobalEmployee::BY_EMAIL, &ann_key).await.unwrap();
     assert_eq!(copy, ann);
-    let jones = EntityKey::new("lastname", "Jones");
-    assert_eq!(lookup_ids(&table, jones.clone(), |e| e.id).await, BTreeSet::from([1, 2]));
+    assert_eq!(global_ids(&table, "Jones").await, BTreeSet::from([1, 2]));
 
     ann.email = "ann.jones@contoso.com".into();
     ann.last_name = "Smith".into();
     table.replace(&ann, IfMatch::Any).await.unwrap();
-    let old = EntityKey::new("email", "ann@contoso.com");
-    let err = table.get_by_index::<GlobalEmployee>("by_email", &old).await.unwrap_err();
+    let err = table.get_by_index::<GlobalEmployee, _>(GlobalEmployee::BY_EMAIL, &ann_key).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
-    assert_eq!(lookup_ids(&table, jones, |e| e.id).await, BTreeSet::from([2]));
-    assert_eq!(lookup_ids(&table, EntityKey::new("lastname", "Smith"), |e| e.id).await, BTreeSet::from([1]));
+    assert_eq!(global_ids(&table, "Jones").await, BTreeSet::from([2]));
+    assert_eq!(global_ids(&table, "Smith").await, BTreeSet::from([1]));
     assert_consistent(&table).await;
 
     table.delete(&ann.entity_key().unwrap(), IfMatch::Any).await.unwrap();
@@ -379,10 +387,9 @@ async fn rebuild_adds_indexes_to_existing_data(t: Target) {
     assert_eq!(found.missing.len(), 3 + 3 + 2, "two copies per employee and two lists: {found:#?}");
     assert_eq!(found.stale, [("by_email".to_owned(), EntityKey::new("Sales", "email_gone@contoso.com"))]);
     assert_consistent(&employees).await;
-    let jones = lookup_ids(&employees, EntityKey::new("Sales", "lastname_Jones"), |e| e.id).await;
-    assert_eq!(jones, BTreeSet::from([1, 2]));
-    let copy: Employee =
-        employees.get_by_index("by_email", &EntityKey::new("Sales", "email_e3@contoso.com")).await.unwrap();
+    assert_eq!(jones_ids(&employees, "Jones").await, BTreeSet::from([1, 2]));
+    let e3 = Employee::BY_EMAIL.key("Sales", "e3@contoso.com").unwrap();
+    let copy: Employee = employees.get_by_index(Employee::BY_EMAIL, &e3).await.unwrap();
     assert_eq!(copy.last_name, "Smith");
     // From now on, writes keep the rebuilt indexes in step.
     employees.replace(&employee(3, "Jones", "e3@contoso.com"), IfMatch::Any).await.unwrap();
@@ -456,6 +463,40 @@ async fn typed_transactions_keep_same_partition_indexes(t: Target) {
         "{err}"
     );
     assert_eq!(rows().await, before);
+}
+
+/// Index reads check their key against the index's templates before any request: the
+/// primary's key is no key of the email index (it would read the entity itself), and an email
+/// key is no key of the last-name index entity.
+async fn index_reads_refuse_keys_their_templates_cannot_build(t: Target) {
+    let table = t.fresh_table().await.typed::<Employee>();
+    let ann = employee(1, "Jones", "ann@contoso.com");
+    table.insert(&ann).await.unwrap();
+    let calls = t.engine.as_ref().map(|e| e.faults().calls());
+    let primary = ann.entity_key().unwrap();
+    let err = table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &primary).await.unwrap_err();
+    assert!(
+        matches!(err.violation(), Some(table_client::Violation::QueryKeyMismatch { template, .. }) if template == "email_{email}"),
+        "{err}"
+    );
+    let email = Employee::BY_EMAIL.key("Sales", "ann@contoso.com").unwrap();
+    let mut listed = table.lookup(Employee::BY_LAST_NAME, &email, 4);
+    let err = listed.next().await.unwrap().unwrap_err();
+    assert!(
+        matches!(err.violation(), Some(table_client::Violation::QueryKeyMismatch { template, .. }) if template == "lastname_{last_name}"),
+        "{err}"
+    );
+    let err = table
+        .query_index::<Employee, _>(Employee::BY_EMAIL)
+        .partition("Sales")
+        .filter_str("RowKey eq 'empid_000001'")
+        .collect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert_eq!(t.engine.as_ref().map(|e| e.faults().calls()), calls, "nothing was sent");
+    // The keys the handles build read what they name.
+    assert_eq!(table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &email).await.unwrap(), ann);
 }
 
 /// A fresh embedded engine with the tables `names`, served by a client with the `retry`

@@ -142,17 +142,17 @@ async fn index_rows_follow_a_replace_of_an_older_version(t: Target) {
 
     // The index copy written by version 1 reads as version 2 too.
     let old_copy = EntityKey::new("Sales", "email_ann.smith@contoso.com");
-    let mut ann: Employee = table.get_by_index("by_email", &old_copy).await.unwrap();
+    let mut ann: Employee = table.get_by_index(Employee::BY_EMAIL, &old_copy).await.unwrap();
     assert_eq!(ann.first_name, "Ann");
 
     // The replace decodes the stored version 1 primary to find its index rows: the old copy
     // goes, the new one comes, in the same transaction.
     ann.email = "ann@contoso.com".into();
     table.replace(&ann, IfMatch::Any).await.unwrap();
-    let err = table.get_by_index::<Employee>("by_email", &old_copy).await.unwrap_err();
+    let err = table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &old_copy).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
     let new_copy = EntityKey::new("Sales", "email_ann@contoso.com");
-    let moved: Employee = table.get_by_index("by_email", &new_copy).await.unwrap();
+    let moved: Employee = table.get_by_index(Employee::BY_EMAIL, &new_copy).await.unwrap();
     assert_eq!(moved.email, "ann@contoso.com");
     let copy_row = raw.get(&new_copy.partition_key, &new_copy.row_key).await.unwrap();
     assert_eq!(copy_row.get("EntityVersion"), Some(&Value::Int32(2)));

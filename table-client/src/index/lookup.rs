@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use futures::StreamExt;
-use table_core::typed::{IndexDef, TableEntity};
+use table_core::typed::{IndexDef, KeyTemplates, TableEntity};
 use table_core::{
     ETag, Entity, EntityKey, IfMatch, MAX_PROPERTY_VALUE_SIZE, Operation, Result, Value, check_entity,
     utf16_len,
@@ -100,10 +100,12 @@ impl LookupRow {
 /// entity no longer exists are skipped (a cross-partition lookup is eventually consistent).
 pub(crate) fn lookup_stream<T: TableEntity + Send + 'static>(
     table: TableClient,
+    templates: KeyTemplates,
     key: EntityKey,
     concurrency: usize,
 ) -> QueryStream<T> {
     QueryStream::new(async_stream::try_stream! {
+        templates.check_key(&key)?;
         let row = LookupRow::read(&table, &key).await?;
         let typed = table.typed::<T>();
         let fetches = futures::stream::iter(row.keys.into_iter().map(|k| {

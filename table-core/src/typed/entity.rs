@@ -5,6 +5,7 @@ use crate::error::Result;
 
 use super::grammar;
 use super::index::IndexDef;
+use super::template::KeyTemplates;
 
 /// The property holding the discriminator of `entity_type = "..."` (an `Edm.String`).
 pub const ENTITY_TYPE_PROPERTY: &str = grammar::ENTITY_TYPE;
@@ -52,11 +53,21 @@ pub const ENTITY_VERSION_PROPERTY: &str = grammar::ENTITY_VERSION;
 /// `Option<T>`, and unit-only enums with `#[derive(PropertyValue)]`).
 ///
 /// Generated besides this trait, as inherent items of the struct:
-/// - one typed filter column per stored field, named in SCREAMING_CASE (`Employee::AGE`);
-/// - `key(pk fields.., rk fields..) -> Result<EntityKey>`, `partition_key_for(..)`,
-///   `row_key_for(..)`;
-/// - for a template with distinct fields, `<key>_prefix(all fields but the last)` and
-///   `<key>_range(all fields but the last, last_from, last_to)`, both `Result<KeyRange>`.
+///
+/// | item | what it is |
+/// |---|---|
+/// | `Employee::AGE` | a [`Column`](super::Column) per stored field (and the `timestamp` field), named in SCREAMING_CASE, for typed filters (`Employee::AGE.gt(30)`) |
+/// | `Employee::DEPARTMENT` | a [`KeyColumn`](super::KeyColumn) per `key_only` field, filtering on the key it is stored in: for a field that is its whole key (`partition_key = "{department}"`) `Employee::DEPARTMENT.eq("Sales")` is `PartitionKey eq 'Sales'`, and `gt`/`ge`/`lt`/`le` work when the spec keeps the field's order (a string, `{n:06}`, `{n:ordered}`, `{at:ticks}`); on a field that is only part of its key, or written with a date format, comparing is a compile error that says why |
+/// | `key(pk fields.., rk fields..)` | `Result<EntityKey>`, the fields in template order, partition key first |
+/// | `partition_key_for(..)`, `row_key_for(..)` | `Result<String>`: one key from its fields, e.g. a composite partition for `Query::partition(&Reading::partition_key_for(device, day)?)` |
+/// | `partition_key_prefix(..)`, `row_key_prefix(..)` | for a template with distinct fields, `Result<KeyRange>` of every key whose fields but the last have these values |
+/// | `partition_key_range(.., from, to)`, `row_key_range(.., from, to)` | for a template with distinct fields, `Result<KeyRange>` with the last field from `from` to `to` |
+/// | `Employee::BY_EMAIL` | per `index(...)`/`lookup(...)`, a handle named after the index in SCREAMING_CASE, implementing [`Index`](super::Index) and [`SecondaryIndex`](super::SecondaryIndex) or [`LookupIndex`](super::LookupIndex); its methods are the key helpers above for the index's templates (`Employee::BY_EMAIL.key("Sales", "a@b.c")`, `.partition_key_for(..)`, `.row_key_prefix(..)`, ...), and the typed index reads take it (`get_by_index`, `query_index`, `lookup`), so a misspelt index or one of the wrong kind does not compile |
+///
+/// A typed query checks every `PartitionKey eq` and `RowKey eq` condition against the key
+/// templates ([`key_templates`](TableEntity::key_templates)) before any request: `.partition("a")`
+/// on the template `"{a}_{b}"` could never match, and fails with
+/// [`Violation::QueryKeyMismatch`](crate::Violation::QueryKeyMismatch).
 ///
 /// On an enum whose variants each wrap one entity struct with an `entity_type`, the derive
 /// reads any of them, dispatching on `EntityType` (an unknown value is an error), so one query
@@ -199,6 +210,10 @@ pub const ENTITY_VERSION_PROPERTY: &str = grammar::ENTITY_VERSION;
 /// assert_eq!(PARTITION_KEY.eq("Sales").and(Employee::LAST_NAME.eq("Smith")).to_string(),
 ///            "PartitionKey eq 'Sales' and LastName eq 'Smith'");
 /// assert_eq!(e.index_key("by_email")?, Some(EntityKey::new("Sales", "email_donh@contoso.com")));
+/// assert_eq!(Employee::BY_EMAIL.key("Sales", "donh@contoso.com")?, EntityKey::new("Sales", "email_donh@contoso.com"));
+/// assert_eq!(Employee::BY_LAST_NAME.row_key_prefix()?.to_filter().to_string(),
+///            "RowKey ge 'lastname_' and RowKey lt 'lastname`'");
+/// assert_eq!(Employee::DEPARTMENT.eq("Sales").to_string(), "PartitionKey eq 'Sales'");
 /// assert_eq!(Employee::indexes()[0].projection, Some(&["First"][..]));
 ///
 /// let at: DateTime<Utc> = "2014-08-22T00:50:32Z".parse().unwrap();
@@ -242,6 +257,13 @@ pub trait TableEntity: Sized {
     /// discriminator and every stored field. `None` asks for every property (a heterogeneous
     /// enum does, and so does a type with `upgrade_from`). A struct with a subset of another's fields is thereby a projection.
     fn select() -> Option<&'static [&'static str]> {
+        None
+    }
+
+    /// The templates every key of the type follows; `None` when no single pair does (an enum
+    /// over several entity types). Typed queries check the keys they compare with against
+    /// them.
+    fn key_templates() -> Option<KeyTemplates> {
         None
     }
 

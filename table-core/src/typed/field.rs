@@ -19,7 +19,9 @@
 //! Reading never panics: a missing property or one of another EDM type is a [`ValueError`],
 //! which the derive turns into an error naming the property.
 
-use chrono::{DateTime, Utc};
+use std::cmp::Ordering;
+
+use chrono::{DateTime, Datelike, Utc};
 use uuid::Uuid;
 
 use crate::datetime::{format_datetime, truncate_to_ticks};
@@ -189,6 +191,35 @@ pub trait KeyValue {
         Self: Sized;
 }
 
+/// A [`KeyValue`] whose order-preserving specs (a string as it is, integers zero padded or
+/// `ordered`, instants as `ticks`) write keys that sort as the values do, so that a key column
+/// of a field that is its whole key compares with `gt`, `ge`, `lt` and `le`.
+pub trait OrderedKeyValue: KeyValue {
+    /// Where a value that `spec` cannot write lies: below every value it can (`Less`, e.g. a
+    /// negative integer for zero padding) or above them (`Greater`, e.g. too many digits).
+    fn unwritable_side(&self, spec: &KeySpec) -> Ordering;
+}
+
+impl OrderedKeyValue for str {
+    fn unwritable_side(&self, _: &KeySpec) -> Ordering {
+        // A string is written as it is, whatever it holds.
+        Ordering::Greater
+    }
+}
+
+impl OrderedKeyValue for String {
+    fn unwritable_side(&self, spec: &KeySpec) -> Ordering {
+        self.as_str().unwritable_side(spec)
+    }
+}
+
+impl OrderedKeyValue for DateTime<Utc> {
+    fn unwritable_side(&self, _: &KeySpec) -> Ordering {
+        // Ticks cover 0001-01-01 to 9999-12-31: a value they cannot write is before or after.
+        if self.year() < 1 { Ordering::Less } else { Ordering::Greater }
+    }
+}
+
 fn unsupported<T>(spec: &KeySpec, ty: &'static str) -> Result<T, KeyCodecError> {
     Err(KeyCodecError::UnsupportedSpec { spec: spec.to_string(), ty })
 }
@@ -247,6 +278,19 @@ macro_rules! integer_key {
     )*};
 }
 integer_key!(i32, i64, u32, u64);
+
+/// Implements `OrderedKeyValue` for an integer type: only negative values fall below what a
+/// spec writes (zero padding); the rest fall above (too many digits).
+macro_rules! ordered_integer_key {
+    ($($ty:ident),*) => {$(
+        impl OrderedKeyValue for $ty {
+            fn unwritable_side(&self, _: &KeySpec) -> Ordering {
+                if i128::from(*self) < 0 { Ordering::Less } else { Ordering::Greater }
+            }
+        }
+    )*};
+}
+ordered_integer_key!(i32, i64, u32, u64);
 
 impl KeyValue for DateTime<Utc> {
     fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {

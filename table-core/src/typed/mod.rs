@@ -15,8 +15,11 @@ mod index;
 pub(crate) mod private;
 mod template;
 
-pub use column::{Column, ColumnValue, PARTITION_KEY, ROW_KEY, TIMESTAMP};
+pub use column::{
+    Column, ColumnValue, DateFormattedKey, KeyColumn, KeyEquality, KeyOperand, KeyOrder, OrderedWholeKey,
+    PARTITION_KEY, PartOfCompositeKey, ROW_KEY, TIMESTAMP, UnorderedWholeKey,
+};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
-pub use field::{KeyValue, Property, PropertyValue, ValueError};
-pub use index::{IndexDef, IndexKind};
-pub use template::{KeyBuilder, KeyRange, KeyTemplate, Segment};
+pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
+pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
+pub use template::{KeyBuilder, KeyRange, KeyTemplate, KeyTemplates, Segment};

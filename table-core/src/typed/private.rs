@@ -13,11 +13,13 @@ pub use crate::filter::Filter;
 pub use crate::keys::{KeyCodecError, KeySpec};
 pub use crate::value::{EdmType, Value};
 
-pub use super::column::Column;
+pub use super::column::{
+    Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
+};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
-pub use super::index::{IndexDef, IndexKind};
-pub use super::template::{KeyBuilder, KeyRange, KeyTemplate, Segment};
+pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
+pub use super::template::{KeyBuilder, KeyRange, KeyTemplate, KeyTemplates, Segment};
 
 fn value_error(property: &str, message: impl std::fmt::Display) -> Error {
     Error::invalid(Violation::Value { property: property.to_owned(), message: message.to_string() })

@@ -1,5 +1,6 @@
 //! Key templates: `PartitionKey`/`RowKey` built from literal text and typed fields, parsed back,
-//! and turned into prefix and range filters.
+//! turned into prefix and range filters, and checked against the keys and key prefixes a typed
+//! query compares with ([`KeyTemplates::check_filter`]).
 //!
 //! Invariants: a built key is valid for the service (every field's segment passes
 //! [`validate_key`], the whole key too), and [`KeyTemplate::split`] of a built key gives back
@@ -7,15 +8,19 @@
 //! is followed by literal text that its value does not contain (the derive checks the template
 //! shape at compile time; the value check happens when the key is built for a key-only field).
 
+use std::collections::HashSet;
 use std::ops::Bound;
 
+use crate::entity::EntityKey;
 use crate::error::{Error, KeyName, Result, Violation};
-use crate::filter::Filter;
+use crate::filter::{CompareOp, Filter};
 use crate::keys::{KeySpec, prefix_successor};
 use crate::validate::validate_key;
+use crate::value::Value;
 use crate::value::compare_ordinal;
 
 use super::field::KeyValue;
+use super::grammar;
 
 /// One piece of a key template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,37 +76,157 @@ impl KeyTemplate {
     }
 
     /// Cuts a key into one segment per template field. A fixed-width spec takes exactly its
-    /// width; any other field runs up to the first occurrence of the literal that follows it,
-    /// or to the end of the key.
+    /// width of ASCII digits; any other field runs up to the first occurrence of the literal
+    /// that follows it, or to the end of the key.
     pub fn split<'k>(&self, key: &'k str) -> Result<Vec<&'k str>> {
+        self.cut(key).map_err(|why| self.mismatch(key, why))
+    }
+
+    /// Checks that a key compared by a typed query can be a key of this template: its literal
+    /// text where the template has it, and as many digits as each fixed-width field writes.
+    /// Otherwise the comparison could never hold, and the query would silently match nothing;
+    /// the error ([`Violation::QueryKeyMismatch`]) names the key, the value and the template.
+    pub fn check_query_key(&self, key: &str) -> Result<()> {
+        if self.matches_from(0, key, 0, &mut HashSet::new()) {
+            return Ok(());
+        }
+        // The reason of the cut that reading the key back would make.
+        let reason = self.cut(key).err().unwrap_or_else(|| "it matches no cut of the template".to_owned());
+        Err(Error::invalid(Violation::QueryKeyMismatch {
+            key: self.key,
+            value: key.to_owned(),
+            template: self.text.to_owned(),
+            reason,
+        }))
+    }
+
+    /// `true` when `key[at..]` matches the segments from `i` on. A field without a fixed width
+    /// that is not read back may hold the literal that follows it, so every occurrence of that
+    /// literal is tried (`failed` remembers the positions that lead nowhere, so the search is
+    /// polynomial).
+    fn matches_from(&self, i: usize, key: &str, at: usize, failed: &mut HashSet<(usize, usize)>) -> bool {
+        if failed.contains(&(i, at)) {
+            return false;
+        }
+        let rest = &key[at..];
+        let matched = match self.segments.get(i) {
+            None => rest.is_empty(),
+            Some(Segment::Literal(text)) => {
+                rest.starts_with(text) && self.matches_from(i + 1, key, at + text.len(), failed)
+            }
+            Some(Segment::Field { spec, .. }) => match (spec.fixed_width(), self.segments.get(i + 1)) {
+                (Some(width), _) => {
+                    rest.get(..width).is_some_and(|part| part.bytes().all(|b| b.is_ascii_digit()))
+                        && self.matches_from(i + 1, key, at + width, failed)
+                }
+                (None, None) => true,
+                (None, Some(Segment::Literal(next))) => {
+                    rest.match_indices(next).any(|(end, _)| self.matches_from(i + 1, key, at + end, failed))
+                }
+                (None, Some(Segment::Field { .. })) => (0..=rest.len())
+                    .filter(|end| rest.is_char_boundary(*end))
+                    .any(|end| self.matches_from(i + 1, key, at + end, failed)),
+            },
+        };
+        if !matched {
+            failed.insert((i, at));
+        }
+        matched
+    }
+
+    /// Checks that a key prefix compared by a typed query can begin a key of this template:
+    /// its literal text where the template has it, and digits where a fixed-width field is.
+    /// Otherwise no key has the prefix; the error is [`Violation::QueryKeyMismatch`].
+    pub fn check_query_prefix(&self, prefix: &str) -> Result<()> {
+        self.cut_prefix(prefix).map_err(|reason| {
+            Error::invalid(Violation::QueryKeyMismatch {
+                key: self.key,
+                value: prefix.to_owned(),
+                template: self.text.to_owned(),
+                reason: format!("no key starts with it: {reason}"),
+            })
+        })
+    }
+
+    /// Walks the template along `prefix` until the prefix ends, which may be anywhere.
+    fn cut_prefix(&self, prefix: &str) -> std::result::Result<(), String> {
+        let mut rest = prefix;
+        for (i, segment) in self.segments.iter().enumerate() {
+            let consumed = prefix.len() - rest.len();
+            match segment {
+                Segment::Literal(text) if text.len() >= rest.len() => {
+                    return match text.starts_with(rest) {
+                        true => Ok(()),
+                        false => Err(format!("expected `{text}` at byte {consumed}")),
+                    };
+                }
+                Segment::Literal(text) => {
+                    rest = rest
+                        .strip_prefix(text)
+                        .ok_or_else(|| format!("expected `{text}` at byte {consumed}"))?;
+                }
+                Segment::Field { name, spec, .. } => {
+                    let len = match (spec.fixed_width(), self.segments.get(i + 1)) {
+                        (Some(width), _) => {
+                            let len = rest.char_indices().nth(width).map_or(rest.len(), |(at, _)| at);
+                            if !rest[..len].bytes().all(|b| b.is_ascii_digit()) {
+                                return Err(format!("`{name}` needs {width} digits at byte {consumed}"));
+                            }
+                            len
+                        }
+                        // The field may hold all the rest of the prefix.
+                        (None, _) => return Ok(()),
+                    };
+                    rest = &rest[len..];
+                }
+            }
+            if rest.is_empty() {
+                return Ok(());
+            }
+        }
+        match rest.is_empty() {
+            true => Ok(()),
+            false => Err(format!("unexpected text {rest:?} at the end")),
+        }
+    }
+
+    /// [`split`](Self::split), with the reason of a mismatch.
+    fn cut<'k>(&self, key: &'k str) -> std::result::Result<Vec<&'k str>, String> {
         let mut parts = Vec::new();
         let mut rest = key;
         for (i, segment) in self.segments.iter().enumerate() {
             let consumed = key.len() - rest.len();
             match segment {
                 Segment::Literal(text) => {
-                    rest = rest.strip_prefix(text).ok_or_else(|| {
-                        self.mismatch(key, format_args!("expected `{text}` at byte {consumed}"))
-                    })?;
+                    rest = rest
+                        .strip_prefix(text)
+                        .ok_or_else(|| format!("expected `{text}` at byte {consumed}"))?;
                 }
                 Segment::Field { name, spec, .. } => {
-                    let len = match (spec.fixed_width(), self.segments.get(i + 1)) {
+                    let width = spec.fixed_width();
+                    let len = match (width, self.segments.get(i + 1)) {
                         (Some(width), _) => Some(width).filter(|w| rest.is_char_boundary(*w)),
                         (None, Some(Segment::Literal(next))) => rest.find(next),
                         (None, None) => Some(rest.len()),
                         (None, Some(Segment::Field { .. })) => None,
                     };
-                    let len = len.ok_or_else(|| {
-                        self.mismatch(key, format_args!("no value for `{name}` at byte {consumed}"))
-                    })?;
+                    let len = len.ok_or_else(|| format!("no value for `{name}` at byte {consumed}"))?;
                     let (part, tail) = rest.split_at(len);
+                    // Every fixed-width spec writes digits only.
+                    if let Some(width) = width
+                        && !part.bytes().all(|b| b.is_ascii_digit())
+                    {
+                        return Err(format!(
+                            "`{name}` needs {width} digits at byte {consumed}, found {part:?}"
+                        ));
+                    }
                     parts.push(part);
                     rest = tail;
                 }
             }
         }
         if !rest.is_empty() {
-            return Err(self.mismatch(key, format_args!("unexpected text {rest:?} at the end")));
+            return Err(format!("unexpected text {rest:?} at the end"));
         }
         Ok(parts)
     }
@@ -195,6 +320,76 @@ impl KeyBuilder<'_> {
         validate_key(self.template.key, &self.out)?;
         Ok(self.out)
     }
+}
+
+/// The two key templates of an entity type ([`TableEntity::key_templates`]) or of an index
+/// ([`IndexDef::key_templates`]): what every key of its rows looks like.
+///
+/// [`TableEntity::key_templates`]: super::TableEntity::key_templates
+/// [`IndexDef::key_templates`]: super::IndexDef::key_templates
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyTemplates {
+    /// The `PartitionKey` template.
+    pub partition_key: &'static KeyTemplate,
+    /// The `RowKey` template.
+    pub row_key: &'static KeyTemplate,
+}
+
+impl KeyTemplates {
+    /// Checks both keys of `key` with [`KeyTemplate::check_query_key`].
+    pub fn check_key(&self, key: &EntityKey) -> Result<()> {
+        self.partition_key.check_query_key(&key.partition_key)?;
+        self.row_key.check_query_key(&key.row_key)
+    }
+
+    /// Checks every `PartitionKey eq '..'` and `RowKey eq '..'` a filter requires with
+    /// [`KeyTemplate::check_query_key`], and every key prefix it requires (`ge p and lt p'`
+    /// where `p'` is the successor of `p`, as [`Filter::prefix`] writes it) with
+    /// [`KeyTemplate::check_query_prefix`]: in each branch of an `and` or an `or`, not in what
+    /// a `not` negates (`not (PartitionKey eq 'x')` holds for any key).
+    pub fn check_filter(&self, filter: &Filter) -> Result<()> {
+        // A heap stack, not recursion: a filter built in code may be arbitrarily deep.
+        let mut pending = vec![filter];
+        while let Some(filter) = pending.pop() {
+            match filter {
+                Filter::And(a, b) => match prefix_of(a, b) {
+                    Some((property, prefix)) => {
+                        self.template(property).map_or(Ok(()), |t| t.check_query_prefix(prefix))?
+                    }
+                    None => pending.extend([&**a, &**b]),
+                },
+                Filter::Or(a, b) => pending.extend([&**a, &**b]),
+                Filter::Compare { property, op: CompareOp::Eq, value: Value::String(text) } => {
+                    self.template(property).map_or(Ok(()), |t| t.check_query_key(text))?;
+                }
+                Filter::Compare { .. } | Filter::Not(_) | Filter::Property(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The template of the key `property` names, if it names one.
+    fn template(&self, property: &str) -> Option<&'static KeyTemplate> {
+        match property {
+            grammar::PARTITION_KEY => Some(self.partition_key),
+            grammar::ROW_KEY => Some(self.row_key),
+            _ => None,
+        }
+    }
+}
+
+/// `(property, p)` when `a and b` is `property ge p and property lt p'`, `p'` the successor of
+/// `p`: exactly the values that start with `p`.
+fn prefix_of<'f>(a: &'f Filter, b: &'f Filter) -> Option<(&'f str, &'f str)> {
+    let (
+        Filter::Compare { property, op: CompareOp::Ge, value: Value::String(start) },
+        Filter::Compare { property: upper_property, op: CompareOp::Lt, value: Value::String(end) },
+    ) = (a, b)
+    else {
+        return None;
+    };
+    (property == upper_property && prefix_successor(start).as_deref() == Some(end.as_str()))
+        .then_some((property.as_str(), start.as_str()))
 }
 
 /// A contiguous range of `PartitionKey` or `RowKey` values, as a query filter.
@@ -307,6 +502,71 @@ mod tests {
             let err = RK.split(bad).and_then(|p| RK.decode::<u32>(&p, 1)).unwrap_err();
             let text = err.to_string();
             assert!(text.contains("RowKey") || text.contains("id"), "{text}");
+        }
+    }
+
+    #[test]
+    fn query_keys_are_checked_against_the_literals_and_widths() {
+        assert!(RK.check_query_key("ab_0007").is_ok());
+        for (bad, why) in
+            [("ab", "no value for `name`"), ("ab_07", "no value for `id`"), ("ab_00x7", "4 digits")]
+        {
+            let err = RK.check_query_key(bad).unwrap_err();
+            let Some(Violation::QueryKeyMismatch { key, value, template, reason }) = err.violation() else {
+                panic!("{err}")
+            };
+            assert_eq!((*key, value.as_str(), template.as_str()), (KeyName::RowKey, bad, RK.text));
+            assert!(reason.contains(why), "{bad}: {reason}");
+        }
+    }
+
+    #[test]
+    fn query_keys_may_hold_the_literal_in_fields_not_read_back() {
+        const EMAIL: KeyTemplate = KeyTemplate {
+            key: KeyName::RowKey,
+            text: "{email}_{id:04}",
+            segments: &[
+                Segment::Field { name: "email", spec: KeySpec::Plain, parsed: false },
+                Segment::Literal("_"),
+                Segment::Field { name: "id", spec: KeySpec::ZeroPad(4), parsed: false },
+            ],
+        };
+        assert!(EMAIL.check_query_key("a_b@c_0001").is_ok());
+        assert!(EMAIL.check_query_key("a_b@c_01").is_err());
+    }
+
+    #[test]
+    fn query_prefixes_are_checked_as_far_as_they_go() {
+        for good in ["", "a", "ab_", "ab_0", "ab_0007", "a_b", "a_b_0001"] {
+            assert!(RK.check_query_prefix(good).is_ok(), "{good}");
+        }
+        const LITERAL_FIRST: KeyTemplate = KeyTemplate {
+            key: KeyName::RowKey,
+            text: "lastname_{name}",
+            segments: &[
+                Segment::Literal("lastname_"),
+                Segment::Field { name: "name", spec: KeySpec::Plain, parsed: false },
+            ],
+        };
+        for good in ["", "last", "lastname_", "lastname_Jo"] {
+            assert!(LITERAL_FIRST.check_query_prefix(good).is_ok(), "{good}");
+        }
+        for bad in ["email_", "lastnamE"] {
+            assert!(LITERAL_FIRST.check_query_prefix(bad).is_err(), "{bad}");
+        }
+        const NUMBERED: KeyTemplate = KeyTemplate {
+            key: KeyName::RowKey,
+            text: "n{id:04}_{name}",
+            segments: &[
+                Segment::Literal("n"),
+                Segment::Field { name: "id", spec: KeySpec::ZeroPad(4), parsed: false },
+                Segment::Literal("_"),
+                Segment::Field { name: "name", spec: KeySpec::Plain, parsed: false },
+            ],
+        };
+        for bad in ["x", "n12x", "n1234-"] {
+            let err = NUMBERED.check_query_prefix(bad).unwrap_err();
+            assert!(matches!(err.violation(), Some(Violation::QueryKeyMismatch { .. })), "{bad}: {err}");
         }
     }
 
