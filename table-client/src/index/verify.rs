@@ -3,12 +3,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use futures::StreamExt;
-use table_core::typed::{IndexKind, TableEntity};
-use table_core::{Entity, EntityKey, Result};
+use table_core::typed::{ENTITY_TYPE_PROPERTY, IndexKind, TableEntity};
+use table_core::{Entity, EntityKey, Error, Result};
 
 use super::cross_partition::drain_index_intents;
 use super::lookup::LookupRow;
 use super::rows::{PRIMARY_TIMESTAMP, index_keys, index_of, make_copy};
+use crate::error;
+use crate::markers::primary_of;
 use crate::outbox::is_outbox_partition;
 use crate::table::TableClient;
 
@@ -26,6 +28,9 @@ pub struct IndexReport {
     pub outdated: Vec<(String, EntityKey)>,
     /// Outbox intents not yet drained.
     pub pending_intents: usize,
+    /// Rows with `T`'s discriminator (`entity_type`) that `T` cannot read (e.g. written by a
+    /// newer version of the type), with why: their index rows cannot be judged.
+    pub unreadable: Vec<(EntityKey, String)>,
 }
 
 impl IndexReport {
@@ -35,6 +40,7 @@ impl IndexReport {
             && self.stale.is_empty()
             && self.outdated.is_empty()
             && self.pending_intents == 0
+            && self.unreadable.is_empty()
     }
 }
 
@@ -47,6 +53,7 @@ type Slot = (String, EntityKey);
 struct Scan {
     primaries: usize,
     pending_intents: usize,
+    unreadable: Vec<(EntityKey, Error)>,
     actual_copies: BTreeMap<Slot, Entity>,
     actual_lists: BTreeMap<Slot, BTreeSet<EntityKey>>,
     expected_copies: BTreeMap<Slot, Entity>,
@@ -75,8 +82,17 @@ async fn scan<T: TableEntity>(table: &TableClient) -> Result<Scan> {
             }
             continue;
         }
-        // Rows that are not `T` (other entity types sharing the table) are not primaries.
-        let Ok(value) = T::from_entity(row.clone()) else { continue };
+        // Rows that are not `T` (other entity types sharing the table) are not primaries; a
+        // row carrying `T`'s discriminator is, and one `T` cannot read is reported, never
+        // skipped, since its index rows would otherwise look stale.
+        let value = match T::from_entity(row.clone()) {
+            Ok(value) => value,
+            Err(e) if is_of_type::<T>(&row) => {
+                scan.unreadable.push((row.key(), e));
+                continue;
+            }
+            Err(_) => continue,
+        };
         scan.primaries += 1;
         for (index, key) in T::indexes().iter().zip(index_keys(Some(&value))?) {
             let Some(key) = key else { continue };
@@ -99,6 +115,7 @@ impl Scan {
         let mut report = IndexReport {
             primaries: self.primaries,
             pending_intents: self.pending_intents,
+            unreadable: self.unreadable.iter().map(|(key, e)| (key.clone(), e.to_string())).collect(),
             ..IndexReport::default()
         };
         for (slot, want) in &self.expected_copies {
@@ -110,8 +127,16 @@ impl Scan {
                 Some(_) => {}
             }
         }
+        // The index rows of a primary this build cannot read are neither expected nor stale.
+        let unreadable: BTreeSet<&EntityKey> = self.unreadable.iter().map(|(key, _)| key).collect();
         report.stale.extend(
-            self.actual_copies.keys().filter(|slot| !self.expected_copies.contains_key(*slot)).cloned(),
+            self.actual_copies
+                .iter()
+                .filter(|(slot, copy)| {
+                    !self.expected_copies.contains_key(*slot)
+                        && primary_of(copy).is_none_or(|primary| !unreadable.contains(&primary))
+                })
+                .map(|(slot, _)| slot.clone()),
         );
         for (slot, want) in &self.expected_lists {
             if self.actual_lists.get(slot).is_none_or(|have| !want.is_subset(have)) {
@@ -119,7 +144,13 @@ impl Scan {
             }
         }
         for (slot, have) in &self.actual_lists {
-            if self.expected_lists.get(slot).is_none_or(|want| !have.is_subset(want)) {
+            let mut judged = have.iter().filter(|key| !unreadable.contains(key)).peekable();
+            let stale = match self.expected_lists.get(slot) {
+                // An empty list is stale; one naming only unreadable primaries is not judged.
+                None => have.is_empty() || judged.peek().is_some(),
+                Some(want) => !judged.all(|key| want.contains(key)),
+            };
+            if stale {
                 report.stale.push(slot.clone());
             }
         }
@@ -137,7 +168,19 @@ pub(crate) async fn verify<T: TableEntity>(table: &TableClient) -> Result<IndexR
 /// what was found before the repair.
 pub(crate) async fn rebuild<T: TableEntity>(table: &TableClient) -> Result<IndexReport> {
     drain_index_intents::<T>(table).await?;
-    let scan = scan::<T>(table).await?;
+    let mut scan = scan::<T>(table).await?;
+    if !scan.unreadable.is_empty() {
+        // A rebuild would delete the index rows of primaries it cannot read.
+        let count = scan.unreadable.len();
+        let (key, cause) = scan.unreadable.swap_remove(0);
+        return Err(error::invalid_input(format!(
+            "cannot rebuild the indexes of `{}` in table {}: {count} of its rows cannot be read by this \
+             build (first: {key}), and their index rows would be lost; nothing was changed",
+            std::any::type_name::<T>(),
+            table.name()
+        ))
+        .with_source(cause));
+    }
     let report = scan.report();
     for (slot, want) in &scan.expected_copies {
         if scan.actual_copies.get(slot).is_none_or(|have| without_timestamp(have) != without_timestamp(want))
@@ -165,6 +208,12 @@ pub(crate) async fn rebuild<T: TableEntity>(table: &TableClient) -> Result<Index
         }
     }
     Ok(report)
+}
+
+/// `true` when `row` carries `T`'s discriminator (`entity_type`), so it is `T`'s whether or
+/// not this build reads it.
+fn is_of_type<T: TableEntity>(row: &Entity) -> bool {
+    T::ENTITY_TYPE.is_some_and(|name| row.get(ENTITY_TYPE_PROPERTY).and_then(|v| v.as_str()) == Some(name))
 }
 
 /// A copy's custom properties without the timestamp marker (which records when, not what).
