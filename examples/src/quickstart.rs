@@ -1,7 +1,8 @@
-//! Quickstart: a typed entity, a batch and a query stream (embedded engine by default).
+//! Quickstart: a typed entity, a typed transaction and a query stream (embedded engine by
+//! default).
 
 use futures::StreamExt;
-use table_client::{TableEntity, TableServiceClient, Transaction};
+use table_client::{TableEntity, TableServiceClient};
 
 // PascalCase property names (`Name`, `Age`), as in the design guide and .NET entities, so rows
 // written here read there and back.
@@ -26,9 +27,10 @@ async fn main() -> table_client::Result<()> {
     let hire = |id, name: &str, age| Employee { department: "Sales".into(), id, name: name.into(), age };
     employees.insert_or_replace(&hire(1, "Ann", 34)).await?;
 
-    // An entity-group transaction: both rows or neither.
-    let batch = Transaction::new().insert_or_replace(hire(2, "Bob", 28).to_entity()?);
-    table.submit_transaction(batch.insert_or_replace(hire(3, "Cy", 41).to_entity()?)).await?;
+    // An entity-group transaction of typed values: both rows or neither (and the rows of any
+    // index `Employee` declared, had it one).
+    let batch = employees.transaction().insert_or_replace(&hire(2, "Bob", 28));
+    batch.insert_or_replace(&hire(3, "Cy", 41)).submit().await?;
 
     // A typed query, streamed page by page: `PartitionKey eq 'Sales' and Age gt 30`.
     let mut over_30 = employees.query().partition("Sales").filter(Employee::AGE.gt(30)).stream();

@@ -8,7 +8,7 @@ use std::process::Command;
 const CONNECTION_STRING_VAR: &str = "AZURE_STORAGE_CONNECTION_STRING";
 
 /// Every pattern example (the quickstart is checked by its own author).
-const EXAMPLES: [(&str, &str); 10] = [
+const EXAMPLES: [(&str, &str); 11] = [
     ("archiving", env!("CARGO_BIN_EXE_archiving")),
     ("department_summary", env!("CARGO_BIN_EXE_department_summary")),
     ("employee_reviews", env!("CARGO_BIN_EXE_employee_reviews")),
@@ -18,6 +18,7 @@ const EXAMPLES: [(&str, &str); 10] = [
     ("intra_partition_index", env!("CARGO_BIN_EXE_intra_partition_index")),
     ("large_entities", env!("CARGO_BIN_EXE_large_entities")),
     ("login_attempts", env!("CARGO_BIN_EXE_login_attempts")),
+    ("support_desk", env!("CARGO_BIN_EXE_support_desk")),
     ("wide_entities", env!("CARGO_BIN_EXE_wide_entities")),
 ];
 
