@@ -99,6 +99,11 @@
 //! side read on the other. The quickstart (`examples/src/quickstart.rs`)
 //! does this.
 //!
+//! Types evolve: `#[table(entity_type = "Employee", version = 2, upgrade_from(1 = from_v1))]`
+//! reads rows stored by version 1 through `fn from_v1(old: EmployeeV1) -> Employee` and writes
+//! version 2; a row from a newer version is a clear error, never a wrong value (see
+//! [`TableEntity`] for versions and enums over them).
+//!
 //! ```rust
 //! use table_client::{IfMatch, TableEntity, TableServiceClient};
 //!
