@@ -7,6 +7,7 @@
 //! typed filters.
 
 mod column;
+mod decode;
 mod entity;
 mod field;
 #[doc(hidden)]
@@ -19,6 +20,8 @@ pub use column::{
     Column, ColumnValue, DateFormattedKey, KeyColumn, KeyEquality, KeyOperand, KeyOrder, OrderedWholeKey,
     PARTITION_KEY, PartOfCompositeKey, ROW_KEY, TIMESTAMP, UnorderedWholeKey,
 };
+#[doc(hidden)]
+pub use decode::{EntityParts, PropertyBag, PropertyList, ReadEntity};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
 pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
