@@ -1,6 +1,11 @@
 //! Typed access: a [`TypedTable<T>`] reads and writes `#[derive(TableEntity)]` values, builds
 //! their keys from the key templates, selects exactly the properties `T` reads, and keeps the
 //! indexes `T` declares up to date on every write (see the `index` module for the semantics).
+//!
+//! Typed reads (gets, queries, index copies) never build a generic `Entity`: the backend
+//! hands each entity as read (from the JSON body, or the engine's stored row) to
+//! `TableEntity::from_parts`, which the derive generates beside `from_entity` with the same
+//! checks and errors (see `table_core::typed`'s `decode` module).
 
 use std::marker::PhantomData;
 

@@ -14,6 +14,12 @@
 //! Int64 when it does not fit an `i32` (the service never sends that, Azurite may; keeping the
 //! value beats failing), number with `.` or exponent -> Double.
 //!
+//! Reading stops at the entity as read, a [`ReadEntity`] ([`read_entity`], [`read_query_page`]):
+//! names borrowed from the body, values already typed by the rules here ([`property_value`] is
+//! the one place an annotation meets a value). The generic [`Entity`] is its
+//! `into_entity()`; a typed read hands it to `TableEntity::from_parts` instead, so typed and
+//! untyped reads share every rule of this module and differ only after it.
+//!
 //! Values are read in the service's literal forms only: an `Edm.DateTime` (and `Timestamp`) as
 //! `parse_datetime` reads it and within 1601-01-01 to 9999-12-31, an `Edm.Guid` hyphenated.
 //!

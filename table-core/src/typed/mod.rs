@@ -4,7 +4,8 @@
 //! an [`Entity`](crate::Entity), key construction from [`KeyTemplate`]s, the discriminator of
 //! heterogeneous tables, projection, and index declarations ([`IndexDef`]). [`PropertyValue`] and
 //! [`Property`] convert single fields, [`KeyValue`] writes them into keys, and [`Column`] builds
-//! typed filters.
+//! typed filters. Readers hand a typed decoder each entity as read, without building an
+//! `Entity` (the hidden `EntityParts`/`PropertyList` of the `decode` module).
 
 mod column;
 mod decode;
