@@ -12,13 +12,16 @@
 //! `engine_typed_scan` reads 1000-row pages of a 10 000-entity embedded table: rows into
 //! `Entity`s then `from_entity` (before) against `Engine::query_as` with `from_parts`.
 //!
-//! Run: `cargo bench -p table-client --bench typed_decode`.
+//! Run: `cargo bench -p table-client --bench typed_decode`. On a loaded machine, where one
+//! variant measured after another sees other load, `TYPED_DECODE_ROUNDS=41 cargo bench -p
+//! table-client --bench typed_decode` instead times the variants of each group in interleaved
+//! rounds and prints each one's median and its median ratio to the group's first.
 
 use std::hint::black_box;
 
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use serde::{Deserialize, Deserializer};
 use table_client::engine::Engine;
 use table_client::wire::{decode_query_page, read_query_page};
@@ -88,15 +91,18 @@ fn azurite_page() -> Vec<u8> {
                 avatar = b64.encode(&c.avatar),
                 balance = c.balance,
                 id = c.id,
-                joined = c.joined.format("%Y-%m-%dT%H:%M:%S%.7fZ"),
+                joined = table_core::datetime::format_datetime(c.joined),
                 name = c.name,
                 visits = c.visits,
                 stamp = stamp,
             )
         })
         .collect();
-    format!(r#"{{"odata.metadata":"http://127.0.0.1/devstoreaccount1/$metadata#t","value":[{}]}}"#, rows.join(","))
-        .into_bytes()
+    format!(
+        r#"{{"odata.metadata":"http://127.0.0.1/devstoreaccount1/$metadata#t","value":[{}]}}"#,
+        rows.join(",")
+    )
+    .into_bytes()
 }
 
 #[derive(Deserialize)]
@@ -130,7 +136,9 @@ fn i64_from_string<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
 }
 
 fn bytes_from_base64<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-    base64::engine::general_purpose::STANDARD.decode(<&str>::deserialize(d)?).map_err(serde::de::Error::custom)
+    base64::engine::general_purpose::STANDARD
+        .decode(<&str>::deserialize(d)?)
+        .map_err(serde::de::Error::custom)
 }
 
 fn typed(page: &[u8]) -> Vec<Customer> {
@@ -143,7 +151,9 @@ fn typed_via_entity(page: &[u8]) -> Vec<Customer> {
 
 fn page_decode(c: &mut Criterion) {
     let page = azurite_page();
-    assert_eq!(typed(&page).len(), 1000);
+    let decoded = typed(&page);
+    assert_eq!(decoded.len(), 1000);
+    assert!(decoded.iter().all(|c| c.timestamp.is_some() && c.etag.is_some()));
     assert_eq!(typed_via_entity(&page).len(), 1000);
     assert_eq!(serde_json::from_slice::<FloorPage>(&page).unwrap().value.len(), 1000);
     let mut group = c.benchmark_group("page_decode_typed");
@@ -157,26 +167,92 @@ fn page_decode(c: &mut Criterion) {
     group.finish();
 }
 
-fn engine_scan(c: &mut Criterion) {
+/// A 10 000-entity embedded table, and a request for its first 1000 rows.
+fn engine_table() -> (Engine, QueryRequest) {
     let engine = Engine::new();
     engine.create_table("customers").unwrap();
     for i in 0..10_000 {
         engine.insert("customers", customer(i).to_entity().unwrap()).unwrap();
     }
-    let request = QueryRequest { top: Some(1000), ..QueryRequest::default() };
+    (engine, QueryRequest { top: Some(1000), ..QueryRequest::default() })
+}
+
+fn scan_via_entity(engine: &Engine, request: &QueryRequest) -> Vec<Customer> {
+    let page = engine.query("customers", request).unwrap();
+    page.entities.into_iter().map(Customer::from_entity).collect::<Result<_, _>>().unwrap()
+}
+
+fn scan_from_parts(engine: &Engine, request: &QueryRequest) -> Vec<Customer> {
+    engine.query_as("customers", request, Customer::from_parts).unwrap().0
+}
+
+fn engine_scan(c: &mut Criterion) {
+    let (engine, request) = engine_table();
     let mut group = c.benchmark_group("engine_typed_scan");
     group.throughput(Throughput::Elements(1000));
-    group.bench_function("via_entity", |b| {
-        b.iter(|| {
-            let page = engine.query("customers", black_box(&request)).unwrap();
-            page.entities.into_iter().map(Customer::from_entity).collect::<Result<Vec<_>, _>>().unwrap()
-        })
-    });
-    group.bench_function("from_parts", |b| {
-        b.iter(|| engine.query_as("customers", black_box(&request), Customer::from_parts).unwrap())
-    });
+    group.bench_function("via_entity", |b| b.iter(|| scan_via_entity(&engine, black_box(&request))));
+    group.bench_function("from_parts", |b| b.iter(|| scan_from_parts(&engine, black_box(&request))));
     group.finish();
 }
 
+/// A named piece of work, run ten times per round.
+type Variant<'a> = (&'a str, Box<dyn Fn() + 'a>);
+
+/// Each variant timed once per round, in turn; per variant the median time of ten runs and
+/// the median ratio to the first variant within a round.
+fn interleaved(rounds: usize, variants: &[Variant<'_>]) {
+    let mut times = vec![Vec::new(); variants.len()];
+    for _ in 0..rounds {
+        for (i, (_, run)) in variants.iter().enumerate() {
+            let start = std::time::Instant::now();
+            for _ in 0..10 {
+                run();
+            }
+            times[i].push(start.elapsed().as_secs_f64() * 100.0);
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let first = variants[0].0;
+    for (i, (name, _)) in variants.iter().enumerate() {
+        let ratios = times[i].iter().zip(&times[0]).map(|(t, base)| t / base).collect();
+        println!("{name:20} median {:.3} ms, {:.2}x {first}", median(times[i].clone()), median(ratios));
+    }
+}
+
+fn interleaved_all(rounds: usize) {
+    let page = azurite_page();
+    interleaved(
+        rounds,
+        &[
+            (
+                "serde_struct_floor",
+                Box::new(|| drop(black_box(serde_json::from_slice::<FloorPage>(&page).unwrap()))),
+            ),
+            ("generic_entity", Box::new(|| drop(black_box(decode_query_page(&page).unwrap())))),
+            ("typed_via_entity", Box::new(|| drop(black_box(typed_via_entity(&page))))),
+            ("typed", Box::new(|| drop(black_box(typed(&page))))),
+        ],
+    );
+    let (engine, request) = engine_table();
+    interleaved(
+        rounds,
+        &[
+            ("scan_via_entity", Box::new(|| drop(black_box(scan_via_entity(&engine, &request))))),
+            ("scan_from_parts", Box::new(|| drop(black_box(scan_from_parts(&engine, &request))))),
+        ],
+    );
+}
+
 criterion_group!(benches, page_decode, engine_scan);
-criterion_main!(benches);
+
+fn main() {
+    if let Some(rounds) = std::env::var("TYPED_DECODE_ROUNDS").ok().and_then(|r| r.parse().ok()) {
+        interleaved_all(rounds);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

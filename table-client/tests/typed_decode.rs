@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
-use table_client::wire::{decode_entity, decode_query_page, read_entity, read_query_page};
 use table_client::engine::Engine;
+use table_client::wire::{decode_entity, decode_query_page, read_entity, read_query_page};
 use table_client::{ETag, Entity, PropertyValue, Result, TableEntity, Value};
 use table_core::QueryRequest;
 use uuid::Uuid;
@@ -94,8 +94,23 @@ enum Any {
 }
 
 /// Stored property names: the fields' and two no type reads.
-const NAMES: [&str; 15] =
-    ["s", "b", "i", "l", "u", "ul", "d", "t", "g", "bin", "color", "note", "EntityType", "EntityVersion", "Extra"];
+const NAMES: [&str; 15] = [
+    "s",
+    "b",
+    "i",
+    "l",
+    "u",
+    "ul",
+    "d",
+    "t",
+    "g",
+    "bin",
+    "color",
+    "note",
+    "EntityType",
+    "EntityVersion",
+    "Extra",
+];
 
 /// The same value or the same error. Values are compared through `Debug` (NaN is not equal to
 /// itself); errors by kind and message, which name the property and the rule.
@@ -128,15 +143,45 @@ fn member_value() -> impl Strategy<Value = (String, Option<&'static str>)> {
         any::<i64>().prop_map(|i| i.to_string()),
         any::<i64>().prop_map(|i| format!("\"{i}\"")),
         any::<u64>().prop_map(|u| u.to_string()),
-        any::<f64>().prop_filter("finite", |d| d.is_finite()).prop_map(|d| serde_json::to_string(&d).unwrap()),
+        any::<f64>()
+            .prop_filter("finite", |d| d.is_finite())
+            .prop_map(|d| serde_json::to_string(&d).unwrap()),
         prop::sample::select(vec![
-            "true", "false", "null", "{}", "[1]", "1e999", "-0.0", "2147483648", "-2147483649",
-            "18446744073709551615", "\"NaN\"", "\"Infinity\"", "\"-Infinity\"", "\"nan\"",
-            "\"2020-01-02T03:04:05.1234567Z\"", "\"1601-01-01T00:00:00Z\"", "\"1600-12-31T23:59:59Z\"",
-            "\"9999-12-31T23:59:59.9999999Z\"", "\"2020-13-01T00:00:00Z\"",
-            "\"c9da6455-213d-42c9-9a79-3e9149a57833\"", "\"c9da6455213d42c99a793e9149a57833\"",
-            "\"AQID\"", "\"AQI=\"", "\"!!\"", "\"Red\"", "\"Green\"", "\"Blue\"", "\"Every\"", "\"Other\"",
-            "\"{\\\"text\\\":\\\"hi\\\"}\"", "\"{bad json\"", "\"null\"", "2", "1", "3",
+            "true",
+            "false",
+            "null",
+            "{}",
+            "[1]",
+            "1e999",
+            "-0.0",
+            "2147483648",
+            "-2147483649",
+            "18446744073709551615",
+            "\"NaN\"",
+            "\"Infinity\"",
+            "\"-Infinity\"",
+            "\"nan\"",
+            "\"2020-01-02T03:04:05.1234567Z\"",
+            "\"1601-01-01T00:00:00Z\"",
+            "\"1600-12-31T23:59:59Z\"",
+            "\"9999-12-31T23:59:59.9999999Z\"",
+            "\"2020-13-01T00:00:00Z\"",
+            "\"c9da6455-213d-42c9-9a79-3e9149a57833\"",
+            "\"c9da6455213d42c99a793e9149a57833\"",
+            "\"AQID\"",
+            "\"AQI=\"",
+            "\"!!\"",
+            "\"Red\"",
+            "\"Green\"",
+            "\"Blue\"",
+            "\"Every\"",
+            "\"Other\"",
+            "\"{\\\"text\\\":\\\"hi\\\"}\"",
+            "\"{bad json\"",
+            "\"null\"",
+            "2",
+            "1",
+            "3",
         ])
         .prop_map(str::to_owned),
     ];
@@ -242,7 +287,10 @@ fn entity_object() -> impl Strategy<Value = String> {
         })
 }
 
-fn check_entity<T: TableEntity + std::fmt::Debug>(body: &[u8], header: Option<&str>) -> std::result::Result<(), TestCaseError> {
+fn check_entity<T: TableEntity + std::fmt::Debug>(
+    body: &[u8],
+    header: Option<&str>,
+) -> std::result::Result<(), TestCaseError> {
     agree(
         decode_entity(body, header).and_then(T::from_entity),
         read_entity(body, header).and_then(T::from_parts),
@@ -251,8 +299,10 @@ fn check_entity<T: TableEntity + std::fmt::Debug>(body: &[u8], header: Option<&s
 
 fn check_page<T: TableEntity + std::fmt::Debug>(body: &[u8]) -> std::result::Result<(), TestCaseError> {
     agree(
-        decode_query_page(body).and_then(|page| page.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>()),
-        read_query_page(body).and_then(|page| page.into_iter().map(T::from_parts).collect::<Result<Vec<_>>>()),
+        decode_query_page(body)
+            .and_then(|page| page.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>()),
+        read_query_page(body)
+            .and_then(|page| page.into_iter().map(T::from_parts).collect::<Result<Vec<_>>>()),
     )
 }
 
@@ -294,11 +344,13 @@ fn any_entity() -> impl Strategy<Value = Entity> {
             .prop_map(move |v| v.map(|v| (name.to_owned(), v)))
     };
     let properties = NAMES.iter().map(|n| one(n)).collect::<Vec<_>>();
-    (prop::sample::select(vec!["r_7", "r_7", "r_7", "r_x", "7"]), properties).prop_map(|(rk, properties)| Entity {
-        partition_key: "p".to_owned(),
-        row_key: rk.to_owned(),
-        properties: properties.into_iter().flatten().collect(),
-        ..Entity::default()
+    (prop::sample::select(vec!["r_7", "r_7", "r_7", "r_x", "7"]), properties).prop_map(|(rk, properties)| {
+        Entity {
+            partition_key: "p".to_owned(),
+            row_key: rk.to_owned(),
+            properties: properties.into_iter().flatten().collect(),
+            ..Entity::default()
+        }
     })
 }
 
@@ -313,7 +365,9 @@ fn check_engine<T: TableEntity + std::fmt::Debug>(
     )?;
     let request = QueryRequest { select: select.map(<[String]>::to_vec), ..QueryRequest::default() };
     agree(
-        engine.query("tbl", &request).and_then(|p| p.entities.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>()),
+        engine
+            .query("tbl", &request)
+            .and_then(|p| p.entities.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>()),
         engine.query_as("tbl", &request, T::from_parts).map(|(items, _)| items),
     )
 }

@@ -344,7 +344,13 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-        let mut raw = RawEntity::default();
+        // Sized for a typical entity, so that reading one does not grow the lists member by
+        // member; a larger one grows them as usual.
+        let mut raw = RawEntity {
+            values: Vec::with_capacity(16),
+            annotations: Vec::with_capacity(8),
+            ..RawEntity::default()
+        };
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
             let value = map.next_value::<Scalar<'de>>()?;
             raw.accept(key, value).map_err(de::Error::custom)?;
