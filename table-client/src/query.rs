@@ -17,6 +17,7 @@ use futures::{Stream, StreamExt};
 use table_core::typed::KeyTemplates;
 use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Violation};
 
+use crate::backend::{self, Decode};
 use crate::error;
 use crate::table::{TableClient, with_system_properties};
 
@@ -153,7 +154,7 @@ pub struct Query<T> {
     top: Option<usize>,
     max_per_page: Option<u32>,
     resume: Option<Resume>,
-    decode: fn(Entity) -> Result<T>,
+    decode: Decode<T>,
 }
 
 // `derive(Clone)` would demand `T: Clone`; only the decoder (a fn pointer) depends on `T`.
@@ -177,7 +178,7 @@ impl<T> Clone for Query<T> {
 impl TableClient {
     /// A query over this table's entities; see [`Query`] for the options.
     pub fn query(&self) -> Query<Entity> {
-        Query::new(self.clone(), Ok)
+        Query::new(self.clone(), backend::entity)
     }
 }
 
@@ -199,7 +200,7 @@ enum Resume {
 }
 
 impl<T: Send + 'static> Query<T> {
-    pub(crate) fn new(table: TableClient, decode: fn(Entity) -> Result<T>) -> Self {
+    pub(crate) fn new(table: TableClient, decode: Decode<T>) -> Self {
         Query {
             table,
             filter: None,
@@ -362,19 +363,19 @@ impl<T: Send + 'static> Query<T> {
                 // Always stated: the page-size check of the answer needs it, and Cosmos DB does not
                 // cap a page at 1000 by itself.
                 request.top = Some(limit);
-                let page = table.backend().query(table.name(), &request).await?;
-                if let Some(next) = &page.continuation {
+                // Entities are decoded as the backend reads them (see `backend::Decode`).
+                let (items, continuation) = table.backend().query_as(table.name(), &request, decode).await?;
+                if let Some(next) = &continuation {
                     progress.advance(next).map_err(|()| {
                         no_progress(&format!("the query of table {}", table.name()), &next.to_string())
                     })?;
                 }
-                let items = page.entities.into_iter().map(decode).collect::<Result<Vec<T>>>()?;
                 if let Some(r) = remaining.as_mut() {
                     *r = r.saturating_sub(items.len());
                 }
-                let done = page.continuation.is_none();
-                request.continuation = page.continuation.clone();
-                yield QueryPage { items, continuation: page.continuation };
+                let done = continuation.is_none();
+                request.continuation = continuation.clone();
+                yield QueryPage { items, continuation };
                 if done {
                     break;
                 }

@@ -12,7 +12,7 @@ use table_core::{
     validate_key, validate_operation, validate_table_name,
 };
 
-use crate::backend::Backend;
+use crate::backend::{self, Backend, Decode};
 use crate::error::ambiguous;
 use crate::outcome::{if_exists, is_entity_missing, require_etag};
 
@@ -209,12 +209,24 @@ impl TableClient {
         row_key: &str,
         select: Option<&[String]>,
     ) -> Result<Entity> {
+        self.get_as(partition_key, row_key, select, backend::entity).await
+    }
+
+    /// [`get_with_select`](Self::get_with_select), the entity as read handed to `decode` (a
+    /// typed decoder, see [`Decode`]).
+    pub(crate) async fn get_as<T>(
+        &self,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[String]>,
+        decode: Decode<T>,
+    ) -> Result<T> {
         self.check_name()?;
         validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
         validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
         let select = select.map(with_system_properties);
         select.as_deref().map(table_core::check_select).transpose()?;
-        self.backend.get(&self.name, partition_key, row_key, select.as_deref()).await
+        self.backend.get_as(&self.name, partition_key, row_key, select.as_deref(), decode).await
     }
 }
 

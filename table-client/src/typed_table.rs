@@ -1,6 +1,11 @@
 //! Typed access: a [`TypedTable<T>`] reads and writes `#[derive(TableEntity)]` values, builds
 //! their keys from the key templates, selects exactly the properties `T` reads, and keeps the
 //! indexes `T` declares up to date on every write (see the `index` module for the semantics).
+//!
+//! Typed reads (gets, queries, index copies) never build a generic `Entity`: the backend
+//! hands each entity as read (from the JSON body, or the engine's stored row) to
+//! `TableEntity::from_parts`, which the derive generates beside `from_entity` with the same
+//! checks and errors (see `table_core::typed`'s `decode` module).
 
 use std::marker::PhantomData;
 
@@ -205,9 +210,8 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Reads the entity with `key`; `NotFound` if missing.
     pub async fn get(&self, key: &EntityKey) -> Result<T> {
-        let entity =
-            self.table.get_with_select(&key.partition_key, &key.row_key, select_of::<T>().as_deref()).await?;
-        T::from_entity(entity)
+        let select = select_of::<T>();
+        self.table.get_as(&key.partition_key, &key.row_key, select.as_deref(), T::from_parts).await
     }
 
     /// Reads the entity with `key`, or `None` if it does not exist.
@@ -221,7 +225,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// A query that does not bound the PartitionKey reads the whole table: it must say so with
     /// [`Query::table_scan`], or its first poll fails before any request (see [`Query`]).
     pub fn query(&self) -> Query<T> {
-        let mut query = Query::new(self.table.clone(), T::from_entity).scans_on_request();
+        let mut query = Query::new(self.table.clone(), T::from_parts).scans_on_request();
         if let Some(templates) = T::key_templates() {
             query = query.keys_follow(templates);
         }
@@ -253,8 +257,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         key: &EntityKey,
     ) -> Result<R> {
         index.def().key_templates().check_key(key)?;
-        let row = self.table.get(&key.partition_key, &key.row_key).await?;
-        index::read_copy(row)
+        self.table.get_as(&key.partition_key, &key.row_key, None, index::read_copy::<R>).await
     }
 
     /// A query over the copies of the secondary index `index` (a handle such as

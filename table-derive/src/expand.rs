@@ -195,6 +195,16 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let upgrades = upgrades(p, s);
     let upgrade_asserts = upgrade_asserts(p, s);
     let select = select_fn(s);
+    // An older version's row is read as the older type, from an `Entity`: such types keep the
+    // default `from_parts`, which builds one.
+    let from_parts = match s.attrs.upgrade_from.get() {
+        Some(_) => quote!(),
+        None => quote! {
+            fn from_parts(__parts: #p::ReadEntity<'_>) -> #p::Result<Self> {
+                Self::__table_read(__parts)
+            }
+        },
+    };
     let build_pk = build_from_self(p, &primary_const(KeyName::PartitionKey), &c.partition_key);
     let build_rk = build_from_self(p, &primary_const(KeyName::RowKey), &c.row_key);
     let (index_defs, indexes) = index_items(p, c);
@@ -231,10 +241,10 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
             #[allow(unused_mut)]
             fn from_entity(mut __entity: #p::Entity) -> #p::Result<Self> {
                 #upgrades
-                #check_discriminator
-                #(#decodes)*
-                ::core::result::Result::Ok(Self { #(#inits),* })
+                Self::__table_read(#p::EntityParts::from(__entity))
             }
+
+            #from_parts
 
             fn partition_key(&self) -> #p::Result<::std::string::String> #build_pk
 
@@ -247,6 +257,18 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
             }
 
             #indexes
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #ident #ty_generics #where_clause {
+            /// One reading of the fields, for `from_entity` (over the entity's map) and
+            /// `from_parts` (over a reader's list): the same checks in the same order.
+            #[allow(unused_mut)]
+            fn __table_read<__P: #p::PropertyBag>(mut __entity: #p::EntityParts<__P>) -> #p::Result<Self> {
+                #check_discriminator
+                #(#decodes)*
+                ::core::result::Result::Ok(Self { #(#inits),* })
+            }
         }
 
         #[automatically_derived]
@@ -359,7 +381,7 @@ fn discriminator(p: &TokenStream, s: &Struct<'_>) -> (TokenStream, TokenStream, 
             const VERSION: ::core::option::Option<i32> = #version;
         },
         quote!(#p::write_discriminator(&mut __entity, #entity_type, #version);),
-        quote!(#p::check_discriminator(&mut __entity, #entity_type, #version)?;),
+        quote!(#p::check_discriminator(&mut __entity.properties, #entity_type, #version)?;),
     )
 }
 
@@ -424,8 +446,10 @@ fn field_inits(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
             let (ident, ty, prop) = (f.ident, f.ty, &f.property);
             let span = ty.span();
             let init = match f.attrs.role {
-                Role::Stored => quote_spanned!(span=> #p::read_property::<#ty>(&mut __entity, #prop)?),
-                Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __entity, #prop)?),
+                Role::Stored => {
+                    quote_spanned!(span=> #p::read_property::<#ty>(&mut __entity.properties, #prop)?)
+                }
+                Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __entity.properties, #prop)?),
                 Role::Skip => quote_spanned!(span=> <#ty as ::core::default::Default>::default()),
                 Role::Timestamp => quote_spanned!(span=> __entity.timestamp),
                 Role::ETag => quote_spanned!(span=> ::core::option::Option::take(&mut __entity.etag)),
@@ -477,7 +501,7 @@ fn upgrades(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         }
     });
     quote! {
-        let __version = #p::readable_version(&__entity, #entity_type, #current, &[#(#older),*])?;
+        let __version = #p::readable_version(&__entity.properties, #entity_type, #current, &[#(#older),*])?;
         #(#arms)*
     }
 }
@@ -917,15 +941,24 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
     let kinds = e
         .variants
         .iter()
-        .map(|(_, ty)| quote!((<#ty as #p::TableEntity>::ENTITY_TYPE, <#ty as #p::TableEntity>::VERSION)));
+        .map(|(_, ty)| quote!((<#ty as #p::TableEntity>::ENTITY_TYPE, <#ty as #p::TableEntity>::VERSION)))
+        .collect::<Vec<_>>();
     // `variant_for` answers an index of `kinds`; the last variant takes what no other does.
-    let mut dispatch = TokenStream::new();
-    for (i, (v, ty)) in e.variants.iter().enumerate().rev() {
-        let read =
-            quote!(::core::result::Result::Ok(Self::#v(<#ty as #p::TableEntity>::from_entity(__entity)?)));
-        dispatch =
-            if dispatch.is_empty() { read } else { quote!(if __variant == #i { #read } else { #dispatch }) };
-    }
+    // Over an `Entity` (`from_entity`) or a reader's parts (`from_parts`), alike.
+    let dispatch_with = |method: TokenStream| {
+        let mut dispatch = TokenStream::new();
+        for (i, (v, ty)) in e.variants.iter().enumerate().rev() {
+            let read =
+                quote!(::core::result::Result::Ok(Self::#v(<#ty as #p::TableEntity>::#method(__entity)?)));
+            dispatch = if dispatch.is_empty() {
+                read
+            } else {
+                quote!(if __variant == #i { #read } else { #dispatch })
+            };
+        }
+        dispatch
+    };
+    let (dispatch, dispatch_parts) = (dispatch_with(quote!(from_entity)), dispatch_with(quote!(from_parts)));
     // Constant checks need concrete types; generic enums skip them.
     let mut asserts = Vec::new();
     if e.original.generics.params.is_empty() {
@@ -969,8 +1002,13 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
             fn to_entity(&self) -> #p::Result<#p::Entity> { #to_entity }
 
             fn from_entity(__entity: #p::Entity) -> #p::Result<Self> {
-                let __variant = #p::variant_for(&__entity, &[#(#kinds),*])?;
+                let __variant = #p::variant_for(&__entity.properties, &[#(#kinds),*])?;
                 #dispatch
+            }
+
+            fn from_parts(__entity: #p::ReadEntity<'_>) -> #p::Result<Self> {
+                let __variant = #p::variant_for(&__entity.properties, &[#(#kinds),*])?;
+                #dispatch_parts
             }
 
             fn partition_key(&self) -> #p::Result<::std::string::String> { #partition_key }

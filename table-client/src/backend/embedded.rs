@@ -9,7 +9,9 @@
 //! Only `Retry-After` has no counterpart: the engine asks for no pause.
 
 use table_core::engine::Engine;
-use table_core::{Entity, Operation, Page, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
+use table_core::{Continuation, Operation, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
+
+use super::Decode;
 
 use crate::retry::{self, Failed, Replay, RetryPolicy};
 
@@ -37,22 +39,28 @@ impl EmbeddedBackend {
         self.serve(Replay::Read, |e| e.query_tables(query)).await
     }
 
-    pub(crate) async fn get(
+    pub(crate) async fn get_as<T>(
         &self,
         table: &str,
         partition_key: &str,
         row_key: &str,
         select: Option<&[String]>,
-    ) -> Result<Entity> {
-        self.serve(Replay::Read, |e| e.get(table, partition_key, row_key, select)).await
+        decode: Decode<T>,
+    ) -> Result<T> {
+        self.serve(Replay::Read, |e| e.get_as(table, partition_key, row_key, select, decode)).await
     }
 
     pub(crate) async fn execute(&self, table: &str, operation: &Operation) -> Result<WriteOutcome> {
         self.serve(Replay::of(operation), |e| e.execute(table, operation)).await
     }
 
-    pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
-        self.serve(Replay::Read, |e| e.query(table, request)).await
+    pub(crate) async fn query_as<T>(
+        &self,
+        table: &str,
+        request: &QueryRequest,
+        decode: Decode<T>,
+    ) -> Result<(Vec<T>, Option<Continuation>)> {
+        self.serve(Replay::Read, |e| e.query_as(table, request, decode)).await
     }
 
     pub(crate) async fn submit_batch(

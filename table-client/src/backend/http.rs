@@ -21,13 +21,12 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use table_core::{
-    Continuation, ETag, Entity, Error, ErrorKind, IfMatch, MAX_BATCH_BODY, Operation, Page, QueryRequest,
-    Result, ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, Violation,
-    WriteOutcome,
+    Continuation, ETag, Entity, Error, ErrorKind, IfMatch, MAX_BATCH_BODY, Operation, QueryRequest, Result,
+    ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, Violation, WriteOutcome,
 };
 use tracing::Instrument;
 
-use super::check_outcome;
+use super::{Decode, check_outcome};
 use crate::auth::{Credential, SignedRequest, TokenCache, authorize_bearer, http_date, says_token_expired};
 use crate::error;
 use crate::location::{self, Location, LocationMode, Route};
@@ -166,13 +165,14 @@ impl HttpBackend {
         Ok(TablePage { tables, next_table_name })
     }
 
-    pub(crate) async fn get(
+    pub(crate) async fn get_as<T>(
         &self,
         table: &str,
         partition_key: &str,
         row_key: &str,
         select: Option<&[String]>,
-    ) -> Result<Entity> {
+        decode: Decode<T>,
+    ) -> Result<T> {
         let path = url::entity_path(table, partition_key, row_key);
         let query = QueryRequest { select: select.map(<[String]>::to_vec), ..QueryRequest::default() };
         let target = url::with_query(&self.url(&path), &url::entity_query(&query));
@@ -180,13 +180,13 @@ impl HttpBackend {
             .send(Request::new(Method::GET, target, Replay::Read))
             .await
             .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
-        let entity = wire::decode_entity(&response.body, header(&response.headers, "etag"))?;
+        let entity = wire::read_entity(&response.body, header(&response.headers, "etag"))?;
         // A point read names its entity: an answer about another one cannot be trusted.
         if entity.partition_key != partition_key || entity.row_key != row_key {
             return Err(error::decode("the service answered a point read with another entity's keys")
                 .with_status(200));
         }
-        Ok(entity)
+        decode(entity)
     }
 
     pub(crate) async fn execute(&self, table: &str, operation: &Operation) -> Result<WriteOutcome> {
@@ -225,13 +225,18 @@ impl HttpBackend {
         Ok(outcome)
     }
 
-    pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
+    pub(crate) async fn query_as<T>(
+        &self,
+        table: &str,
+        request: &QueryRequest,
+        decode: Decode<T>,
+    ) -> Result<(Vec<T>, Option<Continuation>)> {
         let target = url::with_query(&self.url(&url::entities_path(table)), &url::entity_query(request));
         let page_size = requested_page_size(request.top);
         let page_request =
             Request::new(Method::GET, target, Replay::Read).max_body(wire::query_page_body_limit(page_size));
         let response = self.send(page_request).await?;
-        let entities = wire::decode_query_page(&response.body)?;
+        let entities = wire::read_query_page(&response.body)?;
         check_page_size(entities.len(), page_size, "entities")?;
         let continuation =
             match (header(&response.headers, NEXT_PARTITION_KEY), header(&response.headers, NEXT_ROW_KEY)) {
@@ -248,7 +253,8 @@ impl HttpBackend {
                     )));
                 }
             };
-        Ok(Page { entities, continuation })
+        // Decoded once the page is known to be whole and of the size asked for.
+        Ok((entities.into_iter().map(decode).collect::<Result<_>>()?, continuation))
     }
 
     pub(crate) async fn submit_batch(

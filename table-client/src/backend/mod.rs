@@ -12,9 +12,10 @@ mod embedded;
 mod http;
 
 use table_core::engine::Engine;
+use table_core::typed::ReadEntity;
 use table_core::{
-    Entity, Error, ErrorKind, Operation, Page, QueryRequest, Result, ServiceProperties, ServiceStatistics,
-    SignedIdentifier, TablePage, TableQuery, WriteOutcome,
+    Continuation, Entity, Error, ErrorKind, Operation, QueryRequest, Result, ServiceProperties,
+    ServiceStatistics, SignedIdentifier, TablePage, TableQuery, WriteOutcome,
 };
 
 pub(crate) use embedded::EmbeddedBackend;
@@ -22,6 +23,16 @@ pub(crate) use http::{HttpBackend, HttpOptions, RequestAuth};
 
 use crate::error::{self, ambiguous};
 use crate::retry::Replay;
+
+/// What a read makes of each entity it reads: the generic [`Entity`] ([`entity`]) or a typed
+/// value (`TableEntity::from_parts`), straight from the JSON body or the engine's row. A
+/// function pointer, so queries stay `Clone` and `Send` whatever they decode into.
+pub(crate) type Decode<T> = for<'a> fn(ReadEntity<'a>) -> Result<T>;
+
+/// The generic decoder: the entity as read, as an [`Entity`].
+pub(crate) fn entity(read: ReadEntity<'_>) -> Result<Entity> {
+    Ok(read.into_entity())
+}
 
 /// Where requests go.
 #[derive(Debug, Clone)]
@@ -61,9 +72,21 @@ impl Backend {
         row_key: &str,
         select: Option<&[String]>,
     ) -> Result<Entity> {
+        self.get_as(table, partition_key, row_key, select, entity).await
+    }
+
+    /// [`get`](Self::get), the entity as read handed to `decode` (see [`Decode`]).
+    pub(crate) async fn get_as<T>(
+        &self,
+        table: &str,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[String]>,
+        decode: Decode<T>,
+    ) -> Result<T> {
         match self {
-            Backend::Embedded(e) => e.get(table, partition_key, row_key, select).await,
-            Backend::Http(h) => h.get(table, partition_key, row_key, select).await,
+            Backend::Embedded(e) => e.get_as(table, partition_key, row_key, select, decode).await,
+            Backend::Http(h) => h.get_as(table, partition_key, row_key, select, decode).await,
         }
     }
 
@@ -134,10 +157,17 @@ impl Backend {
         Ok(outcome)
     }
 
-    pub(crate) async fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
+    /// One page of a query, each entity as read handed to `decode` (see [`Decode`]), with the
+    /// continuation after it.
+    pub(crate) async fn query_as<T>(
+        &self,
+        table: &str,
+        request: &QueryRequest,
+        decode: Decode<T>,
+    ) -> Result<(Vec<T>, Option<Continuation>)> {
         match self {
-            Backend::Embedded(e) => e.query(table, request).await,
-            Backend::Http(h) => h.query(table, request).await,
+            Backend::Embedded(e) => e.query_as(table, request, decode).await,
+            Backend::Http(h) => h.query_as(table, request, decode).await,
         }
     }
 

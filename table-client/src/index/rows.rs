@@ -2,10 +2,10 @@
 //! markers that tie them to their primary.
 
 use chrono::{DateTime, Utc};
-use table_core::typed::{IndexDef, TableEntity};
+use table_core::typed::{IndexDef, PropertyBag, ReadEntity, TableEntity};
 use table_core::{Entity, EntityKey, Result, Value};
 
-use crate::markers::{INDEX, PRIMARY_PK, PRIMARY_RK, primary_of};
+use crate::markers::{INDEX, PRIMARY_PK, PRIMARY_RK};
 
 /// The primary's `Timestamp` a cross-partition copy was made from: a copy is only ever
 /// overwritten by one made from a state at least as new.
@@ -49,17 +49,21 @@ pub(crate) fn copy_timestamp(row: &Entity) -> Option<DateTime<Utc>> {
     }
 }
 
-/// Reads a copy as `R` (the indexed type, or a projection of it): the markers are removed and
-/// the primary's keys restored, so key-only fields parse from the primary's keys.
-pub(crate) fn read_copy<R: TableEntity>(mut row: Entity) -> Result<R> {
-    let primary = primary_of(&row)
-        .ok_or_else(|| crate::error::decode(format!("row {} is not an index copy", row.key())))?;
-    for marker in [INDEX, PRIMARY_PK, PRIMARY_RK, PRIMARY_TIMESTAMP] {
-        row.properties.remove(marker);
+/// Reads a copy as `R` (the indexed type, or a projection of it), as read by the backend:
+/// the markers are removed and the primary's keys restored, so key-only fields parse from the
+/// primary's keys.
+pub(crate) fn read_copy<R: TableEntity>(mut row: ReadEntity<'_>) -> Result<R> {
+    let primary = (row.properties.take(PRIMARY_PK), row.properties.take(PRIMARY_RK));
+    let (Some(Value::String(partition_key)), Some(Value::String(row_key))) = primary else {
+        let key = EntityKey::new(row.partition_key, row.row_key);
+        return Err(crate::error::decode(format!("row {key} is not an index copy")));
+    };
+    for marker in [INDEX, PRIMARY_TIMESTAMP] {
+        row.properties.take(marker);
     }
-    row.partition_key = primary.partition_key;
-    row.row_key = primary.row_key;
-    R::from_entity(row)
+    row.partition_key = partition_key;
+    row.row_key = row_key;
+    R::from_parts(row)
 }
 
 /// `key`'s index keys of `value`, for every declared index (`None` where a value does not

@@ -14,6 +14,12 @@
 //! Int64 when it does not fit an `i32` (the service never sends that, Azurite may; keeping the
 //! value beats failing), number with `.` or exponent -> Double.
 //!
+//! Reading stops at the entity as read, a [`ReadEntity`] ([`read_entity`], [`read_query_page`]):
+//! names borrowed from the body, values already typed by the rules here ([`property_value`] is
+//! the one place an annotation meets a value). The generic [`Entity`] is its
+//! `into_entity()`; a typed read hands it to `TableEntity::from_parts` instead, so typed and
+//! untyped reads share every rule of this module and differ only after it.
+//!
 //! Values are read in the service's literal forms only: an `Edm.DateTime` (and `Timestamp`) as
 //! `parse_datetime` reads it and within 1601-01-01 to 9999-12-31, an `Edm.Guid` hyphenated.
 //!
@@ -35,6 +41,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use table_core::datetime::{format_datetime, max_datetime, min_datetime, parse_datetime};
+use table_core::typed::{PropertyList, ReadEntity};
 use table_core::{
     ETag, EdmType, Entity, MAX_ENTITY_SIZE, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, RESERVED_PROPERTY_NAMES,
     Result, SYSTEM_PROPERTIES, Value, parse_guid,
@@ -113,6 +120,13 @@ pub fn encode_create_table(name: &str) -> String {
 /// exactly as received (as the Python SDK does for `nometadata`), so it stays byte-identical
 /// to what the service would send.
 pub fn decode_entity(body: &[u8], etag_header: Option<&str>) -> Result<Entity> {
+    read_entity(body, etag_header).map(ReadEntity::into_entity)
+}
+
+/// [`decode_entity`], stopping at the entity as read ([`ReadEntity`]), borrowing from
+/// `body`, for a typed decoder (`TableEntity::from_parts`) or
+/// [`into_entity`](ReadEntity::into_entity). Every rule of this module is checked.
+pub fn read_entity<'b>(body: &'b [u8], etag_header: Option<&str>) -> Result<ReadEntity<'b>> {
     from_slice(body, EntitySeed { etag_header }, "entity")
 }
 
@@ -121,6 +135,11 @@ pub fn decode_entity(body: &[u8], etag_header: Option<&str>) -> Result<Entity> {
 /// A page of more than 1000 entities ([`MAX_PAGE_SIZE`](crate::MAX_PAGE_SIZE), the service's page size) is refused
 /// as soon as the 1001st starts, before it is read.
 pub fn decode_query_page(body: &[u8]) -> Result<Vec<Entity>> {
+    Ok(read_query_page(body)?.into_iter().map(ReadEntity::into_entity).collect())
+}
+
+/// [`decode_query_page`], stopping at the entities as read (see [`read_entity`]).
+pub fn read_query_page(body: &[u8]) -> Result<Vec<ReadEntity<'_>>> {
     decode_page(body, EntitySeed { etag_header: None }, "query page")
 }
 
@@ -311,21 +330,27 @@ struct EntitySeed<'h> {
 }
 
 impl<'de> DeserializeSeed<'de> for EntitySeed<'_> {
-    type Value = Entity;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Entity, D::Error> {
+    type Value = ReadEntity<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de> Visitor<'de> for EntitySeed<'_> {
-    type Value = Entity;
+    type Value = ReadEntity<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an entity object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Entity, A::Error> {
-        let mut raw = RawEntity::default();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        // Sized for a typical entity, so that reading one does not grow the lists member by
+        // member; a larger one grows them as usual.
+        let mut raw = RawEntity {
+            values: Vec::with_capacity(16),
+            annotations: Vec::with_capacity(8),
+            ..RawEntity::default()
+        };
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
             let value = map.next_value::<Scalar<'de>>()?;
             raw.accept(key, value).map_err(de::Error::custom)?;
@@ -399,37 +424,39 @@ impl<'de> RawEntity<'de> {
         }
     }
 
-    fn finish(mut self, etag_header: Option<&str>) -> std::result::Result<Entity, String> {
+    /// Applies the annotations: the entity as read, for [`ReadEntity::into_entity`] or a typed
+    /// decoder.
+    fn finish(mut self, etag_header: Option<&str>) -> std::result::Result<ReadEntity<'de>, String> {
         self.annotations.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         if let Some(w) = self.annotations.windows(2).find(|w| w[0].0 == w[1].0) {
             return Err(format!("property {:?} is annotated twice", w[0].0));
         }
         // Sorted first, so a repeated name is found even when one of its values is `null`, and
-        // the map below is filled in order.
+        // the list below is sorted, as `PropertyList` requires.
         self.values.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         if let Some(w) = self.values.windows(2).find(|w| w[0].0 == w[1].0) {
             return Err(format!("property {:?} appears twice", w[0].0));
         }
-        let timestamp_text = self.timestamp.flatten();
-        let mut entity = Entity {
-            partition_key: self.partition_key.flatten().unwrap_or_default(),
-            row_key: self.row_key.flatten().unwrap_or_default(),
-            ..Entity::default()
-        };
+        // Both sorted by name: each value's annotation is found by walking the two together,
+        // one search for both lists instead of one per property.
+        let mut next = 0;
+        let mut properties = Vec::with_capacity(self.values.len());
         for (name, scalar) in self.values {
-            let annotation = self
-                .annotations
-                .binary_search_by(|(n, _)| n.as_ref().cmp(name.as_ref()))
-                .ok()
-                .map(|i| self.annotations[i].1);
+            // Annotations of names without a value (system properties) are passed over.
+            while self.annotations.get(next).is_some_and(|(n, _)| *n < name) {
+                next += 1;
+            }
+            let annotation = self.annotations.get(next).filter(|(n, _)| *n == name).map(|(_, t)| *t);
             if let Some(value) = property_value(&name, scalar, annotation)? {
-                entity.properties.insert(name.into_owned(), value);
+                properties.push((name, value));
             }
         }
-        if let Some(text) = &timestamp_text {
-            entity.timestamp = Some(edm_datetime(text).map_err(|e| format!("Timestamp: {e}"))?);
-        }
-        entity.etag = match (self.etag, etag_header, &timestamp_text) {
+        let timestamp_text = self.timestamp.flatten();
+        let timestamp = match &timestamp_text {
+            Some(text) => Some(edm_datetime(text).map_err(|e| format!("Timestamp: {e}"))?),
+            None => None,
+        };
+        let etag = match (self.etag, etag_header, &timestamp_text) {
             (Some(e), _, _) => Some(e),
             (None, Some(h), _) => {
                 Some(received_etag(h).map_err(|e| format!("ETag header: {}", e.message()))?)
@@ -437,7 +464,14 @@ impl<'de> RawEntity<'de> {
             (None, None, Some(t)) => Some(ETag::new(format!("W/\"datetime'{}'\"", t.replace(':', "%3A")))),
             (None, None, None) => None,
         };
-        Ok(entity)
+        Ok(ReadEntity {
+            partition_key: self.partition_key.flatten().unwrap_or_default(),
+            row_key: self.row_key.flatten().unwrap_or_default(),
+            timestamp,
+            etag,
+            properties: PropertyList::from_sorted(properties)
+                .ok_or_else(|| "properties out of order after sorting".to_owned())?,
+        })
     }
 }
 

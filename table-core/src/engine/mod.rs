@@ -39,14 +39,16 @@ pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
 use self::catalog::Catalog;
 use self::clock::Clock;
 use self::query::{KeyPlan, PageLimits};
+use self::row::Select;
 use crate::access_policy::{SignedIdentifier, validate_signed_identifiers};
 use crate::batch::{Operation, WriteOutcome, validate_batch, validate_operation};
 use crate::entity::{Entity, EntityKey, IfMatch};
 use crate::error::{Error, ErrorCode, KeyName, Origin, Result, Violation};
-use crate::query::{Page, QueryRequest, TablePage, TableQuery};
+use crate::query::{Continuation, Page, QueryRequest, TablePage, TableQuery};
 use crate::service_properties::{
     GeoReplicationStatus, ServiceProperties, ServiceStatistics, validate_service_properties,
 };
+use crate::typed::ReadEntity;
 use crate::validate::{check_select, validate_key};
 
 /// Largest `$top` the service accepts.
@@ -170,18 +172,34 @@ impl Engine {
         row_key: &str,
         select: Option<&[String]>,
     ) -> Result<Entity> {
-        self.serve(|s| {
-            validate_key(KeyName::PartitionKey, partition_key)?;
-            validate_key(KeyName::RowKey, row_key)?;
-            select.map(check_select).transpose()?;
-            // Copied out under the shared lock: it blocks only writers, for one row's copy,
-            // and saves taking and releasing a reference to the row.
-            s.catalog
-                .table(table)?
-                .read(|data| data.get(partition_key, row_key).map(|row| row.to_entity(select)))
-                .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
-        })
-        .map_err(|e| e.about(table, Some((partition_key, row_key))))
+        self.get_as(table, partition_key, row_key, select, |read| Ok(read.into_entity()))
+    }
+
+    /// [`get`](Self::get), the stored row handed to `decode` (a typed decoder, see
+    /// `TableEntity::from_parts`) instead of becoming an [`Entity`]; `decode`'s error is the
+    /// answer's.
+    #[doc(hidden)]
+    pub fn get_as<T>(
+        &self,
+        table: &str,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[String]>,
+        decode: impl FnOnce(ReadEntity<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let row = self
+            .serve(|s| {
+                validate_key(KeyName::PartitionKey, partition_key)?;
+                validate_key(KeyName::RowKey, row_key)?;
+                select.map(check_select).transpose()?;
+                // Only the row's shared buffer is taken under the lock; it is read after.
+                s.catalog
+                    .table(table)?
+                    .read(|data| data.get(partition_key, row_key).cloned())
+                    .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
+            })
+            .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
+        decode(row.read(select.map(Select::new).as_ref()))
     }
 
     /// Runs one write. Errors, in the order checked: the entity or keys break a rule (400 with
@@ -242,7 +260,21 @@ impl Engine {
     /// [`Filter::check_limits`](crate::Filter::check_limits), a `select` entry that is not a
     /// property name or a malformed continuation (400), then 404 `TableNotFound`.
     pub fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
-        self.serve(|s| {
+        let (entities, continuation) = self.query_as(table, request, |read| Ok(read.into_entity()))?;
+        Ok(Page { entities, continuation })
+    }
+
+    /// [`query`](Self::query), each row handed to `decode` (a typed decoder, see
+    /// `TableEntity::from_parts`) instead of becoming an [`Entity`]: the decoded page and its
+    /// continuation. The first row `decode` fails on fails the page.
+    #[doc(hidden)]
+    pub fn query_as<T>(
+        &self,
+        table: &str,
+        request: &QueryRequest,
+        decode: impl Fn(ReadEntity<'_>) -> Result<T>,
+    ) -> Result<(Vec<T>, Option<Continuation>)> {
+        let found = self.serve(|s| {
             let size = s.page_size(request.top)?;
             let filter = request.filter.as_ref();
             if let Some(filter) = filter {
@@ -257,13 +289,12 @@ impl Engine {
                 scan_budget: s.options.scan_budget,
             };
             let plan = KeyPlan::new(filter);
-            let found = table.read(|data| query::scan(data, &plan, resume.as_ref(), limits));
-            // Copies (and projections) are made after the lock is released.
-            Ok(Page {
-                entities: found.rows.iter().map(|row| row.to_entity(request.select.as_deref())).collect(),
-                continuation: found.next.as_ref().map(query::token),
-            })
-        })
+            Ok(table.read(|data| query::scan(data, &plan, resume.as_ref(), limits)))
+        })?;
+        // Copies (and projections) are made after the lock is released.
+        let select = request.select.as_deref().map(Select::new);
+        let items = found.rows.iter().map(|row| decode(row.read(select.as_ref()))).collect::<Result<_>>()?;
+        Ok((items, found.next.as_ref().map(query::token)))
     }
 
     /// Runs an entity-group transaction: all operations or none. Errors: the batch rules

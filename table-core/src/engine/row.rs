@@ -10,9 +10,8 @@
 //! the text section, then the value section.
 //! - Text (valid UTF-8, checked once per decode): the partition key, the row key, then per
 //!   custom property its name and, for a String, its value; the ETag last (only reads and
-//!   `If-Match` need it, filters never do). Properties are in descending name order: a
-//!   decode inserts each name into the `BTreeMap` before all the earlier ones, which takes
-//!   one comparison, where ascending order would compare it with every earlier name.
+//!   `If-Match` need it, filters never do). Properties are in ascending name order, so a
+//!   read hands them on as a sorted [`PropertyList`] without sorting.
 //! - Values, per property in the same order: the name's length, a type tag, then 4 bytes
 //!   (Int32), 8 (Int64, Double as its bits), 1 (Boolean), 12 (DateTime as seconds and
 //!   nanoseconds), 16 (Guid), or a length (String, whose bytes are in the text; Binary,
@@ -23,7 +22,7 @@
 //! value). Decoding still uses checked slicing and would read a malformed buffer as missing
 //! data, never panic.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -33,6 +32,7 @@ use uuid::Uuid;
 
 use crate::entity::{ETag, Entity};
 use crate::filter::{Operand, Source, same_bytes};
+use crate::typed::{EntityParts, PropertyList, ReadEntity};
 use crate::value::Value;
 
 /// Bytes before the text: timestamp seconds and nanoseconds, four lengths.
@@ -76,7 +76,7 @@ impl Row {
             }
             text.put(pk);
             text.put(rk);
-            for (name, value) in entity.properties.iter().rev() {
+            for (name, value) in &entity.properties {
                 text.put(name.as_bytes());
                 values.len(name.len());
                 put_value(&mut text, &mut values, value);
@@ -111,15 +111,23 @@ impl Row {
 
     /// The entity as returned to a caller: with `select`, only the listed custom properties
     /// (absent ones stay absent); keys, timestamp and ETag are always kept.
-    pub(crate) fn to_entity(&self, select: Option<&[String]>) -> Entity {
+    pub(crate) fn to_entity(&self, select: Option<&Select>) -> Entity {
+        self.read(select).into_entity()
+    }
+
+    /// The row as a reader hands it to a decoder ([`ReadEntity`]): what
+    /// [`to_entity`](Self::to_entity) returns, with names and string values still borrowed
+    /// from the row until a decoder takes them. The generic entity and typed decoders
+    /// (`TableEntity::from_parts`) both start here.
+    pub(crate) fn read(&self, select: Option<&Select>) -> ReadEntity<'_> {
         let parts = self.parts();
         // One UTF-8 check for the keys, names, string values and ETag; slicing is then free.
         let all_text = text(parts.text);
         let slice = |at: Range<usize>| all_text.get(at).unwrap_or_default();
-        let mut properties = BTreeMap::new();
+        let mut properties = Vec::new();
         for property in parts.properties() {
             let name = slice(property.name.at);
-            if select.is_some_and(|names| !names.iter().any(|n| n == name)) {
+            if select.is_some_and(|select| !select.contains(name)) {
                 continue;
             }
             let value = match property.value {
@@ -129,15 +137,16 @@ impl Row {
                     None => continue,
                 },
             };
-            // Names arrive in descending order: each goes first, after one comparison.
-            properties.insert(name.to_owned(), value);
+            properties.push((Cow::Borrowed(name), value));
         }
-        Entity {
+        EntityParts {
             partition_key: slice(parts.partition_key()).to_owned(),
             row_key: slice(parts.row_key()).to_owned(),
             timestamp: self.timestamp(),
             etag: Some(ETag::new(slice(parts.etag()))),
-            properties,
+            // Names of a row are unique and sorted by construction; a malformed buffer reads
+            // as missing data, as everywhere in this module.
+            properties: PropertyList::from_sorted(properties).unwrap_or_default(),
         }
     }
 
@@ -159,6 +168,24 @@ impl Row {
 impl fmt::Debug for Row {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.to_entity(None).fmt(f)
+    }
+}
+
+/// The `$select` of a read, sorted once per request so that each row's properties are
+/// matched by binary search, not by a scan of the list per property.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Select(Vec<String>);
+
+impl Select {
+    /// The properties `select` names (duplicates are harmless).
+    pub(crate) fn new(select: &[String]) -> Select {
+        let mut names = select.to_vec();
+        names.sort_unstable();
+        Select(names)
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.0.binary_search_by(|n| n.as_str().cmp(name)).is_ok()
     }
 }
 
@@ -211,7 +238,7 @@ impl<'a> Parts<'a> {
         self.etag_at..self.text.len()
     }
 
-    /// The custom properties, in descending name order.
+    /// The custom properties, in ascending name order.
     fn properties(&self) -> Properties<'a> {
         Properties {
             text: self.text.get(..self.etag_at).unwrap_or_default(),
@@ -491,7 +518,7 @@ mod tests {
                 .map(|(_, n)| n.clone())
                 .chain(["Missing".to_owned()])
                 .collect();
-            let projected = Row::new(&entity, t, &etag).to_entity(Some(&names));
+            let projected = Row::new(&entity, t, &etag).to_entity(Some(&Select::new(&names)));
             let mut expected = entity.properties.clone();
             expected.retain(|name, _| names.contains(name));
             prop_assert_eq!(projected.properties, expected);
@@ -510,8 +537,8 @@ mod tests {
             let _ = (row.to_entity(None), Source::custom(&row, "N"), row.timestamp());
         }
         let mut bad_tag = full.to_vec();
-        // The value section follows the text "p", "r", "Name", "value", "N" and the ETag; it
-        // starts with the name length of "Name", then its tag.
+        // The value section follows the text "p", "r", "N", "Name", "value" and the ETag; it
+        // starts with the name length of "N", then its tag.
         let tag_at = HEADER + 2 + 4 + 5 + 1 + etag.as_str().len() + 4;
         bad_tag[tag_at] = 99;
         let row = Row(Arc::from(bad_tag));

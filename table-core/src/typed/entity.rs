@@ -3,6 +3,7 @@
 use crate::entity::{Entity, EntityKey};
 use crate::error::Result;
 
+use super::decode::ReadEntity;
 use super::grammar;
 use super::index::IndexDef;
 use super::template::KeyTemplates;
@@ -240,6 +241,15 @@ pub trait TableEntity: Sized {
     /// or has another EDM type, when the discriminator does not match or the version is one the
     /// type does not read, or when a key does not match its template.
     fn from_entity(entity: Entity) -> Result<Self>;
+
+    /// The value of an entity as a reader handed it over, without a generic [`Entity`] (see
+    /// the `decode` module): same value and same errors as [`from_entity`](Self::from_entity).
+    /// The derive implements it for types without `upgrade_from`; the default builds the
+    /// `Entity` and calls `from_entity`, so hand-written impls need nothing.
+    #[doc(hidden)]
+    fn from_parts(parts: ReadEntity<'_>) -> Result<Self> {
+        Self::from_entity(parts.into_entity())
+    }
 
     /// The `PartitionKey` built from the partition key template.
     fn partition_key(&self) -> Result<String>;

@@ -4,9 +4,11 @@
 //! an [`Entity`](crate::Entity), key construction from [`KeyTemplate`]s, the discriminator of
 //! heterogeneous tables, projection, and index declarations ([`IndexDef`]). [`PropertyValue`] and
 //! [`Property`] convert single fields, [`KeyValue`] writes them into keys, and [`Column`] builds
-//! typed filters.
+//! typed filters. Readers hand a typed decoder each entity as read, without building an
+//! `Entity` (the hidden `EntityParts`/`PropertyList` of the `decode` module).
 
 mod column;
+mod decode;
 mod entity;
 mod field;
 #[doc(hidden)]
@@ -19,6 +21,8 @@ pub use column::{
     Column, ColumnValue, DateFormattedKey, KeyColumn, KeyEquality, KeyOperand, KeyOrder, OrderedWholeKey,
     PARTITION_KEY, PartOfCompositeKey, ROW_KEY, TIMESTAMP, UnorderedWholeKey,
 };
+#[doc(hidden)]
+pub use decode::{EntityParts, PropertyBag, PropertyList, ReadEntity};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
 pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};

@@ -1,0 +1,430 @@
+//! The typed fast path (`TableEntity::from_parts`) against the generic one (`Entity`, then
+//! `from_entity`): on random, often hostile, JSON entity bodies and query pages, and on random
+//! rows of the embedded engine, both give the same value or the same error.
+
+// Helpers outside #[test] functions unwrap test vectors too.
+#![allow(clippy::unwrap_used)]
+
+use chrono::{DateTime, Utc};
+use proptest::prelude::*;
+use table_client::engine::Engine;
+use table_client::wire::{decode_entity, decode_query_page, read_entity, read_query_page};
+use table_client::{ETag, Entity, PropertyValue, Result, TableEntity, Value};
+use table_core::QueryRequest;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Note {
+    text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, PropertyValue)]
+enum Color {
+    Red,
+    Green,
+}
+
+/// Every field type and role, the stored ones optional so that random entities often decode.
+#[derive(Debug, Clone, TableEntity)]
+#[table(partition_key = "{pk}", row_key = "r_{id}", entity_type = "Every", version = 2)]
+struct Every {
+    #[table(key_only)]
+    pk: String,
+    #[table(key_only)]
+    id: u32,
+    s: String,
+    b: Option<bool>,
+    i: Option<i32>,
+    l: Option<i64>,
+    u: Option<u32>,
+    ul: Option<u64>,
+    d: Option<f64>,
+    t: Option<DateTime<Utc>>,
+    g: Option<Uuid>,
+    bin: Option<Vec<u8>>,
+    color: Option<Color>,
+    #[table(json)]
+    note: Option<Note>,
+    #[table(skip)]
+    skipped: u8,
+    #[table(timestamp)]
+    ts: Option<DateTime<Utc>>,
+    #[table(etag)]
+    etag: Option<ETag>,
+}
+
+/// Every field type required, without a discriminator.
+#[derive(Debug, Clone, TableEntity)]
+#[table(partition_key = "{pk}", row_key = "{rk}")]
+struct Strict {
+    #[table(key_only)]
+    pk: String,
+    #[table(key_only)]
+    rk: String,
+    s: String,
+    b: bool,
+    i: i32,
+    l: i64,
+    u: u32,
+    ul: u64,
+    d: f64,
+    t: DateTime<Utc>,
+    g: Uuid,
+    bin: Vec<u8>,
+    color: Color,
+    #[table(json)]
+    note: Note,
+}
+
+#[derive(Debug, Clone, TableEntity)]
+#[table(partition_key = "{pk}", row_key = "{rk}", entity_type = "Other")]
+struct Other {
+    #[table(key_only)]
+    pk: String,
+    #[table(key_only)]
+    rk: String,
+    s: Option<String>,
+}
+
+/// A heterogeneous table's rows, dispatched on `EntityType`.
+#[derive(Debug, Clone, TableEntity)]
+enum Any {
+    Every(Every),
+    Other(Other),
+}
+
+/// Stored property names: the fields' and two no type reads.
+const NAMES: [&str; 15] = [
+    "s",
+    "b",
+    "i",
+    "l",
+    "u",
+    "ul",
+    "d",
+    "t",
+    "g",
+    "bin",
+    "color",
+    "note",
+    "EntityType",
+    "EntityVersion",
+    "Extra",
+];
+
+/// The same value or the same error. Values are compared through `Debug` (NaN is not equal to
+/// itself); errors by kind and message, which name the property and the rule.
+fn agree<T: std::fmt::Debug>(generic: Result<T>, fast: Result<T>) -> std::result::Result<(), TestCaseError> {
+    match (&generic, &fast) {
+        (Ok(a), Ok(b)) => prop_assert_eq!(format!("{a:?}"), format!("{b:?}")),
+        (Err(a), Err(b)) => {
+            prop_assert_eq!(a.kind(), b.kind());
+            prop_assert_eq!(a.to_string(), b.to_string());
+        }
+        _ => prop_assert!(false, "generic {generic:?}, fast {fast:?}"),
+    }
+    Ok(())
+}
+
+/// A JSON value text, and the annotation it comes with (if any): mostly forms the service sends
+/// for some type, with hostile ones (wrong annotations, wrong JSON types, extremes) among them.
+fn member_value() -> impl Strategy<Value = (String, Option<&'static str>)> {
+    let annotation = prop_oneof![
+        4 => Just(None),
+        1 => prop::sample::select(vec![
+            "Edm.String", "Edm.Int32", "Edm.Int64", "Edm.Double", "Edm.Boolean", "Edm.DateTime",
+            "Edm.Guid", "Edm.Binary", "Edm.Bogus",
+        ])
+        .prop_map(Some),
+    ];
+    let text = prop_oneof![
+        "[a-zA-Z0-9 é\\\\\"]{0,8}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        any::<i32>().prop_map(|i| i.to_string()),
+        any::<i64>().prop_map(|i| i.to_string()),
+        any::<i64>().prop_map(|i| format!("\"{i}\"")),
+        any::<u64>().prop_map(|u| u.to_string()),
+        any::<f64>()
+            .prop_filter("finite", |d| d.is_finite())
+            .prop_map(|d| serde_json::to_string(&d).unwrap()),
+        prop::sample::select(vec![
+            "true",
+            "false",
+            "null",
+            "{}",
+            "[1]",
+            "1e999",
+            "-0.0",
+            "2147483648",
+            "-2147483649",
+            "18446744073709551615",
+            "\"NaN\"",
+            "\"Infinity\"",
+            "\"-Infinity\"",
+            "\"nan\"",
+            "\"2020-01-02T03:04:05.1234567Z\"",
+            "\"1601-01-01T00:00:00Z\"",
+            "\"1600-12-31T23:59:59Z\"",
+            "\"9999-12-31T23:59:59.9999999Z\"",
+            "\"2020-13-01T00:00:00Z\"",
+            "\"c9da6455-213d-42c9-9a79-3e9149a57833\"",
+            "\"c9da6455213d42c99a793e9149a57833\"",
+            "\"AQID\"",
+            "\"AQI=\"",
+            "\"!!\"",
+            "\"Red\"",
+            "\"Green\"",
+            "\"Blue\"",
+            "\"Every\"",
+            "\"Other\"",
+            "\"{\\\"text\\\":\\\"hi\\\"}\"",
+            "\"{bad json\"",
+            "\"null\"",
+            "2",
+            "1",
+            "3",
+        ])
+        .prop_map(str::to_owned),
+    ];
+    (text, annotation)
+}
+
+/// The right form of each stored property of `Every` (so that decodes often succeed).
+fn right_value(name: &str) -> (String, Option<&'static str>) {
+    let (text, annotation) = match name {
+        "s" => ("\"text\"", None),
+        "b" => ("true", None),
+        "i" => ("-7", None),
+        "l" => ("\"-9223372036854775808\"", Some("Edm.Int64")),
+        "u" => ("\"4294967295\"", Some("Edm.Int64")),
+        "ul" => ("\"-1\"", Some("Edm.Int64")),
+        "d" => ("\"NaN\"", Some("Edm.Double")),
+        "t" => ("\"2020-01-02T03:04:05.1234567Z\"", Some("Edm.DateTime")),
+        "g" => ("\"c9da6455-213d-42c9-9a79-3e9149a57833\"", Some("Edm.Guid")),
+        "bin" => ("\"AQID\"", Some("Edm.Binary")),
+        "color" => ("\"Green\"", None),
+        "note" => ("\"{\\\"text\\\":\\\"hi\\\"}\"", None),
+        "EntityType" => ("\"Every\"", None),
+        "EntityVersion" => ("2", None),
+        _ => ("1.5", None),
+    };
+    (text.to_owned(), annotation)
+}
+
+/// One member of an entity object: `name`, its value text and annotation, and whether the
+/// annotation comes after the value.
+type Member = (String, String, Option<&'static str>, bool);
+
+/// A change that makes a well-formed entity object hostile (or leaves it valid).
+#[derive(Debug, Clone)]
+enum Mutation {
+    /// Another value and annotation for the member.
+    Replace((String, Option<&'static str>)),
+    Remove,
+    /// The member twice.
+    Repeat,
+    /// The annotation after the value, or before it.
+    MoveAnnotation,
+}
+
+fn mutation() -> impl Strategy<Value = (prop::sample::Index, Mutation)> {
+    let kind = prop_oneof![
+        4 => member_value().prop_map(Mutation::Replace),
+        2 => Just(Mutation::Remove),
+        1 => Just(Mutation::Repeat),
+        2 => Just(Mutation::MoveAnnotation),
+    ];
+    (any::<prop::sample::Index>(), kind)
+}
+
+/// An entity object: the right form of every member, then up to three mutations, shuffled.
+fn entity_object() -> impl Strategy<Value = String> {
+    let mut right: Vec<Member> = [
+        ("PartitionKey", "\"p\""),
+        ("RowKey", "\"r_7\""),
+        ("Timestamp", "\"2021-05-06T07:08:09.5Z\""),
+        ("odata.etag", "\"W/\\\"datetime'2021'\\\"\""),
+    ]
+    .into_iter()
+    .map(|(name, text)| (name.to_owned(), text.to_owned(), None, false))
+    .collect();
+    right.extend(NAMES.iter().map(|name| {
+        let (text, annotation) = right_value(name);
+        ((*name).to_owned(), text, annotation, false)
+    }));
+    proptest::collection::vec(mutation(), 0..4)
+        .prop_map(move |mutations| {
+            let mut members = right.clone();
+            for (at, change) in mutations {
+                let i = at.index(members.len());
+                match change {
+                    Mutation::Replace((text, annotation)) => {
+                        members[i].1 = text;
+                        members[i].2 = annotation;
+                    }
+                    Mutation::Remove if members.len() > 1 => {
+                        members.remove(i);
+                    }
+                    Mutation::Remove => {}
+                    Mutation::Repeat => members.push(members[i].clone()),
+                    Mutation::MoveAnnotation => members[i].3 = !members[i].3,
+                }
+            }
+            members
+        })
+        .prop_shuffle()
+        .prop_map(|members| {
+            let mut out = Vec::new();
+            for (name, text, annotation, after) in members {
+                let value = format!("{}:{text}", serde_json::to_string(&name).unwrap());
+                let note = annotation.map(|t| format!("\"{name}@odata.type\":\"{t}\""));
+                match (note, after) {
+                    (Some(note), true) => out.extend([value, note]),
+                    (Some(note), false) => out.extend([note, value]),
+                    (None, _) => out.push(value),
+                }
+            }
+            format!("{{{}}}", out.join(","))
+        })
+}
+
+fn check_entity<T: TableEntity + std::fmt::Debug>(
+    body: &[u8],
+    header: Option<&str>,
+) -> std::result::Result<(), TestCaseError> {
+    agree(
+        decode_entity(body, header).and_then(T::from_entity),
+        read_entity(body, header).and_then(T::from_parts),
+    )
+}
+
+fn check_page<T: TableEntity + std::fmt::Debug>(body: &[u8]) -> std::result::Result<(), TestCaseError> {
+    agree(
+        decode_query_page(body)
+            .and_then(|page| page.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>()),
+        read_query_page(body)
+            .and_then(|page| page.into_iter().map(T::from_parts).collect::<Result<Vec<_>>>()),
+    )
+}
+
+/// A random stored value of any EDM type, extremes included.
+fn any_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        prop::sample::select(vec!["text", "Red", "Green", "Every", "Other", "{\"text\":\"a\"}", ""])
+            .prop_map(Value::from),
+        any::<i32>().prop_map(Value::Int32),
+        prop::sample::select(vec![0, 1, 2, 3, -1]).prop_map(Value::Int32),
+        any::<i64>().prop_map(Value::Int64),
+        any::<f64>().prop_map(Value::Double),
+        any::<bool>().prop_map(Value::Boolean),
+        (-11_644_473_600i64..253_402_300_800, 0u32..10_000_000)
+            .prop_map(|(s, t)| Value::DateTime(DateTime::from_timestamp(s, t * 100).unwrap())),
+        any::<u128>().prop_map(|g| Value::Guid(Uuid::from_u128(g))),
+        proptest::collection::vec(any::<u8>(), 0..6).prop_map(Value::Binary),
+    ]
+}
+
+/// A stored entity: each name absent, of its field's type, or of any type.
+fn any_entity() -> impl Strategy<Value = Entity> {
+    let right = |name: &str| match name {
+        "s" | "note" => Value::from("{\"text\":\"a\"}"),
+        "b" => Value::Boolean(false),
+        "i" => Value::Int32(3),
+        "l" | "u" | "ul" => Value::Int64(4),
+        "d" => Value::Double(0.5),
+        "t" => Value::DateTime(DateTime::from_timestamp(0, 0).unwrap()),
+        "g" => Value::Guid(Uuid::nil()),
+        "bin" => Value::Binary(vec![1]),
+        "color" => Value::from("Red"),
+        "EntityType" => Value::from("Every"),
+        "EntityVersion" => Value::Int32(2),
+        _ => Value::Int32(0),
+    };
+    let one = move |name: &'static str| {
+        prop_oneof![40 => Just(Some(right(name))), 2 => any_value().prop_map(Some), 1 => Just(None)]
+            .prop_map(move |v| v.map(|v| (name.to_owned(), v)))
+    };
+    let properties = NAMES.iter().map(|n| one(n)).collect::<Vec<_>>();
+    (prop::sample::select(vec!["r_7", "r_7", "r_7", "r_x", "7"]), properties).prop_map(|(rk, properties)| {
+        Entity {
+            partition_key: "p".to_owned(),
+            row_key: rk.to_owned(),
+            properties: properties.into_iter().flatten().collect(),
+            ..Entity::default()
+        }
+    })
+}
+
+fn check_engine<T: TableEntity + std::fmt::Debug>(
+    engine: &Engine,
+    key: (&str, &str),
+    select: Option<&[String]>,
+) -> std::result::Result<(), TestCaseError> {
+    agree(
+        engine.get("tbl", key.0, key.1, select).and_then(T::from_entity),
+        engine.get_as("tbl", key.0, key.1, select, T::from_parts),
+    )?;
+    let request = QueryRequest { select: select.map(<[String]>::to_vec), ..QueryRequest::default() };
+    agree(
+        engine
+            .query("tbl", &request)
+            .and_then(|p| p.entities.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>()),
+        engine.query_as("tbl", &request, T::from_parts).map(|(items, _)| items),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn json_entities_decode_alike(object in entity_object(), header in prop::option::of(Just("W/\"datetime'x'\""))) {
+        let body = object.as_bytes();
+        check_entity::<Every>(body, header)?;
+        check_entity::<Strict>(body, header)?;
+        check_entity::<Other>(body, header)?;
+        check_entity::<Any>(body, header)?;
+    }
+
+    #[test]
+    fn json_pages_decode_alike(objects in proptest::collection::vec(entity_object(), 0..4)) {
+        let body = format!("{{\"odata.metadata\":\"m\",\"value\":[{}]}}", objects.join(","));
+        check_page::<Every>(body.as_bytes())?;
+        check_page::<Strict>(body.as_bytes())?;
+        check_page::<Any>(body.as_bytes())?;
+    }
+
+    #[test]
+    fn engine_rows_decode_alike(entity in any_entity(), pick in any::<u16>()) {
+        let engine = Engine::new();
+        engine.create_table("tbl").unwrap();
+        let key = (entity.partition_key.clone(), entity.row_key.clone());
+        engine.insert("tbl", entity).unwrap();
+        let key = (key.0.as_str(), key.1.as_str());
+        let select: Vec<String> = NAMES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| pick & (1 << i) != 0)
+            .map(|(_, n)| (*n).to_owned())
+            .collect();
+        for select in [None, Some(select.as_slice())] {
+            check_engine::<Every>(&engine, key, select)?;
+            check_engine::<Strict>(&engine, key, select)?;
+            check_engine::<Other>(&engine, key, select)?;
+            check_engine::<Any>(&engine, key, select)?;
+        }
+    }
+}
+
+#[test]
+fn a_well_formed_entity_decodes_directly_with_every_field() {
+    let body = br#"{"odata.etag":"W/\"datetime'2021'\"","PartitionKey":"p","RowKey":"r_7",
+        "Timestamp":"2021-05-06T07:08:09.5Z","EntityType":"Every","EntityVersion":2,"s":"text",
+        "l@odata.type":"Edm.Int64","l":"-9223372036854775808","d":"Infinity","d@odata.type":"Edm.Double",
+        "color":"Green","note":"{\"text\":\"hi\"}","Extra":1.5}"#;
+    let every = Every::from_parts(read_entity(body, None).unwrap()).unwrap();
+    assert_eq!((every.pk.as_str(), every.id, every.s.as_str()), ("p", 7, "text"));
+    assert_eq!((every.l, every.d, every.color), (Some(i64::MIN), Some(f64::INFINITY), Some(Color::Green)));
+    assert_eq!(every.note, Some(Note { text: "hi".into() }));
+    assert_eq!(every.etag, Some(ETag::new("W/\"datetime'2021'\"")));
+    assert!(every.ts.is_some() && every.t.is_none() && every.skipped == 0);
+    assert!(matches!(Any::from_parts(read_entity(body, None).unwrap()).unwrap(), Any::Every(_)));
+}
