@@ -434,6 +434,7 @@
 
 pub mod auth;
 pub mod connection_string;
+pub mod encryption;
 pub mod patterns;
 pub mod typed;
 #[doc(hidden)]

@@ -18,7 +18,7 @@ use table_core::typed::KeyTemplates;
 use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Violation};
 
 use crate::error;
-use crate::table::{TableClient, with_system_properties};
+use crate::table::TableClient;
 
 mod shape;
 
@@ -352,7 +352,7 @@ impl<T: Send + 'static> Query<T> {
                 None => None,
             };
             let mut remaining = top;
-            let select = select.as_deref().map(with_system_properties);
+            let select = select.as_deref().map(|select| table.with_system_properties(select));
             select.as_deref().map(table_core::check_select).transpose()?;
             let mut progress = Progress::new(continuation.clone());
             let mut request = QueryRequest { filter, select, top: None, continuation };
@@ -368,7 +368,10 @@ impl<T: Send + 'static> Query<T> {
                         no_progress(&format!("the query of table {}", table.name()), &next.to_string())
                     })?;
                 }
-                let items = page.entities.into_iter().map(decode).collect::<Result<Vec<T>>>()?;
+                let mut items = Vec::with_capacity(page.entities.len());
+                for entity in page.entities {
+                    items.push(decode(table.open(entity).await?)?);
+                }
                 if let Some(r) = remaining.as_mut() {
                     *r = r.saturating_sub(items.len());
                 }
