@@ -322,3 +322,15 @@ async fn only_strings_are_encrypted_and_metadata_names_are_reserved() -> Result<
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     Ok(())
 }
+
+#[tokio::test]
+async fn format_1_0_marks_every_row_as_the_older_libraries_do() -> Result<()> {
+    for (format, marked) in [(EncryptionFormat::V1, true), (EncryptionFormat::Authenticated, false)] {
+        let (table, raw) = clients(policy(format)).await?;
+        table.insert(Entity::new("p", "r").with("Public", "nothing secret")).await?;
+        let stored = raw.get("p", "r").await?;
+        assert_eq!(stored.get("_ClientEncryptionMetadata1").is_some(), marked, "{format:?}");
+        assert_eq!(table.get("p", "r").await?.properties, Entity::new("p", "r").with("Public", "nothing secret").properties);
+    }
+    Ok(())
+}

@@ -32,7 +32,8 @@ pub enum EncryptionFormat {
     Authenticated,
     /// Protocol "1.0" of the older .NET, Java and Python storage libraries (AES-256-CBC),
     /// for rows those libraries must read. NOT authenticated: a changed or moved ciphertext is
-    /// not reliably detected (often as bad padding, not always).
+    /// not reliably detected (often as bad padding, not always). As those libraries do, every
+    /// entity written carries the metadata, even with no property to encrypt.
     V1,
 }
 
@@ -182,11 +183,14 @@ impl EncryptionPolicy {
         ))
     }
 
-    /// Encrypts the named properties of `entity` (unchanged when none is named).
+    /// Encrypts the named properties of `entity`. With none named, the authenticated format
+    /// leaves the entity as it is; "1.0" still adds the metadata (an empty list), as the older
+    /// libraries do, whose readers with their own `require_encryption` refuse a row without.
     pub(crate) async fn encrypt(&self, table: &str, mut entity: Entity) -> Result<Entity> {
         let names: Vec<String> =
             entity.properties.keys().filter(|name| self.encrypts(&entity, name)).cloned().collect();
-        if names.is_empty() {
+        let compatible = self.format == EncryptionFormat::V1 && self.key.is_some();
+        if names.is_empty() && !compatible {
             return Ok(entity);
         }
         let at = || format!("entity {} in table {table}", entity.key());
@@ -210,7 +214,7 @@ impl EncryptionPolicy {
                 "{}: property `{}` is to be encrypted, but the encryption policy is read-only (no \
                  key-encryption key for writes)",
                 at(),
-                names[0]
+                names.first().map_or("", String::as_str)
             ))
         })?;
         // One draw for the content key and every IV or nonce the entity needs.
