@@ -85,7 +85,7 @@ impl TableClient {
     /// A row as the caller sees it: decrypted by the client's policy, if any.
     pub(crate) async fn open(&self, entity: Entity) -> Result<Entity> {
         match &self.encryption {
-            Some(policy) => policy.decrypt(&self.name, entity).await,
+            Some(policy) => policy.decrypt_entity(&self.name, entity).await,
             None => Ok(entity),
         }
     }

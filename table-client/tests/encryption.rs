@@ -330,7 +330,10 @@ async fn format_1_0_marks_every_row_as_the_older_libraries_do() -> Result<()> {
         table.insert(Entity::new("p", "r").with("Public", "nothing secret")).await?;
         let stored = raw.get("p", "r").await?;
         assert_eq!(stored.get("_ClientEncryptionMetadata1").is_some(), marked, "{format:?}");
-        assert_eq!(table.get("p", "r").await?.properties, Entity::new("p", "r").with("Public", "nothing secret").properties);
+        assert_eq!(
+            table.get("p", "r").await?.properties,
+            Entity::new("p", "r").with("Public", "nothing secret").properties
+        );
     }
     Ok(())
 }

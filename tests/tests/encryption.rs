@@ -15,11 +15,14 @@ use std::sync::Arc;
 
 use conformance::azurite::{Azurite, azurite, unique_table_name};
 use conformance::python::{CONNECTION_STRING_VAR, Python, python_cosmosdb_table};
-use table_client::encryption::{AesKeyWrap, EncryptionFormat, EncryptionPolicy, KeyEncryptionKey, RsaOaepKey};
+use table_client::encryption::{
+    AesKeyWrap, EncryptionFormat, EncryptionPolicy, KeyEncryptionKey, RsaOaepKey,
+};
 use table_client::{Entity, TableClient, TableServiceClient, Value};
 
 /// The test-only RSA key of table-client's encryption tests (PKCS#8 PEM).
-const RSA_KEY_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../table-client/tests/fixtures/encryption_rsa_key.pem");
+const RSA_KEY_FILE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../table-client/tests/fixtures/encryption_rsa_key.pem");
 
 /// The A256KW secret both sides use: 32 bytes of 7.
 const AES_KEY: [u8; 32] = [7; 32];
@@ -47,14 +50,22 @@ fn corpus(partition: &str) -> Vec<Entity> {
 fn kek(name: &str) -> Arc<dyn KeyEncryptionKey> {
     match name {
         "aes" => Arc::new(AesKeyWrap::new(AES_KEY_ID, AES_KEY)),
-        _ => Arc::new(RsaOaepKey::from_private_key_pem(RSA_KEY_ID, &std::fs::read_to_string(RSA_KEY_FILE).unwrap()).unwrap()),
+        _ => Arc::new(
+            RsaOaepKey::from_private_key_pem(RSA_KEY_ID, &std::fs::read_to_string(RSA_KEY_FILE).unwrap())
+                .unwrap(),
+        ),
     }
 }
 
 /// A client for `table` on Azurite that encrypts with the KEK `name` in `format`.
 fn encrypting(azurite: &Azurite, table: &str, name: &str, format: EncryptionFormat) -> TableClient {
-    let policy = EncryptionPolicy::new(kek(name)).encrypt_properties(secret).format(format).require_encryption(true);
-    let service = TableServiceClient::builder().connection_string(&azurite.connection_string).encryption(policy).build().unwrap();
+    let policy =
+        EncryptionPolicy::new(kek(name)).encrypt_properties(secret).format(format).require_encryption(true);
+    let service = TableServiceClient::builder()
+        .connection_string(&azurite.connection_string)
+        .encryption(policy)
+        .build()
+        .unwrap();
     service.table(table)
 }
 
@@ -139,7 +150,8 @@ async fn rows_the_python_package_encrypted_read_back() {
     for kek in ["aes", "rsa"] {
         run(python, azurite, "write", &table, kek, kek);
         let client = encrypting(azurite, &table, kek, EncryptionFormat::Authenticated);
-        let stored = TableServiceClient::from_connection_string(&azurite.connection_string).unwrap().table(&table);
+        let stored =
+            TableServiceClient::from_connection_string(&azurite.connection_string).unwrap().table(&table);
         assert!(matches!(stored.get(kek, "emoji").await.unwrap().get("SecretA"), Some(Value::Binary(_))));
         let read: Vec<Entity> = client.query().partition(kek).collect().await.unwrap();
         // The package writes every Python int as Edm.Int64.
@@ -167,7 +179,8 @@ async fn the_python_package_reads_our_format_1_0_rows() {
         for entity in corpus(kek) {
             client.insert(entity).await.unwrap();
         }
-        let printed: serde_json::Value = serde_json::from_str(&run(python, azurite, "read", table.name(), kek, kek)).unwrap();
+        let printed: serde_json::Value =
+            serde_json::from_str(&run(python, azurite, "read", table.name(), kek, kek)).unwrap();
         let expected: BTreeMap<String, serde_json::Value> =
             corpus(kek).iter().map(|e| (e.row_key.clone(), as_json(e))).collect();
         assert_eq!(printed["rows"], serde_json::to_value(expected).unwrap(), "{kek}");

@@ -155,12 +155,12 @@ impl EncryptionPolicy {
     /// encrypted; a merge refused when it has one; a delete as it is.
     pub(crate) async fn seal_operation(&self, table: &str, operation: Operation) -> Result<Operation> {
         Ok(match operation {
-            Operation::Insert(entity) => Operation::Insert(self.encrypt(table, entity).await?),
+            Operation::Insert(entity) => Operation::Insert(self.encrypt_entity(table, entity).await?),
             Operation::InsertOrReplace(entity) => {
-                Operation::InsertOrReplace(self.encrypt(table, entity).await?)
+                Operation::InsertOrReplace(self.encrypt_entity(table, entity).await?)
             }
             Operation::Replace { entity, if_match } => {
-                Operation::Replace { entity: self.encrypt(table, entity).await?, if_match }
+                Operation::Replace { entity: self.encrypt_entity(table, entity).await?, if_match }
             }
             Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity)
                 if entity.properties.keys().any(|name| self.encrypts(&entity, name) || is_metadata(name)) =>
@@ -183,10 +183,17 @@ impl EncryptionPolicy {
         ))
     }
 
-    /// Encrypts the named properties of `entity`. With none named, the authenticated format
-    /// leaves the entity as it is; "1.0" still adds the metadata (an empty list), as the older
-    /// libraries do, whose readers with their own `require_encryption` refuse a row without.
-    pub(crate) async fn encrypt(&self, table: &str, mut entity: Entity) -> Result<Entity> {
+    /// `entity` as a client with this policy writes it to `table` (named in errors only): the
+    /// string properties [`encrypt_properties`](Self::encrypt_properties) names encrypted, plus
+    /// the two metadata properties. With none named, the authenticated format leaves the
+    /// entity as it is; "1.0" still adds the metadata (an empty list), as the older libraries
+    /// do, whose readers with their own `require_encryption` refuse a row without.
+    ///
+    /// Errors: [`ErrorKind::InvalidInput`](table_core::ErrorKind::InvalidInput) for a named
+    /// property that is not a string, or an entity with a metadata property of its own;
+    /// [`ErrorKind::Crypto`](table_core::ErrorKind::Crypto) when the policy has no key for
+    /// writes, the key cannot wrap, or the system's random source fails.
+    pub async fn encrypt_entity(&self, table: &str, mut entity: Entity) -> Result<Entity> {
         let names: Vec<String> =
             entity.properties.keys().filter(|name| self.encrypts(&entity, name)).cloned().collect();
         let compatible = self.format == EncryptionFormat::V1 && self.key.is_some();
@@ -264,9 +271,17 @@ impl EncryptionPolicy {
         Ok(entity)
     }
 
-    /// Decrypts a row read from `table`: its encrypted properties become strings again and the
-    /// metadata goes; a row without metadata comes back as it is, unless it must not.
-    pub(crate) async fn decrypt(&self, table: &str, mut entity: Entity) -> Result<Entity> {
+    /// A row read from `table` (named in errors only) as a client with this policy returns it:
+    /// its encrypted properties strings again, the metadata removed, in either format. A row
+    /// without metadata comes back as it is, unless
+    /// [`require_encryption`](Self::require_encryption) refuses it.
+    ///
+    /// Errors, all [`ErrorKind::Crypto`](table_core::ErrorKind::Crypto): half of the metadata
+    /// missing or mistyped; an envelope that does not parse or names an unknown format; no key
+    /// for its key id; the key failing to unwrap; the name list or a value failing to
+    /// authenticate ("1.0": to decrypt, or to be UTF-8); a listed property that is not binary;
+    /// a row in clear that must be encrypted.
+    pub async fn decrypt_entity(&self, table: &str, mut entity: Entity) -> Result<Entity> {
         let at = |entity: &Entity| format!("entity {} in table {table}", entity.key());
         let metadata = entity.properties.remove(METADATA);
         let list = entity.properties.remove(PROPERTY_LIST);
@@ -414,7 +429,8 @@ fn is_metadata(name: &str) -> bool {
 /// The content cipher of one entity, in its format.
 enum ContentCipher<'a> {
     V1(legacy::Cipher<'a>),
-    Gcm(authenticated::Cipher<'a>),
+    // Boxed: the expanded AES key schedules make it 1 KiB.
+    Gcm(Box<authenticated::Cipher<'a>>),
 }
 
 impl<'a> ContentCipher<'a> {
@@ -423,7 +439,9 @@ impl<'a> ContentCipher<'a> {
             Scheme::V1 { entity_iv, java_v1 } => {
                 ContentCipher::V1(legacy::Cipher { key, entity_iv, java_v1, partition_key, row_key })
             }
-            Scheme::Gcm => ContentCipher::Gcm(authenticated::Cipher::new(key, partition_key, row_key)),
+            Scheme::Gcm => {
+                ContentCipher::Gcm(Box::new(authenticated::Cipher::new(key, partition_key, row_key)))
+            }
         }
     }
 
