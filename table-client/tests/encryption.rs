@@ -337,3 +337,27 @@ async fn format_1_0_marks_every_row_as_the_older_libraries_do() -> Result<()> {
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn require_encryption_without_a_resolver_refuses_only_rows_without_metadata() -> Result<()> {
+    let engine = Engine::new();
+    let with = |policy: EncryptionPolicy| {
+        TableServiceClient::builder()
+            .engine(engine.clone())
+            .encryption(policy)
+            .build()
+            .map(|s| s.table("crypt"))
+    };
+    let raw = TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
+    // Format 1.0 marks a row with nothing to encrypt; a plain row has no metadata.
+    with(EncryptionPolicy::new(aes("k1", 1)).format(EncryptionFormat::V1))?
+        .insert(Entity::new("p", "marked").with("Public", "x"))
+        .await?;
+    raw.insert(Entity::new("p", "plain").with("Public", "y")).await?;
+    let reader = with(EncryptionPolicy::new(aes("k1", 1)).require_encryption(true))?;
+    assert_eq!(reader.get("p", "marked").await?.get("Public"), Some(&Value::from("x")));
+    let e = reader.get("p", "plain").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    assert!(e.to_string().contains("the row is stored in clear"), "{e}");
+    Ok(())
+}

@@ -224,15 +224,14 @@ impl EncryptionPolicy {
                 names.first().map_or("", String::as_str)
             ))
         })?;
-        // One draw for the content key and every IV or nonce the entity needs.
-        let mut random = vec![0u8; 32 + 16 + NONCE * (names.len() + 1)];
-        OsRng
-            .try_fill_bytes(&mut random)
+        // A nonce per value and one for the name list; "1.0" derives its IVs instead.
+        let nonces = match self.format {
+            EncryptionFormat::Authenticated => names.len() + 1,
+            EncryptionFormat::V1 => 0,
+        };
+        let draw = Draw::new(nonces)
             .map_err(|e| crypto(format!("{}: the system's random source failed", at())).with_source(e))?;
-        let (content_key, rest) = random.split_at(32);
-        let content_key: &[u8; 32] = content_key.try_into().map_err(|_| crypto("content key length"))?;
-        let (entity_iv, nonces) = rest.split_at(16);
-        let wrapped_key = key.wrap_key(content_key).await.map_err(|e| {
+        let wrapped_key = key.wrap_key(&draw.content_key).await.map_err(|e| {
             crypto(format!(
                 "{}: the key-encryption key `{}` could not wrap the content key",
                 at(),
@@ -242,21 +241,17 @@ impl EncryptionPolicy {
         })?;
         let scheme = match self.format {
             EncryptionFormat::Authenticated => Scheme::Gcm,
-            EncryptionFormat::V1 => {
-                let entity_iv = entity_iv.try_into().map_err(|_| crypto("entity IV length"))?;
-                Scheme::V1 { entity_iv, java_v1: false }
-            }
+            EncryptionFormat::V1 => Scheme::V1 { entity_iv: draw.entity_iv, java_v1: false },
         };
-        let cipher = ContentCipher::new(scheme, content_key, &entity.partition_key, &entity.row_key);
+        let cipher = ContentCipher::new(scheme, &draw.content_key, &entity.partition_key, &entity.row_key);
         let mut sealed = Vec::with_capacity(names.len());
-        for (name, nonce) in names.iter().zip(nonces.chunks_exact(NONCE)) {
+        for (i, name) in names.iter().enumerate() {
             if let Some(Value::String(text)) = entity.properties.get(name) {
-                sealed.push((name.clone(), cipher.seal(name, nonce, text.as_bytes())?));
+                sealed.push((name.clone(), cipher.seal(name, draw.nonces.get(i), text.as_bytes())?));
             }
         }
         let list = serde_json::to_string(&names).map_err(|e| crypto(format!("{}: {e}", at())))?;
-        let list_nonce = &nonces[NONCE * names.len()..];
-        let list = cipher.seal(PROPERTY_LIST, list_nonce, list.as_bytes())?;
+        let list = cipher.seal(PROPERTY_LIST, draw.nonces.get(names.len()), list.as_bytes())?;
         let metadata = Metadata {
             scheme,
             key_id: key.key_id().to_owned(),
@@ -287,7 +282,7 @@ impl EncryptionPolicy {
         let list = entity.properties.remove(PROPERTY_LIST);
         let (metadata, list) = match (metadata, list) {
             (None, None) => {
-                self.check_in_clear(table, &entity, &[])?;
+                self.check_in_clear(table, &entity, None)?;
                 return Ok(entity);
             }
             (Some(Value::String(metadata)), Some(Value::Binary(list))) => (metadata, list),
@@ -349,24 +344,26 @@ impl EncryptionPolicy {
         for (name, text) in opened {
             entity.properties.insert(name, Value::String(text));
         }
-        self.check_in_clear(table, &entity, &names)?;
+        self.check_in_clear(table, &entity, Some(&names))?;
         Ok(entity)
     }
 
     /// With `require_encryption`: a property the policy encrypts that the row holds in clear
-    /// (not among `encrypted`) fails the read; without a property resolver, so does any row
-    /// without metadata.
-    fn check_in_clear(&self, table: &str, entity: &Entity, encrypted: &[String]) -> Result<()> {
+    /// (not among `encrypted`, `None` for a row without metadata) fails the read; without a
+    /// property resolver, so does any row without metadata.
+    fn check_in_clear(&self, table: &str, entity: &Entity, encrypted: Option<&[String]>) -> Result<()> {
         if !self.require_encryption {
             return Ok(());
         }
-        let clear = match &self.properties {
-            None if encrypted.is_empty() && !entity.properties.is_empty() => Some("the row is".to_owned()),
-            None => None,
-            Some(_) => entity
+        let clear = match (&self.properties, encrypted) {
+            (None, None) => Some("the row is".to_owned()),
+            (None, Some(_)) => None,
+            (Some(_), encrypted) => entity
                 .properties
                 .keys()
-                .find(|name| self.encrypts(entity, name) && !encrypted.contains(name))
+                .find(|name| {
+                    self.encrypts(entity, name) && !encrypted.is_some_and(|list| list.contains(name))
+                })
                 .map(|name| format!("property `{name}` is")),
         };
         match clear {
@@ -426,6 +423,24 @@ fn is_metadata(name: &str) -> bool {
     name == METADATA || name == PROPERTY_LIST
 }
 
+/// The random values of one entity write, from the operating system's source.
+struct Draw {
+    content_key: [u8; 32],
+    entity_iv: [u8; 16],
+    nonces: Vec<[u8; NONCE]>,
+}
+
+impl Draw {
+    /// A content key, an entity IV and `nonces` nonces.
+    fn new(nonces: usize) -> std::result::Result<Draw, rand_core::Error> {
+        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: vec![[0; NONCE]; nonces] };
+        OsRng.try_fill_bytes(&mut draw.content_key)?;
+        OsRng.try_fill_bytes(&mut draw.entity_iv)?;
+        OsRng.try_fill_bytes(draw.nonces.as_flattened_mut())?;
+        Ok(draw)
+    }
+}
+
 /// The content cipher of one entity, in its format.
 enum ContentCipher<'a> {
     V1(legacy::Cipher<'a>),
@@ -445,12 +460,15 @@ impl<'a> ContentCipher<'a> {
         }
     }
 
-    fn seal(&self, name: &str, nonce: &[u8], plaintext: &[u8]) -> Result<Vec<u8>> {
+    /// Seals the value of property `name`; the authenticated format needs a fresh `nonce`
+    /// (and fails closed without one), "1.0" takes none.
+    fn seal(&self, name: &str, nonce: Option<&[u8; NONCE]>, plaintext: &[u8]) -> Result<Vec<u8>> {
         match self {
             ContentCipher::V1(c) => Ok(c.seal(name, plaintext)),
             ContentCipher::Gcm(c) => {
-                let nonce = nonce.try_into().map_err(|_| crypto("nonce length"))?;
-                c.seal(name, nonce, plaintext)
+                let nonce =
+                    nonce.ok_or_else(|| crypto(format!("no nonce was drawn for property `{name}`")))?;
+                c.seal(name, *nonce, plaintext)
                     .ok_or_else(|| crypto(format!("property `{name}` is too long for AES-GCM")))
             }
         }
