@@ -161,12 +161,8 @@ async fn the_authenticated_format_detects_every_flipped_bit() -> Result<()> {
         bytes[bit / 8] ^= 1 << (bit % 8);
         let Ok(changed) = String::from_utf8(bytes) else { continue };
         raw.insert_or_replace(stored.clone().with("_ClientEncryptionMetadata1", changed)).await?;
-        match table.get("p", "r").await {
-            Err(e) => assert_eq!(e.kind(), ErrorKind::Crypto, "metadata bit {bit}: {e}"),
-            // Only a change JSON ignores (insignificant case in a base64 padding-free tail
-            // cannot happen; whitespace has none here) could read back, and then unchanged.
-            Ok(read) => assert_eq!(read.get("SecretA"), Some(&Value::from("abc")), "metadata bit {bit}"),
-        }
+        let e = table.get("p", "r").await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Crypto, "metadata bit {bit}: {e}");
     }
     Ok(())
 }

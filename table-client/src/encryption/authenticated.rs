@@ -6,7 +6,7 @@
 //! - content key: 32 random bytes per entity write, wrapped by the KEK and stored in
 //!   `_ClientEncryptionMetadata1` (JSON: `WrappedContentKey {KeyId, EncryptedKey (base64),
 //!   Algorithm}`, `EncryptionAgent {Protocol: "rs-gcm-1", EncryptionAlgorithm: "AES_GCM_256"}`,
-//!   `KeyWrappingMetadata {EncryptionLibrary}`; no `ContentEncryptionIV`);
+//!   and nothing else: no `ContentEncryptionIV`, no `KeyWrappingMetadata`);
 //! - property value (`Edm.Binary`) = nonce (12 random bytes) || ciphertext (as long as the
 //!   UTF-8 plaintext) || tag (16 bytes), so 28 bytes longer than the string's UTF-8;
 //! - associated data = `rs-gcm-1` (8 ASCII bytes) || 0x00 || for each of PartitionKey, RowKey

@@ -73,14 +73,18 @@ pub(crate) struct Metadata {
 impl Metadata {
     /// The envelope's JSON text.
     pub(crate) fn to_json(&self) -> String {
-        let (protocol, cipher, iv) = match self.scheme {
-            Scheme::V1 { entity_iv, .. } => (PROTOCOL_V1, CIPHER_V1, Some(STANDARD.encode(entity_iv))),
-            Scheme::Gcm => (PROTOCOL_GCM, CIPHER_GCM, None),
+        // "1.0" names its library, never "Java" (readers take a Java library's rows for its first
+        // variant), since readers decide the variant by it. The authenticated format carries
+        // only fields it uses, so that any change to the envelope fails the read.
+        let (protocol, cipher, iv, library) = match self.scheme {
+            Scheme::V1 { entity_iv, .. } => {
+                let mut library = serde_json::Map::new();
+                let name = concat!("Rust table-client ", env!("CARGO_PKG_VERSION"));
+                library.insert("EncryptionLibrary".to_owned(), name.into());
+                (PROTOCOL_V1, CIPHER_V1, Some(STANDARD.encode(entity_iv)), Some(library))
+            }
+            Scheme::Gcm => (PROTOCOL_GCM, CIPHER_GCM, None, None),
         };
-        // Never "Java": readers take a Java library's "1.0" rows for its first variant.
-        let mut library = serde_json::Map::new();
-        let name = concat!("Rust table-client ", env!("CARGO_PKG_VERSION"));
-        library.insert("EncryptionLibrary".to_owned(), name.into());
         let envelope = Envelope {
             wrapped_content_key: WrappedContentKey {
                 key_id: self.key_id.clone(),
@@ -92,7 +96,7 @@ impl Metadata {
                 encryption_algorithm: cipher.to_owned(),
             },
             content_encryption_iv: iv,
-            key_wrapping_metadata: Some(library),
+            key_wrapping_metadata: library,
         };
         // Serializing a struct of strings and a string map cannot fail.
         serde_json::to_string(&envelope).unwrap_or_default()

@@ -40,7 +40,7 @@
 //! Both formats store two metadata properties beside the encrypted ones:
 //! - `_ClientEncryptionMetadata1` (`Edm.String`): a JSON object with `WrappedContentKey`
 //!   (`KeyId`, `EncryptedKey` as base64, `Algorithm`), `EncryptionAgent` (`Protocol`,
-//!   `EncryptionAlgorithm`), for "1.0" `ContentEncryptionIV` (16 bytes, base64), and
+//!   `EncryptionAlgorithm`), and for "1.0" only `ContentEncryptionIV` (16 bytes, base64) and
 //!   `KeyWrappingMetadata` (`EncryptionLibrary`);
 //! - `_ClientEncryptionMetadata2` (`Edm.Binary`): the JSON array of the encrypted property
 //!   names, encrypted as a property of that name is.
