@@ -357,3 +357,27 @@ async fn require_encryption_without_a_resolver_refuses_only_rows_without_metadat
     assert!(e.to_string().contains("the row is stored in clear"), "{e}");
     Ok(())
 }
+
+/// A typed entity converts to and from an entity, so the policy's resolver encrypts it too
+/// (until `#[table(encrypt)]` names its fields).
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+struct Person {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    secret_notes: String,
+    age: i32,
+}
+
+#[tokio::test]
+async fn typed_entities_are_encrypted_through_the_resolver() -> Result<()> {
+    let (table, raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    let ann = Person { team: "t".into(), id: "ann".into(), secret_notes: "🦀 private".into(), age: 34 };
+    let people = table.typed::<Person>();
+    people.insert(&ann).await?;
+    assert!(matches!(raw.get("t", "ann").await?.get("SecretNotes"), Some(Value::Binary(_))));
+    assert_eq!(people.get(&table_client::EntityKey::new("t", "ann")).await?, ann);
+    Ok(())
+}

@@ -172,14 +172,18 @@ impl EncryptionPolicy {
     }
 
     fn merge_refused(&self, table: &str, entity: &Entity) -> Error {
-        let name = entity.properties.keys().find(|name| self.encrypts(entity, name) || is_metadata(name));
+        let what =
+            match entity.properties.keys().find(|name| self.encrypts(entity, name) || is_metadata(name)) {
+                Some(name) if is_metadata(name) => format!("property `{name}` is encryption metadata"),
+                Some(name) => format!("property `{name}` is encrypted"),
+                None => "a property is encrypted".to_owned(),
+            };
         invalid_input(format!(
-            "merge of entity {} in table {table}: property `{}` is encrypted, and an encrypted entity \
-             cannot be merged: the stored row lists its encrypted properties in its metadata, under its \
-             own content key, which a merge would replace and leave the other encrypted properties \
-             unreadable; read the entity, change it, and replace it with its ETag instead",
-            entity.key(),
-            name.map_or("", String::as_str)
+            "merge of entity {} in table {table}: {what}, and an encrypted entity cannot be merged: the \
+             stored row lists its encrypted properties in its metadata, under its own content key, which \
+             a merge would replace and leave the other encrypted properties unreadable; read the entity, \
+             change it, and replace it with its ETag instead",
+            entity.key()
         ))
     }
 
