@@ -20,8 +20,8 @@
 //! another row, fails because its associated data differs. Only the wrapped key is outside the
 //! associated data, so a key rotation can re-wrap it without touching any value.
 
-use aes_gcm::aead::{Aead, KeyInit, Payload};
-use aes_gcm::{Aes256Gcm, Nonce};
+use aes_gcm::aead::{AeadInPlace, KeyInit};
+use aes_gcm::{Aes256Gcm, Nonce, Tag};
 
 use super::metadata::PROTOCOL_GCM;
 
@@ -58,14 +58,16 @@ impl<'a> Cipher<'a> {
         aad
     }
 
-    /// Seals the value of property `name` under a fresh `nonce`.
+    /// Seals the value of property `name` under a fresh `nonce`, in one buffer (no copy of the
+    /// ciphertext).
     pub(crate) fn seal(&self, name: &str, nonce: [u8; NONCE], plaintext: &[u8]) -> Option<Vec<u8>> {
         let aad = self.associated_data(name);
-        let sealed =
-            self.aead.encrypt(Nonce::from_slice(&nonce), Payload { msg: plaintext, aad: &aad }).ok()?;
-        let mut out = Vec::with_capacity(NONCE + sealed.len());
+        let mut out = Vec::with_capacity(NONCE + plaintext.len() + TAG);
         out.extend_from_slice(&nonce);
-        out.extend_from_slice(&sealed);
+        out.extend_from_slice(plaintext);
+        let tag =
+            self.aead.encrypt_in_place_detached(Nonce::from_slice(&nonce), &aad, &mut out[NONCE..]).ok()?;
+        out.extend_from_slice(&tag);
         Some(out)
     }
 
@@ -76,8 +78,13 @@ impl<'a> Cipher<'a> {
             return None;
         }
         let (nonce, sealed) = value.split_at(NONCE);
+        let (ciphertext, tag) = sealed.split_at(sealed.len() - TAG);
         let aad = self.associated_data(name);
-        self.aead.decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: &aad }).ok()
+        let mut plaintext = ciphertext.to_vec();
+        self.aead
+            .decrypt_in_place_detached(Nonce::from_slice(nonce), &aad, &mut plaintext, Tag::from_slice(tag))
+            .ok()?;
+        Some(plaintext)
     }
 }
 
