@@ -99,6 +99,31 @@ async fn reads_a_row_the_python_package_encrypted_with_a256kw() -> Result<()> {
 
 const PYTHON_A256KW_METADATA: &str = r#"{"WrappedContentKey": {"KeyId": "local:kat", "EncryptedKey": "Db4ooJNIiQZjXh9dg8m976HAEtBBbKXIZD7uTh8Uw7IIX8gxlJZxwA==", "Algorithm": "A256KW"}, "EncryptionAgent": {"Protocol": "1.0", "EncryptionAlgorithm": "AES_CBC_256"}, "ContentEncryptionIV": "JCQkJCQkJCQkJCQkJCQkJA==", "KeyWrappingMetadata": {"EncryptionLibrary": "Python 1.4.2"}}"#;
 
+/// A row in the Java library's first variant of "1.0" (no `KeyWrappingMetadata`: PartitionKey
+/// before RowKey in the IVs, a bracketed name list), built with the Python package's own IV
+/// function in its Java mode, which also reads the list back as `[Name, Other]`.
+#[tokio::test]
+async fn reads_the_java_v1_variant_of_format_1_0() -> Result<()> {
+    let mut key = [0u8; 32];
+    key.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+    let (table, raw) = clients(EncryptionPolicy::new(AesKeyWrap::new("local:java", key))).await?;
+    let b64 = |s: &str| Value::Binary(STANDARD.decode(s).unwrap_or_default());
+    raw.insert(
+        Entity::new("pk", "rk")
+            .with("Name", b64("Dv1iRF9x/wzDQquq0s0UJw=="))
+            .with("_ClientEncryptionMetadata2", b64("xl8nd/X8SyLfsgXT8FkvUQ=="))
+            .with("_ClientEncryptionMetadata1", JAVA_V1_METADATA),
+    )
+    .await?;
+    assert_eq!(
+        table.get("pk", "rk").await?.properties,
+        Entity::new("pk", "rk").with("Name", "java v1 🦀").properties
+    );
+    Ok(())
+}
+
+const JAVA_V1_METADATA: &str = r#"{"WrappedContentKey": {"KeyId": "local:java", "EncryptedKey": "Db4ooJNIiQZjXh9dg8m976HAEtBBbKXIZD7uTh8Uw7IIX8gxlJZxwA==", "Algorithm": "A256KW"}, "EncryptionAgent": {"Protocol": "1.0", "EncryptionAlgorithm": "AES_CBC_256"}, "ContentEncryptionIV": "JCQkJCQkJCQkJCQkJCQkJA=="}"#;
+
 /// The Python package's encryption with an RSA-OAEP (SHA-1) key, the fixture's.
 #[tokio::test]
 async fn reads_a_row_the_python_package_encrypted_with_rsa_oaep() -> Result<()> {

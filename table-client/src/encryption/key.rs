@@ -277,3 +277,25 @@ fn check_algorithm(stored: &str, implemented: &str) -> std::result::Result<(), K
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_key_refuses_an_algorithm_it_does_not_implement() {
+        let kek = AesKeyWrap::new("k", [1; 32]);
+        let wrapped = kek.wrap_key(&[2; 32]).await.unwrap_or_default();
+        assert_eq!(kek.unwrap_key(&wrapped, A256KW).await.ok(), Some(vec![2; 32]));
+        let e = kek.unwrap_key(&wrapped, "RSA").await.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains(r#"wrapped with "RSA""#) && e.contains("only A256KW"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_key_ring_finds_keys_by_id() {
+        let ring = KeyRing::new().with(AesKeyWrap::new("a", [1; 32])).with(AesKeyWrap::new("b", [2; 32]));
+        let found = ring.resolve("b").await.ok().flatten().map(|k| k.key_id().to_owned());
+        assert_eq!(found.as_deref(), Some("b"));
+        assert!(matches!(ring.resolve("c").await, Ok(None)));
+    }
+}
