@@ -161,7 +161,10 @@ impl TableClient {
     /// ([`Error::batch_index`](table_core::Error::batch_index)).
     pub async fn submit_transaction(&self, transaction: Transaction) -> Result<Vec<WriteOutcome>> {
         self.check_name()?;
-        let operations = transaction.into_operations();
+        let mut operations = Vec::new();
+        for (i, operation) in transaction.into_operations().into_iter().enumerate() {
+            operations.push(self.seal(operation).await.map_err(|e| e.with_batch_index(i))?);
+        }
         table_core::validate_batch(&operations)?;
         self.backend().submit_batch(self.name(), operations).await
     }

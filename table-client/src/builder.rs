@@ -31,6 +31,7 @@ use table_core::engine::{Engine, registry};
 use crate::auth::{Credential, STORAGE_SCOPE, TokenCache, TokenCredential};
 use crate::backend::{Backend, EmbeddedBackend, HttpBackend, HttpOptions, RequestAuth};
 use crate::connection_string::ConnectionString;
+use crate::encryption::EncryptionPolicy;
 use crate::error::invalid_input as invalid;
 use crate::location::LocationMode;
 use crate::proxy::Proxy;
@@ -83,6 +84,7 @@ pub struct TableServiceClientBuilder {
     proxy: Option<Result<Proxy>>,
     location_mode: LocationMode,
     secondary_endpoint: Option<String>,
+    encryption: Option<EncryptionPolicy>,
 }
 
 impl TableServiceClientBuilder {
@@ -102,6 +104,7 @@ impl TableServiceClientBuilder {
             proxy: None,
             location_mode: LocationMode::PrimaryOnly,
             secondary_endpoint: None,
+            encryption: None,
         }
     }
 
@@ -276,6 +279,17 @@ impl TableServiceClientBuilder {
         self
     }
 
+    /// Client-side encryption of string properties for every [`TableClient`] of this client
+    /// (see [`EncryptionPolicy`]): writes encrypt the properties the policy names, reads
+    /// decrypt every row that carries encryption metadata. Default: none (rows are written
+    /// and read as they are).
+    ///
+    /// [`TableClient`]: crate::TableClient
+    pub fn encryption(mut self, policy: EncryptionPolicy) -> Self {
+        self.encryption = Some(policy);
+        self
+    }
+
     /// The client. Nothing is sent.
     ///
     /// Errors, in the order they are checked, all [`ErrorKind::InvalidInput`] unless noted:
@@ -374,7 +388,7 @@ impl TableServiceClientBuilder {
                 return Err(invalid("the embedded engine takes no `token_credential`"));
             }
         };
-        Ok(TableServiceClient::from_backend(backend))
+        Ok(TableServiceClient::from_backend(backend).with_encryption(self.encryption))
     }
 }
 

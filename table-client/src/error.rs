@@ -36,6 +36,11 @@ pub(crate) fn decode(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::Decode, message)
 }
 
+/// [`ErrorKind::Crypto`]: client-side encryption or decryption failed.
+pub(crate) fn crypto(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Crypto, message)
+}
+
 /// [`ErrorKind::Ambiguous`]: a write whose outcome the SDK could not learn.
 pub(crate) fn ambiguous(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::Ambiguous, message)

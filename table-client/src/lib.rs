@@ -288,6 +288,18 @@
 //! ([`patterns::TableRotation`]: one table per day or month, dropped whole) and key ranges
 //! ([`TypedTable::query_range`]). The first five each have an example on their own page.
 //!
+//! # Client-side encryption
+//!
+//! [`encryption`] encrypts the string properties an [`encryption::EncryptionPolicy`] names
+//! before they leave the process, and decrypts them on read, set once with
+//! [`TableServiceClientBuilder::encryption`]: the design guide's "Encrypting table data".
+//! New writes use an authenticated format (AES-256-GCM, each value bound to its keys and
+//! property); rows of the older .NET, Java and Python libraries (format "1.0") are read, and
+//! written on request. The per-entity content key is wrapped by a key-encryption key (local
+//! `A256KW` or `RSA-OAEP`, or a key store through [`encryption::KeyEncryptionKey`]). Merges of
+//! encrypted properties are refused; failures are [`ErrorKind::Crypto`]. Untyped entities
+//! only for now: typed entities go through the same policy as the entities they convert to.
+//!
 //! # Offline tests
 //!
 //! Unit tests need no server: open `UseEmbeddedEngine=true` (or [`TableServiceClient::embedded`])
@@ -369,6 +381,7 @@
 //! - [`auth`]: credentials, shared access signatures and token credentials;
 //! - [`connection_string`]: the forms a connection string takes, their parser, and the
 //!   development-storage (Azurite) account, key and endpoint;
+//! - [`encryption`]: client-side encryption (policy, formats, key-encryption keys);
 //! - [`patterns`]: higher-level table designs (data series, large and wide entities, rotated
 //!   tables);
 //! - [`engine`], [`keys`], [`datetime`]: table-core's namespaces, as they are there.
@@ -434,6 +447,7 @@
 
 pub mod auth;
 pub mod connection_string;
+pub mod encryption;
 pub mod patterns;
 pub mod typed;
 #[doc(hidden)]

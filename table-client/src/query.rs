@@ -19,7 +19,7 @@ use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Viol
 
 use crate::backend::{self, Decode};
 use crate::error;
-use crate::table::{TableClient, with_system_properties};
+use crate::table::TableClient;
 
 mod shape;
 
@@ -353,7 +353,7 @@ impl<T: Send + 'static> Query<T> {
                 None => None,
             };
             let mut remaining = top;
-            let select = select.as_deref().map(with_system_properties);
+            let select = select.as_deref().map(|select| table.with_system_properties(select));
             select.as_deref().map(table_core::check_select).transpose()?;
             let mut progress = Progress::new(continuation.clone());
             let mut request = QueryRequest { filter, select, top: None, continuation };
@@ -364,7 +364,19 @@ impl<T: Send + 'static> Query<T> {
                 // cap a page at 1000 by itself.
                 request.top = Some(limit);
                 // Entities are decoded as the backend reads them (see `backend::Decode`).
-                let (items, continuation) = table.backend().query_as(table.name(), &request, decode).await?;
+                let (items, continuation) = match table.encrypts() {
+                    false => table.backend().query_as(table.name(), &request, decode).await?,
+                    // The fast path reads ciphertext; decrypt each entity first, then decode it.
+                    true => {
+                        let (entities, continuation) =
+                            table.backend().query_as(table.name(), &request, backend::entity).await?;
+                        let mut items = Vec::with_capacity(entities.len());
+                        for entity in entities {
+                            items.push(table.open_as(entity, decode).await?);
+                        }
+                        (items, continuation)
+                    }
+                };
                 if let Some(next) = &continuation {
                     progress.advance(next).map_err(|()| {
                         no_progress(&format!("the query of table {}", table.name()), &next.to_string())

@@ -1,11 +1,14 @@
 //! The service client: the entry point, which owns the backend and manages tables. It is
 //! configured through [`TableServiceClientBuilder`] (module `builder`).
 
+use std::sync::Arc;
+
 use table_core::engine::Engine;
 use table_core::{Error, ErrorCode, ErrorKind, Filter, Result, TableQuery, validate_table_name};
 
 use crate::backend::{Backend, EmbeddedBackend};
 use crate::builder::TableServiceClientBuilder;
+use crate::encryption::EncryptionPolicy;
 use crate::error::ambiguous;
 use crate::query::{Progress, QueryStream, no_progress};
 use crate::retry::RetryPolicy;
@@ -33,6 +36,7 @@ use crate::table::TableClient;
 #[derive(Debug, Clone)]
 pub struct TableServiceClient {
     backend: Backend,
+    encryption: Option<Arc<EncryptionPolicy>>,
 }
 
 impl TableServiceClient {
@@ -120,7 +124,14 @@ impl TableServiceClient {
     }
 
     pub(crate) fn from_backend(backend: Backend) -> Self {
-        TableServiceClient { backend }
+        TableServiceClient { backend, encryption: None }
+    }
+
+    /// The client with client-side encryption (the builder's
+    /// [`encryption`](TableServiceClientBuilder::encryption)).
+    pub(crate) fn with_encryption(mut self, policy: Option<EncryptionPolicy>) -> Self {
+        self.encryption = policy.map(Arc::new);
+        self
     }
 
     pub(crate) fn backend(&self) -> &Backend {
@@ -130,7 +141,7 @@ impl TableServiceClient {
     /// A client for the table `name`. Nothing is sent; a name that breaks the service's rules
     /// makes every operation of the returned client fail before any request.
     pub fn table(&self, name: &str) -> TableClient {
-        TableClient::new(self.backend.clone(), name)
+        TableClient::new(self.backend.clone(), name).with_encryption(self.encryption.clone())
     }
 
     /// Creates a table; `AlreadyExists` (`TableAlreadyExists`) if it exists.

@@ -7,12 +7,14 @@
 
 use std::sync::Arc;
 
+use table_core::typed::ReadEntity;
 use table_core::{
     ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
     validate_key, validate_operation, validate_table_name,
 };
 
 use crate::backend::{self, Backend, Decode};
+use crate::encryption::EncryptionPolicy;
 use crate::error::ambiguous;
 use crate::outcome::{if_exists, is_entity_missing, require_etag};
 
@@ -58,11 +60,45 @@ use crate::outcome::{if_exists, is_entity_missing, require_etag};
 pub struct TableClient {
     backend: Backend,
     name: Arc<str>,
+    encryption: Option<Arc<EncryptionPolicy>>,
 }
 
 impl TableClient {
     pub(crate) fn new(backend: Backend, name: &str) -> Self {
-        TableClient { backend, name: Arc::from(name) }
+        TableClient { backend, name: Arc::from(name), encryption: None }
+    }
+
+    /// The client with the service client's encryption policy.
+    pub(crate) fn with_encryption(mut self, policy: Option<Arc<EncryptionPolicy>>) -> Self {
+        self.encryption = policy;
+        self
+    }
+
+    /// The operation as it is sent: encrypted by the client's policy, if any (which refuses a
+    /// merge of an encrypted property).
+    pub(crate) async fn seal(&self, operation: Operation) -> Result<Operation> {
+        match &self.encryption {
+            Some(policy) => policy.seal_operation(&self.name, operation).await,
+            None => Ok(operation),
+        }
+    }
+
+    /// A row as the caller sees it: decrypted by the client's policy, if any.
+    pub(crate) async fn open(&self, entity: Entity) -> Result<Entity> {
+        match &self.encryption {
+            Some(policy) => policy.decrypt_entity(&self.name, entity).await,
+            None => Ok(entity),
+        }
+    }
+
+    /// `entity` decrypted by the client's policy, if any, then handed to `decode`.
+    pub(crate) async fn open_as<T>(&self, entity: Entity, decode: Decode<T>) -> Result<T> {
+        decode(ReadEntity::from_entity(self.open(entity).await?))
+    }
+
+    /// `true` when the client holds an encryption policy, so reads must decrypt before decoding.
+    pub(crate) fn encrypts(&self) -> bool {
+        self.encryption.is_some()
     }
 
     /// The table's name.
@@ -76,7 +112,7 @@ impl TableClient {
 
     /// A client for another table of the same account.
     pub(crate) fn sibling(&self, name: &str) -> TableClient {
-        TableClient::new(self.backend.clone(), name)
+        TableClient::new(self.backend.clone(), name).with_encryption(self.encryption.clone())
     }
 
     pub(crate) fn check_name(&self) -> Result<()> {
@@ -164,6 +200,7 @@ impl TableClient {
     /// [`execute`](Self::execute) without settling a delete's lost answer.
     async fn execute_as_answered(&self, operation: Operation) -> Result<WriteOutcome> {
         self.check_name()?;
+        let operation = self.seal(operation).await?;
         check_operation(&operation)?;
         self.backend.execute(&self.name, operation).await
     }
@@ -224,9 +261,19 @@ impl TableClient {
         self.check_name()?;
         validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
         validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
-        let select = select.map(with_system_properties);
+        let select = select.map(|select| self.with_system_properties(select));
         select.as_deref().map(table_core::check_select).transpose()?;
-        self.backend.get_as(&self.name, partition_key, row_key, select.as_deref(), decode).await
+        match &self.encryption {
+            None => self.backend.get_as(&self.name, partition_key, row_key, select.as_deref(), decode).await,
+            // The fast path reads ciphertext; decrypt the entity first, then decode it.
+            Some(_) => {
+                let entity = self
+                    .backend
+                    .get_as(&self.name, partition_key, row_key, select.as_deref(), backend::entity)
+                    .await?;
+                self.open_as(entity, decode).await
+            }
+        }
     }
 }
 
@@ -235,14 +282,21 @@ pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
     validate_operation(operation).map_err(Error::invalid)
 }
 
-/// The service returns only what `$select` lists; the SDK always needs the keys and the
-/// Timestamp (from which the ETag of a projected row is rebuilt), so they are added.
-pub(crate) fn with_system_properties(select: &[String]) -> Vec<String> {
-    let mut out = select.to_vec();
-    for system in table_core::RESERVED_PROPERTY_NAMES {
-        if !out.iter().any(|s| s == system) {
-            out.push(system.to_owned());
+impl TableClient {
+    /// The service returns only what `$select` lists; the SDK always needs the keys and the
+    /// Timestamp (from which the ETag of a projected row is rebuilt), so they are added, and
+    /// with an encryption policy the two metadata properties that decrypt the row.
+    pub(crate) fn with_system_properties(&self, select: &[String]) -> Vec<String> {
+        let mut out = select.to_vec();
+        let encryption = match self.encryption {
+            Some(_) => &crate::encryption::METADATA_PROPERTIES[..],
+            None => &[],
+        };
+        for system in table_core::RESERVED_PROPERTY_NAMES.iter().chain(encryption) {
+            if !out.iter().any(|s| s == system) {
+                out.push((*system).to_owned());
+            }
         }
+        out
     }
-    out
 }

@@ -57,6 +57,11 @@ pub enum ErrorKind {
     /// what the write left behind is told by [`Error::may_have_applied`] (`false`: nothing of
     /// it was applied). Retrying later may succeed.
     Contention,
+    /// Client-side encryption failed: a key could not wrap or unwrap a content key (wrong key,
+    /// unknown key id), a ciphertext or its metadata failed authentication or decryption, an
+    /// encryption format is not supported, or a row that must be encrypted was read in clear.
+    /// Never retried; nothing is returned in place of the data.
+    Crypto,
     /// Anything else the service answered.
     Other,
 }

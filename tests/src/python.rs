@@ -7,6 +7,9 @@
 //! banner and returns `None`; `REQUIRE_PYTHON=1` (set by `.ci/run`) turns that into a panic.
 //! A failing venv creation or pip install always panics with pip's output.
 //!
+//! [`python_cosmosdb_table()`] is the same over a second venv with `azure-cosmosdb-table`
+//! 1.0.6, for `tests/python/encryption_interop.py` (client-side encryption format "1.0").
+//!
 //! `tests/python/interop.py` writes a corpus of every EDM type (extremes included) through the
 //! SDK, or reads a partition back through it, and prints typed JSON; [`parse_interop`] turns
 //! that JSON into `table_core` entities so tests compare values exactly, with no lossy step in
@@ -32,6 +35,11 @@ use crate::tooling;
 
 /// The `azure-data-tables` version the suite is pinned to.
 pub const AZURE_DATA_TABLES_VERSION: &str = "12.7.0";
+
+/// The `azure-cosmosdb-table` version of the encryption interop: the last Python package
+/// that encrypts table entities (client-side encryption format "1.0"). It lives in a venv of
+/// its own: it shares the `azure` namespace with `azure-data-tables`.
+pub const AZURE_COSMOSDB_TABLE_VERSION: &str = "1.0.6";
 
 /// The environment variable through which `interop.py` gets the connection string.
 pub const CONNECTION_STRING_VAR: &str = "INTEROP_CONNECTION_STRING";
@@ -249,15 +257,25 @@ fn typed_value(edm_type: &str, value: &serde_json::Value) -> Result<Value, Strin
 /// install fails (the message carries their output). Every later call panics the same way.
 pub fn python() -> Option<&'static Python> {
     static VENV: OnceLock<Result<Option<Python>, String>> = OnceLock::new();
-    match VENV.get_or_init(resolve) {
+    match VENV.get_or_init(|| resolve("azure-data-tables", AZURE_DATA_TABLES_VERSION)) {
         Ok(python) => python.as_ref(),
         Err(message) => panic!("{message}"),
     }
 }
 
-/// Finds `python3` and makes sure the venv exists.
-fn resolve() -> Result<Option<Python>, String> {
-    let Some(version) = tooling::tool_version("python3") else {
+/// [`python()`] with `azure-cosmosdb-table` [`AZURE_COSMOSDB_TABLE_VERSION`] instead of the
+/// current SDK, for `tests/python/encryption_interop.py`; same skipping and panics.
+pub fn python_cosmosdb_table() -> Option<&'static Python> {
+    static VENV: OnceLock<Result<Option<Python>, String>> = OnceLock::new();
+    match VENV.get_or_init(|| resolve("azure-cosmosdb-table", AZURE_COSMOSDB_TABLE_VERSION)) {
+        Ok(python) => python.as_ref(),
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// Finds `python3` and makes sure the venv of `package` at `version` exists.
+fn resolve(package: &str, version: &str) -> Result<Option<Python>, String> {
+    let Some(python) = tooling::tool_version("python3") else {
         return tooling::skip_or_fail(
             "PYTHON INTEROP TESTS SKIPPED: python3 not found",
             &[
@@ -268,9 +286,9 @@ fn resolve() -> Result<Option<Python>, String> {
         );
     };
     let cache = tooling::cache_dir("PYTHON_VENV_DIR", "python-venv");
-    let venv = cache.join(format!("azure-data-tables-{AZURE_DATA_TABLES_VERSION}"));
+    let venv = cache.join(format!("{package}-{version}"));
     let interpreter = venv.join("bin").join("python");
-    let marker = format!("azure-data-tables-{AZURE_DATA_TABLES_VERSION}.installed");
+    let marker = format!("{package}-{version}.installed");
     tooling::install_once(&cache, &marker, || {
         // `--clear`: a venv left half-made by an interrupted earlier attempt is rebuilt.
         tooling::run_checked(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv))
@@ -278,12 +296,14 @@ fn resolve() -> Result<Option<Python>, String> {
         tooling::run_checked(
             Command::new(&interpreter)
                 .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet"])
-                .arg(format!("azure-data-tables=={AZURE_DATA_TABLES_VERSION}")),
+                .arg(format!("{package}=={version}")),
         )
         .map(drop)
     })
     .and_then(|()| tooling::check_installed(&cache, &marker, &interpreter))
-    .map_err(|e| format!("creating the Python SDK venv with {version} in {} failed: {e}", cache.display()))?;
+    .map_err(|e| {
+        format!("creating the venv of {package} {version} with {python} in {} failed: {e}", cache.display())
+    })?;
     Ok(Some(Python { interpreter, scripts: Path::new(env!("CARGO_MANIFEST_DIR")).join("python") }))
 }
 

@@ -52,6 +52,16 @@ impl From<Entity> for EntityParts<Properties> {
     }
 }
 
+impl ReadEntity<'static> {
+    /// The parts of an entity already built (e.g. one decrypted after reading), for a decoder.
+    pub fn from_entity(entity: Entity) -> Self {
+        let Entity { partition_key, row_key, timestamp, etag, properties } = entity;
+        // A map iterates in ascending, unique name order: the list's invariant.
+        let entries = properties.into_iter().map(|(name, value)| (Cow::Owned(name), Some(value))).collect();
+        EntityParts { partition_key, row_key, timestamp, etag, properties: PropertyList { entries } }
+    }
+}
+
 impl ReadEntity<'_> {
     /// The generic entity: every property not yet taken, names copied.
     pub fn into_entity(self) -> Entity {

@@ -1,0 +1,108 @@
+//! Format "1.0", the one the older .NET, Java and Python storage libraries write: AES-256-CBC
+//! with PKCS#7 padding, one IV per property derived from the entity IV and the keys.
+//!
+//! Not authenticated: CBC detects nothing. A changed ciphertext decrypts to other bytes (often
+//! caught as bad padding or invalid UTF-8, but not always), and a ciphertext moved to another
+//! row or property usually fails the same way only because its IV no longer matches. Read it
+//! for compatibility; write it only for readers that know no other format.
+//!
+//! Layout (all stored as `Edm.Binary`, keys and names as UTF-8):
+//! - property IV = the first 16 bytes of SHA-256(entity IV || RowKey || PartitionKey || name)
+//!   (the Java library's first variant: PartitionKey before RowKey);
+//! - property value = AES-256-CBC(content key, property IV, PKCS#7(UTF-8 string));
+//! - the name list (`_ClientEncryptionMetadata2`) = the same over the JSON array of the
+//!   encrypted names (the Java variant: `[a, b]`, names joined by `, `), with the IV derived
+//!   for the name `_ClientEncryptionMetadata2`.
+
+use aes::Aes256;
+use cbc::cipher::block_padding::Pkcs7;
+use cbc::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit};
+use sha2::{Digest, Sha256};
+
+/// The content cipher of one "1.0" entity: its key, entity IV and keys.
+pub(crate) struct Cipher<'a> {
+    pub(crate) key: &'a [u8; 32],
+    pub(crate) entity_iv: [u8; 16],
+    pub(crate) java_v1: bool,
+    pub(crate) partition_key: &'a str,
+    pub(crate) row_key: &'a str,
+}
+
+impl Cipher<'_> {
+    /// The IV of property `name`.
+    fn iv(&self, name: &str) -> [u8; 16] {
+        let (first, second) = match self.java_v1 {
+            true => (self.partition_key, self.row_key),
+            false => (self.row_key, self.partition_key),
+        };
+        let digest = Sha256::new()
+            .chain_update(self.entity_iv)
+            .chain_update(first)
+            .chain_update(second)
+            .chain_update(name)
+            .finalize();
+        let mut iv = [0; 16];
+        iv.copy_from_slice(&digest[..16]);
+        iv
+    }
+
+    /// Encrypts the value of property `name`.
+    pub(crate) fn seal(&self, name: &str, plaintext: &[u8]) -> Vec<u8> {
+        cbc::Encryptor::<Aes256>::new(self.key.into(), &self.iv(name).into())
+            .encrypt_padded_vec_mut::<Pkcs7>(plaintext)
+    }
+
+    /// Decrypts the value of property `name`; `None` when the padding is not PKCS#7 (a wrong
+    /// key, IV or ciphertext; CBC cannot tell which).
+    pub(crate) fn open(&self, name: &str, ciphertext: &[u8]) -> Option<Vec<u8>> {
+        cbc::Decryptor::<Aes256>::new(self.key.into(), &self.iv(name).into())
+            .decrypt_padded_vec_mut::<Pkcs7>(ciphertext)
+            .ok()
+    }
+
+    /// The encrypted names from the decrypted list: JSON, or the Java variant's `[a, b]`.
+    pub(crate) fn names(&self, list: &str) -> Option<Vec<String>> {
+        match self.java_v1 {
+            false => serde_json::from_str(list).ok(),
+            true => {
+                let inner = list.strip_prefix('[')?.strip_suffix(']')?;
+                Some(inner.split(", ").filter(|s| !s.is_empty()).map(str::to_owned).collect())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cipher(java_v1: bool) -> Cipher<'static> {
+        Cipher { key: &[3; 32], entity_iv: [5; 16], java_v1, partition_key: "pk", row_key: "rk" }
+    }
+
+    #[test]
+    fn the_property_iv_hashes_row_key_before_partition_key() {
+        let expected = Sha256::digest([&[5u8; 16][..], b"rkpkName"].concat());
+        assert_eq!(cipher(false).iv("Name")[..], expected[..16]);
+        let java = Sha256::digest([&[5u8; 16][..], b"pkrkName"].concat());
+        assert_eq!(cipher(true).iv("Name")[..], java[..16]);
+    }
+
+    #[test]
+    fn values_round_trip_padded_to_whole_blocks() {
+        let c = cipher(false);
+        for text in ["", "a", "exactly 16 bytes", "🦀 more than one block of text"] {
+            let sealed = c.seal("Name", text.as_bytes());
+            assert_eq!(sealed.len(), (text.len() / 16 + 1) * 16);
+            assert_eq!(c.open("Name", &sealed).as_deref(), Some(text.as_bytes()));
+        }
+    }
+
+    #[test]
+    fn java_v1_name_lists_are_bracketed_and_comma_separated() {
+        assert_eq!(cipher(true).names("[A, B]"), Some(vec!["A".to_owned(), "B".to_owned()]));
+        assert_eq!(cipher(true).names("[]"), Some(vec![]));
+        assert_eq!(cipher(false).names(r#"["A", "B"]"#), Some(vec!["A".to_owned(), "B".to_owned()]));
+        assert_eq!(cipher(true).names("A, B"), None);
+    }
+}

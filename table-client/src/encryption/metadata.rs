@@ -1,0 +1,209 @@
+//! The metadata an encrypted entity carries, shared by both formats: the names of the two
+//! properties, and the JSON envelope of `_ClientEncryptionMetadata1` (the wrapped content key,
+//! its key id and algorithm, the format's protocol and cipher, and for "1.0" the entity IV).
+//!
+//! Invariants: parsing never guesses: a missing field, bad base64, an IV that is not 16 bytes
+//! or an unknown protocol or cipher is an error naming what is wrong.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+
+/// The JSON envelope (a string property): how the content key is wrapped, and the format.
+pub(crate) const METADATA: &str = "_ClientEncryptionMetadata1";
+
+/// The encrypted list of encrypted property names (a binary property).
+pub(crate) const PROPERTY_LIST: &str = "_ClientEncryptionMetadata2";
+
+/// The protocol of the format the older .NET, Java and Python libraries write.
+pub(crate) const PROTOCOL_V1: &str = "1.0";
+/// The cipher of [`PROTOCOL_V1`].
+pub(crate) const CIPHER_V1: &str = "AES_CBC_256";
+/// The protocol of this crate's authenticated format.
+pub(crate) const PROTOCOL_GCM: &str = "rs-gcm-1";
+/// The cipher of [`PROTOCOL_GCM`].
+pub(crate) const CIPHER_GCM: &str = "AES_GCM_256";
+
+/// The envelope, field order as the older libraries write it (the Java one requires it).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Envelope {
+    wrapped_content_key: WrappedContentKey,
+    encryption_agent: EncryptionAgent,
+    #[serde(rename = "ContentEncryptionIV", default, skip_serializing_if = "Option::is_none")]
+    content_encryption_iv: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key_wrapping_metadata: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct WrappedContentKey {
+    key_id: String,
+    encrypted_key: String,
+    algorithm: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct EncryptionAgent {
+    protocol: String,
+    encryption_algorithm: String,
+}
+
+/// Which format an entity is in, with what that format needs beyond the content key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scheme {
+    /// "1.0": AES-256-CBC; property IVs derived from `entity_iv`. `java_v1` marks the Java
+    /// library's first variant (PartitionKey before RowKey in the IV, a bracketed name list).
+    V1 { entity_iv: [u8; 16], java_v1: bool },
+    /// The authenticated format (AES-256-GCM).
+    Gcm,
+}
+
+/// The parsed envelope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Metadata {
+    pub(crate) scheme: Scheme,
+    pub(crate) key_id: String,
+    pub(crate) algorithm: String,
+    pub(crate) wrapped_key: Vec<u8>,
+}
+
+impl Metadata {
+    /// The envelope's JSON text.
+    pub(crate) fn to_json(&self) -> String {
+        // "1.0" names its library, never "Java" (readers take a Java library's rows for its first
+        // variant), since readers decide the variant by it. The authenticated format carries
+        // only fields it uses, so that any change to the envelope fails the read.
+        let (protocol, cipher, iv, library) = match self.scheme {
+            Scheme::V1 { entity_iv, .. } => {
+                let mut library = serde_json::Map::new();
+                let name = concat!("Rust table-client ", env!("CARGO_PKG_VERSION"));
+                library.insert("EncryptionLibrary".to_owned(), name.into());
+                (PROTOCOL_V1, CIPHER_V1, Some(STANDARD.encode(entity_iv)), Some(library))
+            }
+            Scheme::Gcm => (PROTOCOL_GCM, CIPHER_GCM, None, None),
+        };
+        let envelope = Envelope {
+            wrapped_content_key: WrappedContentKey {
+                key_id: self.key_id.clone(),
+                encrypted_key: STANDARD.encode(&self.wrapped_key),
+                algorithm: self.algorithm.clone(),
+            },
+            encryption_agent: EncryptionAgent {
+                protocol: protocol.to_owned(),
+                encryption_algorithm: cipher.to_owned(),
+            },
+            content_encryption_iv: iv,
+            key_wrapping_metadata: library,
+        };
+        // Serializing a struct of strings and a string map cannot fail.
+        serde_json::to_string(&envelope).unwrap_or_default()
+    }
+
+    /// Parses the envelope; the error says what is missing or wrong.
+    pub(crate) fn parse(text: &str) -> Result<Metadata, String> {
+        let envelope: Envelope = serde_json::from_str(text)
+            .map_err(|e| format!("{METADATA} is not the expected JSON envelope: {e}"))?;
+        let agent = &envelope.encryption_agent;
+        let scheme = match (agent.protocol.as_str(), agent.encryption_algorithm.as_str()) {
+            (PROTOCOL_V1, CIPHER_V1) => {
+                let iv = envelope
+                    .content_encryption_iv
+                    .as_deref()
+                    .ok_or_else(|| format!("{METADATA} of protocol 1.0 has no ContentEncryptionIV"))?;
+                let entity_iv =
+                    STANDARD.decode(iv).ok().and_then(|iv| <[u8; 16]>::try_from(iv).ok()).ok_or_else(
+                        || format!("{METADATA} has a ContentEncryptionIV that is not 16 bytes of base64"),
+                    )?;
+                // As the older libraries decide it: no wrapping metadata, or a Java library's.
+                let java_v1 = match &envelope.key_wrapping_metadata {
+                    None => true,
+                    Some(map) => map
+                        .get("EncryptionLibrary")
+                        .and_then(|v| v.as_str())
+                        .is_some_and(|library| library.contains("Java")),
+                };
+                Scheme::V1 { entity_iv, java_v1 }
+            }
+            (PROTOCOL_GCM, CIPHER_GCM) => Scheme::Gcm,
+            (protocol, cipher) => {
+                return Err(format!(
+                    "encryption protocol {protocol:?} with cipher {cipher:?} is not supported (known: \
+                     {PROTOCOL_V1:?} with {CIPHER_V1}, {PROTOCOL_GCM:?} with {CIPHER_GCM})"
+                ));
+            }
+        };
+        let key = envelope.wrapped_content_key;
+        let wrapped_key = STANDARD
+            .decode(&key.encrypted_key)
+            .map_err(|_| format!("{METADATA} has a WrappedContentKey.EncryptedKey that is not base64"))?;
+        Ok(Metadata { scheme, key_id: key.key_id, algorithm: key.algorithm, wrapped_key })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelopes_round_trip_in_both_formats() {
+        for scheme in [Scheme::V1 { entity_iv: [9; 16], java_v1: false }, Scheme::Gcm] {
+            let m = Metadata {
+                scheme,
+                key_id: "k1".into(),
+                algorithm: "A256KW".into(),
+                wrapped_key: vec![1; 40],
+            };
+            assert_eq!(Metadata::parse(&m.to_json()), Ok(m));
+        }
+    }
+
+    #[test]
+    fn v1_field_order_is_the_older_libraries_one() {
+        let m = Metadata {
+            scheme: Scheme::V1 { entity_iv: [0; 16], java_v1: false },
+            key_id: "k".into(),
+            algorithm: "A256KW".into(),
+            wrapped_key: vec![0; 40],
+        };
+        let json = m.to_json();
+        let at = |s: &str| json.find(s).unwrap_or(usize::MAX);
+        assert!(at("WrappedContentKey") < at("EncryptionAgent"), "{json}");
+        assert!(at("EncryptionAgent") < at("ContentEncryptionIV"), "{json}");
+        assert!(at("ContentEncryptionIV") < at("KeyWrappingMetadata"), "{json}");
+    }
+
+    #[test]
+    fn java_v1_is_recognised_by_its_metadata() {
+        let iv = STANDARD.encode([0u8; 16]);
+        let agent = r#""EncryptionAgent":{"Protocol":"1.0","EncryptionAlgorithm":"AES_CBC_256"}"#;
+        let key = r#""WrappedContentKey":{"KeyId":"k","EncryptedKey":"AAAA","Algorithm":"A256KW"}"#;
+        let without = format!(r#"{{{key},{agent},"ContentEncryptionIV":"{iv}"}}"#);
+        let java = format!(
+            r#"{{{key},{agent},"ContentEncryptionIV":"{iv}","KeyWrappingMetadata":{{"EncryptionLibrary":"Java 5.3.0"}}}}"#
+        );
+        let python = java.replace("Java 5.3.0", "Python 1.0.6");
+        let java_v1 = |text: &str| {
+            matches!(Metadata::parse(text).map(|m| m.scheme), Ok(Scheme::V1 { java_v1: true, .. }))
+        };
+        assert!(java_v1(&without) && java_v1(&java) && !java_v1(&python));
+    }
+
+    #[test]
+    fn broken_envelopes_say_what_is_wrong() {
+        let agent = r#""EncryptionAgent":{"Protocol":"1.0","EncryptionAlgorithm":"AES_CBC_256"}"#;
+        let key = r#""WrappedContentKey":{"KeyId":"k","EncryptedKey":"AAAA","Algorithm":"A256KW"}"#;
+        let cases = [
+            ("not json".to_owned(), "not the expected JSON"),
+            (format!("{{{key},{agent}}}"), "no ContentEncryptionIV"),
+            (format!(r#"{{{key},{agent},"ContentEncryptionIV":"AAAA"}}"#), "not 16 bytes"),
+            (format!(r#"{{{key},{}}}"#, agent.replace("1.0", "2.0")), "not supported"),
+        ];
+        for (text, says) in cases {
+            let e = Metadata::parse(&text).unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+    }
+}

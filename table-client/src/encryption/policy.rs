@@ -1,0 +1,494 @@
+//! The encryption policy of a client: which key wraps new content keys, which keys read old
+//! rows, which format new writes use, which properties are encrypted, and whether a row read
+//! in clear is an error. It encrypts whole entities before writing and decrypts them after
+//! reading, in either format.
+//!
+//! Invariants: a property is either returned as the string it was, or the read fails with
+//! [`ErrorKind::Crypto`](table_core::ErrorKind::Crypto) naming the table, entity and
+//! property; decryption never yields garbage or a partial entity. The two metadata properties
+//! never reach the caller of a read. A merge never carries an encrypted property.
+
+use std::fmt;
+use std::sync::Arc;
+
+use rand_core::{OsRng, RngCore};
+use table_core::{Entity, Error, Operation, Result, Value};
+
+use super::authenticated::{self, NONCE};
+use super::key::{KeyEncryptionKey, KeyResolver};
+use super::legacy;
+use super::metadata::{METADATA, Metadata, PROPERTY_LIST, Scheme};
+use crate::error::{crypto, invalid_input};
+
+/// The format of new writes. Reads take either, whatever the policy writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum EncryptionFormat {
+    /// AES-256-GCM per property, bound to its partition key, row key and name (protocol
+    /// `rs-gcm-1`, laid out in the [module docs](crate::encryption)). Tampering with a value,
+    /// the name list or the wrapped key, or moving a value to another row or property, fails
+    /// the read. Only this crate reads it. The default.
+    #[default]
+    Authenticated,
+    /// Protocol "1.0" of the older .NET, Java and Python storage libraries (AES-256-CBC),
+    /// for rows those libraries must read. NOT authenticated: a changed or moved ciphertext is
+    /// not reliably detected (often as bad padding, not always). As those libraries do, every
+    /// entity written carries the metadata, even with no property to encrypt.
+    V1,
+}
+
+/// Which properties of an untyped entity to encrypt: `(partition key, row key, property name)
+/// -> bool`.
+type PropertyResolver = dyn Fn(&str, &str, &str) -> bool + Send + Sync;
+
+/// Client-side encryption of string properties, set on a client with
+/// [`TableServiceClientBuilder::encryption`](crate::TableServiceClientBuilder::encryption).
+///
+/// Writes (insert, replace, the upserts, transactions, bulk) encrypt the string properties
+/// [`encrypt_properties`](Self::encrypt_properties) names, under a fresh random content key
+/// per entity wrapped by the [key-encryption key](Self::new), and store them as `Edm.Binary`
+/// beside two metadata properties (`_ClientEncryptionMetadata1` and `2`, so an entity keeps
+/// at most 250 properties of its own). Merges (`merge`, `insert_or_merge`) of an entity with
+/// such a property are refused: the stored row's encrypted properties are listed in its
+/// metadata, under its own content key, which a merge would overwrite and leave the others
+/// unreadable; read, change, and `replace` with the ETag instead.
+///
+/// Reads (get, queries) decrypt every row that carries the metadata, in either format, with
+/// the key its metadata names: the [resolver](Self::key_resolver) first, then the policy's
+/// own key. Rows without metadata come back as stored, unless
+/// [`require_encryption`](Self::require_encryption) says they must not.
+///
+/// ```
+/// use table_client::encryption::{AesKeyWrap, EncryptionFormat, EncryptionPolicy};
+///
+/// let policy = EncryptionPolicy::new(AesKeyWrap::new("local:key1", [7; 32]))
+///     .encrypt_properties(|_pk, _rk, name| name == "Ssn" || name == "Notes")
+///     .format(EncryptionFormat::Authenticated)
+///     .require_encryption(true);
+/// # let _ = policy;
+/// ```
+#[derive(Clone)]
+pub struct EncryptionPolicy {
+    key: Option<Arc<dyn KeyEncryptionKey>>,
+    resolver: Option<Arc<dyn KeyResolver>>,
+    format: EncryptionFormat,
+    require_encryption: bool,
+    properties: Option<Arc<PropertyResolver>>,
+}
+
+impl fmt::Debug for EncryptionPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EncryptionPolicy")
+            .field("key", &self.key)
+            .field("resolver", &self.resolver)
+            .field("format", &self.format)
+            .field("require_encryption", &self.require_encryption)
+            .field("encrypts_properties", &self.properties.is_some())
+            .finish()
+    }
+}
+
+impl EncryptionPolicy {
+    /// A policy whose writes wrap content keys with `key`, which also reads the rows it wrapped.
+    /// No property is encrypted until [`encrypt_properties`](Self::encrypt_properties) names
+    /// some.
+    pub fn new(key: impl KeyEncryptionKey + 'static) -> Self {
+        EncryptionPolicy { key: Some(Arc::new(key)), ..Self::empty() }
+    }
+
+    /// A policy that only reads: rows are decrypted with the keys `resolver` finds; a write
+    /// that would encrypt fails with [`ErrorKind::Crypto`](table_core::ErrorKind::Crypto).
+    pub fn read_only(resolver: impl KeyResolver + 'static) -> Self {
+        EncryptionPolicy { resolver: Some(Arc::new(resolver)), ..Self::empty() }
+    }
+
+    fn empty() -> Self {
+        EncryptionPolicy {
+            key: None,
+            resolver: None,
+            format: EncryptionFormat::default(),
+            require_encryption: false,
+            properties: None,
+        }
+    }
+
+    /// Finds the key of each row's key id when reading, before the policy's own key (keep the
+    /// old keys here after a rotation). Default: only the policy's own key.
+    pub fn key_resolver(mut self, resolver: impl KeyResolver + 'static) -> Self {
+        self.resolver = Some(Arc::new(resolver));
+        self
+    }
+
+    /// The format of new writes. Default: [`EncryptionFormat::Authenticated`].
+    pub fn format(mut self, format: EncryptionFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// When `true`, reading a row in clear is an error
+    /// ([`ErrorKind::Crypto`](table_core::ErrorKind::Crypto)): a row without metadata that has
+    /// a property [`encrypt_properties`](Self::encrypt_properties) names (any row without
+    /// metadata when no resolver is set), or an encrypted row with such a property not
+    /// encrypted. Default: `false`.
+    pub fn require_encryption(mut self, require: bool) -> Self {
+        self.require_encryption = require;
+        self
+    }
+
+    /// The properties to encrypt: `resolver(partition_key, row_key, name)` answers for each
+    /// property of each entity written. Only strings can be encrypted: a named property of
+    /// another type fails the write with
+    /// [`ErrorKind::InvalidInput`](table_core::ErrorKind::InvalidInput). Default: none.
+    pub fn encrypt_properties(
+        mut self,
+        resolver: impl Fn(&str, &str, &str) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.properties = Some(Arc::new(resolver));
+        self
+    }
+
+    fn encrypts(&self, entity: &Entity, name: &str) -> bool {
+        self.properties.as_ref().is_some_and(|f| f(&entity.partition_key, &entity.row_key, name))
+    }
+
+    /// The operation as it is sent: an insert, replace or upsert with its named properties
+    /// encrypted; a merge refused when it has one; a delete as it is.
+    pub(crate) async fn seal_operation(&self, table: &str, operation: Operation) -> Result<Operation> {
+        Ok(match operation {
+            Operation::Insert(entity) => Operation::Insert(self.encrypt_entity(table, entity).await?),
+            Operation::InsertOrReplace(entity) => {
+                Operation::InsertOrReplace(self.encrypt_entity(table, entity).await?)
+            }
+            Operation::Replace { entity, if_match } => {
+                Operation::Replace { entity: self.encrypt_entity(table, entity).await?, if_match }
+            }
+            Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity)
+                if entity.properties.keys().any(|name| self.encrypts(&entity, name) || is_metadata(name)) =>
+            {
+                return Err(self.merge_refused(table, &entity));
+            }
+            other => other,
+        })
+    }
+
+    fn merge_refused(&self, table: &str, entity: &Entity) -> Error {
+        let what =
+            match entity.properties.keys().find(|name| self.encrypts(entity, name) || is_metadata(name)) {
+                Some(name) if is_metadata(name) => format!("property `{name}` is encryption metadata"),
+                Some(name) => format!("property `{name}` is encrypted"),
+                None => "a property is encrypted".to_owned(),
+            };
+        invalid_input(format!(
+            "merge of entity {} in table {table}: {what}, and an encrypted entity cannot be merged: the \
+             stored row lists its encrypted properties in its metadata, under its own content key, which \
+             a merge would replace and leave the other encrypted properties unreadable; read the entity, \
+             change it, and replace it with its ETag instead",
+            entity.key()
+        ))
+    }
+
+    /// `entity` as a client with this policy writes it to `table` (named in errors only): the
+    /// string properties [`encrypt_properties`](Self::encrypt_properties) names encrypted, plus
+    /// the two metadata properties. With none named, the authenticated format leaves the
+    /// entity as it is; "1.0" still adds the metadata (an empty list), as the older libraries
+    /// do, whose readers with their own `require_encryption` refuse a row without.
+    ///
+    /// Errors: [`ErrorKind::InvalidInput`](table_core::ErrorKind::InvalidInput) for a named
+    /// property that is not a string, or an entity with a metadata property of its own;
+    /// [`ErrorKind::Crypto`](table_core::ErrorKind::Crypto) when the policy has no key for
+    /// writes, the key cannot wrap, or the system's random source fails.
+    pub async fn encrypt_entity(&self, table: &str, mut entity: Entity) -> Result<Entity> {
+        let names: Vec<String> =
+            entity.properties.keys().filter(|name| self.encrypts(&entity, name)).cloned().collect();
+        let compatible = self.format == EncryptionFormat::V1 && self.key.is_some();
+        if names.is_empty() && !compatible {
+            return Ok(entity);
+        }
+        let at = || format!("entity {} in table {table}", entity.key());
+        if let Some(reserved) = entity.properties.keys().find(|name| is_metadata(name)) {
+            return Err(invalid_input(format!(
+                "{}: the property name `{reserved}` is reserved for the encryption metadata",
+                at()
+            )));
+        }
+        for name in &names {
+            if let Some(value) = entity.properties.get(name).filter(|v| !matches!(v, Value::String(_))) {
+                return Err(invalid_input(format!(
+                    "{}: property `{name}` is to be encrypted, but only strings can be (it is {})",
+                    at(),
+                    value.edm_type()
+                )));
+            }
+        }
+        let key = self.key.as_ref().ok_or_else(|| {
+            crypto(format!(
+                "{}: property `{}` is to be encrypted, but the encryption policy is read-only (no \
+                 key-encryption key for writes)",
+                at(),
+                names.first().map_or("", String::as_str)
+            ))
+        })?;
+        // A nonce per value and one for the name list; "1.0" derives its IVs instead.
+        let nonces = match self.format {
+            EncryptionFormat::Authenticated => names.len() + 1,
+            EncryptionFormat::V1 => 0,
+        };
+        let draw = Draw::new(nonces)
+            .map_err(|e| crypto(format!("{}: the system's random source failed", at())).with_source(e))?;
+        let wrapped_key = key.wrap_key(&draw.content_key).await.map_err(|e| {
+            crypto(format!(
+                "{}: the key-encryption key `{}` could not wrap the content key",
+                at(),
+                key.key_id()
+            ))
+            .with_source(e)
+        })?;
+        let scheme = match self.format {
+            EncryptionFormat::Authenticated => Scheme::Gcm,
+            EncryptionFormat::V1 => Scheme::V1 { entity_iv: draw.entity_iv, java_v1: false },
+        };
+        let cipher = ContentCipher::new(scheme, &draw.content_key, &entity.partition_key, &entity.row_key);
+        let mut sealed = Vec::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            if let Some(Value::String(text)) = entity.properties.get(name) {
+                sealed.push((name.clone(), cipher.seal(name, draw.nonces.get(i), text.as_bytes())?));
+            }
+        }
+        let list = serde_json::to_string(&names).map_err(|e| crypto(format!("{}: {e}", at())))?;
+        let list = cipher.seal(PROPERTY_LIST, draw.nonces.get(names.len()), list.as_bytes())?;
+        let metadata = Metadata {
+            scheme,
+            key_id: key.key_id().to_owned(),
+            algorithm: key.algorithm().to_owned(),
+            wrapped_key,
+        };
+        for (name, value) in sealed {
+            entity.properties.insert(name, Value::Binary(value));
+        }
+        entity.properties.insert(PROPERTY_LIST.to_owned(), Value::Binary(list));
+        entity.properties.insert(METADATA.to_owned(), Value::String(metadata.to_json()));
+        Ok(entity)
+    }
+
+    /// A row read from `table` (named in errors only) as a client with this policy returns it:
+    /// its encrypted properties strings again, the metadata removed, in either format. A row
+    /// without metadata comes back as it is, unless
+    /// [`require_encryption`](Self::require_encryption) refuses it.
+    ///
+    /// Errors, all [`ErrorKind::Crypto`](table_core::ErrorKind::Crypto): half of the metadata
+    /// missing or mistyped; an envelope that does not parse or names an unknown format; no key
+    /// for its key id; the key failing to unwrap; the name list or a value failing to
+    /// authenticate ("1.0": to decrypt, or to be UTF-8); a listed property that is not binary;
+    /// a row in clear that must be encrypted.
+    pub async fn decrypt_entity(&self, table: &str, mut entity: Entity) -> Result<Entity> {
+        let at = |entity: &Entity| format!("entity {} in table {table}", entity.key());
+        let metadata = entity.properties.remove(METADATA);
+        let list = entity.properties.remove(PROPERTY_LIST);
+        let (metadata, list) = match (metadata, list) {
+            (None, None) => {
+                self.check_in_clear(table, &entity, None)?;
+                return Ok(entity);
+            }
+            (Some(Value::String(metadata)), Some(Value::Binary(list))) => (metadata, list),
+            (metadata, list) => {
+                let state = |name: &str, v: &Option<Value>, want: &str| match v {
+                    None => format!("{name} is missing"),
+                    Some(v) => format!("{name} is {} instead of {want}", v.edm_type()),
+                };
+                return Err(crypto(format!(
+                    "{}: the encryption metadata is incomplete: {}, {}",
+                    at(&entity),
+                    state(METADATA, &metadata, "Edm.String"),
+                    state(PROPERTY_LIST, &list, "Edm.Binary")
+                )));
+            }
+        };
+        let metadata = Metadata::parse(&metadata).map_err(|e| crypto(format!("{}: {e}", at(&entity))))?;
+        let content_key = self.unwrap(&at(&entity), &metadata).await?;
+        let cipher =
+            ContentCipher::new(metadata.scheme, &content_key, &entity.partition_key, &entity.row_key);
+        let failed = |what: &str| {
+            crypto(format!(
+                "{}: {what} failed {}",
+                at(&entity),
+                match metadata.scheme {
+                    Scheme::Gcm =>
+                        "authentication (changed, moved from another row or property, or sealed under another key)",
+                    Scheme::V1 { .. } =>
+                        "to decrypt (bad padding or not UTF-8: a wrong key, or a changed or moved ciphertext)",
+                }
+            ))
+        };
+        let names = cipher
+            .open(PROPERTY_LIST, &list)
+            .and_then(|list| String::from_utf8(list).ok())
+            .and_then(|list| cipher.names(&list))
+            .ok_or_else(|| failed(&format!("the list of encrypted properties ({PROPERTY_LIST})")))?;
+        let mut opened = Vec::with_capacity(names.len());
+        for name in &names {
+            match entity.properties.get(name) {
+                // Not selected by a projection, or never written.
+                None => {}
+                Some(Value::Binary(sealed)) => {
+                    let text = cipher
+                        .open(name, sealed)
+                        .and_then(|plain| String::from_utf8(plain).ok())
+                        .ok_or_else(|| failed(&format!("property `{name}`")))?;
+                    opened.push((name.clone(), text));
+                }
+                Some(other) => {
+                    return Err(crypto(format!(
+                        "{}: property `{name}` is listed as encrypted but is {} instead of Edm.Binary",
+                        at(&entity),
+                        other.edm_type()
+                    )));
+                }
+            }
+        }
+        for (name, text) in opened {
+            entity.properties.insert(name, Value::String(text));
+        }
+        self.check_in_clear(table, &entity, Some(&names))?;
+        Ok(entity)
+    }
+
+    /// With `require_encryption`: a property the policy encrypts that the row holds in clear
+    /// (not among `encrypted`, `None` for a row without metadata) fails the read; without a
+    /// property resolver, so does any row without metadata.
+    fn check_in_clear(&self, table: &str, entity: &Entity, encrypted: Option<&[String]>) -> Result<()> {
+        if !self.require_encryption {
+            return Ok(());
+        }
+        let clear = match (&self.properties, encrypted) {
+            (None, None) => Some("the row is".to_owned()),
+            (None, Some(_)) => None,
+            (Some(_), encrypted) => entity
+                .properties
+                .keys()
+                .find(|name| {
+                    self.encrypts(entity, name) && !encrypted.is_some_and(|list| list.contains(name))
+                })
+                .map(|name| format!("property `{name}` is")),
+        };
+        match clear {
+            None => Ok(()),
+            Some(what) => Err(crypto(format!(
+                "entity {} in table {table}: encryption is required, but {what} stored in clear \
+                 (written without encryption, or its encryption metadata was removed)",
+                entity.key()
+            ))),
+        }
+    }
+
+    /// The content key of a row: unwrapped by the key its metadata names.
+    async fn unwrap(&self, at: &str, metadata: &Metadata) -> Result<[u8; 32]> {
+        let key_id = &metadata.key_id;
+        let mut key = None;
+        if let Some(resolver) = &self.resolver {
+            key = resolver.resolve(key_id).await.map_err(|e| {
+                crypto(format!("{at}: the key resolver failed to find the key-encryption key `{key_id}`"))
+                    .with_source(e)
+            })?;
+        }
+        let key = match (key, &self.key) {
+            (Some(key), _) => key,
+            (None, Some(own)) if own.key_id() == key_id => own.clone(),
+            (None, own) => {
+                return Err(crypto(format!(
+                    "{at}: no key-encryption key has the key id `{key_id}` the row was encrypted with ({})",
+                    match own {
+                        Some(own) => format!(
+                            "the policy's key is `{}`; add older keys to its key resolver",
+                            own.key_id()
+                        ),
+                        None => "the key resolver does not know it".to_owned(),
+                    }
+                )));
+            }
+        };
+        let unwrapped = key.unwrap_key(&metadata.wrapped_key, &metadata.algorithm).await.map_err(|e| {
+            crypto(format!(
+                "{at}: the key-encryption key `{key_id}` could not unwrap the content key (algorithm {:?})",
+                metadata.algorithm
+            ))
+            .with_source(e)
+        })?;
+        <[u8; 32]>::try_from(unwrapped.as_slice()).map_err(|_| {
+            crypto(format!(
+                "{at}: the key-encryption key `{key_id}` unwrapped a content key of {} bytes instead of 32",
+                unwrapped.len()
+            ))
+        })
+    }
+}
+
+/// The two metadata property names.
+fn is_metadata(name: &str) -> bool {
+    name == METADATA || name == PROPERTY_LIST
+}
+
+/// The random values of one entity write, from the operating system's source.
+struct Draw {
+    content_key: [u8; 32],
+    entity_iv: [u8; 16],
+    nonces: Vec<[u8; NONCE]>,
+}
+
+impl Draw {
+    /// A content key, an entity IV and `nonces` nonces.
+    fn new(nonces: usize) -> std::result::Result<Draw, rand_core::Error> {
+        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: vec![[0; NONCE]; nonces] };
+        OsRng.try_fill_bytes(&mut draw.content_key)?;
+        OsRng.try_fill_bytes(&mut draw.entity_iv)?;
+        OsRng.try_fill_bytes(draw.nonces.as_flattened_mut())?;
+        Ok(draw)
+    }
+}
+
+/// The content cipher of one entity, in its format.
+enum ContentCipher<'a> {
+    V1(legacy::Cipher<'a>),
+    // Boxed: the expanded AES key schedules make it 1 KiB.
+    Gcm(Box<authenticated::Cipher<'a>>),
+}
+
+impl<'a> ContentCipher<'a> {
+    fn new(scheme: Scheme, key: &'a [u8; 32], partition_key: &'a str, row_key: &'a str) -> Self {
+        match scheme {
+            Scheme::V1 { entity_iv, java_v1 } => {
+                ContentCipher::V1(legacy::Cipher { key, entity_iv, java_v1, partition_key, row_key })
+            }
+            Scheme::Gcm => {
+                ContentCipher::Gcm(Box::new(authenticated::Cipher::new(key, partition_key, row_key)))
+            }
+        }
+    }
+
+    /// Seals the value of property `name`; the authenticated format needs a fresh `nonce`
+    /// (and fails closed without one), "1.0" takes none.
+    fn seal(&self, name: &str, nonce: Option<&[u8; NONCE]>, plaintext: &[u8]) -> Result<Vec<u8>> {
+        match self {
+            ContentCipher::V1(c) => Ok(c.seal(name, plaintext)),
+            ContentCipher::Gcm(c) => {
+                let nonce =
+                    nonce.ok_or_else(|| crypto(format!("no nonce was drawn for property `{name}`")))?;
+                c.seal(name, *nonce, plaintext)
+                    .ok_or_else(|| crypto(format!("property `{name}` is too long for AES-GCM")))
+            }
+        }
+    }
+
+    fn open(&self, name: &str, value: &[u8]) -> Option<Vec<u8>> {
+        match self {
+            ContentCipher::V1(c) => c.open(name, value),
+            ContentCipher::Gcm(c) => c.open(name, value),
+        }
+    }
+
+    fn names(&self, list: &str) -> Option<Vec<String>> {
+        match self {
+            ContentCipher::V1(c) => c.names(list),
+            ContentCipher::Gcm(_) => serde_json::from_str(list).ok(),
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! Client-side encryption on the embedded engine: both formats round trip, rows written by the
+//! Python package `azure-cosmosdb-table` 1.0.6 read back, tampering and misuse are typed errors.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use table_client::encryption::{AesKeyWrap, EncryptionFormat, EncryptionPolicy, KeyRing, RsaOaepKey};
+use table_client::engine::Engine;
+use table_client::{
+    Entity, ErrorKind, IfMatch, Operation, Result, TableClient, TableServiceClient, Transaction, Value,
+};
+
+/// A test-only RSA key (2048 bits, PKCS#8), and its public key.
+const RSA_PEM: &str = include_str!("fixtures/encryption_rsa_key.pem");
+const RSA_PUBLIC_PEM: &str = include_str!("fixtures/encryption_rsa_public.pem");
+
+fn aes(id: &str, byte: u8) -> AesKeyWrap {
+    AesKeyWrap::new(id, [byte; 32])
+}
+
+fn secret(_: &str, _: &str, name: &str) -> bool {
+    name.starts_with("Secret")
+}
+
+/// A client with `policy` and a raw client over the same engine, both on table `t`.
+async fn clients(policy: EncryptionPolicy) -> Result<(TableClient, TableClient)> {
+    let engine = Engine::new();
+    let raw = TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
+    let service = TableServiceClient::builder().engine(engine).encryption(policy).build()?;
+    Ok((service.table("crypt"), raw))
+}
+
+fn policy(format: EncryptionFormat) -> EncryptionPolicy {
+    EncryptionPolicy::new(aes("k1", 1)).encrypt_properties(secret).format(format)
+}
+
+fn sample() -> Entity {
+    Entity::new("p", "r")
+        .with("SecretEmpty", "")
+        .with("SecretLong", "x".repeat(32 * 1024))
+        .with("SecretEmoji", "🦀 crab 👩‍👩‍👧")
+        .with("Plain", 42)
+}
+
+#[tokio::test]
+async fn both_formats_round_trip_through_every_read_and_write() -> Result<()> {
+    for format in [EncryptionFormat::Authenticated, EncryptionFormat::V1] {
+        let (table, raw) = clients(policy(format)).await?;
+        let etag = table.insert(sample()).await?;
+        let stored = raw.get("p", "r").await?;
+        assert!(matches!(stored.get("SecretEmoji"), Some(Value::Binary(_))), "{format:?}");
+        assert_eq!(stored.get("Plain"), Some(&Value::Int32(42)));
+        let read = table.get("p", "r").await?;
+        assert_eq!(read.properties, sample().properties, "{format:?}");
+
+        // Absent properties stay absent; replace, upsert, transaction and query all encrypt.
+        table.replace(Entity::new("p", "r").with("SecretEmoji", "b"), IfMatch::ETag(etag)).await?;
+        assert_eq!(
+            table.get("p", "r").await?.properties,
+            Entity::new("p", "r").with("SecretEmoji", "b").properties
+        );
+        table.insert_or_replace(Entity::new("p", "u").with("SecretA", "upsert")).await?;
+        let batch: Transaction =
+            [Operation::Insert(Entity::new("p", "b").with("SecretA", "batch"))].into_iter().collect();
+        table.submit_transaction(batch).await?;
+        assert!(matches!(raw.get("p", "b").await?.get("SecretA"), Some(Value::Binary(_))));
+        let all = table.query().collect().await?;
+        let texts: Vec<_> = all.iter().filter_map(|e| e.get("SecretA").or(e.get("SecretEmoji"))).collect();
+        assert_eq!(texts, [&Value::from("batch"), &Value::from("b"), &Value::from("upsert")]);
+        assert!(all.iter().all(|e| e.get("_ClientEncryptionMetadata1").is_none()));
+
+        // A projection fetches the metadata it needs.
+        let one = table.get_with_select("p", "u", Some(&["SecretA".to_owned()])).await?;
+        assert_eq!(one.get("SecretA"), Some(&Value::from("upsert")));
+    }
+    Ok(())
+}
+
+/// `_encrypt_entity` of `azure-cosmosdb-table` 1.0.6 with an A256KW key of bytes 0..32
+/// (content key 0x42 x 32 and entity IV 0x24 x 16 fixed in place of its random draws).
+#[tokio::test]
+async fn reads_a_row_the_python_package_encrypted_with_a256kw() -> Result<()> {
+    let mut key = [0u8; 32];
+    key.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+    let policy = EncryptionPolicy::new(AesKeyWrap::new("local:kat", key)).encrypt_properties(secret);
+    let (table, raw) = clients(policy).await?;
+    let b64 = |s: &str| Value::Binary(STANDARD.decode(s).unwrap_or_default());
+    raw.insert(
+        Entity::new("pk", "rk")
+            .with("Name", b64("AFgVPoHrrUIaxlsNs5EykA=="))
+            .with("Age", 3)
+            .with("_ClientEncryptionMetadata2", b64("QfaTaAbC8+XRKXCEAxz1rg=="))
+            .with("_ClientEncryptionMetadata1", PYTHON_A256KW_METADATA),
+    )
+    .await?;
+    let read = table.get("pk", "rk").await?;
+    assert_eq!(read.properties, Entity::new("pk", "rk").with("Name", "héllo 🦀").with("Age", 3).properties);
+    Ok(())
+}
+
+const PYTHON_A256KW_METADATA: &str = r#"{"WrappedContentKey": {"KeyId": "local:kat", "EncryptedKey": "Db4ooJNIiQZjXh9dg8m976HAEtBBbKXIZD7uTh8Uw7IIX8gxlJZxwA==", "Algorithm": "A256KW"}, "EncryptionAgent": {"Protocol": "1.0", "EncryptionAlgorithm": "AES_CBC_256"}, "ContentEncryptionIV": "JCQkJCQkJCQkJCQkJCQkJA==", "KeyWrappingMetadata": {"EncryptionLibrary": "Python 1.4.2"}}"#;
+
+/// A row in the Java library's first variant of "1.0" (no `KeyWrappingMetadata`: PartitionKey
+/// before RowKey in the IVs, a bracketed name list), built with the Python package's own IV
+/// function in its Java mode, which also reads the list back as `[Name, Other]`.
+#[tokio::test]
+async fn reads_the_java_v1_variant_of_format_1_0() -> Result<()> {
+    let mut key = [0u8; 32];
+    key.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+    let (table, raw) = clients(EncryptionPolicy::new(AesKeyWrap::new("local:java", key))).await?;
+    let b64 = |s: &str| Value::Binary(STANDARD.decode(s).unwrap_or_default());
+    raw.insert(
+        Entity::new("pk", "rk")
+            .with("Name", b64("Dv1iRF9x/wzDQquq0s0UJw=="))
+            .with("_ClientEncryptionMetadata2", b64("xl8nd/X8SyLfsgXT8FkvUQ=="))
+            .with("_ClientEncryptionMetadata1", JAVA_V1_METADATA),
+    )
+    .await?;
+    assert_eq!(
+        table.get("pk", "rk").await?.properties,
+        Entity::new("pk", "rk").with("Name", "java v1 🦀").properties
+    );
+    Ok(())
+}
+
+const JAVA_V1_METADATA: &str = r#"{"WrappedContentKey": {"KeyId": "local:java", "EncryptedKey": "Db4ooJNIiQZjXh9dg8m976HAEtBBbKXIZD7uTh8Uw7IIX8gxlJZxwA==", "Algorithm": "A256KW"}, "EncryptionAgent": {"Protocol": "1.0", "EncryptionAlgorithm": "AES_CBC_256"}, "ContentEncryptionIV": "JCQkJCQkJCQkJCQkJCQkJA=="}"#;
+
+/// The Python package's encryption with an RSA-OAEP (SHA-1) key, the fixture's.
+#[tokio::test]
+async fn reads_a_row_the_python_package_encrypted_with_rsa_oaep() -> Result<()> {
+    let policy = EncryptionPolicy::new(RsaOaepKey::from_private_key_pem("local:rsa", RSA_PEM)?);
+    let (table, raw) = clients(policy).await?;
+    let b64 = |s: &str| Value::Binary(STANDARD.decode(s).unwrap_or_default());
+    raw.insert(
+        Entity::new("pk", "rk")
+            .with("Name", b64("+Ewm1/yTRuHg4TnnB1IVMw=="))
+            .with("Note", b64("p1Udto0hgRHUh+IDNOIFcg=="))
+            .with("_ClientEncryptionMetadata2", b64("AOoxR87Z2t90MrNGc4OF4DBqMMbQdJNcsge7gCyJZ4I="))
+            .with("_ClientEncryptionMetadata1", PYTHON_RSA_METADATA),
+    )
+    .await?;
+    let read = table.get("pk", "rk").await?;
+    assert_eq!(read.properties, Entity::new("pk", "rk").with("Name", "héllo 🦀").with("Note", "").properties);
+    Ok(())
+}
+
+const PYTHON_RSA_METADATA: &str = r#"{"WrappedContentKey": {"KeyId": "local:rsa", "EncryptedKey": "GwL3pN7sz0YHaJIH+REmgo3IT/Wfl8yo8MbqdxmlaOzfXHxLoUr8LtLfZlWEmS3IXt8uhqxaYGL3v/q2jQfbWo4MRxSy0Gqu8MScTaoss5iim9UWyGqP2UEgzzDt0trilQ6h0QGG7cG5NFDutP3Ms6Mx+/xBAPD3ufD+dpXDlyoPFAlUaSOTBAyuMSFSOaJxVipeIUScOeV65bG7CDoPJEcKvoz4kvAM/fEoMneUwLAsF+Tz0DPP0V8xLbT8i9uHXgx2Ch1TbQE0JWckxfLoX2l7LOp4TsP/niWDA9pxMd+zmx68pGzeTsmbmmtcEqnSBeyvQBEhIpjlJHIEs2jt5A==", "Algorithm": "RSA-OAEP"}, "EncryptionAgent": {"Protocol": "1.0", "EncryptionAlgorithm": "AES_CBC_256"}, "ContentEncryptionIV": "rBGhbkAabwDQ9chpO91g3A==", "KeyWrappingMetadata": {"EncryptionLibrary": "Python 1.4.2"}}"#;
+
+#[tokio::test]
+async fn rsa_oaep_round_trips_and_a_public_key_only_writes() -> Result<()> {
+    let private = RsaOaepKey::from_private_key_pem("rsa", RSA_PEM)?;
+    let (table, raw) = clients(EncryptionPolicy::new(private).encrypt_properties(secret)).await?;
+    table.insert(Entity::new("p", "r").with("SecretA", "rsa")).await?;
+    assert_eq!(table.get("p", "r").await?.get("SecretA"), Some(&Value::from("rsa")));
+    let e = RsaOaepKey::from_private_key_pem("rsa", "not a key").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+
+    // A writer holding only the public key writes rows it cannot read back.
+    let public = RsaOaepKey::from_public_key_pem("rsa", RSA_PUBLIC_PEM)?;
+    let (writer, _) = clients(EncryptionPolicy::new(public).encrypt_properties(secret)).await?;
+    writer.insert(Entity::new("p", "w").with("SecretA", "one way")).await?;
+    let e = writer.get("p", "w").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    let _ = raw;
+    Ok(())
+}
+
+/// Every bit of a value and of the name list, and the wrapped key: each change is a Crypto error.
+#[tokio::test]
+async fn the_authenticated_format_detects_every_flipped_bit() -> Result<()> {
+    let (table, raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    table.insert(Entity::new("p", "r").with("SecretA", "abc")).await?;
+    let stored = raw.get("p", "r").await?;
+    for name in ["SecretA", "_ClientEncryptionMetadata2"] {
+        let Some(Value::Binary(bytes)) = stored.get(name).cloned() else { panic!("{name} is not binary") };
+        for bit in 0..bytes.len() * 8 {
+            let mut changed = bytes.clone();
+            changed[bit / 8] ^= 1 << (bit % 8);
+            raw.insert_or_replace(stored.clone().with(name, changed)).await?;
+            let e = table.get("p", "r").await.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Crypto, "{name} bit {bit}: {e}");
+        }
+    }
+    let Some(Value::String(metadata)) = stored.get("_ClientEncryptionMetadata1").cloned() else { panic!() };
+    for bit in 0..metadata.len() * 8 {
+        let mut bytes = metadata.clone().into_bytes();
+        bytes[bit / 8] ^= 1 << (bit % 8);
+        let Ok(changed) = String::from_utf8(bytes) else { continue };
+        raw.insert_or_replace(stored.clone().with("_ClientEncryptionMetadata1", changed)).await?;
+        let e = table.get("p", "r").await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Crypto, "metadata bit {bit}: {e}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn swapped_values_and_rows_fail_authentication() -> Result<()> {
+    let (table, raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    table.insert(Entity::new("p", "r1").with("SecretA", "a1").with("SecretB", "b1")).await?;
+    table.insert(Entity::new("p", "r2").with("SecretA", "a2").with("SecretB", "b2")).await?;
+    let one = raw.get("p", "r1").await?;
+    let two = raw.get("p", "r2").await?;
+    let (a, b) = (one.get("SecretA").cloned(), one.get("SecretB").cloned());
+    raw.insert_or_replace(
+        one.clone()
+            .with("SecretA", b.clone().unwrap_or(Value::Int32(0)))
+            .with("SecretB", a.unwrap_or(Value::Int32(0))),
+    )
+    .await?;
+    assert_eq!(table.get("p", "r1").await.unwrap_err().kind(), ErrorKind::Crypto);
+    // Row r2's whole payload under r1's keys.
+    let mut moved = two.clone();
+    moved.row_key = "r1".into();
+    raw.insert_or_replace(moved).await?;
+    let e = table.get("p", "r1").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto, "{e}");
+    assert!(e.to_string().contains("authentication"), "{e}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn v1_failures_are_typed_errors() -> Result<()> {
+    let (table, raw) = clients(policy(EncryptionFormat::V1)).await?;
+    table.insert(Entity::new("p", "r").with("SecretA", "sixteen bytes!!!")).await?;
+    let stored = raw.get("p", "r").await?;
+
+    // (A wrong key: `wrong_and_unknown_keys_fail_and_a_key_ring_reads_rotated_rows`.)
+    let Some(Value::Binary(bytes)) = stored.get("SecretA").cloned() else { panic!() };
+    // Bad padding: the last block changed.
+    let mut changed = bytes.clone();
+    let last = changed.len() - 1;
+    changed[last] ^= 0x80;
+    raw.insert_or_replace(stored.clone().with("SecretA", changed)).await?;
+    assert_eq!(table.get("p", "r").await.unwrap_err().kind(), ErrorKind::Crypto);
+    // Truncated to no whole block.
+    raw.insert_or_replace(stored.clone().with("SecretA", bytes[..5].to_vec())).await?;
+    assert_eq!(table.get("p", "r").await.unwrap_err().kind(), ErrorKind::Crypto);
+    // Missing half of the metadata.
+    let mut half = stored.clone();
+    half.properties.remove("_ClientEncryptionMetadata2");
+    raw.insert_or_replace(half).await?;
+    let e = table.get("p", "r").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    assert!(e.to_string().contains("_ClientEncryptionMetadata2 is missing"), "{e}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn wrong_and_unknown_keys_fail_and_a_key_ring_reads_rotated_rows() -> Result<()> {
+    let engine = Engine::new();
+    let with = |policy: EncryptionPolicy| {
+        TableServiceClient::builder()
+            .engine(engine.clone())
+            .encryption(policy)
+            .build()
+            .map(|s| s.table("crypt"))
+    };
+    TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
+    for format in [EncryptionFormat::Authenticated, EncryptionFormat::V1] {
+        let old = with(EncryptionPolicy::new(aes("old", 1)).encrypt_properties(secret).format(format))?;
+        old.insert_or_replace(Entity::new("p", "r").with("SecretA", "x")).await?;
+
+        let wrong = with(EncryptionPolicy::new(aes("old", 9)))?.get("p", "r").await.unwrap_err();
+        assert_eq!(wrong.kind(), ErrorKind::Crypto);
+        assert!(wrong.to_string().contains("could not unwrap"), "{wrong}");
+
+        let unknown = with(EncryptionPolicy::new(aes("new", 2)))?.get("p", "r").await.unwrap_err();
+        assert_eq!(unknown.kind(), ErrorKind::Crypto);
+        assert!(unknown.to_string().contains("`old`"), "{unknown}");
+
+        let rotated =
+            with(EncryptionPolicy::new(aes("new", 2)).key_resolver(KeyRing::new().with(aes("old", 1))))?;
+        assert_eq!(rotated.get("p", "r").await?.get("SecretA"), Some(&Value::from("x")));
+        let read_only =
+            with(EncryptionPolicy::read_only(KeyRing::new().with(aes("old", 1))).encrypt_properties(secret))?;
+        assert_eq!(read_only.get("p", "r").await?.get("SecretA"), Some(&Value::from("x")));
+        let e = read_only.insert(Entity::new("p", "w").with("SecretA", "y")).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Crypto);
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn require_encryption_refuses_rows_in_clear() -> Result<()> {
+    let (table, raw) = clients(policy(EncryptionFormat::Authenticated).require_encryption(true)).await?;
+    raw.insert(Entity::new("p", "plain").with("SecretA", "in clear")).await?;
+    raw.insert(Entity::new("p", "other").with("Public", "fine")).await?;
+    let e = table.get("p", "plain").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    assert!(e.to_string().contains("`SecretA`"), "{e}");
+    assert_eq!(table.get("p", "other").await?.get("Public"), Some(&Value::from("fine")));
+    // An encrypted row with a property later written in clear beside it.
+    table.insert(Entity::new("p", "mixed").with("SecretA", "sealed")).await?;
+    raw.merge(Entity::new("p", "mixed").with("SecretB", "in clear"), IfMatch::Any).await?;
+    assert_eq!(table.get("p", "mixed").await.unwrap_err().kind(), ErrorKind::Crypto);
+    assert!(table.query().collect().await.is_err());
+    Ok(())
+}
+
+#[tokio::test]
+async fn merges_of_encrypted_properties_are_refused() -> Result<()> {
+    let (table, raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    table.insert(Entity::new("p", "r").with("SecretA", "a")).await?;
+    let e = table.merge(Entity::new("p", "r").with("SecretA", "b"), IfMatch::Any).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("replace it with its ETag"), "{e}");
+    let e = table.insert_or_merge(Entity::new("p", "r").with("SecretB", "b")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    let batch: Transaction = [
+        Operation::Insert(Entity::new("p", "x").with("SecretA", "ok")),
+        Operation::Merge { entity: Entity::new("p", "r").with("SecretA", "b"), if_match: IfMatch::Any },
+    ]
+    .into_iter()
+    .collect();
+    let e = table.submit_transaction(batch).await.unwrap_err();
+    assert_eq!((e.kind(), e.batch_index()), (ErrorKind::InvalidInput, Some(1)));
+    assert!(raw.get_if_exists("p", "x").await?.is_none());
+    // Merging only properties in clear is fine.
+    table.merge(Entity::new("p", "r").with("Public", 1), IfMatch::Any).await?;
+    assert_eq!(table.get("p", "r").await?.get("SecretA"), Some(&Value::from("a")));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_ciphertext_over_the_binary_limit_is_too_large() -> Result<()> {
+    let (table, _raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    // 32 768 characters of two UTF-8 bytes each: a legal string, a ciphertext over 64 KiB.
+    let e = table.insert(Entity::new("p", "r").with("SecretA", "é".repeat(32 * 1024))).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TooLarge, "{e}");
+    assert!(e.to_string().contains("SecretA"), "{e}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn only_strings_are_encrypted_and_metadata_names_are_reserved() -> Result<()> {
+    let (table, _raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    let e = table.insert(Entity::new("p", "r").with("SecretN", 5)).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("only strings"), "{e}");
+    let e = table
+        .insert(Entity::new("p", "r").with("SecretA", "a").with("_ClientEncryptionMetadata1", "x"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    Ok(())
+}
+
+#[tokio::test]
+async fn format_1_0_marks_every_row_as_the_older_libraries_do() -> Result<()> {
+    for (format, marked) in [(EncryptionFormat::V1, true), (EncryptionFormat::Authenticated, false)] {
+        let (table, raw) = clients(policy(format)).await?;
+        table.insert(Entity::new("p", "r").with("Public", "nothing secret")).await?;
+        let stored = raw.get("p", "r").await?;
+        assert_eq!(stored.get("_ClientEncryptionMetadata1").is_some(), marked, "{format:?}");
+        assert_eq!(
+            table.get("p", "r").await?.properties,
+            Entity::new("p", "r").with("Public", "nothing secret").properties
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn require_encryption_without_a_resolver_refuses_only_rows_without_metadata() -> Result<()> {
+    let engine = Engine::new();
+    let with = |policy: EncryptionPolicy| {
+        TableServiceClient::builder()
+            .engine(engine.clone())
+            .encryption(policy)
+            .build()
+            .map(|s| s.table("crypt"))
+    };
+    let raw = TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
+    // Format 1.0 marks a row with nothing to encrypt; a plain row has no metadata.
+    with(EncryptionPolicy::new(aes("k1", 1)).format(EncryptionFormat::V1))?
+        .insert(Entity::new("p", "marked").with("Public", "x"))
+        .await?;
+    raw.insert(Entity::new("p", "plain").with("Public", "y")).await?;
+    let reader = with(EncryptionPolicy::new(aes("k1", 1)).require_encryption(true))?;
+    assert_eq!(reader.get("p", "marked").await?.get("Public"), Some(&Value::from("x")));
+    let e = reader.get("p", "plain").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    assert!(e.to_string().contains("the row is stored in clear"), "{e}");
+    Ok(())
+}
+
+/// A typed entity converts to and from an entity, so the policy's resolver encrypts it too
+/// (until `#[table(encrypt)]` names its fields).
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+struct Person {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    secret_notes: String,
+    age: i32,
+}
+
+#[tokio::test]
+async fn typed_entities_are_encrypted_through_the_resolver() -> Result<()> {
+    let (table, raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    let ann = Person { team: "t".into(), id: "ann".into(), secret_notes: "🦀 private".into(), age: 34 };
+    let people = table.typed::<Person>();
+    people.insert(&ann).await?;
+    assert!(matches!(raw.get("t", "ann").await?.get("SecretNotes"), Some(Value::Binary(_))));
+    assert_eq!(people.get(&table_client::EntityKey::new("t", "ann")).await?, ann);
+    Ok(())
+}
