@@ -1,6 +1,10 @@
 //! Throughput of the embedded engine on one thread, over a table of 100 000 entities with 8
 //! properties each (10 partitions of 10 000 rows): point get, insert, replace, filtered
-//! partition scan, range scan of 1000 rows, batch of 100 inserts.
+//! partition scan, range scan of 1000 rows, batch of 100 inserts. Beside them, two floors
+//! measured in the same run: `btreemap_insert_floor` moves the same prebuilt entities into a
+//! plain `BTreeMap<pk, BTreeMap<rk, Entity>>` (no validation, no encoding, no timestamp), and
+//! the `datetime` group parses the same `Edm.DateTime` strings with our parser and with
+//! chrono's RFC 3339 parser.
 //!
 //! Each figure is what a caller of the public API sees: a get includes copying the entity
 //! out and dropping it; inserts and batches write prebuilt entities into fresh tables (to keep
@@ -9,12 +13,16 @@
 //! returned. It runs after the replace benchmark has rewritten rows at scattered keys, so it
 //! scans a table whose rows were written at different times, as in a live table.
 //!
-//! `cargo bench -p table-core --bench engine`
+//! `cargo bench -p table-core --bench engine` (`-- --save-baseline before`, then
+//! `-- --baseline before`, to compare two versions side by side).
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use chrono::DateTime;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use table_core::datetime::{format_datetime, parse_datetime};
 use table_core::engine::Engine;
 use table_core::{CompareOp, Entity, Filter, IfMatch, Operation, QueryRequest};
 
@@ -87,6 +95,31 @@ fn benches(c: &mut Criterion) {
                     fresh.insert(T, e).expect("fresh key");
                 }
                 total += start.elapsed();
+                done += n;
+            }
+            total
+        });
+    });
+
+    // The floor of `insert`: the same entities, moved into nested maps keyed by their keys.
+    group.bench_function("btreemap_insert_floor", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            let mut done = 0;
+            while done < iters {
+                let n = (iters - done).min(INSERT_CHUNK);
+                let mut fresh: BTreeMap<String, BTreeMap<String, Entity>> = BTreeMap::new();
+                let rows: Vec<Entity> = (0..n as usize).map(|i| row(i % PARTITIONS, i)).collect();
+                let start = Instant::now();
+                for e in rows {
+                    let partition = fresh.entry(e.partition_key.clone()).or_default();
+                    if partition.contains_key(&e.row_key) {
+                        panic!("fresh key");
+                    }
+                    partition.insert(e.row_key.clone(), e);
+                }
+                total += start.elapsed();
+                black_box(&fresh);
                 done += n;
             }
             total
@@ -166,6 +199,32 @@ fn benches(c: &mut Criterion) {
                 done += n;
             }
             total
+        });
+    });
+    group.finish();
+
+    // Every row read back pays for its `Timestamp`: the service's form, seven fraction digits.
+    let stamps: Vec<String> = (0..1024)
+        .map(|i: i64| {
+            let nanos = u32::try_from(i * 976_562_300 % 1_000_000_000).expect("below a second");
+            let t = DateTime::from_timestamp(1_700_000_000 + i * 7_919, nanos).expect("in range");
+            format_datetime(t)
+        })
+        .collect();
+    let mut group = c.benchmark_group("datetime");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("parse_datetime", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            i += 1;
+            black_box(parse_datetime(black_box(&stamps[i % stamps.len()])).expect("valid"))
+        });
+    });
+    group.bench_function("chrono_rfc3339", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            i += 1;
+            black_box(DateTime::parse_from_rfc3339(black_box(&stamps[i % stamps.len()])).expect("valid"))
         });
     });
     group.finish();

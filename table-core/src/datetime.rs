@@ -100,46 +100,47 @@ pub struct DateTimeParseError(pub String);
 /// Every four-digit year parses (`0000` included); callers apply their own range: the
 /// service stores 1601 to 9999 ([`min_datetime`], [`max_datetime`]).
 pub fn parse_datetime(s: &str) -> Result<DateTime<Utc>, DateTimeParseError> {
-    let err = || DateTimeParseError(s.to_owned());
-    let body = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00")).unwrap_or(s);
-    let (main, frac) = match body.split_once('.') {
-        Some((m, f)) => (m, Some(f)),
-        None => (body, None),
+    parse_bytes(s.as_bytes()).ok_or_else(|| DateTimeParseError(s.to_owned()))
+}
+
+/// [`parse_datetime`] on the text's bytes; `None` when it is not one of the forms.
+///
+/// Every row read back pays for its `Timestamp` here, so the fields are read digit by digit
+/// at their fixed positions, without allocating; chrono only checks the calendar.
+fn parse_bytes(s: &[u8]) -> Option<DateTime<Utc>> {
+    let body = s.strip_suffix(b"Z").or_else(|| s.strip_suffix(b"+00:00")).unwrap_or(s);
+    let (up_to_minutes, rest) = body.split_at_checked(16)?;
+    let &[y0, y1, y2, y3, b'-', mo0, mo1, b'-', d0, d1, b'T', h0, h1, b':', mi0, mi1] = up_to_minutes else {
+        return None;
     };
-    // `YYYY-MM-DDThh:mm` or `YYYY-MM-DDThh:mm:ss`, separators at fixed positions.
-    let with_seconds = match main.len() {
-        16 => false,
-        19 => true,
-        _ => return Err(err()),
+    // Then nothing, or `:ss` with an optional `.` and fraction digits.
+    let (second, nanos) = match rest {
+        [] => (0, 0),
+        [b':', s0, s1] => (number(&[*s0, *s1])?, 0),
+        [b':', s0, s1, b'.', fraction @ ..] => (number(&[*s0, *s1])?, fraction_nanos(fraction)?),
+        _ => return None,
     };
-    let shaped = main.bytes().enumerate().all(|(i, b)| match i {
-        4 | 7 => b == b'-',
-        10 => b == b'T',
-        13 | 16 => b == b':',
-        _ => b.is_ascii_digit(),
-    });
-    if !shaped || (frac.is_some() && !with_seconds) {
-        return Err(err());
+    let year = i32::try_from(number(&[y0, y1, y2, y3])?).ok()?;
+    let date = NaiveDate::from_ymd_opt(year, number(&[mo0, mo1])?, number(&[d0, d1])?)?;
+    let time = NaiveTime::from_hms_nano_opt(number(&[h0, h1])?, number(&[mi0, mi1])?, second, nanos)?;
+    Some(NaiveDateTime::new(date, time).and_utc())
+}
+
+/// The value of up to nine ASCII decimal digits; `None` if a byte is not a digit.
+fn number(digits: &[u8]) -> Option<u32> {
+    digits.iter().try_fold(0, |n, &b| b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0')))
+}
+
+/// The nanoseconds of fraction digits, truncated to the tick: the first seven digits count,
+/// the others need only be digits. `None` when there are none or one is not a digit.
+fn fraction_nanos(digits: &[u8]) -> Option<u32> {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
     }
-    let field =
-        |from: usize, to: usize| main.get(from..to).and_then(|t| t.parse::<u32>().ok()).ok_or_else(err);
-    let year = i32::try_from(field(0, 4)?).map_err(|_| err())?;
-    let second = if with_seconds { field(17, 19)? } else { 0 };
-    let date = NaiveDate::from_ymd_opt(year, field(5, 7)?, field(8, 10)?).ok_or_else(err)?;
-    let time = NaiveTime::from_hms_opt(field(11, 13)?, field(14, 16)?, second).ok_or_else(err)?;
-    let mut nanos: u32 = 0;
-    if let Some(f) = frac {
-        if f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(err());
-        }
-        // Digits past the ninth are below a nanosecond; the tick keeps seven.
-        let digits = f.get(..9).unwrap_or(f);
-        let padded = format!("{digits:0<9}");
-        nanos = padded.parse::<u32>().map_err(|_| err())?;
-        nanos -= nanos % 100;
-    }
-    let t = NaiveDateTime::new(date, time).and_utc();
-    Ok(t + chrono::Duration::nanoseconds(i64::from(nanos)))
+    let ticks = digits.get(..7).unwrap_or(digits);
+    // 100 ns per tick, and a factor of ten per digit short of seven (`.5` is 5 000 000 ticks).
+    let scale = (ticks.len()..7).fold(100, |scale, _| scale * 10);
+    Some(number(ticks)? * scale)
 }
 
 /// Drops sub-tick nanoseconds (a tick is 100 ns), as the service stores them.
@@ -230,6 +231,114 @@ mod tests {
             "",
         ] {
             assert!(parse_datetime(s).is_err(), "{s}");
+        }
+    }
+
+    /// The parser before the byte-level one, kept as the reference it must agree with.
+    fn parse_reference(s: &str) -> Result<DateTime<Utc>, DateTimeParseError> {
+        let err = || DateTimeParseError(s.to_owned());
+        let body = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00")).unwrap_or(s);
+        let (main, frac) = match body.split_once('.') {
+            Some((m, f)) => (m, Some(f)),
+            None => (body, None),
+        };
+        let with_seconds = match main.len() {
+            16 => false,
+            19 => true,
+            _ => return Err(err()),
+        };
+        let shaped = main.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            10 => b == b'T',
+            13 | 16 => b == b':',
+            _ => b.is_ascii_digit(),
+        });
+        if !shaped || (frac.is_some() && !with_seconds) {
+            return Err(err());
+        }
+        let field =
+            |from: usize, to: usize| main.get(from..to).and_then(|t| t.parse::<u32>().ok()).ok_or_else(err);
+        let year = i32::try_from(field(0, 4)?).map_err(|_| err())?;
+        let second = if with_seconds { field(17, 19)? } else { 0 };
+        let date = NaiveDate::from_ymd_opt(year, field(5, 7)?, field(8, 10)?).ok_or_else(err)?;
+        let time = NaiveTime::from_hms_opt(field(11, 13)?, field(14, 16)?, second).ok_or_else(err)?;
+        let mut nanos: u32 = 0;
+        if let Some(f) = frac {
+            if f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(err());
+            }
+            let digits = f.get(..9).unwrap_or(f);
+            let padded = format!("{digits:0<9}");
+            nanos = padded.parse::<u32>().map_err(|_| err())?;
+            nanos -= nanos % 100;
+        }
+        let t = NaiveDateTime::new(date, time).and_utc();
+        Ok(t + chrono::Duration::nanoseconds(i64::from(nanos)))
+    }
+
+    /// Texts near the accepted forms: a printed instant of any year `0000..=9999`, with or
+    /// without seconds, with 0 to 12 fraction digits and any of the three endings, then
+    /// (half the time) one byte replaced, inserted or removed by a byte that matters to
+    /// the grammar.
+    fn near_datetime() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let instant = -62_167_219_200i64..253_402_300_800;
+        let ending = prop_oneof![Just("Z"), Just("+00:00"), Just(""), Just("+01:00"), Just("z")];
+        let byte = prop_oneof![
+            (b'0'..=b'9').prop_map(char::from),
+            Just('-'),
+            Just(':'),
+            Just('T'),
+            Just('.'),
+            Just('Z'),
+            Just('+'),
+            Just(' '),
+            Just('\u{e9}'),
+            Just('\u{ff11}'),
+        ];
+        let edit = prop_oneof![Just(None), (0usize..32, 0u8..3, byte).prop_map(Some)];
+        (instant, 0u32..1_000_000_000, any::<bool>(), 0usize..=12, ending, edit).prop_map(
+            |(secs, nanos, seconds, width, ending, edit)| {
+                let t = DateTime::from_timestamp(secs, nanos).unwrap_or_default();
+                let full = t.format("%Y-%m-%dT%H:%M:%S%.9f").to_string();
+                let mut text = match (seconds, width) {
+                    (false, _) => full.get(..16).unwrap_or_default().to_owned(),
+                    (true, 0) => full.get(..19).unwrap_or_default().to_owned(),
+                    (true, w) => format!(
+                        "{}{}",
+                        full.get(..20).unwrap_or_default(),
+                        &format!("{:0<12}", &full[20..])[..w]
+                    ),
+                };
+                text.push_str(ending);
+                if let Some((at, kind, c)) = edit {
+                    let mut chars: Vec<char> = text.chars().collect();
+                    let at = at.min(chars.len());
+                    match kind {
+                        0 if at < chars.len() => chars[at] = c,
+                        1 => chars.insert(at, c),
+                        _ if at < chars.len() => {
+                            chars.remove(at);
+                        }
+                        _ => chars.push(c),
+                    }
+                    text = chars.into_iter().collect();
+                }
+                text
+            },
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn byte_parser_agrees_with_the_reference(text in near_datetime()) {
+            proptest::prop_assert_eq!(parse_datetime(&text), parse_reference(&text));
+        }
+
+        #[test]
+        fn byte_parser_agrees_with_the_reference_on_any_text(text in "[0-9T:.Z+ -]{0,32}") {
+            proptest::prop_assert_eq!(parse_datetime(&text), parse_reference(&text));
         }
     }
 

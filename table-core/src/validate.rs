@@ -50,13 +50,17 @@ pub fn is_forbidden_key_char(c: char) -> bool {
 /// name. OData control names (`odata.etag`, `x@odata.type`) are not identifiers, so they are
 /// refused too.
 pub fn validate_property_name(name: &str) -> Result<(), Violation> {
-    let length = name.chars().count();
-    if length > MAX_PROPERTY_NAME_LEN {
-        return Err(Violation::PropertyNameTooLong {
-            name: name.to_owned(),
-            length,
-            max: MAX_PROPERTY_NAME_LEN,
-        });
+    // A name has no more characters than bytes, so only one of more bytes than the limit is
+    // counted: every write checks every name.
+    if name.len() > MAX_PROPERTY_NAME_LEN {
+        let length = name.chars().count();
+        if length > MAX_PROPERTY_NAME_LEN {
+            return Err(Violation::PropertyNameTooLong {
+                name: name.to_owned(),
+                length,
+                max: MAX_PROPERTY_NAME_LEN,
+            });
+        }
     }
     let reason = identifier_problem(name)
         .or_else(|| RESERVED_PROPERTY_NAMES.contains(&name).then_some("it is a system property"));

@@ -215,10 +215,10 @@ impl Engine {
             validate_operation(operation)?;
             check_etag_syntax(operation)?;
             let about = |e: Error, op: &Operation| e.about(table, Some((op.partition_key(), op.row_key())));
-            s.catalog.table(table).map_err(|e| about(e, operation))?.write(|data| {
-                data.check(operation).map_err(|e| about(e, operation))?;
-                Ok(data.apply(operation, s.clock.tick()))
-            })
+            s.catalog
+                .table(table)
+                .map_err(|e| about(e, operation))?
+                .write(|data| data.execute(operation, &s.clock).map_err(|e| about(e, operation)))
         })
     }
 

@@ -21,6 +21,7 @@ use std::ops::Bound;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
+use super::options::DEFAULT_MAX_PAGE_SIZE;
 use super::order::encode;
 use super::row::Row;
 use super::table::TableData;
@@ -178,7 +179,9 @@ pub(crate) fn scan(
     if let Some(pk) = &resume_pk {
         partition_keys.raise(Bound::Included(pk));
     }
-    let mut rows = Vec::new();
+    // Sized for a full page up to the service's page size: the rows are `Arc`s, so that is at
+    // most 16 KiB, and a page that fills never reallocates.
+    let mut rows = Vec::with_capacity(limits.size.get().min(DEFAULT_MAX_PAGE_SIZE.get()));
     let Some(pk_bounds) = partition_keys.bounds() else {
         return ScanResult { rows, next: None };
     };

@@ -7,13 +7,15 @@
 //! of the lock without copying rows it does not return.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use chrono::{DateTime, Utc};
 
+use super::clock::Clock;
 use super::order::{SortKey, encode, sort_key};
 use super::row::Row;
 use crate::batch::{Operation, WriteOutcome};
-use crate::entity::{ETag, IfMatch};
+use crate::entity::{ETag, Entity, IfMatch};
 use crate::error::{Error, ErrorCode, Result};
 use crate::validate::validate_entity;
 
@@ -32,65 +34,107 @@ impl TableData {
         self.partitions.get(encode(partition_key).as_ref())?.get(encode(row_key).as_ref())
     }
 
-    /// Checks the operation against the stored row: existence, `If-Match`, and for a merge the
-    /// limits of the merged entity (the service refuses a merge whose result is too large or
-    /// has too many properties). Touches nothing.
+    /// Checks the operation against the stored row ([`check_row`]). Touches nothing.
     pub(crate) fn check(&self, op: &Operation) -> Result<()> {
-        let current = self.get(op.partition_key(), op.row_key());
-        if let (Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity), Some(row)) = (op, current)
-        {
-            let mut merged = row.to_entity(None);
-            merged.properties.extend(entity.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
-            validate_entity(&merged).map_err(Error::invalid)?;
-        }
-        match op {
-            Operation::Insert(_) if current.is_some() => Err(Error::service(ErrorCode::EntityAlreadyExists)),
-            Operation::Replace { if_match, .. }
-            | Operation::Merge { if_match, .. }
-            | Operation::Delete { if_match, .. } => match current {
-                None => Err(Error::service(ErrorCode::ResourceNotFound)),
-                Some(row) => check_if_match(row, if_match),
-            },
-            _ => Ok(()),
-        }
+        check_row(op, self.get(op.partition_key(), op.row_key()))
+    }
+
+    /// Checks one operation against its row and, when it passes, applies it stamped with the
+    /// next tick of `clock`: the row is looked up once, and checked and written in place.
+    /// Errors as [`check`](Self::check); a refused operation changes nothing and takes no
+    /// tick.
+    pub(crate) fn execute(&mut self, op: &Operation, clock: &Clock) -> Result<WriteOutcome> {
+        self.at_row(op, |slot| {
+            check_row(op, stored(&slot))?;
+            Ok(write(slot, op, clock.tick()))
+        })
     }
 
     /// Applies an operation that passed [`check`](Self::check), stamping written rows with
     /// `timestamp`. Total: an operation that did not pass `check` is applied as its upsert
     /// counterpart rather than panicking.
     pub(crate) fn apply(&mut self, op: &Operation, timestamp: DateTime<Utc>) -> WriteOutcome {
-        let (written, merge) = match op {
-            Operation::Delete { key, .. } => {
-                let pk = encode(&key.partition_key);
-                if let Some(partition) = self.partitions.get_mut(pk.as_ref()) {
-                    partition.remove(encode(&key.row_key).as_ref());
-                    if partition.is_empty() {
-                        self.partitions.remove(pk.as_ref());
-                    }
-                }
-                return WriteOutcome { etag: None };
-            }
-            Operation::Insert(e) | Operation::Replace { entity: e, .. } | Operation::InsertOrReplace(e) => {
-                (e, false)
-            }
-            Operation::Merge { entity: e, .. } | Operation::InsertOrMerge(e) => (e, true),
-        };
-        let etag = ETag::from_timestamp(timestamp);
-        let partition = self.partitions.entry(sort_key(&written.partition_key)).or_default();
-        let rk = sort_key(&written.row_key);
-        // Only a merge reads the old row: replacing writes skip that lookup.
-        let old = if merge { partition.get(&rk) } else { None };
-        let row = match old {
-            Some(old) => {
-                let mut merged = old.to_entity(None);
-                merged.properties.extend(written.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
-                Row::new(&merged, timestamp, &etag)
-            }
-            _ => Row::new(written, timestamp, &etag),
-        };
-        partition.insert(rk, row);
-        WriteOutcome { etag: Some(etag) }
+        self.at_row(op, |slot| write(slot, op, timestamp))
     }
+
+    /// Runs `f` on the map slot of `op`'s row, making its partition if there is none and
+    /// removing the partition if `f` leaves it empty (a delete of its last row, or a refused
+    /// write to a new partition), so no partition is ever left empty.
+    fn at_row<T>(&mut self, op: &Operation, f: impl FnOnce(Entry<'_, SortKey, Row>) -> T) -> T {
+        let pk = sort_key(op.partition_key());
+        let partition = self.partitions.entry(pk.clone()).or_default();
+        let out = f(partition.entry(sort_key(op.row_key())));
+        if partition.is_empty() {
+            self.partitions.remove(&pk);
+        }
+        out
+    }
+}
+
+/// The row in `slot`, if one is stored.
+fn stored<'a>(slot: &'a Entry<'_, SortKey, Row>) -> Option<&'a Row> {
+    match slot {
+        Entry::Occupied(row) => Some(row.get()),
+        Entry::Vacant(_) => None,
+    }
+}
+
+/// Checks the operation against `current`, the stored row it names: existence, `If-Match`,
+/// and for a merge the limits of the merged entity (the service refuses a merge whose result
+/// is too large or has too many properties).
+fn check_row(op: &Operation, current: Option<&Row>) -> Result<()> {
+    if let (Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity), Some(row)) = (op, current) {
+        validate_entity(&merged(row, entity)).map_err(Error::invalid)?;
+    }
+    match op {
+        Operation::Insert(_) if current.is_some() => Err(Error::service(ErrorCode::EntityAlreadyExists)),
+        Operation::Replace { if_match, .. }
+        | Operation::Merge { if_match, .. }
+        | Operation::Delete { if_match, .. } => match current {
+            None => Err(Error::service(ErrorCode::ResourceNotFound)),
+            Some(row) => check_if_match(row, if_match),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// Writes `op` into its row's `slot`, stamped with `timestamp`: a delete empties the slot, a
+/// merge over a stored row stores the merged entity, any other write stores its entity.
+fn write(slot: Entry<'_, SortKey, Row>, op: &Operation, timestamp: DateTime<Utc>) -> WriteOutcome {
+    let (written, merge) = match op {
+        Operation::Delete { .. } => {
+            if let Entry::Occupied(row) = slot {
+                row.remove();
+            }
+            return WriteOutcome { etag: None };
+        }
+        Operation::Insert(e) | Operation::Replace { entity: e, .. } | Operation::InsertOrReplace(e) => {
+            (e, false)
+        }
+        Operation::Merge { entity: e, .. } | Operation::InsertOrMerge(e) => (e, true),
+    };
+    let etag = ETag::from_timestamp(timestamp);
+    match slot {
+        Entry::Occupied(mut row) => {
+            let new = if merge {
+                Row::new(&merged(row.get(), written), timestamp, &etag)
+            } else {
+                Row::new(written, timestamp, &etag)
+            };
+            row.insert(new);
+        }
+        Entry::Vacant(slot) => {
+            slot.insert(Row::new(written, timestamp, &etag));
+        }
+    }
+    WriteOutcome { etag: Some(etag) }
+}
+
+/// The stored row with `entity`'s properties merged over its own.
+fn merged(row: &Row, entity: &Entity) -> Entity {
+    let mut merged = row.to_entity(None);
+    merged.properties.extend(entity.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+    merged
 }
 
 fn check_if_match(row: &Row, if_match: &IfMatch) -> Result<()> {
@@ -104,7 +148,7 @@ fn check_if_match(row: &Row, if_match: &IfMatch) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entity::{Entity, EntityKey};
+    use crate::entity::EntityKey;
 
     fn ts(secs: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(secs, 0).expect("valid instant")
@@ -119,6 +163,23 @@ mod tests {
             t.apply(&Operation::Delete { key: EntityKey::new("p", "r"), if_match: IfMatch::Any }, ts(2));
         assert_eq!(outcome.etag, None);
         assert!(t.partitions.is_empty());
+    }
+
+    #[test]
+    fn a_refused_write_changes_nothing_and_leaves_no_empty_partition() {
+        let clock = Clock::default();
+        let mut t = TableData::default();
+        let replace = Operation::Replace { entity: Entity::new("p", "r"), if_match: IfMatch::Any };
+        let e = t.execute(&replace, &clock).expect_err("nothing to replace");
+        assert_eq!(e.code(), Some(&ErrorCode::ResourceNotFound));
+        assert!(t.partitions.is_empty(), "the partition made to look the row up is gone");
+
+        let first = t.execute(&Operation::Insert(Entity::new("p", "r")), &clock).expect("a fresh key");
+        let again = Operation::Insert(Entity::new("p", "r").with("A", 1));
+        let e = t.execute(&again, &clock).expect_err("the key exists");
+        assert_eq!(e.code(), Some(&ErrorCode::EntityAlreadyExists));
+        let kept = t.get("p", "r").expect("still stored").to_entity(None);
+        assert_eq!((kept.etag, kept.properties.len()), (first.etag, 0));
     }
 
     #[test]
