@@ -232,6 +232,11 @@ pub trait TableEntity: Sized {
     /// reads; older ones only through `upgrade_from` (see [Versions](#versions)).
     const VERSION: Option<i32> = None;
 
+    /// The properties of `#[table(encrypt)]` fields: a client with an encryption policy
+    /// encrypts them on every typed write, and one without refuses to write them in clear.
+    #[doc(hidden)]
+    const ENCRYPTED_PROPERTIES: &'static [&'static str] = &[];
+
     /// The entity to write: keys, discriminator and every stored property (`None` fields are
     /// left out). Fails when a key cannot be built or a JSON field cannot be serialised.
     fn to_entity(&self) -> Result<Entity>;
