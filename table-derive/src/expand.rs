@@ -211,7 +211,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let (handles, handle_impls) = index_handles(p, c, &entity_generics);
     let handle_consts = index_handle_consts(c);
     let columns = filter_columns(p, c);
-    let encrypted = encrypted_properties(&c.input);
+    let encrypted = encrypted_properties(c.input);
     let constructors = key_helpers(
         p,
         Owner::Entity,

@@ -484,19 +484,6 @@ fn distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn suggests_close_names_only() {
-        let known = ["email", "department", "id"];
-        assert_eq!(suggest("emial", known.into_iter()), Some("email"));
-        assert_eq!(suggest("depratment", known.into_iter()), Some("department"));
-        assert_eq!(suggest("zzz", known.into_iter()), None);
-    }
-}
-
 // `encrypt` goes on a field stored as a string property (`String`, `Option<String>`, or any
 // `json` field, whose JSON text is encrypted) that no key holds, since keys are stored in
 // clear: `#[table(encrypt)] ssn: String` is fine, `#[table(encrypt)] id: u32` or `encrypt` on a
@@ -504,6 +491,8 @@ mod tests {
 // encrypted field declares no `index(...)` copies yet (a `lookup` stores only keys).
 fn check_encrypted_fields(cx: &Ctxt, s: &Struct<'_>) {
     let mut encrypted = None;
+    // Per index, whether a field's error already names it.
+    let mut reported = vec![false; s.attrs.indexes.len()];
     for f in &s.fields {
         let Some(tokens) = &f.attrs.encrypt else { continue };
         encrypted = Some(&f.name);
@@ -519,10 +508,17 @@ fn check_encrypted_fields(cx: &Ctxt, s: &Struct<'_>) {
                     type_name(f.ty)
                 ),
             ),
-            Role::KeyOnly => cx.error_spanned_by(
-                tokens,
-                format!("`encrypt` cannot be combined with `key_only`: field `{name}` is stored only in the keys, which are never encrypted"),
-            ),
+            Role::KeyOnly => {
+                cx.error_spanned_by(
+                    tokens,
+                    format!(
+                        "`encrypt` cannot be combined with `key_only`: field `{name}` is stored only in \
+                         the keys, which are never encrypted"
+                    ),
+                );
+                // The key templates hold it: that is the same mistake.
+                continue;
+            }
             Role::Skip | Role::Timestamp | Role::ETag => cx.error_spanned_by(
                 tokens,
                 format!("`encrypt` on field `{name}`, which stores no property of its own"),
@@ -536,10 +532,11 @@ fn check_encrypted_fields(cx: &Ctxt, s: &Struct<'_>) {
                 );
             }
         }
-        for index in &s.attrs.indexes {
+        for (index, reported) in s.attrs.indexes.iter().zip(&mut reported) {
             let index_name = index.name.get().map_or_else(|| index.keyword.to_string(), LitStr::value);
             let templates = [index.partition_key.get(), index.row_key.get()];
             if let Some(t) = templates.into_iter().flatten().find(|t| t.field_names().any(|n| n == name)) {
+                *reported = true;
                 cx.error_spanned_by(
                     tokens,
                     format!(
@@ -549,6 +546,7 @@ fn check_encrypted_fields(cx: &Ctxt, s: &Struct<'_>) {
                     ),
                 );
             } else if index.project.get().is_some_and(|p| p.iter().any(|i| i == name.as_str())) {
+                *reported = true;
                 cx.error_spanned_by(
                     tokens,
                     format!(
@@ -560,7 +558,8 @@ fn check_encrypted_fields(cx: &Ctxt, s: &Struct<'_>) {
         }
     }
     let Some(field) = encrypted else { return };
-    for index in s.attrs.indexes.iter().filter(|i| i.kind == IndexKind::Secondary) {
+    let unreported = s.attrs.indexes.iter().zip(reported).filter(|(_, reported)| !reported);
+    for (index, _) in unreported.filter(|(i, _)| i.kind == IndexKind::Secondary) {
         let index_name = index.name.get().map_or_else(|| index.keyword.to_string(), LitStr::value);
         cx.error_spanned_by(
             &index.keyword,
@@ -577,5 +576,18 @@ fn is_string(kind: &TyKind) -> bool {
         TyKind::String => true,
         TyKind::Option(inner) => matches!(**inner, TyKind::String),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        let known = ["email", "department", "id"];
+        assert_eq!(suggest("emial", known.into_iter()), Some("email"));
+        assert_eq!(suggest("depratment", known.into_iter()), Some("department"));
+        assert_eq!(suggest("zzz", known.into_iter()), None);
     }
 }
