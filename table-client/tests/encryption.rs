@@ -532,3 +532,34 @@ async fn encrypt_fields_are_never_written_in_clear() -> Result<()> {
     assert_eq!(plain.get_if_exists("t", &note.id).await?, None);
     Ok(())
 }
+
+/// A type with an encrypted field and a lookup, whose index rows hold only keys.
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+#[table(lookup(name = "by_name", row_key = "name_{name}"))]
+struct Member {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    name: String,
+    #[table(encrypt)]
+    ssn: String,
+}
+
+#[tokio::test]
+async fn a_lookup_on_a_type_with_encrypt_fields_reads_decrypted_rows() -> Result<()> {
+    use futures::TryStreamExt as _;
+    let (table, raw) = clients(EncryptionPolicy::new(aes("k1", 1))).await?;
+    let members = table.typed::<Member>();
+    let ann = Member { team: "t".into(), id: "1".into(), name: "Ann".into(), ssn: "123".into() };
+    members.insert(&ann).await?;
+    assert!(matches!(raw.get("t", "1").await?.get("Ssn"), Some(Value::Binary(_))));
+    let rows: Vec<Entity> = raw.query().collect().await?;
+    assert_eq!(rows.len(), 2, "the row and its lookup entity");
+    assert!(rows.iter().all(|row| !matches!(row.get("Ssn"), Some(Value::String(_)))), "{rows:?}");
+    let key = Member::BY_NAME.key("t", "Ann")?;
+    let found: Vec<Member> = members.lookup(Member::BY_NAME, &key, 2).try_collect().await?;
+    assert_eq!(found, vec![ann]);
+    Ok(())
+}
