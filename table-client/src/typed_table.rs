@@ -133,7 +133,8 @@ impl TableClient {
 }
 
 impl<T: TableEntity + Send + 'static> TypedTable<T> {
-    /// The untyped client of the same table.
+    /// The untyped client of the same table. With an encryption policy, its writes still
+    /// encrypt the `#[table(encrypt)]` properties of `T`.
     pub fn untyped(&self) -> &TableClient {
         &self.table
     }

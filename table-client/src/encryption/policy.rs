@@ -45,7 +45,8 @@ type PropertyResolver = dyn Fn(&str, &str, &str) -> bool + Send + Sync;
 /// [`TableServiceClientBuilder::encryption`](crate::TableServiceClientBuilder::encryption).
 ///
 /// Writes (insert, replace, the upserts, transactions, bulk) encrypt the string properties
-/// [`encrypt_properties`](Self::encrypt_properties) names, under a fresh random content key
+/// [`encrypt_properties`](Self::encrypt_properties) names (and typed writes through a
+/// [`TypedTable`](crate::TypedTable) the type's `#[table(encrypt)]` fields), under a fresh random content key
 /// per entity wrapped by the [key-encryption key](Self::new), and store them as `Edm.Binary`
 /// beside two metadata properties (`_ClientEncryptionMetadata1` and `2`, so an entity keeps
 /// at most 250 properties of its own). Merges (`merge`, `insert_or_merge`) of an entity with
