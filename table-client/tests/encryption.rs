@@ -385,7 +385,7 @@ async fn require_encryption_without_a_resolver_refuses_only_rows_without_metadat
 }
 
 /// A typed entity converts to and from an entity, so the policy's resolver encrypts it too
-/// (until `#[table(encrypt)]` names its fields).
+/// (without any `#[table(encrypt)]` field).
 #[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
 #[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
 struct Person {

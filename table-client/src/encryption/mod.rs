@@ -81,6 +81,11 @@
 //! replace with the ETag). The derive refuses `encrypt` on keys, in index templates or
 //! projections, and on a type with `index(...)` copies, and generates no filter column for it.
 //!
+//! The attribute lives on the type: untyped writes (an [`Entity`](crate::Entity) read and
+//! written back, [`move_entity`](crate::TableClient::move_entity)) encrypt only what the
+//! policy's [`encrypt_properties`](EncryptionPolicy::encrypt_properties) names, so name the
+//! same properties there when such rows are also written untyped.
+//!
 //! # What is refused
 //!
 //! Only strings are encrypted (another type named by the policy fails the write); a merge of

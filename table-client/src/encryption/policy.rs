@@ -46,10 +46,10 @@ type PropertyResolver = dyn Fn(&str, &str, &str) -> bool + Send + Sync;
 ///
 /// Writes (insert, replace, the upserts, transactions, bulk) encrypt the string properties
 /// [`encrypt_properties`](Self::encrypt_properties) names (and typed writes through a
-/// [`TypedTable`](crate::TypedTable) the type's `#[table(encrypt)]` fields), under a fresh random content key
-/// per entity wrapped by the [key-encryption key](Self::new), and store them as `Edm.Binary`
-/// beside two metadata properties (`_ClientEncryptionMetadata1` and `2`, so an entity keeps
-/// at most 250 properties of its own). Merges (`merge`, `insert_or_merge`) of an entity with
+/// [`TypedTable`](crate::TypedTable) the type's `#[table(encrypt)]` fields), under a fresh
+/// random content key per entity wrapped by the [key-encryption key](Self::new), and store
+/// them as `Edm.Binary` beside two metadata properties (`_ClientEncryptionMetadata1` and
+/// `2`, so an entity keeps at most 250 properties of its own). Merges (`merge`, `insert_or_merge`) of an entity with
 /// such a property are refused: the stored row's encrypted properties are listed in its
 /// metadata, under its own content key, which a merge would overwrite and leave the others
 /// unreadable; read, change, and `replace` with the ETag instead.
