@@ -7,7 +7,8 @@
 
 #![deny(missing_docs)]
 
-use table_client::{Result, TableClient, TableEntity, TableServiceClient};
+use table_client::engine::Engine;
+use table_client::{Result, TableClient, TableEntity, TableServiceClient, TableServiceClientBuilder};
 
 /// Fails the example when an outcome it demonstrates did not happen, so a wrong answer is an
 /// error exit rather than a line of output nobody reads.
@@ -24,15 +25,29 @@ pub const CONNECTION_STRING_VAR: &str = "AZURE_STORAGE_CONNECTION_STRING";
 /// The service to run on: the connection string in [`CONNECTION_STRING_VAR`], or else a fresh
 /// embedded engine. Prints which.
 pub fn service() -> Result<TableServiceClient> {
-    match std::env::var(CONNECTION_STRING_VAR) {
-        Ok(connection_string) if !connection_string.is_empty() => {
-            println!("backend: from {CONNECTION_STRING_VAR}");
-            TableServiceClient::from_connection_string(&connection_string)
-        }
-        _ => {
-            println!("backend: embedded engine (set {CONNECTION_STRING_VAR} for another)");
-            Ok(TableServiceClient::embedded(table_client::engine::Engine::new()))
-        }
+    announce();
+    builder(&Engine::new()).build()
+}
+
+/// The connection string in [`CONNECTION_STRING_VAR`], if set.
+fn connection_string() -> Option<String> {
+    std::env::var(CONNECTION_STRING_VAR).ok().filter(|cs| !cs.is_empty())
+}
+
+/// Prints the backend [`builder`] builds for, as the first line of an example's output.
+pub fn announce() {
+    match connection_string() {
+        Some(_) => println!("backend: from {CONNECTION_STRING_VAR}"),
+        None => println!("backend: embedded engine (set {CONNECTION_STRING_VAR} for another)"),
+    }
+}
+
+/// A builder for the service of [`service`], on `engine` when no connection string is set:
+/// for an example that needs several clients of one backend (with and without a setting).
+pub fn builder(engine: &Engine) -> TableServiceClientBuilder {
+    match connection_string() {
+        Some(connection_string) => TableServiceClient::builder().connection_string(&connection_string),
+        None => TableServiceClient::builder().engine(engine.clone()),
     }
 }
 

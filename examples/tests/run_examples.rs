@@ -8,10 +8,11 @@ use std::process::Command;
 const CONNECTION_STRING_VAR: &str = "AZURE_STORAGE_CONNECTION_STRING";
 
 /// Every pattern example (the quickstart is checked by its own author).
-const EXAMPLES: [(&str, &str); 11] = [
+const EXAMPLES: [(&str, &str); 12] = [
     ("archiving", env!("CARGO_BIN_EXE_archiving")),
     ("department_summary", env!("CARGO_BIN_EXE_department_summary")),
     ("employee_reviews", env!("CARGO_BIN_EXE_employee_reviews")),
+    ("encryption", env!("CARGO_BIN_EXE_encryption")),
     ("expense_claims", env!("CARGO_BIN_EXE_expense_claims")),
     ("hourly_counters", env!("CARGO_BIN_EXE_hourly_counters")),
     ("index_entities", env!("CARGO_BIN_EXE_index_entities")),

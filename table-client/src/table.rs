@@ -15,7 +15,7 @@ use table_core::{
 
 use crate::backend::{self, Backend, Decode};
 use crate::encryption::EncryptionPolicy;
-use crate::error::ambiguous;
+use crate::error::{ambiguous, crypto};
 use crate::outcome::{if_exists, is_entity_missing, require_etag};
 
 /// A client for one table, working with untyped [`Entity`] values. Cheap to clone.
@@ -61,11 +61,20 @@ pub struct TableClient {
     backend: Backend,
     name: Arc<str>,
     encryption: Option<Arc<EncryptionPolicy>>,
+    /// The `#[table(encrypt)]` properties of the type a [`TypedTable`](crate::TypedTable)
+    /// holds, encrypted on every write of this client and required encrypted on reads.
+    encrypted: &'static [&'static str],
 }
 
 impl TableClient {
     pub(crate) fn new(backend: Backend, name: &str) -> Self {
-        TableClient { backend, name: Arc::from(name), encryption: None }
+        TableClient { backend, name: Arc::from(name), encryption: None, encrypted: &[] }
+    }
+
+    /// The client for a typed table whose type encrypts the properties `encrypted`.
+    pub(crate) fn with_encrypted(mut self, encrypted: &'static [&'static str]) -> Self {
+        self.encrypted = encrypted;
+        self
     }
 
     /// The client with the service client's encryption policy.
@@ -75,18 +84,39 @@ impl TableClient {
     }
 
     /// The operation as it is sent: encrypted by the client's policy, if any (which refuses a
-    /// merge of an encrypted property).
+    /// merge of an encrypted property). Without a policy, an entity with a property its type
+    /// encrypts is refused rather than written in clear.
     pub(crate) async fn seal(&self, operation: Operation) -> Result<Operation> {
         match &self.encryption {
-            Some(policy) => policy.seal_operation(&self.name, operation).await,
-            None => Ok(operation),
+            Some(policy) => policy.seal_operation(&self.name, operation, self.encrypted).await,
+            None => {
+                let entity = match &operation {
+                    Operation::Insert(e)
+                    | Operation::InsertOrReplace(e)
+                    | Operation::InsertOrMerge(e)
+                    | Operation::Replace { entity: e, .. }
+                    | Operation::Merge { entity: e, .. } => Some(e),
+                    _ => None,
+                };
+                let clear =
+                    entity.and_then(|e| self.encrypted.iter().find(|p| e.properties.contains_key(**p)));
+                match (entity, clear) {
+                    (Some(e), Some(name)) => Err(crypto(format!(
+                        "entity {} in table {}: property `{name}` is marked `#[table(encrypt)]`, but the \
+                         client has no encryption policy (set one with `TableServiceClientBuilder::encryption`)",
+                        e.key(),
+                        self.name
+                    ))),
+                    _ => Ok(operation),
+                }
+            }
         }
     }
 
     /// A row as the caller sees it: decrypted by the client's policy, if any.
     pub(crate) async fn open(&self, entity: Entity) -> Result<Entity> {
         match &self.encryption {
-            Some(policy) => policy.decrypt_entity(&self.name, entity).await,
+            Some(policy) => policy.decrypt(&self.name, entity, self.encrypted).await,
             None => Ok(entity),
         }
     }

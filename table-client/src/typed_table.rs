@@ -12,6 +12,7 @@ use std::marker::PhantomData;
 use table_core::typed::{LookupIndex, SecondaryIndex, TableEntity};
 use table_core::{ETag, EntityKey, Filter, IfMatch, Operation, Result, WriteOutcome};
 
+use crate::error::invalid_input;
 use crate::index::{self, Change, IndexReport};
 use crate::outcome::{if_exists, require_etag};
 use crate::query::{Query, QueryStream};
@@ -127,12 +128,13 @@ impl<T> Clone for TypedTable<T> {
 impl TableClient {
     /// Typed access to this table's entities of type `T`.
     pub fn typed<T: TableEntity>(&self) -> TypedTable<T> {
-        TypedTable { table: self.clone(), _entity: PhantomData }
+        TypedTable { table: self.clone().with_encrypted(T::ENCRYPTED_PROPERTIES), _entity: PhantomData }
     }
 }
 
 impl<T: TableEntity + Send + 'static> TypedTable<T> {
-    /// The untyped client of the same table.
+    /// The untyped client of the same table. With an encryption policy, its writes still
+    /// encrypt the `#[table(encrypt)]` properties of `T`.
     pub fn untyped(&self) -> &TableClient {
         &self.table
     }
@@ -165,7 +167,13 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Merges `value`'s stored properties into the stored entity, if it matches `if_match`
     /// (`None` fields are left as they are).
+    ///
+    /// A type with `#[table(encrypt)]` fields is never merged: the call fails with
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before any request (see
+    /// [`EncryptionPolicy`](crate::encryption::EncryptionPolicy)); read the value, change it,
+    /// and [`replace`](Self::replace) it with its ETag instead.
     pub async fn merge(&self, value: &T, if_match: IfMatch) -> Result<ETag> {
+        refuse_encrypted_merge::<T>(self.table.name())?;
         if Self::indexed() {
             return self.indexed_write(Change::Merge(value.to_entity()?, if_match)).await;
         }
@@ -180,8 +188,10 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         self.table.insert_or_replace(value.to_entity()?).await
     }
 
-    /// Inserts `value` or merges it into whatever has its key.
+    /// Inserts `value` or merges it into whatever has its key. Refused for a type with
+    /// `#[table(encrypt)]` fields, as [`merge`](Self::merge) is.
     pub async fn insert_or_merge(&self, value: &T) -> Result<ETag> {
+        refuse_encrypted_merge::<T>(self.table.name())?;
         if Self::indexed() {
             return self.indexed_write(Change::InsertOrMerge(value.to_entity()?)).await;
         }
@@ -315,4 +325,22 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
 fn select_of<T: TableEntity>() -> Option<Vec<String>> {
     T::select().map(|names| names.iter().map(|s| (*s).to_owned()).collect())
+}
+
+/// Refuses a merge of a type with `#[table(encrypt)]` fields into `table`: the stored row
+/// lists its encrypted properties in its metadata under its own content key, which a merge
+/// would replace and leave the other encrypted properties unreadable.
+pub(crate) fn refuse_encrypted_merge<T: TableEntity>(table: &str) -> Result<()> {
+    match T::ENCRYPTED_PROPERTIES {
+        [] => Ok(()),
+        properties => Err(invalid_input(format!(
+            "merge of a `{}` into table {table}: its properties {} are encrypted (`#[table(encrypt)]`), \
+             and an encrypted entity cannot be merged: the stored row lists its encrypted properties in \
+             its metadata, under its own content key, which a merge would replace and leave the other \
+             encrypted properties unreadable; read the value, change it, and replace it with its ETag \
+             instead",
+            std::any::type_name::<T>(),
+            properties.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+        ))),
+    }
 }

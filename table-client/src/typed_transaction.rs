@@ -5,6 +5,7 @@
 use table_core::typed::TableEntity;
 use table_core::{EntityKey, IfMatch, Result, WriteOutcome};
 
+use crate::error::invalid_input;
 use crate::index::{self, Caller, Change, Write};
 use crate::table::TableClient;
 use crate::typed_table::TypedTable;
@@ -120,6 +121,10 @@ pub struct TypedTransaction {
 
 impl TypedTransaction {
     fn push<T: TableEntity>(mut self, change: Result<Change>) -> Self {
+        let change = change.and_then(|change| match change {
+            Change::Delete(..) | Change::DeleteIfExists(..) => Ok(change),
+            change => refuse_encrypted::<T>(self.table.name()).map(|()| change),
+        });
         self.writes.push(change.map(Write::new::<T>));
         self
     }
@@ -180,6 +185,20 @@ impl TypedTransaction {
             index::apply_writes(&self.table, Caller::Transaction, &writes, &mut Vec::new()).await?;
         // Only a delete-if-exists of a missing entity has no outcome, and a transaction has none.
         Ok(outcomes.into_iter().map(|o| o.unwrap_or(WriteOutcome { etag: None })).collect())
+    }
+}
+
+/// Refuses a write of a type with `#[table(encrypt)]` fields: typed transactions do not
+/// encrypt yet, and a row must never be written in clear.
+fn refuse_encrypted<T: TableEntity>(table: &str) -> Result<()> {
+    match T::ENCRYPTED_PROPERTIES {
+        [] => Ok(()),
+        [first, ..] => Err(invalid_input(format!(
+            "typed transaction on table {table}: `{}` has encrypted properties (`{first}` is \
+             `#[table(encrypt)]`), and typed transactions do not encrypt yet; write it through its \
+             `TypedTable`",
+            std::any::type_name::<T>()
+        ))),
     }
 }
 

@@ -5,6 +5,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use table_client::encryption::{AesKeyWrap, EncryptionFormat, EncryptionPolicy, KeyRing, RsaOaepKey};
 use table_client::engine::Engine;
+use table_client::typed::TableEntity;
 use table_client::{
     Entity, ErrorKind, IfMatch, Operation, Result, TableClient, TableServiceClient, Transaction, Value,
 };
@@ -384,7 +385,7 @@ async fn require_encryption_without_a_resolver_refuses_only_rows_without_metadat
 }
 
 /// A typed entity converts to and from an entity, so the policy's resolver encrypts it too
-/// (until `#[table(encrypt)]` names its fields).
+/// (without any `#[table(encrypt)]` field).
 #[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
 #[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
 struct Person {
@@ -404,5 +405,161 @@ async fn typed_entities_are_encrypted_through_the_resolver() -> Result<()> {
     people.insert(&ann).await?;
     assert!(matches!(raw.get("t", "ann").await?.get("SecretNotes"), Some(Value::Binary(_))));
     assert_eq!(people.get(&table_client::EntityKey::new("t", "ann")).await?, ann);
+    Ok(())
+}
+
+/// A type whose `#[table(encrypt)]` fields are encrypted without any resolver.
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+struct Note {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    #[table(encrypt)]
+    body: String,
+    #[table(encrypt)]
+    extra: Option<String>,
+    #[table(json, encrypt)]
+    tags: Vec<String>,
+    views: i32,
+}
+
+fn notes() -> Vec<Note> {
+    let note = |id: &str, body: String, extra: Option<&str>| Note {
+        team: "t".into(),
+        id: id.into(),
+        body,
+        extra: extra.map(String::from),
+        tags: vec!["a".into(), "🦀".into()],
+        views: 7,
+    };
+    vec![
+        note("empty", String::new(), None),
+        note("emoji", "🦀 crab 👩‍👩‍👧".into(), Some("")),
+        note("long", "x".repeat(32 * 1024), Some("some")),
+    ]
+}
+
+#[tokio::test]
+async fn encrypt_fields_round_trip_and_are_stored_as_binary() -> Result<()> {
+    for format in [EncryptionFormat::Authenticated, EncryptionFormat::V1] {
+        let (table, raw) = clients(EncryptionPolicy::new(aes("k1", 1)).format(format)).await?;
+        let typed = table.typed::<Note>();
+        for note in notes() {
+            typed.insert(&note).await?;
+            let stored = raw.get("t", &note.id).await?;
+            for property in ["Body", "Tags"] {
+                assert!(matches!(stored.get(property), Some(Value::Binary(_))), "{property} {format:?}");
+            }
+            match note.extra {
+                None => assert_eq!(stored.get("Extra"), None),
+                Some(_) => assert!(matches!(stored.get("Extra"), Some(Value::Binary(_)))),
+            }
+            assert_eq!(stored.get("Views"), Some(&Value::Int32(7)));
+            assert_eq!(typed.get(&note.entity_key()?).await?, note);
+        }
+        let mut read: Vec<Note> = typed.query().partition("t").collect().await?;
+        read.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut want = notes();
+        want.sort_by(|a, b| a.id.cmp(&b.id));
+        assert_eq!(read, want, "{format:?}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn require_encryption_refuses_a_typed_row_with_an_encrypt_field_in_clear() -> Result<()> {
+    // The policy has a resolver that names nothing, so only the type's list makes the row wrong.
+    let policy =
+        EncryptionPolicy::new(aes("k1", 1)).encrypt_properties(|_, _, _| false).require_encryption(true);
+    let (table, raw) = clients(policy).await?;
+    raw.insert(Entity::new("t", "plain").with("Body", "in clear").with("Tags", "[]").with("Views", 1))
+        .await?;
+    let typed = table.typed::<Note>();
+    let e = typed.get(&table_client::EntityKey::new("t", "plain")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    assert!(e.to_string().contains("property `Body` is stored in clear"), "{e}");
+    let e = typed.query().partition("t").collect().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    // The untyped client has no such list: the same row reads as stored.
+    assert_eq!(table.get("t", "plain").await?.get("Body"), Some(&Value::from("in clear")));
+    Ok(())
+}
+
+#[tokio::test]
+async fn merges_of_a_type_with_encrypt_fields_are_refused_before_any_request() -> Result<()> {
+    let engine = Engine::new();
+    let service = TableServiceClient::builder()
+        .engine(engine.clone())
+        .encryption(EncryptionPolicy::new(aes("k1", 1)))
+        .build()?;
+    let typed = service.create_table("crypt").await?.typed::<Note>();
+    let note = notes().remove(1);
+    let before = engine.faults().calls();
+    for e in
+        [typed.merge(&note, IfMatch::Any).await.unwrap_err(), typed.insert_or_merge(&note).await.unwrap_err()]
+    {
+        assert_eq!(e.kind(), ErrorKind::InvalidInput);
+        let message = e.to_string();
+        assert!(message.contains("`Body`, `Extra`, `Tags` are encrypted"), "{message}");
+        assert!(message.contains("replace it with its ETag"), "{message}");
+    }
+    assert_eq!(engine.faults().calls(), before, "no request was sent");
+    Ok(())
+}
+
+#[tokio::test]
+async fn encrypt_fields_are_never_written_in_clear() -> Result<()> {
+    let engine = Engine::new();
+    let plain = TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
+    let note = notes().remove(1);
+    // No policy: refused, not written in clear.
+    let e = plain.typed::<Note>().insert(&note).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    assert!(e.to_string().contains("property `Body` is marked `#[table(encrypt)]`"), "{e}");
+    // Typed transactions do not encrypt yet: refused, deletes aside.
+    let service = TableServiceClient::builder()
+        .engine(engine)
+        .encryption(EncryptionPolicy::new(aes("k1", 1)))
+        .build()?;
+    let typed = service.table("crypt").typed::<Note>();
+    let e = typed.transaction().insert(&note).submit().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("typed transactions do not encrypt yet"), "{e}");
+    typed.insert(&note).await?;
+    typed.transaction().delete::<Note>(&note.entity_key()?, IfMatch::Any).submit().await?;
+    assert_eq!(plain.get_if_exists("t", &note.id).await?, None);
+    Ok(())
+}
+
+/// A type with an encrypted field and a lookup, whose index rows hold only keys.
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+#[table(lookup(name = "by_name", row_key = "name_{name}"))]
+struct Member {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    name: String,
+    #[table(encrypt)]
+    ssn: String,
+}
+
+#[tokio::test]
+async fn a_lookup_on_a_type_with_encrypt_fields_reads_decrypted_rows() -> Result<()> {
+    use futures::TryStreamExt as _;
+    let (table, raw) = clients(EncryptionPolicy::new(aes("k1", 1))).await?;
+    let members = table.typed::<Member>();
+    let ann = Member { team: "t".into(), id: "1".into(), name: "Ann".into(), ssn: "123".into() };
+    members.insert(&ann).await?;
+    assert!(matches!(raw.get("t", "1").await?.get("Ssn"), Some(Value::Binary(_))));
+    let rows: Vec<Entity> = raw.query().collect().await?;
+    assert_eq!(rows.len(), 2, "the row and its lookup entity");
+    assert!(rows.iter().all(|row| !matches!(row.get("Ssn"), Some(Value::String(_)))), "{rows:?}");
+    let key = Member::BY_NAME.key("t", "Ann")?;
+    let found: Vec<Member> = members.lookup(Member::BY_NAME, &key, 2).try_collect().await?;
+    assert_eq!(found, vec![ann]);
     Ok(())
 }

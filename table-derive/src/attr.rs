@@ -9,7 +9,8 @@
 //!
 //! A field's markers (`skip`, `json`, `timestamp`, `etag`, `key_only`) are mutually exclusive:
 //! they are decided here into one [`Role`], the first written winning and every other one
-//! reported.
+//! reported. `encrypt` is not a marker but a flag beside the role (`valid` checks which roles
+//! take it).
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
@@ -177,6 +178,8 @@ pub struct Field {
     pub role: Role,
     /// The marker that decided the role, with its tokens (`None` for [`Role::Stored`]).
     pub marker: Option<(Symbol, TokenStream)>,
+    /// `encrypt`, with its tokens: the property is encrypted client-side.
+    pub encrypt: Option<TokenStream>,
 }
 
 pub struct Variant {
@@ -489,11 +492,18 @@ impl Field {
         let mut rename = Attr::none(symbol::RENAME);
         // Markers in the order written, each with its tokens.
         let mut markers: Vec<(Symbol, Role, TokenStream)> = Vec::new();
+        let mut encrypt: Option<TokenStream> = None;
         for_each_meta(cx, attrs, |meta| {
             let path = &meta.path;
             if *path == symbol::RENAME {
                 let lit = string(cx, meta, "Name")?;
                 rename.record(cx, path, lit);
+            } else if *path == symbol::ENCRYPT {
+                flag(cx, meta)?;
+                if encrypt.is_some() {
+                    cx.error_spanned_by(path, "duplicate `encrypt` attribute");
+                }
+                encrypt = Some(path.to_token_stream());
             } else if let Some((name, role)) = Role::MARKERS.into_iter().find(|(name, _)| *path == *name) {
                 flag(cx, meta)?;
                 markers.push((name, role, path.to_token_stream()));
@@ -503,7 +513,7 @@ impl Field {
             Ok(())
         });
         let Some(((first, role, marker), rest)) = markers.split_first() else {
-            return Field { rename, role: Role::Stored, marker: None };
+            return Field { rename, role: Role::Stored, marker: None, encrypt };
         };
         for (other, _, tokens) in rest {
             let message = if other == first {
@@ -519,7 +529,7 @@ impl Field {
                 format!("`rename` cannot be combined with `{first}`, which stores no property"),
             );
         }
-        Field { rename, role: *role, marker: Some((*first, marker.clone())) }
+        Field { rename, role: *role, marker: Some((*first, marker.clone())), encrypt }
     }
 }
 

@@ -211,6 +211,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let (handles, handle_impls) = index_handles(p, c, &entity_generics);
     let handle_consts = index_handle_consts(c);
     let columns = filter_columns(p, c);
+    let encrypted = encrypted_properties(c.input);
     let constructors = key_helpers(
         p,
         Owner::Entity,
@@ -227,6 +228,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
         #[automatically_derived]
         impl #impl_generics #p::TableEntity for #ident #ty_generics #where_clause {
             #discriminator_consts
+            #encrypted
 
             fn to_entity(&self) -> #p::Result<#p::Entity> {
                 let mut __entity = #p::Entity::new(
@@ -571,12 +573,24 @@ fn select_list<'s>(s: &'s Struct<'_>) -> Vec<&'s str> {
     select
 }
 
-/// `Type::FIELD`: a typed filter column per field stored as a plain property, for the
-/// `Timestamp` field, and a key column per key-only field.
+/// `ENCRYPTED_PROPERTIES`: the properties of `encrypt` fields, when there are any.
+fn encrypted_properties(s: &Struct<'_>) -> TokenStream {
+    let names: Vec<&str> =
+        s.fields.iter().filter(|f| f.attrs.encrypt.is_some()).map(|f| f.property.as_str()).collect();
+    if names.is_empty() {
+        return quote!();
+    }
+    quote!(const ENCRYPTED_PROPERTIES: &'static [&'static str] = &[#(#names),*];)
+}
+
+/// `Type::FIELD`: a typed filter column per field stored as a plain property (not encrypted:
+/// the service sees only its ciphertext), for the `Timestamp` field, and a key column per
+/// key-only field.
 fn filter_columns(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     c.input
         .fields
         .iter()
+        .filter(|f| f.attrs.encrypt.is_none())
         .filter_map(|f| {
             let name = format_ident!("{}", f.name.to_uppercase());
             let property = match f.attrs.role {
@@ -966,8 +980,14 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
             let message = format!(
                 "variant `{v}` of `{ident}` wraps a type without `entity_type`; add #[table(entity_type = \"...\")] to it"
             );
+            let encrypts = format!(
+                "variant `{v}` of `{ident}` wraps a type with `#[table(encrypt)]` fields; an enum of entity \
+                 types does not encrypt yet: write and read that type through its own `TypedTable`"
+            );
             asserts.push(quote_spanned! {ty.span()=>
                 const _: () = ::core::assert!(<#ty as #p::TableEntity>::ENTITY_TYPE.is_some(), #message);
+                const _: () =
+                    ::core::assert!(<#ty as #p::TableEntity>::ENCRYPTED_PROPERTIES.is_empty(), #encrypts);
             });
             for (w, other) in &e.variants[i + 1..] {
                 let unversioned = format!(

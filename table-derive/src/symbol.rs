@@ -32,11 +32,12 @@ pub const JSON: Symbol = Symbol("json");
 pub const TIMESTAMP: Symbol = Symbol("timestamp");
 pub const ETAG: Symbol = Symbol("etag");
 pub const KEY_ONLY: Symbol = Symbol("key_only");
+pub const ENCRYPT: Symbol = Symbol("encrypt");
 
 pub const CONTAINER_ATTRS: &[Symbol] =
     &[PARTITION_KEY, ROW_KEY, ENTITY_TYPE, VERSION, UPGRADE_FROM, INDEX, LOOKUP, RENAME_ALL, CRATE];
 pub const INDEX_ATTRS: &[Symbol] = &[NAME, PARTITION_KEY, ROW_KEY, PROJECT];
-pub const FIELD_ATTRS: &[Symbol] = &[RENAME, SKIP, JSON, TIMESTAMP, ETAG, KEY_ONLY];
+pub const FIELD_ATTRS: &[Symbol] = &[RENAME, SKIP, JSON, TIMESTAMP, ETAG, KEY_ONLY, ENCRYPT];
 pub const VARIANT_ATTRS: &[Symbol] = &[RENAME];
 
 /// `a`, `b` or `c`, for "expected one of" messages.

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use quote::ToTokens;
+use syn::LitStr;
 use table_core::keys::KeySpec;
 use table_core::typed::grammar;
 use table_core::{Violation, validate_property_name};
@@ -31,6 +32,7 @@ pub fn check_struct(cx: &Ctxt, s: &Struct<'_>) {
     check_index_handles(cx, s);
     check_index_row_keys(cx, s);
     check_index_projections(cx, s);
+    check_encrypted_fields(cx, s);
 }
 
 /// The rules of `#[derive(TableEntity)]` on an enum of entity types.
@@ -480,6 +482,101 @@ fn distance(a: &str, b: &str) -> usize {
         }
     }
     d[a.len()][b.len()]
+}
+
+// `encrypt` goes on a field stored as a string property (`String`, `Option<String>`, or any
+// `json` field, whose JSON text is encrypted) that no key holds, since keys are stored in
+// clear: `#[table(encrypt)] ssn: String` is fine, `#[table(encrypt)] id: u32` or `encrypt` on a
+// field in a key template, an index template or an index projection is refused. A type with an
+// encrypted field declares no `index(...)` copies yet (a `lookup` stores only keys).
+fn check_encrypted_fields(cx: &Ctxt, s: &Struct<'_>) {
+    let mut encrypted = None;
+    // Per index, whether a field's error already names it.
+    let mut reported = vec![false; s.attrs.indexes.len()];
+    for f in &s.fields {
+        let Some(tokens) = &f.attrs.encrypt else { continue };
+        encrypted = Some(&f.name);
+        let name = &f.name;
+        match f.attrs.role {
+            Role::Json => {}
+            Role::Stored if is_string(&f.kind) => {}
+            Role::Stored => cx.error_spanned_by(
+                f.ty,
+                format!(
+                    "`encrypt` on field `{name}` of type `{}`: only strings are encrypted; use `String` or \
+                     `Option<String>`, or `#[table(json)]` to encrypt the JSON text",
+                    type_name(f.ty)
+                ),
+            ),
+            Role::KeyOnly => {
+                cx.error_spanned_by(
+                    tokens,
+                    format!(
+                        "`encrypt` cannot be combined with `key_only`: field `{name}` is stored only in \
+                         the keys, which are never encrypted"
+                    ),
+                );
+                // The key templates hold it: that is the same mistake.
+                continue;
+            }
+            Role::Skip | Role::Timestamp | Role::ETag => cx.error_spanned_by(
+                tokens,
+                format!("`encrypt` on field `{name}`, which stores no property of its own"),
+            ),
+        }
+        for t in [s.attrs.partition_key.get(), s.attrs.row_key.get()].into_iter().flatten() {
+            if t.field_names().any(|n| n == name) {
+                cx.error_spanned_by(
+                    tokens,
+                    format!("`encrypt` on field `{name}`, which is in the `{}` template: keys are stored in clear", t.attr),
+                );
+            }
+        }
+        for (index, reported) in s.attrs.indexes.iter().zip(&mut reported) {
+            let index_name = index.name.get().map_or_else(|| index.keyword.to_string(), LitStr::value);
+            let templates = [index.partition_key.get(), index.row_key.get()];
+            if let Some(t) = templates.into_iter().flatten().find(|t| t.field_names().any(|n| n == name)) {
+                *reported = true;
+                cx.error_spanned_by(
+                    tokens,
+                    format!(
+                        "`encrypt` on field `{name}`, which is in the `{}` template of index `{index_name}`: \
+                         index keys are stored in clear",
+                        t.attr
+                    ),
+                );
+            } else if index.project.get().is_some_and(|p| p.iter().any(|i| i == name.as_str())) {
+                *reported = true;
+                cx.error_spanned_by(
+                    tokens,
+                    format!(
+                        "`encrypt` on field `{name}`, which index `{index_name}` projects: index copies of \
+                         encrypted fields are not supported"
+                    ),
+                );
+            }
+        }
+    }
+    let Some(field) = encrypted else { return };
+    let unreported = s.attrs.indexes.iter().zip(reported).filter(|(_, reported)| !reported);
+    for (index, _) in unreported.filter(|(i, _)| i.kind == IndexKind::Secondary) {
+        let index_name = index.name.get().map_or_else(|| index.keyword.to_string(), LitStr::value);
+        cx.error_spanned_by(
+            &index.keyword,
+            format!(
+                "index `{index_name}` on a type with an encrypted field (`{field}`): index copies of a \
+                 type with encrypted fields are not supported yet; use a `lookup(...)`, which stores only keys"
+            ),
+        );
+    }
+}
+
+fn is_string(kind: &TyKind) -> bool {
+    match kind {
+        TyKind::String => true,
+        TyKind::Option(inner) => matches!(**inner, TyKind::String),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -70,6 +70,22 @@
 //! happens to break the padding or the UTF-8, which is not guaranteed; prefer the
 //! authenticated format unless an older library must read the rows.
 //!
+//! # Typed entities
+//!
+//! A field marked `#[table(encrypt)]` (a `String`, an `Option<String>`, or a `json` field,
+//! whose JSON text is encrypted) is encrypted on every write through a
+//! [`TypedTable`](crate::TypedTable) of its type, whatever the policy's resolver says, and with
+//! [`require_encryption`](EncryptionPolicy::require_encryption) a row holding it in clear fails
+//! the read. Without a policy, such a write is refused rather than sent in clear. A merge of
+//! such a type, and a typed transaction writing one, are refused for now (read, change, and
+//! replace with the ETag). The derive refuses `encrypt` on keys, in index templates or
+//! projections, and on a type with `index(...)` copies, and generates no filter column for it.
+//!
+//! The attribute lives on the type: untyped writes (an [`Entity`](crate::Entity) read and
+//! written back, [`move_entity`](crate::TableClient::move_entity)) encrypt only what the
+//! policy's [`encrypt_properties`](EncryptionPolicy::encrypt_properties) names, so name the
+//! same properties there when such rows are also written untyped.
+//!
 //! # What is refused
 //!
 //! Only strings are encrypted (another type named by the policy fails the write); a merge of

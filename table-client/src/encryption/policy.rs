@@ -45,10 +45,11 @@ type PropertyResolver = dyn Fn(&str, &str, &str) -> bool + Send + Sync;
 /// [`TableServiceClientBuilder::encryption`](crate::TableServiceClientBuilder::encryption).
 ///
 /// Writes (insert, replace, the upserts, transactions, bulk) encrypt the string properties
-/// [`encrypt_properties`](Self::encrypt_properties) names, under a fresh random content key
-/// per entity wrapped by the [key-encryption key](Self::new), and store them as `Edm.Binary`
-/// beside two metadata properties (`_ClientEncryptionMetadata1` and `2`, so an entity keeps
-/// at most 250 properties of its own). Merges (`merge`, `insert_or_merge`) of an entity with
+/// [`encrypt_properties`](Self::encrypt_properties) names (and typed writes through a
+/// [`TypedTable`](crate::TypedTable) the type's `#[table(encrypt)]` fields), under a fresh
+/// random content key per entity wrapped by the [key-encryption key](Self::new), and store
+/// them as `Edm.Binary` beside two metadata properties (`_ClientEncryptionMetadata1` and
+/// `2`, so an entity keeps at most 250 properties of its own). Merges (`merge`, `insert_or_merge`) of an entity with
 /// such a property are refused: the stored row's encrypted properties are listed in its
 /// metadata, under its own content key, which a merge would overwrite and leave the others
 /// unreadable; read, change, and `replace` with the ETag instead.
@@ -147,37 +148,51 @@ impl EncryptionPolicy {
         self
     }
 
-    fn encrypts(&self, entity: &Entity, name: &str) -> bool {
-        self.properties.as_ref().is_some_and(|f| f(&entity.partition_key, &entity.row_key, name))
+    /// `true` when property `name` of `entity` is encrypted: named by the resolver, or among
+    /// `typed`, the `#[table(encrypt)]` properties of the type written or read.
+    fn encrypts(&self, entity: &Entity, name: &str, typed: &[&str]) -> bool {
+        typed.contains(&name)
+            || self.properties.as_ref().is_some_and(|f| f(&entity.partition_key, &entity.row_key, name))
     }
 
     /// The operation as it is sent: an insert, replace or upsert with its named properties
-    /// encrypted; a merge refused when it has one; a delete as it is.
-    pub(crate) async fn seal_operation(&self, table: &str, operation: Operation) -> Result<Operation> {
+    /// (and those in `typed`) encrypted; a merge refused when it has one; a delete as it is.
+    pub(crate) async fn seal_operation(
+        &self,
+        table: &str,
+        operation: Operation,
+        typed: &[&str],
+    ) -> Result<Operation> {
         Ok(match operation {
-            Operation::Insert(entity) => Operation::Insert(self.encrypt_entity(table, entity).await?),
+            Operation::Insert(entity) => Operation::Insert(self.encrypt(table, entity, typed).await?),
             Operation::InsertOrReplace(entity) => {
-                Operation::InsertOrReplace(self.encrypt_entity(table, entity).await?)
+                Operation::InsertOrReplace(self.encrypt(table, entity, typed).await?)
             }
             Operation::Replace { entity, if_match } => {
-                Operation::Replace { entity: self.encrypt_entity(table, entity).await?, if_match }
+                Operation::Replace { entity: self.encrypt(table, entity, typed).await?, if_match }
             }
             Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity)
-                if entity.properties.keys().any(|name| self.encrypts(&entity, name) || is_metadata(name)) =>
+                if entity
+                    .properties
+                    .keys()
+                    .any(|name| self.encrypts(&entity, name, typed) || is_metadata(name)) =>
             {
-                return Err(self.merge_refused(table, &entity));
+                return Err(self.merge_refused(table, &entity, typed));
             }
             other => other,
         })
     }
 
-    fn merge_refused(&self, table: &str, entity: &Entity) -> Error {
-        let what =
-            match entity.properties.keys().find(|name| self.encrypts(entity, name) || is_metadata(name)) {
-                Some(name) if is_metadata(name) => format!("property `{name}` is encryption metadata"),
-                Some(name) => format!("property `{name}` is encrypted"),
-                None => "a property is encrypted".to_owned(),
-            };
+    fn merge_refused(&self, table: &str, entity: &Entity, typed: &[&str]) -> Error {
+        let what = match entity
+            .properties
+            .keys()
+            .find(|name| self.encrypts(entity, name, typed) || is_metadata(name))
+        {
+            Some(name) if is_metadata(name) => format!("property `{name}` is encryption metadata"),
+            Some(name) => format!("property `{name}` is encrypted"),
+            None => "a property is encrypted".to_owned(),
+        };
         invalid_input(format!(
             "merge of entity {} in table {table}: {what}, and an encrypted entity cannot be merged: the \
              stored row lists its encrypted properties in its metadata, under its own content key, which \
@@ -197,9 +212,14 @@ impl EncryptionPolicy {
     /// property that is not a string, or an entity with a metadata property of its own;
     /// [`ErrorKind::Crypto`](table_core::ErrorKind::Crypto) when the policy has no key for
     /// writes, the key cannot wrap, or the system's random source fails.
-    pub async fn encrypt_entity(&self, table: &str, mut entity: Entity) -> Result<Entity> {
+    pub async fn encrypt_entity(&self, table: &str, entity: Entity) -> Result<Entity> {
+        self.encrypt(table, entity, &[]).await
+    }
+
+    /// [`encrypt_entity`](Self::encrypt_entity), also encrypting the properties in `typed`.
+    async fn encrypt(&self, table: &str, mut entity: Entity, typed: &[&str]) -> Result<Entity> {
         let names: Vec<String> =
-            entity.properties.keys().filter(|name| self.encrypts(&entity, name)).cloned().collect();
+            entity.properties.keys().filter(|name| self.encrypts(&entity, name, typed)).cloned().collect();
         let compatible = self.format == EncryptionFormat::V1 && self.key.is_some();
         if names.is_empty() && !compatible {
             return Ok(entity);
@@ -280,13 +300,19 @@ impl EncryptionPolicy {
     /// for its key id; the key failing to unwrap; the name list or a value failing to
     /// authenticate ("1.0": to decrypt, or to be UTF-8); a listed property that is not binary;
     /// a row in clear that must be encrypted.
-    pub async fn decrypt_entity(&self, table: &str, mut entity: Entity) -> Result<Entity> {
+    pub async fn decrypt_entity(&self, table: &str, entity: Entity) -> Result<Entity> {
+        self.decrypt(table, entity, &[]).await
+    }
+
+    /// [`decrypt_entity`](Self::decrypt_entity) of a row of a type whose `#[table(encrypt)]`
+    /// properties are `typed`: with `require_encryption`, one of them in clear fails the read.
+    pub(crate) async fn decrypt(&self, table: &str, mut entity: Entity, typed: &[&str]) -> Result<Entity> {
         let at = |entity: &Entity| format!("entity {} in table {table}", entity.key());
         let metadata = entity.properties.remove(METADATA);
         let list = entity.properties.remove(PROPERTY_LIST);
         let (metadata, list) = match (metadata, list) {
             (None, None) => {
-                self.check_in_clear(table, &entity, None)?;
+                self.check_in_clear(table, &entity, None, typed)?;
                 return Ok(entity);
             }
             (Some(Value::String(metadata)), Some(Value::Binary(list))) => (metadata, list),
@@ -348,28 +374,31 @@ impl EncryptionPolicy {
         for (name, text) in opened {
             entity.properties.insert(name, Value::String(text));
         }
-        self.check_in_clear(table, &entity, Some(&names))?;
+        self.check_in_clear(table, &entity, Some(&names), typed)?;
         Ok(entity)
     }
 
-    /// With `require_encryption`: a property the policy encrypts that the row holds in clear
-    /// (not among `encrypted`, `None` for a row without metadata) fails the read; without a
-    /// property resolver, so does any row without metadata.
-    fn check_in_clear(&self, table: &str, entity: &Entity, encrypted: Option<&[String]>) -> Result<()> {
+    /// With `require_encryption`: a property the policy (or `typed`) encrypts that the row
+    /// holds in clear (not among `encrypted`, `None` for a row without metadata) fails the
+    /// read; without a property resolver, so does any row without metadata.
+    fn check_in_clear(
+        &self,
+        table: &str,
+        entity: &Entity,
+        encrypted: Option<&[String]>,
+        typed: &[&str],
+    ) -> Result<()> {
         if !self.require_encryption {
             return Ok(());
         }
-        let clear = match (&self.properties, encrypted) {
-            (None, None) => Some("the row is".to_owned()),
-            (None, Some(_)) => None,
-            (Some(_), encrypted) => entity
-                .properties
-                .keys()
-                .find(|name| {
-                    self.encrypts(entity, name) && !encrypted.is_some_and(|list| list.contains(name))
-                })
-                .map(|name| format!("property `{name}` is")),
-        };
+        let clear = entity
+            .properties
+            .keys()
+            .find(|name| {
+                self.encrypts(entity, name, typed) && !encrypted.is_some_and(|list| list.contains(name))
+            })
+            .map(|name| format!("property `{name}` is"))
+            .or_else(|| (self.properties.is_none() && encrypted.is_none()).then(|| "the row is".to_owned()));
         match clear {
             None => Ok(()),
             Some(what) => Err(crypto(format!(

@@ -47,7 +47,15 @@ pub const ENTITY_VERSION_PROPERTY: &str = grammar::ENTITY_VERSION;
 /// serde type as one JSON string property; `None`/`null` is an absent property); `timestamp`
 /// (`Option<DateTime<Utc>>` filled from the entity's `Timestamp`); `etag` (`Option<ETag>`
 /// filled from the entity's ETag); `key_only` (stored only in the keys and parsed back from
-/// them; a key that does not match its template is an error).
+/// them; a key that does not match its template is an error); `encrypt` (on a `String` or
+/// `Option<String>` field, or with `json`, whose JSON text is encrypted: a client with an
+/// encryption policy stores it encrypted as `Edm.Binary` on every typed write and decrypts it
+/// on every typed read, one without a policy refuses to write it, and with
+/// `require_encryption` a row holding it in clear fails the read; such a type is never merged,
+/// and has no filter column for the field, since the service sees only ciphertext. `encrypt`
+/// on a key field, a `key_only` field, a field in an index template or projection, or a
+/// non-string field is a compile error, and so are `index(...)` copies on the type for now
+/// (a `lookup(...)` holds only keys and is fine)).
 ///
 /// Field types: see the table in [`PropertyValue`](super::PropertyValue)'s module (`String`,
 /// `bool`, `i32`, `i64`, `u32` and `u64` as Int64, `f64`, `DateTime<Utc>`, `Uuid`, `Vec<u8>`,
@@ -57,7 +65,7 @@ pub const ENTITY_VERSION_PROPERTY: &str = grammar::ENTITY_VERSION;
 ///
 /// | item | what it is |
 /// |---|---|
-/// | `Employee::AGE` | a [`Column`](super::Column) per stored field (and the `timestamp` field), named in SCREAMING_CASE, for typed filters (`Employee::AGE.gt(30)`) |
+/// | `Employee::AGE` | a [`Column`](super::Column) per stored field that is not `encrypt` (and the `timestamp` field), named in SCREAMING_CASE, for typed filters (`Employee::AGE.gt(30)`) |
 /// | `Employee::DEPARTMENT` | a [`KeyColumn`](super::KeyColumn) per `key_only` field, filtering on the key it is stored in: for a field that is its whole key (`partition_key = "{department}"`) `Employee::DEPARTMENT.eq("Sales")` is `PartitionKey eq 'Sales'`, and `gt`/`ge`/`lt`/`le` work when the spec keeps the field's order (a string, `{n:06}`, `{n:ordered}`, `{at:ticks}`); on a field that is only part of its key, or written with a date format, comparing is a compile error that says why |
 /// | `key(pk fields.., rk fields..)` | `Result<EntityKey>`, the fields in template order, partition key first |
 /// | `partition_key_for(..)`, `row_key_for(..)` | `Result<String>`: one key from its fields, e.g. a composite partition for `Query::partition(&Reading::partition_key_for(device, day)?)` |
@@ -231,6 +239,11 @@ pub trait TableEntity: Sized {
     /// The version written to [`ENTITY_VERSION_PROPERTY`] (`version = N`): the newest this type
     /// reads; older ones only through `upgrade_from` (see [Versions](#versions)).
     const VERSION: Option<i32> = None;
+
+    /// The properties of `#[table(encrypt)]` fields: a client with an encryption policy
+    /// encrypts them on every typed write, and one without refuses to write them in clear.
+    #[doc(hidden)]
+    const ENCRYPTED_PROPERTIES: &'static [&'static str] = &[];
 
     /// The entity to write: keys, discriminator and every stored property (`None` fields are
     /// left out). Fails when a key cannot be built or a JSON field cannot be serialised.
