@@ -12,20 +12,19 @@ use super::token::{AccessToken, TokenCredential, TokenFuture};
 /// An `azure_core` credential as a [`TokenCredential`].
 ///
 /// ```no_run
-/// # fn credential() -> std::sync::Arc<dyn azure_core::credentials::TokenCredential> { unimplemented!() }
+/// use std::sync::Arc;
 /// use table_client::TableServiceClient;
 /// use table_client::auth::AzureIdentityCredential;
 ///
-/// # fn main() -> table_client::Result<()> {
-/// // With the `azure_identity` crate: `azure_identity::ManagedIdentityCredential::new(None)?`.
-/// let identity = credential();
-/// let service = TableServiceClient::with_token_credential(
-///     "https://myaccount.table.core.windows.net",
-///     AzureIdentityCredential::new(identity),
-/// )?;
-/// # drop(service);
-/// # Ok(())
-/// # }
+/// /// A client for the account, with any credential of the official SDK, e.g.
+/// /// `azure_identity::ManagedIdentityCredential::new(None)?` (from the `azure_identity` crate).
+/// fn service(identity: Arc<dyn azure_core::credentials::TokenCredential>) -> table_client::Result<TableServiceClient> {
+///     TableServiceClient::with_token_credential(
+///         "https://myaccount.table.core.windows.net",
+///         AzureIdentityCredential::new(identity),
+///     )
+/// }
+/// # fn main() {}
 /// ```
 #[derive(Debug, Clone)]
 pub struct AzureIdentityCredential {
