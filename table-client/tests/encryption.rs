@@ -778,3 +778,26 @@ async fn the_refused_merge_names_update_as_the_alternative() -> Result<()> {
     assert!(e.to_string().contains("`TypedTable::update` does so"), "{e}");
     Ok(())
 }
+
+#[tokio::test]
+async fn over_http_a_refused_filter_or_select_sends_nothing() -> Result<()> {
+    use table_client::auth::Credential;
+    let server = wiremock::MockServer::start().await;
+    let credential = Credential::shared_key(
+        "devstoreaccount1",
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+    )?;
+    let service = TableServiceClient::builder()
+        .endpoint(&format!("{}/devstoreaccount1", server.uri()))
+        .credential(credential)
+        .encryption(EncryptionPolicy::new(aes("k1", 1)))
+        .build()?;
+    let typed = service.table("crypt").typed::<Note>();
+    let filtered = typed.query().partition("t").filter_str("Body eq 'x'").collect().await.unwrap_err();
+    assert_eq!(refused_property(&filtered), Some(("Body".to_owned(), false)), "{filtered}");
+    let selected = typed.query().partition("t").select(["Tags"]).collect().await.unwrap_err();
+    assert_eq!(refused_property(&selected), Some(("Tags".to_owned(), true)), "{selected}");
+    // Recorded requests: `Some`, empty.
+    assert_eq!(server.received_requests().await.map(|requests| requests.len()), Some(0));
+    Ok(())
+}
