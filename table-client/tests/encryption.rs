@@ -696,8 +696,11 @@ async fn update_changes_encrypted_and_plain_types_under_the_read_etag() -> Resul
 fn write_meanwhile(write: impl Future<Output = Result<table_client::ETag>> + Send) {
     std::thread::scope(|s| {
         s.spawn(|| {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            runtime.block_on(write).unwrap();
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            runtime
+                .expect("a runtime for the concurrent writer")
+                .block_on(write)
+                .expect("the concurrent write");
         });
     });
 }
@@ -741,7 +744,7 @@ async fn update_settles_a_lost_answer_and_reports_what_may_have_applied() -> Res
     let note = notes().remove(1);
     let key = note.entity_key()?;
     typed.insert(&note).await?;
-    let second = NonZeroU64::new(2).unwrap();
+    let second = NonZeroU64::MIN.saturating_add(1);
 
     // The replace (the 2nd call) applies and its answer is lost; its retry fails the ETag, and
     // the stored entity shows this write: applied once, the change run once.
