@@ -2,10 +2,12 @@
 //! their keys from the key templates, selects exactly the properties `T` reads, and keeps the
 //! indexes `T` declares up to date on every write (see the `index` module for the semantics).
 //!
-//! Typed reads (gets, queries, index copies) never build a generic `Entity`: the backend
+//! Typed reads (gets, queries, index copies) build no generic `Entity`: the backend
 //! hands each entity as read (from the JSON body, or the engine's stored row) to
 //! `TableEntity::from_parts`, which the derive generates beside `from_entity` with the same
-//! checks and errors (see `table_core::typed`'s `decode` module).
+//! checks and errors (see `table_core::typed`'s `decode` module). The exception is a client
+//! with an encryption policy: each row is built as an `Entity` and decrypted in place (the key
+//! unwrap is async, and the values change type), then handed to `from_parts`.
 
 use std::marker::PhantomData;
 
