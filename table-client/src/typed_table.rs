@@ -15,7 +15,7 @@ use table_core::typed::{LookupIndex, ReadEntity, SecondaryIndex, TableEntity};
 use table_core::{ETag, EntityKey, ErrorKind, Filter, IfMatch, Operation, Result, WriteOutcome};
 
 use crate::contention;
-use crate::error::invalid_input;
+use crate::error::{decode, invalid_input};
 use crate::index::{self, Change, IndexReport};
 use crate::outcome::{if_exists, require_etag};
 use crate::query::{Query, QueryStream};
@@ -280,13 +280,19 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// ```
     pub async fn update(&self, key: &EntityKey, mut change: impl FnMut(&mut T)) -> Result<ETag> {
         let select = select_of::<T>();
+        // The budget's loop written out (as index maintenance does): `contention::retry_races`
+        // takes a step closure, which cannot lend `change` to the future it returns.
         let mut attempts = 0;
         loop {
             attempts += 1;
             let read = self.table.get_as(&key.partition_key, &key.row_key, select.as_deref(), with_etag::<T>);
             let (mut value, etag) = read.await?;
+            // Never an unconditional replace: it could overwrite a concurrent change.
+            let etag = etag.ok_or_else(|| {
+                decode(format!("entity {key} in table {} was read without an ETag", self.table.name()))
+            })?;
             change(&mut value);
-            match self.replace(&value, IfMatch::ETag(require_etag(etag)?)).await {
+            match self.replace(&value, IfMatch::ETag(etag)).await {
                 // Not applied: another writer changed the entity since it was read.
                 Err(e) if e.kind() == ErrorKind::PreconditionFailed && !e.may_have_applied() => {
                     if attempts == contention::MAX_ATTEMPTS {
