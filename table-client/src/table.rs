@@ -131,8 +131,7 @@ impl TableClient {
         self.encryption.is_some()
     }
 
-    /// The `#[table(encrypt)]` properties of the type this client was made for (empty for an
-    /// untyped client).
+    /// The `#[table(encrypt)]` properties of the type this client serves (none when untyped).
     pub(crate) fn encrypted(&self) -> &'static [&'static str] {
         self.encrypted
     }

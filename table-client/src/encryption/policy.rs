@@ -333,10 +333,10 @@ impl EncryptionPolicy {
         let content_key = self.unwrap(&at(&entity), &metadata).await?;
         let cipher =
             ContentCipher::new(metadata.scheme, &content_key, &entity.partition_key, &entity.row_key);
-        let failed = |entity: &Entity, what: &str| {
+        let failed = |what: &str| {
             crypto(format!(
                 "{}: {what} failed {}",
-                at(entity),
+                at(&entity),
                 match metadata.scheme {
                     Scheme::Gcm =>
                         "authentication (changed, moved from another row or property, or sealed under another key)",
@@ -349,28 +349,30 @@ impl EncryptionPolicy {
             .open(PROPERTY_LIST, &list)
             .and_then(|list| String::from_utf8(list).ok())
             .and_then(|list| cipher.names(&list))
-            .ok_or_else(|| failed(&entity, &format!("the list of encrypted properties ({PROPERTY_LIST})")))?;
+            .ok_or_else(|| failed(&format!("the list of encrypted properties ({PROPERTY_LIST})")))?;
+        let mut opened = Vec::with_capacity(names.len());
         for name in &names {
-            // Each value is replaced where it lies (one lookup, no name copied): on an error the
-            // half-decrypted entity is dropped, never returned. Absent: not selected by a
-            // projection, or never written.
-            let Some(value) = entity.properties.get_mut(name) else { continue };
-            let opened = match &*value {
-                Value::Binary(sealed) => {
-                    Ok(cipher.open(name, sealed).and_then(|plain| String::from_utf8(plain).ok()))
+            match entity.properties.get(name) {
+                // Not selected by a projection, or never written.
+                None => {}
+                Some(Value::Binary(sealed)) => {
+                    let text = cipher
+                        .open(name, sealed)
+                        .and_then(|plain| String::from_utf8(plain).ok())
+                        .ok_or_else(|| failed(&format!("property `{name}`")))?;
+                    opened.push((name.clone(), text));
                 }
-                other => Err(other.edm_type()),
-            };
-            match opened {
-                Ok(Some(text)) => *value = Value::String(text),
-                Ok(None) => return Err(failed(&entity, &format!("property `{name}`"))),
-                Err(found) => {
+                Some(other) => {
                     return Err(crypto(format!(
-                        "{}: property `{name}` is listed as encrypted but is {found} instead of Edm.Binary",
+                        "{}: property `{name}` is listed as encrypted but is {} instead of Edm.Binary",
                         at(&entity),
+                        other.edm_type()
                     )));
                 }
             }
+        }
+        for (name, text) in opened {
+            entity.properties.insert(name, Value::String(text));
         }
         self.check_in_clear(table, &entity, Some(&names), typed)?;
         Ok(entity)
