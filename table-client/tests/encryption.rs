@@ -5,11 +5,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use table_client::encryption::{AesKeyWrap, EncryptionFormat, EncryptionPolicy, KeyRing, RsaOaepKey};
 use table_client::engine::Engine;
-use table_client::typed::KeyRange;
 use table_client::typed::TableEntity;
 use table_client::{
-    Entity, ErrorKind, Filter, IfMatch, KeyName, Operation, Result, RetryPolicy, TableClient,
-    TableServiceClient, Transaction, Value, Violation,
+    Entity, ErrorKind, IfMatch, Operation, Result, TableClient, TableServiceClient, Transaction, Value,
 };
 
 /// A test-only RSA key (2048 bits, PKCS#8), and its public key.
@@ -568,6 +566,9 @@ async fn a_lookup_on_a_type_with_encrypt_fields_reads_decrypted_rows() -> Result
 
 // Filters, `$select` and projections of `#[table(encrypt)]` fields, and `TypedTable::update`
 // (the read-change-replace that stands in for a refused merge).
+
+use table_client::typed::KeyRange;
+use table_client::{Filter, KeyName, RetryPolicy, Violation};
 
 /// `Note` with only its encrypted body: a typed projection.
 #[derive(Debug, Clone, PartialEq, table_client::TableEntity)]

@@ -1,8 +1,6 @@
 //! `#[table(encrypt)]` fields on Azurite: typed writes store them as `Edm.Binary` in both
 //! formats, typed gets and queries decrypt them, a row with such a field in clear is refused
-//! under `require_encryption`, and a merge is refused before any request; filters and `$select`
-//! naming such a field are refused locally, typed projections decrypt it, and
-//! `TypedTable::update` changes it under the ETag read.
+//! under `require_encryption`, and a merge is refused before any request.
 //!
 //! These need the service; where Azurite cannot run the harness prints a loud banner and the
 //! test returns (`REQUIRE_AZURITE=1` turns that into a failure).
@@ -13,9 +11,7 @@
 use conformance::azurite::{Azurite, azurite, unique_table_name};
 use table_client::encryption::{AesKeyWrap, EncryptionFormat, EncryptionPolicy};
 use table_client::typed::TableEntity;
-use table_client::{
-    Entity, EntityKey, ErrorKind, Filter, IfMatch, Origin, TableClient, TableServiceClient, Value, Violation,
-};
+use table_client::{Entity, EntityKey, ErrorKind, IfMatch, TableClient, TableServiceClient, Value};
 
 #[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
 #[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
@@ -126,8 +122,11 @@ async fn merges_of_encrypt_fields_are_refused_on_azurite() {
     assert_eq!(typed.get(&note.entity_key().unwrap()).await.unwrap(), changed);
 }
 
-// Filters, `$select` and projections of `#[table(encrypt)]` fields, and `TypedTable::update`
-// (the read-change-replace that stands in for a refused merge).
+// Filters and `$select` naming `#[table(encrypt)]` fields are refused locally, typed
+// projections decrypt them, and `TypedTable::update` (the read-change-replace that stands in
+// for a refused merge) changes them under the ETag read.
+
+use table_client::{Filter, Origin, Violation};
 
 /// `Note` with only its encrypted body: a typed projection.
 #[derive(Debug, Clone, PartialEq, table_client::TableEntity)]

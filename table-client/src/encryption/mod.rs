@@ -77,19 +77,9 @@
 //! [`TypedTable`](crate::TypedTable) of its type, whatever the policy's resolver says, and with
 //! [`require_encryption`](EncryptionPolicy::require_encryption) a row holding it in clear fails
 //! the read. Without a policy, such a write is refused rather than sent in clear. A merge of
-//! such a type, and a typed transaction writing one, are refused for now: change it with
-//! [`TypedTable::update`](crate::TypedTable::update), which reads the value, applies the change
-//! and replaces it under the ETag read (again when another writer got in between). The derive
-//! refuses `encrypt` on keys, in index templates or projections, and on a type with
-//! `index(...)` copies, and generates no filter column for it.
-//!
-//! The service holds only ciphertext, so a typed query whose filter (built or written as
-//! text) or `$select` names such a property fails before any request
-//! ([`Violation::FilterOnEncryptedProperty`](crate::Violation::FilterOnEncryptedProperty),
-//! [`Violation::SelectOfEncryptedProperty`](crate::Violation::SelectOfEncryptedProperty)); so
-//! does one from the typed table's [`untyped`](crate::TypedTable::untyped) client. To read
-//! some fields, use a typed projection (a type with those fields, the encrypted ones marked
-//! `#[table(encrypt)]`): its reads fetch the two metadata properties too, and decrypt.
+//! such a type, and a typed transaction writing one, are refused for now (read, change, and
+//! replace with the ETag). The derive refuses `encrypt` on keys, in index templates or
+//! projections, and on a type with `index(...)` copies, and generates no filter column for it.
 //!
 //! The attribute lives on the type: untyped writes (an [`Entity`](crate::Entity) read and
 //! written back, [`move_entity`](crate::TableClient::move_entity)) encrypt only what the
@@ -105,6 +95,19 @@
 //! unknown or wrong, a ciphertext fails to decrypt or authenticate, the metadata is
 //! incomplete or unknown, or a row must be encrypted
 //! ([`EncryptionPolicy::require_encryption`]) and is not.
+//!
+//! # Querying and changing encrypted fields
+//!
+//! The service holds only ciphertext, so a typed query whose filter (built, or written as
+//! text) or `$select` names a `#[table(encrypt)]` property fails before any request
+//! ([`Violation::FilterOnEncryptedProperty`](crate::Violation::FilterOnEncryptedProperty),
+//! [`Violation::SelectOfEncryptedProperty`](crate::Violation::SelectOfEncryptedProperty)); so
+//! does one from the typed table's [`untyped`](crate::TypedTable::untyped) client. To read
+//! some fields, use a typed projection (a type with those fields, the encrypted ones marked
+//! `#[table(encrypt)]`): its reads fetch the two metadata properties too, and decrypt. To
+//! change some fields of a type that cannot be merged, use
+//! [`TypedTable::update`](crate::TypedTable::update): it reads the value, applies the change
+//! and replaces it under the ETag read, again when another writer got in between.
 
 mod authenticated;
 mod key;
