@@ -151,6 +151,9 @@ pub struct Query<T> {
     scan: Scan,
     keys: Option<KeyTemplates>,
     select: Option<Vec<String>>,
+    /// `true` when `select` is the caller's ([`Query::select`]), `false` for a typed table's
+    /// own list (`TableEntity::select`), which names the encrypted fields it decrypts.
+    caller_select: bool,
     top: Option<usize>,
     max_per_page: Option<u32>,
     resume: Option<Resume>,
@@ -167,6 +170,7 @@ impl<T> Clone for Query<T> {
             scan: self.scan,
             keys: self.keys,
             select: self.select.clone(),
+            caller_select: self.caller_select,
             top: self.top,
             max_per_page: self.max_per_page,
             resume: self.resume.clone(),
@@ -208,6 +212,7 @@ impl<T: Send + 'static> Query<T> {
             scan: Scan::Allowed,
             keys: None,
             select: None,
+            caller_select: false,
             top: None,
             max_per_page: None,
             resume: None,
@@ -247,6 +252,11 @@ impl<T: Send + 'static> Query<T> {
     }
 
     /// Adds a condition.
+    ///
+    /// On a typed query, a condition on a property the type encrypts (`#[table(encrypt)]`,
+    /// which has no filter column) makes the first poll fail with
+    /// [`Violation::FilterOnEncryptedProperty`] before any request; so does such a condition
+    /// in [`Query::filter_str`].
     #[must_use]
     pub fn filter(mut self, condition: Filter) -> Self {
         self.filter = Some(match self.filter.take() {
@@ -293,9 +303,22 @@ impl<T: Send + 'static> Query<T> {
     }
 
     /// Returns only these properties (keys, Timestamp and ETag always come).
+    ///
+    /// On a typed query, naming a property the type encrypts (`#[table(encrypt)]`) makes the
+    /// first poll fail with [`Violation::SelectOfEncryptedProperty`] before any request: read
+    /// it through a typed projection instead, which fetches what decrypts it.
     #[must_use]
     pub fn select<S: Into<String>>(mut self, properties: impl IntoIterator<Item = S>) -> Self {
         self.select = Some(properties.into_iter().map(Into::into).collect());
+        self.caller_select = true;
+        self
+    }
+
+    /// Selects the properties a typed table's type reads (`TableEntity::select`), its
+    /// encrypted fields included.
+    pub(crate) fn select_for_type(mut self, properties: &[&str]) -> Self {
+        self.select = Some(properties.iter().map(|name| (*name).to_owned()).collect());
+        self.caller_select = false;
         self
     }
 
@@ -333,13 +356,28 @@ impl<T: Send + 'static> Query<T> {
     /// Ends with a `Decode` error, instead of the page, when the service answers with a
     /// continuation the query already passed: following it would repeat pages forever.
     pub fn pages(self) -> QueryStream<QueryPage<T>> {
-        let Query { table, filter, filter_text, scan, keys, select, top, max_per_page, resume, decode } =
-            self;
+        let Query {
+            table,
+            filter,
+            filter_text,
+            scan,
+            keys,
+            select,
+            caller_select,
+            top,
+            max_per_page,
+            resume,
+            decode,
+        } = self;
         QueryStream::new(async_stream::try_stream! {
             let filter = combined_filter(filter, &filter_text)?;
             if let Some(f) = &filter {
                 f.check_limits()?;
                 keys.as_ref().map(|k| k.check_filter(f)).transpose()?;
+                check_unencrypted(&table, f)?;
+            }
+            if let Some(select) = select.as_deref().filter(|_| caller_select) {
+                table.check_caller_select(select)?;
             }
             if scan == Scan::OnRequest && QueryShape::of(filter.as_ref()) == QueryShape::TableScan {
                 Err(Error::invalid(Violation::TableScanNotRequested { table: table.name().to_owned() }))?;
@@ -438,6 +476,34 @@ impl<T: Send + 'static> Query<T> {
 fn combined_filter(filter: Option<Filter>, texts: &[String]) -> Result<Option<Filter>> {
     let parsed = texts.iter().map(|text| Filter::parse(text)).collect::<Result<Vec<_>>>()?;
     Ok(Filter::all_of(filter.into_iter().chain(parsed)))
+}
+
+/// Refuses, before any request, a filter that names a property the client's type encrypts
+/// (`#[table(encrypt)]`): the service holds its ciphertext, which no comparison can test. The
+/// filter is the parsed one, so a name is found however the text spells the expression.
+fn check_unencrypted(table: &TableClient, filter: &Filter) -> Result<()> {
+    let encrypted = table.encrypted();
+    if encrypted.is_empty() {
+        return Ok(());
+    }
+    // A heap stack, as `Filter::comparison_count` walks: a built filter may be very deep.
+    let mut pending = vec![filter];
+    while let Some(filter) = pending.pop() {
+        match filter {
+            Filter::Compare { property, .. } | Filter::Property(property) => {
+                if encrypted.contains(&property.as_str()) {
+                    return Err(Error::invalid(Violation::FilterOnEncryptedProperty {
+                        table: table.name().to_owned(),
+                        property: property.clone(),
+                    }));
+                }
+            }
+            // Right first, so the leftmost name is found first.
+            Filter::And(left, right) | Filter::Or(left, right) => pending.extend([&**right, &**left]),
+            Filter::Not(inner) => pending.push(inner),
+        }
+    }
+    Ok(())
 }
 
 /// Follows the continuations of one paged listing and tells when one comes back: Brent's cycle

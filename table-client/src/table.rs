@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use table_core::typed::ReadEntity;
 use table_core::{
-    ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, WriteOutcome,
+    ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, Violation, WriteOutcome,
     validate_key, validate_operation, validate_table_name,
 };
 
@@ -129,6 +129,24 @@ impl TableClient {
     /// `true` when the client holds an encryption policy, so reads must decrypt before decoding.
     pub(crate) fn encrypts(&self) -> bool {
         self.encryption.is_some()
+    }
+
+    /// The `#[table(encrypt)]` properties of the type this client serves (none when untyped).
+    pub(crate) fn encrypted(&self) -> &'static [&'static str] {
+        self.encrypted
+    }
+
+    /// Refuses, before any request, a `$select` from the caller that names a property the
+    /// client's type encrypts: the service holds only its ciphertext (a typed projection, whose
+    /// list comes from its type, fetches the metadata and decrypts instead).
+    pub(crate) fn check_caller_select(&self, select: &[String]) -> Result<()> {
+        match select.iter().find(|name| self.encrypted.contains(&name.as_str())) {
+            None => Ok(()),
+            Some(property) => Err(Error::invalid(Violation::SelectOfEncryptedProperty {
+                table: self.name.to_string(),
+                property: property.clone(),
+            })),
+        }
     }
 
     /// The table's name.
@@ -270,12 +288,17 @@ impl TableClient {
     }
 
     /// Reads only the `select`ed properties of one entity (keys, Timestamp and ETag always come).
+    ///
+    /// On the client of a typed table ([`TypedTable::untyped`](crate::TypedTable::untyped)),
+    /// naming a property its type encrypts fails with
+    /// [`Violation::SelectOfEncryptedProperty`] before any request.
     pub async fn get_with_select(
         &self,
         partition_key: &str,
         row_key: &str,
         select: Option<&[String]>,
     ) -> Result<Entity> {
+        select.map(|select| self.check_caller_select(select)).transpose()?;
         self.get_as(partition_key, row_key, select, backend::entity).await
     }
 

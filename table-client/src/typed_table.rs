@@ -2,17 +2,20 @@
 //! their keys from the key templates, selects exactly the properties `T` reads, and keeps the
 //! indexes `T` declares up to date on every write (see the `index` module for the semantics).
 //!
-//! Typed reads (gets, queries, index copies) never build a generic `Entity`: the backend
+//! Typed reads (gets, queries, index copies) build no generic `Entity`: the backend
 //! hands each entity as read (from the JSON body, or the engine's stored row) to
 //! `TableEntity::from_parts`, which the derive generates beside `from_entity` with the same
-//! checks and errors (see `table_core::typed`'s `decode` module).
+//! checks and errors (see `table_core::typed`'s `decode` module). The exception is a client
+//! with an encryption policy: each row is built as an `Entity` and decrypted in place (the key
+//! unwrap is async, and the values change type), then handed to `from_parts`.
 
 use std::marker::PhantomData;
 
-use table_core::typed::{LookupIndex, SecondaryIndex, TableEntity};
-use table_core::{ETag, EntityKey, Filter, IfMatch, Operation, Result, WriteOutcome};
+use table_core::typed::{LookupIndex, ReadEntity, SecondaryIndex, TableEntity};
+use table_core::{ETag, EntityKey, ErrorKind, Filter, IfMatch, Operation, Result, WriteOutcome};
 
-use crate::error::invalid_input;
+use crate::contention;
+use crate::error::{decode, invalid_input};
 use crate::index::{self, Change, IndexReport};
 use crate::outcome::{if_exists, require_etag};
 use crate::query::{Query, QueryStream};
@@ -170,8 +173,9 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     ///
     /// A type with `#[table(encrypt)]` fields is never merged: the call fails with
     /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before any request (see
-    /// [`EncryptionPolicy`](crate::encryption::EncryptionPolicy)); read the value, change it,
-    /// and [`replace`](Self::replace) it with its ETag instead.
+    /// [`EncryptionPolicy`](crate::encryption::EncryptionPolicy)); change it with
+    /// [`update`](Self::update) instead, which reads the value, changes it, and replaces it
+    /// with its ETag.
     pub async fn merge(&self, value: &T, if_match: IfMatch) -> Result<ETag> {
         refuse_encrypted_merge::<T>(self.table.name())?;
         if Self::indexed() {
@@ -218,6 +222,94 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         self.table.delete_if_exists(&key.partition_key, &key.row_key).await
     }
 
+    /// Reads the entity with `key`, applies `change` to the value, and replaces the entity with
+    /// the changed value under the ETag it was read with; returns the new ETag. This is the
+    /// read-modify-write that stands in for [`merge`](Self::merge), and the way to change a
+    /// type with `#[table(encrypt)]` fields, which cannot be merged. It works for any type.
+    ///
+    /// When another writer changes the entity in between (the replace fails its condition), it
+    /// reads again and applies `change` to the new value, within the client's contention budget
+    /// (the same as index maintenance and moves use). So `change` may run more than once, each
+    /// time on the value just read: make it depend on that value only. The entity is replaced
+    /// whole: properties `T` does not read (a projection's missing fields) are removed, as by
+    /// [`replace`](Self::replace); indexes are kept up to date as on every typed write.
+    ///
+    /// Errors, in the order met: those of the read (`NotFound` when no entity has `key`,
+    /// decryption errors); `NotFound` when the entity was deleted before the replace; those of
+    /// the replace; [`ErrorKind::Contention`](crate::ErrorKind::Contention) when concurrent
+    /// writers changed the entity before each of the attempts the budget allows (nothing was
+    /// written). As for every write, an error with
+    /// [`may_have_applied`](crate::Error::may_have_applied) (an
+    /// [`ErrorKind::Ambiguous`](crate::ErrorKind::Ambiguous) one when the entity has changed
+    /// since) means the changed value may be stored: read it to know; such an attempt is never
+    /// repeated blindly.
+    ///
+    /// ```rust
+    /// use table_client::encryption::{AesKeyWrap, EncryptionPolicy};
+    /// use table_client::{TableEntity, TableServiceClient};
+    ///
+    /// #[derive(Debug, Clone, PartialEq, TableEntity)]
+    /// #[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+    /// struct Patient {
+    ///     #[table(key_only)]
+    ///     team: String,
+    ///     #[table(key_only)]
+    ///     id: u32,
+    ///     #[table(encrypt)]
+    ///     diagnosis: String,
+    ///     visits: i32,
+    /// }
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> table_client::Result<()> {
+    /// let policy = EncryptionPolicy::new(AesKeyWrap::new("local:key1", [7; 32]));
+    /// let service = TableServiceClient::builder()
+    ///     .connection_string("UseEmbeddedEngine=true")
+    ///     .encryption(policy)
+    ///     .build()?;
+    /// let patients = service.create_table("Patients").await?.typed::<Patient>();
+    /// let ann = Patient { team: "ward1".into(), id: 7, diagnosis: "flu".into(), visits: 1 };
+    /// patients.insert(&ann).await?;
+    ///
+    /// // A merge of an encrypted type is refused; `update` reads, changes and replaces.
+    /// let key = Patient::key("ward1", 7)?;
+    /// patients.update(&key, |p| p.visits += 1).await?;
+    /// assert_eq!(patients.get(&key).await?.visits, 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn update(&self, key: &EntityKey, mut change: impl FnMut(&mut T)) -> Result<ETag> {
+        let select = select_of::<T>();
+        // The budget's loop written out (as index maintenance does): `contention::retry_races`
+        // takes a step closure, which cannot lend `change` to the future it returns.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let read = self.table.get_as(&key.partition_key, &key.row_key, select.as_deref(), with_etag::<T>);
+            let (mut value, etag) = read.await?;
+            // Never an unconditional replace: it could overwrite a concurrent change.
+            let etag = etag.ok_or_else(|| {
+                decode(format!("entity {key} in table {} was read without an ETag", self.table.name()))
+            })?;
+            change(&mut value);
+            match self.replace(&value, IfMatch::ETag(etag)).await {
+                // Not applied: another writer changed the entity since it was read.
+                Err(e) if e.kind() == ErrorKind::PreconditionFailed && !e.may_have_applied() => {
+                    if attempts == contention::MAX_ATTEMPTS {
+                        let subject = format!("update of entity {key} in table {}", self.table.name());
+                        return Err(contention::contention(
+                            &subject,
+                            u32::try_from(attempts).unwrap_or(u32::MAX),
+                            e,
+                        ));
+                    }
+                    contention::backoff(attempts - 1).await;
+                }
+                result => return result,
+            }
+        }
+    }
+
     /// Reads the entity with `key`; `NotFound` if missing.
     pub async fn get(&self, key: &EntityKey) -> Result<T> {
         let select = select_of::<T>();
@@ -239,8 +331,8 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         if let Some(templates) = T::key_templates() {
             query = query.keys_follow(templates);
         }
-        if let Some(select) = select_of::<T>() {
-            query = query.select(select);
+        if let Some(select) = T::select() {
+            query = query.select_for_type(select);
         }
         if Self::indexed() {
             // Every string is >= '', so this is false exactly on the rows that carry `_Index`.
@@ -323,6 +415,12 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     }
 }
 
+/// The value of an entity as read, with the ETag it was read with.
+fn with_etag<T: TableEntity>(read: ReadEntity<'_>) -> Result<(T, Option<ETag>)> {
+    let etag = read.etag.clone();
+    Ok((T::from_parts(read)?, etag))
+}
+
 fn select_of<T: TableEntity>() -> Option<Vec<String>> {
     T::select().map(|names| names.iter().map(|s| (*s).to_owned()).collect())
 }
@@ -338,7 +436,7 @@ pub(crate) fn refuse_encrypted_merge<T: TableEntity>(table: &str) -> Result<()> 
              and an encrypted entity cannot be merged: the stored row lists its encrypted properties in \
              its metadata, under its own content key, which a merge would replace and leave the other \
              encrypted properties unreadable; read the value, change it, and replace it with its ETag \
-             instead",
+             instead: `TypedTable::update` does so, retrying when another writer got in between",
             std::any::type_name::<T>(),
             properties.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
         ))),

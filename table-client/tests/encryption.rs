@@ -563,3 +563,245 @@ async fn a_lookup_on_a_type_with_encrypt_fields_reads_decrypted_rows() -> Result
     assert_eq!(found, vec![ann]);
     Ok(())
 }
+
+// Filters, `$select` and projections of `#[table(encrypt)]` fields, and `TypedTable::update`
+// (the read-change-replace that stands in for a refused merge).
+
+use table_client::typed::KeyRange;
+use table_client::{Filter, KeyName, RetryPolicy, Violation};
+
+/// `Note` with only its encrypted body: a typed projection.
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+struct NoteBody {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    #[table(encrypt)]
+    body: String,
+}
+
+/// An engine, a client on it with an encrypting policy and table `crypt` holding `notes()`.
+async fn engine_with_notes() -> Result<(Engine, TableClient)> {
+    let engine = Engine::new();
+    let service = TableServiceClient::builder()
+        .engine(engine.clone())
+        .encryption(EncryptionPolicy::new(aes("k1", 1)))
+        .build()?;
+    let table = service.create_table("crypt").await?;
+    for note in notes() {
+        table.typed::<Note>().insert(&note).await?;
+    }
+    Ok((engine, table))
+}
+
+/// The property named by a refused filter or select, and whether it was the select.
+fn refused_property(e: &table_client::Error) -> Option<(String, bool)> {
+    match e.violation()? {
+        Violation::FilterOnEncryptedProperty { property, .. } => Some((property.clone(), false)),
+        Violation::SelectOfEncryptedProperty { property, .. } => Some((property.clone(), true)),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn filters_and_selects_naming_an_encrypt_field_are_refused_before_any_request() -> Result<()> {
+    let (engine, table) = engine_with_notes().await?;
+    let typed = table.typed::<Note>();
+    let before = engine.faults().calls();
+    let query = || typed.query().partition("t");
+    let cases = [
+        (query().filter_str("Body eq 'x'"), "Body", false),
+        // However the text spells it: reversed operands, nested, negated, a bare property.
+        (query().filter_str("Views gt 1 and not ('a' eq Extra)"), "Extra", false),
+        (query().filter_str("(Views eq 7 or (Tags ge '[')) and Views lt 9"), "Tags", false),
+        (query().filter_str("Body"), "Body", false),
+        (query().filter(Filter::eq("Body", "x")), "Body", false),
+        (
+            typed.query_range_in("t", &KeyRange::prefix(KeyName::RowKey, "e")).filter_str("Body ne ''"),
+            "Body",
+            false,
+        ),
+        (query().select(["Views", "Extra"]), "Extra", true),
+    ];
+    for (query, property, select) in cases {
+        let e = query.collect().await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+        assert_eq!(refused_property(&e), Some((property.to_owned(), select)), "{e}");
+        assert!(e.to_string().contains(&format!("names property \"{property}\"")), "{e}");
+        assert!(e.to_string().contains("stores only the ciphertext"), "{e}");
+    }
+    // The typed table's untyped client knows the type too.
+    let e = typed.untyped().query().filter_str("Body eq 'x'").collect().await.unwrap_err();
+    assert_eq!(refused_property(&e), Some(("Body".to_owned(), false)), "{e}");
+    let select = ["Body".to_owned()];
+    let e = typed.untyped().get_with_select("t", "emoji", Some(&select)).await.unwrap_err();
+    assert_eq!(refused_property(&e), Some(("Body".to_owned(), true)), "{e}");
+    assert_eq!(engine.faults().calls(), before, "no request was sent");
+
+    // Conditions on other properties run, and the rows come back decrypted.
+    let mut read: Vec<Note> = query().filter_str("Views eq 7 and RowKey ne 'long'").collect().await?;
+    read.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut want: Vec<Note> = notes().into_iter().filter(|n| n.id != "long").collect();
+    want.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(read, want);
+    // A client that serves no type names no encrypted property: its filter is sent as given.
+    assert!(table.query().filter_str("Body eq 'x'").collect().await?.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_typed_projection_of_an_encrypt_field_fetches_the_metadata_and_decrypts() -> Result<()> {
+    let (_engine, table) = engine_with_notes().await?;
+    let bodies = table.typed::<NoteBody>();
+    let emoji = bodies.get(&table_client::EntityKey::new("t", "emoji")).await?;
+    assert_eq!(emoji.body, "🦀 crab 👩‍👩‍👧");
+    let mut all: Vec<NoteBody> = bodies.query().partition("t").collect().await?;
+    all.sort_by(|a, b| a.id.cmp(&b.id));
+    let want: Vec<String> = {
+        let mut notes = notes();
+        notes.sort_by(|a, b| a.id.cmp(&b.id));
+        notes.into_iter().map(|n| n.body).collect()
+    };
+    assert_eq!(all.into_iter().map(|n| n.body).collect::<Vec<_>>(), want);
+    Ok(())
+}
+
+#[tokio::test]
+async fn update_changes_encrypted_and_plain_types_under_the_read_etag() -> Result<()> {
+    let (table, raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    let notes_table = table.typed::<Note>();
+    let note = notes().remove(1);
+    let key = note.entity_key()?;
+    notes_table.insert(&note).await?;
+    let etag = notes_table.update(&key, |n| n.body = format!("{} (seen)", n.body)).await?;
+    let stored = raw.get("t", &note.id).await?;
+    assert_eq!(stored.etag.as_ref(), Some(&etag));
+    assert!(matches!(stored.get("Body"), Some(Value::Binary(_))), "re-encrypted, never in clear");
+    assert_eq!(notes_table.get(&key).await?, Note { body: format!("{} (seen)", note.body), ..note });
+
+    let people = table.typed::<Person>();
+    let ann = Person { team: "t".into(), id: "ann".into(), secret_notes: "x".into(), age: 34 };
+    people.insert(&ann).await?;
+    people.update(&ann.entity_key()?, |p| p.age += 1).await?;
+    assert_eq!(people.get(&ann.entity_key()?).await?.age, 35);
+
+    let e = people.update(&table_client::EntityKey::new("t", "nobody"), |p| p.age += 1).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    Ok(())
+}
+
+/// Runs `write` to completion on a runtime of its own, in another thread: a concurrent writer
+/// that gets in between a read and a write of the caller's runtime, which it blocks meanwhile.
+fn write_meanwhile(write: impl Future<Output = Result<table_client::ETag>> + Send) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            runtime
+                .expect("a runtime for the concurrent writer")
+                .block_on(write)
+                .expect("the concurrent write");
+        });
+    });
+}
+
+#[tokio::test]
+async fn update_rereads_and_applies_again_when_another_writer_got_in_between() -> Result<()> {
+    let (table, _raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    let typed = table.typed::<Note>();
+    let note = notes().remove(1);
+    let key = note.entity_key()?;
+    typed.insert(&note).await?;
+    let mut seen = Vec::new();
+    typed
+        .update(&key, |n| {
+            seen.push(n.views);
+            if seen.len() == 1 {
+                let other = Note { views: 100, ..n.clone() };
+                write_meanwhile(typed.replace(&other, IfMatch::Any));
+            }
+            n.views += 1;
+        })
+        .await?;
+    assert_eq!(seen, [7, 100], "the change ran again on the value the other writer stored");
+    assert_eq!(typed.get(&key).await?.views, 101);
+    Ok(())
+}
+
+#[tokio::test]
+async fn update_settles_a_lost_answer_and_reports_what_may_have_applied() -> Result<()> {
+    use std::num::NonZeroU64;
+    use table_client::engine::FaultSpec;
+    let engine = Engine::new();
+    let service = |retry: RetryPolicy| {
+        TableServiceClient::builder()
+            .engine(engine.clone())
+            .encryption(EncryptionPolicy::new(aes("k1", 1)))
+            .retry(retry.initial_backoff(std::time::Duration::from_millis(1)))
+            .build()
+    };
+    let typed = service(RetryPolicy::default())?.create_table("crypt").await?.typed::<Note>();
+    let note = notes().remove(1);
+    let key = note.entity_key()?;
+    typed.insert(&note).await?;
+    let second = NonZeroU64::MIN.saturating_add(1);
+
+    // The replace (the 2nd call) applies and its answer is lost; its retry fails the ETag, and
+    // the stored entity shows this write: applied once, the change run once.
+    engine.faults().fail_call(second, FaultSpec::timeout().after_apply());
+    let mut runs = 0;
+    typed
+        .update(&key, |n| {
+            runs += 1;
+            n.views += 1;
+        })
+        .await?;
+    assert_eq!((runs, typed.get(&key).await?.views), (1, 8));
+
+    // Without retries the lost answer is the error, marked "may have applied": not repeated.
+    let once = service(RetryPolicy::none())?.table("crypt").typed::<Note>();
+    engine.faults().fail_call(second, FaultSpec::timeout().after_apply());
+    let mut runs = 0;
+    let e = once
+        .update(&key, |n| {
+            runs += 1;
+            n.views += 1;
+        })
+        .await
+        .unwrap_err();
+    assert!(e.may_have_applied(), "{e}");
+    assert_eq!((runs, typed.get(&key).await?.views), (1, 9));
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_refused_merge_names_update_as_the_alternative() -> Result<()> {
+    let (table, _raw) = clients(EncryptionPolicy::new(aes("k1", 1))).await?;
+    let e = table.typed::<Note>().merge(&notes().remove(0), IfMatch::Any).await.unwrap_err();
+    assert!(e.to_string().contains("`TypedTable::update` does so"), "{e}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn over_http_a_refused_filter_or_select_sends_nothing() -> Result<()> {
+    use table_client::auth::Credential;
+    let server = wiremock::MockServer::start().await;
+    let credential = Credential::shared_key(
+        "devstoreaccount1",
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+    )?;
+    let service = TableServiceClient::builder()
+        .endpoint(&format!("{}/devstoreaccount1", server.uri()))
+        .credential(credential)
+        .encryption(EncryptionPolicy::new(aes("k1", 1)))
+        .build()?;
+    let typed = service.table("crypt").typed::<Note>();
+    let filtered = typed.query().partition("t").filter_str("Body eq 'x'").collect().await.unwrap_err();
+    assert_eq!(refused_property(&filtered), Some(("Body".to_owned(), false)), "{filtered}");
+    let selected = typed.query().partition("t").select(["Tags"]).collect().await.unwrap_err();
+    assert_eq!(refused_property(&selected), Some(("Tags".to_owned(), true)), "{selected}");
+    // Recorded requests: `Some`, empty.
+    assert_eq!(server.received_requests().await.map(|requests| requests.len()), Some(0));
+    Ok(())
+}

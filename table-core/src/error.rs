@@ -658,6 +658,36 @@ pub enum Violation {
         /// Where the value departs from the template.
         reason: String,
     },
+    /// A typed query's filter names a property its type encrypts client-side
+    /// (`#[table(encrypt)]`): the service holds only ciphertext, so no comparison on it can
+    /// test the plaintext.
+    #[error(
+        "the filter of the query of table {table} names property {property:?}, which its type encrypts \
+         client-side (`#[table(encrypt)]`): the service stores only the ciphertext, random for every \
+         write, so a comparison on it cannot test the value the caller means; filter on other \
+         properties and test this one after reading"
+    )]
+    FilterOnEncryptedProperty {
+        /// The table queried.
+        table: String,
+        /// The encrypted property the filter names.
+        property: String,
+    },
+    /// A `$select` given by the caller of a typed read names a property its type encrypts
+    /// client-side (`#[table(encrypt)]`).
+    #[error(
+        "the $select of a read of table {table} names property {property:?}, which its type encrypts \
+         client-side (`#[table(encrypt)]`): the service stores only the ciphertext, so a projection \
+         of it cannot mean the value the caller asked for; read it through a typed projection (a \
+         type whose field is marked `#[table(encrypt)]`), which fetches the encryption metadata \
+         and decrypts it"
+    )]
+    SelectOfEncryptedProperty {
+        /// The table read.
+        table: String,
+        /// The encrypted property the `$select` names.
+        property: String,
+    },
     /// A property's value does not fit the field or the declared type.
     #[error("property {property:?}: {message}")]
     Value {
@@ -708,7 +738,9 @@ impl Violation {
             | Top { .. }
             | Continuation { .. }
             | TableScanNotRequested { .. }
-            | QueryKeyMismatch { .. } => ErrorCode::InvalidInput,
+            | QueryKeyMismatch { .. }
+            | FilterOnEncryptedProperty { .. }
+            | SelectOfEncryptedProperty { .. } => ErrorCode::InvalidInput,
         }
     }
 

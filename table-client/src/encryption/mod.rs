@@ -95,6 +95,19 @@
 //! unknown or wrong, a ciphertext fails to decrypt or authenticate, the metadata is
 //! incomplete or unknown, or a row must be encrypted
 //! ([`EncryptionPolicy::require_encryption`]) and is not.
+//!
+//! # Querying and changing encrypted fields
+//!
+//! The service holds only ciphertext, so a typed query whose filter (built, or written as
+//! text) or `$select` names a `#[table(encrypt)]` property fails before any request
+//! ([`Violation::FilterOnEncryptedProperty`](crate::Violation::FilterOnEncryptedProperty),
+//! [`Violation::SelectOfEncryptedProperty`](crate::Violation::SelectOfEncryptedProperty)); so
+//! does one from the typed table's [`untyped`](crate::TypedTable::untyped) client. To read
+//! some fields, use a typed projection (a type with those fields, the encrypted ones marked
+//! `#[table(encrypt)]`): its reads fetch the two metadata properties too, and decrypt. To
+//! change some fields of a type that cannot be merged, use
+//! [`TypedTable::update`](crate::TypedTable::update): it reads the value, applies the change
+//! and replaces it under the ETag read, again when another writer got in between.
 
 mod authenticated;
 mod key;
