@@ -106,6 +106,7 @@ pub use key::{
     A256KW, AesKeyWrap, KeyEncryptionKey, KeyError, KeyFuture, KeyResolver, KeyRing, RSA_OAEP, ResolveFuture,
     RsaOaepKey,
 };
+pub(crate) use policy::stored_encrypted;
 pub use policy::{EncryptionFormat, EncryptionPolicy};
 
 /// The two metadata properties an encrypted row carries, which a projection must fetch too.
