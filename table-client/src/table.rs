@@ -150,6 +150,28 @@ impl TableClient {
         TableClient::new(self.backend.clone(), &self.name)
     }
 
+    /// A row the SDK maintains (an index entity, an index copy, an outbox intent), read through
+    /// [`raw`](Self::raw), as the SDK uses it: decrypted when stored encrypted, as stored
+    /// otherwise. `require_encryption` guards the application's rows; these hold keys and
+    /// markers, and an index copy of an encrypting type is stored encrypted.
+    pub(crate) async fn open_maintained(&self, row: Entity) -> Result<Entity> {
+        let encrypted =
+            crate::encryption::METADATA_PROPERTIES.iter().any(|m| row.properties.contains_key(*m));
+        match encrypted {
+            true => self.open(row).await,
+            false => Ok(row),
+        }
+    }
+
+    /// [`get_if_exists`](Self::get_if_exists) of a row the SDK maintains
+    /// ([`open_maintained`](Self::open_maintained)).
+    pub(crate) async fn get_maintained(&self, partition_key: &str, row_key: &str) -> Result<Option<Entity>> {
+        match self.raw().get_if_exists(partition_key, row_key).await? {
+            Some(row) => self.open_maintained(row).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// The table's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -847,3 +847,53 @@ async fn large_string_parts_named_by_the_resolver_are_encrypted() -> Result<()> 
     assert_eq!(cv.load(&table.get("p", "ann").await?)?, Some(Value::from(text)));
     Ok(())
 }
+
+#[tokio::test]
+async fn index_entities_work_under_require_encryption() -> Result<()> {
+    use futures::TryStreamExt as _;
+    let (table, raw) = clients(EncryptionPolicy::new(aes("k1", 1)).require_encryption(true)).await?;
+    let typed = table.typed::<Staff>();
+    let (ann, bob) = (staff("1", "ann@x"), Staff { name: "Name 1".into(), ..staff("2", "bob@x") });
+    typed.insert(&ann).await?;
+    // Bob joins Ann's index entity, which holds only keys, in clear.
+    typed.transaction().insert(&bob).submit().await?;
+    assert!(raw.get("t", "name_Name 1").await?.get("_ClientEncryptionMetadata1").is_none());
+    let key = Staff::BY_NAME.key("t", "Name 1")?;
+    let found: Vec<Staff> = typed.lookup(Staff::BY_NAME, &key, 2).try_collect().await?;
+    assert_eq!(found, vec![ann.clone(), bob]);
+    assert!(typed.verify_indexes().await?.is_consistent());
+    Ok(())
+}
+
+#[tokio::test]
+async fn cross_partition_copies_and_drained_moves_work_under_require_encryption() -> Result<()> {
+    use std::num::NonZeroU64;
+    use table_client::engine::FaultSpec;
+    let engine = Engine::new();
+    let raw = TableServiceClient::embedded(engine.clone());
+    let (crypt, archive) = (raw.create_table("crypt").await?, raw.create_table("archive").await?);
+    let service = TableServiceClient::builder()
+        .engine(engine.clone())
+        .encryption(EncryptionPolicy::new(aes("k1", 1)).require_encryption(true))
+        .build()?;
+    let global = service.table("crypt").typed::<GlobalStaff>();
+    let ann = GlobalStaff { team: "t".into(), id: "1".into(), email: "ann@x".into(), ssn: "123".into() };
+    global.insert(&ann).await?;
+    // A new email: the old copy is found (and removed) through its markers.
+    let moved = GlobalStaff { email: "ann@y".into(), ..ann };
+    global.replace(&moved, IfMatch::Any).await?;
+    assert_eq!(crypt.get_if_exists("email", "ann@x").await?, None);
+    assert!(global.verify_indexes().await?.is_consistent());
+
+    // A move that fails after recording its intent (the outbox row, in clear), drained later.
+    let (source, target) = (service.table("crypt"), service.table("archive"));
+    engine.faults().fail_call(
+        NonZeroU64::new(2).unwrap_or(NonZeroU64::MIN),
+        FaultSpec::service(table_client::ErrorCode::AuthorizationFailure),
+    );
+    assert!(source.move_entity(&target, "t", "1").await.is_err());
+    assert_eq!(source.drain_moves().await?, 1);
+    assert_eq!(target.typed::<GlobalStaff>().get(&moved.entity_key()?).await?, moved);
+    assert!(matches!(archive.get("t", "1").await?.get("Ssn"), Some(Value::Binary(_))));
+    Ok(())
+}
