@@ -105,7 +105,7 @@
 //! encrypts only what the policy's
 //! [`encrypt_properties`](EncryptionPolicy::encrypt_properties) names: name the same
 //! properties there when rows of an encrypting type are also written untyped.
-
+//!
 //! # What is refused
 //!
 //! Only strings are encrypted (another type named by the policy fails the write); a merge of
@@ -116,7 +116,9 @@
 //! [`ErrorKind::Crypto`](crate::ErrorKind::Crypto), never with a garbled string, when a key is
 //! unknown or wrong, a ciphertext fails to decrypt or authenticate, the metadata is
 //! incomplete or unknown, or a row must be encrypted
-//! ([`EncryptionPolicy::require_encryption`]) and is not.
+//! ([`EncryptionPolicy::require_encryption`]) and is not. The rows the SDK maintains for
+//! itself, which hold keys and markers only (`lookup(...)` index entities, outbox intents), are
+//! read as stored when they carry no metadata, whatever `require_encryption` says.
 
 mod authenticated;
 mod key;
