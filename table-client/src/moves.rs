@@ -1,12 +1,18 @@
 //! Entity moves between tables (e.g. `Current` -> `Archive`), eventually consistent and crash
 //! safe through the source table's outbox: [`TableClient::move_entity`] and
 //! [`TableClient::drain_moves`].
+//!
+//! Invariant: a moved row is never written in clear where it was stored encrypted. With an
+//! encryption policy it is encrypted afresh for its keys in the target (the ciphertext is
+//! bound to the row): every property the source row held encrypted, plus the
+//! `#[table(encrypt)]` properties of either client's type and what the policy's resolver names.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use table_core::{EntityKey, Error, ErrorKind, Result, Value};
+use table_core::{EntityKey, Error, ErrorKind, Operation, Result, Value};
 
 use crate::contention::retry_races;
+use crate::encryption::stored_encrypted;
 use crate::error;
 use crate::outbox::{KIND_MOVE, intent_primary, intents, new_intent_row};
 use crate::outcome::read_if_match;
@@ -20,6 +26,10 @@ impl TableClient {
     /// inserted-or-replaced into the target and deleted-if-exists here, then the intent is
     /// removed. After a crash at any step, [`drain_moves`](Self::drain_moves) leaves the
     /// entity in exactly one of the two tables. Returns whether the entity existed here.
+    ///
+    /// With an encryption policy, the row is encrypted afresh for its keys in `target`: every
+    /// property stored encrypted here, plus what either client's type (`#[table(encrypt)]`)
+    /// and the policy's resolver name, so a row stored encrypted never lands in clear.
     pub async fn move_entity(
         &self,
         target: &TableClient,
@@ -54,15 +64,24 @@ async fn move_entity(source: &TableClient, target: &TableClient, key: &EntityKey
 async fn finish_move(source: &TableClient, target: &TableClient, key: &EntityKey) -> Result<bool> {
     let found = AtomicBool::new(false);
     let step = || async {
-        let Some(mut entity) = source.get_if_exists(&key.partition_key, &key.row_key).await? else {
+        // Read as stored, to see which properties are encrypted there.
+        let Some(stored) = source.raw().get_if_exists(&key.partition_key, &key.row_key).await? else {
             // An earlier attempt may have copied it before another writer removed it.
             return Ok(found.load(Ordering::Relaxed));
         };
         found.store(true, Ordering::Relaxed);
-        let etag = read_if_match(&entity)?;
+        let etag = read_if_match(&stored)?;
+        let mut entity = source.open(stored.clone()).await?;
+        let listed = stored_encrypted(&stored, &entity);
         entity.etag = None;
         entity.timestamp = None;
-        target.insert_or_replace(entity).await?;
+        // Encrypted again for the target's keys: what was encrypted here, and what either
+        // client's type or the target's policy encrypts.
+        let encrypted: Vec<&str> = (source.encrypted().iter().chain(target.encrypted()).copied())
+            .chain(listed.iter().map(String::as_str))
+            .collect();
+        let insert = target.seal_as(Operation::InsertOrReplace(entity), &encrypted).await?;
+        target.raw().execute(insert).await?;
         match source.delete(&key.partition_key, &key.row_key, etag).await {
             Ok(()) => Ok(true),
             // Gone: someone else finished. Changed since read (or unknown whether the delete

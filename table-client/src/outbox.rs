@@ -54,12 +54,17 @@ pub(crate) fn new_intent_row(primary: &EntityKey, kind: &str) -> Entity {
 /// The outbox intents of `kind` (and of `type_tag` when given), across every shard.
 pub(crate) async fn intents(table: &TableClient, kind: &str, type_tag: Option<&str>) -> Result<Vec<Entity>> {
     let shards = (0..SHARDS).map(|s| format!("{OUTBOX_PREFIX}{s:02}"));
-    let mut query = table.query().filter(Filter::eq(KIND, kind));
+    // Rows the SDK maintains: read as stored, opened as such.
+    let mut query = table.raw().query().filter(Filter::eq(KIND, kind));
     if let Some(tag) = type_tag {
         query = query.filter(Filter::eq(TYPE, tag));
     }
     let rows: Vec<Result<Entity>> = query.across_partitions(shards, 4).collect().await;
-    rows.into_iter().collect()
+    let mut opened = Vec::with_capacity(rows.len());
+    for row in rows {
+        opened.push(table.open_maintained(row?).await?);
+    }
+    Ok(opened)
 }
 
 /// `true` for rows of the outbox partitions (skipped by index verification).

@@ -87,8 +87,15 @@ impl TableClient {
     /// merge of an encrypted property). Without a policy, an entity with a property its type
     /// encrypts is refused rather than written in clear.
     pub(crate) async fn seal(&self, operation: Operation) -> Result<Operation> {
+        self.seal_as(operation, self.encrypted).await
+    }
+
+    /// [`seal`](Self::seal), with `encrypted` (instead of this client's type) naming the
+    /// properties always encrypted: for paths that write rows of several types, or rewrite
+    /// rows read encrypted, and send the result through [`raw`](Self::raw).
+    pub(crate) async fn seal_as(&self, operation: Operation, encrypted: &[&str]) -> Result<Operation> {
         match &self.encryption {
-            Some(policy) => policy.seal_operation(&self.name, operation, self.encrypted).await,
+            Some(policy) => policy.seal_operation(&self.name, operation, encrypted).await,
             None => {
                 let entity = match &operation {
                     Operation::Insert(e)
@@ -98,12 +105,12 @@ impl TableClient {
                     | Operation::Merge { entity: e, .. } => Some(e),
                     _ => None,
                 };
-                let clear =
-                    entity.and_then(|e| self.encrypted.iter().find(|p| e.properties.contains_key(**p)));
+                let clear = entity.and_then(|e| encrypted.iter().find(|p| e.properties.contains_key(**p)));
                 match (entity, clear) {
                     (Some(e), Some(name)) => Err(crypto(format!(
-                        "entity {} in table {}: property `{name}` is marked `#[table(encrypt)]`, but the \
-                         client has no encryption policy (set one with `TableServiceClientBuilder::encryption`)",
+                        "entity {} in table {}: property `{name}` is to be encrypted (marked \
+                         `#[table(encrypt)]`, or read encrypted), but the client has no encryption policy (set \
+                         one with `TableServiceClientBuilder::encryption`)",
                         e.key(),
                         self.name
                     ))),
@@ -131,7 +138,8 @@ impl TableClient {
         self.encryption.is_some()
     }
 
-    /// The `#[table(encrypt)]` properties of the type this client serves (none when untyped).
+    /// The `#[table(encrypt)]` properties of the type this client was made for (empty for an
+    /// untyped client).
     pub(crate) fn encrypted(&self) -> &'static [&'static str] {
         self.encrypted
     }
@@ -146,6 +154,34 @@ impl TableClient {
                 table: self.name.to_string(),
                 property: property.clone(),
             })),
+        }
+    }
+
+    /// This table without client-side encryption: reads return rows as stored, writes send
+    /// operations as given (sealed beforehand with [`seal_as`](Self::seal_as)).
+    pub(crate) fn raw(&self) -> TableClient {
+        TableClient::new(self.backend.clone(), &self.name)
+    }
+
+    /// A row the SDK maintains (an index entity, an index copy, an outbox intent), read through
+    /// [`raw`](Self::raw), as the SDK uses it: decrypted when stored encrypted, as stored
+    /// otherwise. `require_encryption` guards the application's rows; these hold keys and
+    /// markers, and an index copy of an encrypting type is stored encrypted.
+    pub(crate) async fn open_maintained(&self, row: Entity) -> Result<Entity> {
+        let encrypted =
+            crate::encryption::METADATA_PROPERTIES.iter().any(|m| row.properties.contains_key(*m));
+        match encrypted {
+            true => self.open(row).await,
+            false => Ok(row),
+        }
+    }
+
+    /// [`get_if_exists`](Self::get_if_exists) of a row the SDK maintains
+    /// ([`open_maintained`](Self::open_maintained)).
+    pub(crate) async fn get_maintained(&self, partition_key: &str, row_key: &str) -> Result<Option<Entity>> {
+        match self.raw().get_if_exists(partition_key, row_key).await? {
+            Some(row) => self.open_maintained(row).await.map(Some),
+            None => Ok(None),
         }
     }
 

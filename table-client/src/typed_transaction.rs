@@ -5,10 +5,9 @@
 use table_core::typed::TableEntity;
 use table_core::{EntityKey, IfMatch, Result, WriteOutcome};
 
-use crate::error::invalid_input;
 use crate::index::{self, Caller, Change, Write};
 use crate::table::TableClient;
-use crate::typed_table::TypedTable;
+use crate::typed_table::{TypedTable, refuse_encrypted_merge};
 
 /// An entity-group transaction of typed values that keeps their indexes: values of any
 /// [`TableEntity`] types sharing one partition, applied all or none, together with every
@@ -27,6 +26,13 @@ use crate::typed_table::TypedTable;
 /// [`ErrorKind::Contention`](crate::ErrorKind::Contention)); a 412, 409 or 404 is reported only
 /// when the caller's own condition caused it. Values of types without indexes are sent as given,
 /// unread, their conditions kept.
+///
+/// **Encryption.** With an [encryption policy](crate::encryption::EncryptionPolicy), each row
+/// of the batch is encrypted for its own keys: a value's row with its type's
+/// `#[table(encrypt)]` fields (and what the policy's resolver names), and each index copy of it
+/// afresh, under its own content key, since the ciphertext is bound to the row it is stored in.
+/// A merge of a type with `#[table(encrypt)]` fields is refused before any request, as
+/// [`TypedTable::merge`] is.
 ///
 /// Cost: one read per value of an indexed type, one per index entity that changes, and one
 /// transaction; a transaction of types without indexes is one request.
@@ -122,8 +128,10 @@ pub struct TypedTransaction {
 impl TypedTransaction {
     fn push<T: TableEntity>(mut self, change: Result<Change>) -> Self {
         let change = change.and_then(|change| match change {
-            Change::Delete(..) | Change::DeleteIfExists(..) => Ok(change),
-            change => refuse_encrypted::<T>(self.table.name()).map(|()| change),
+            Change::Merge(..) | Change::InsertOrMerge(_) => {
+                refuse_encrypted_merge::<T>(self.table.name()).map(|()| change)
+            }
+            change => Ok(change),
         });
         self.writes.push(change.map(Write::new::<T>));
         self
@@ -185,20 +193,6 @@ impl TypedTransaction {
             index::apply_writes(&self.table, Caller::Transaction, &writes, &mut Vec::new()).await?;
         // Only a delete-if-exists of a missing entity has no outcome, and a transaction has none.
         Ok(outcomes.into_iter().map(|o| o.unwrap_or(WriteOutcome { etag: None })).collect())
-    }
-}
-
-/// Refuses a write of a type with `#[table(encrypt)]` fields: typed transactions do not
-/// encrypt yet, and a row must never be written in clear.
-fn refuse_encrypted<T: TableEntity>(table: &str) -> Result<()> {
-    match T::ENCRYPTED_PROPERTIES {
-        [] => Ok(()),
-        [first, ..] => Err(invalid_input(format!(
-            "typed transaction on table {table}: `{}` has encrypted properties (`{first}` is \
-             `#[table(encrypt)]`), and typed transactions do not encrypt yet; write it through its \
-             `TypedTable`",
-            std::any::type_name::<T>()
-        ))),
     }
 }
 

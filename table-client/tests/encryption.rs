@@ -517,18 +517,12 @@ async fn encrypt_fields_are_never_written_in_clear() -> Result<()> {
     // No policy: refused, not written in clear.
     let e = plain.typed::<Note>().insert(&note).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Crypto);
-    assert!(e.to_string().contains("property `Body` is marked `#[table(encrypt)]`"), "{e}");
-    // Typed transactions do not encrypt yet: refused, deletes aside.
-    let service = TableServiceClient::builder()
-        .engine(engine)
-        .encryption(EncryptionPolicy::new(aes("k1", 1)))
-        .build()?;
-    let typed = service.table("crypt").typed::<Note>();
-    let e = typed.transaction().insert(&note).submit().await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidInput);
-    assert!(e.to_string().contains("typed transactions do not encrypt yet"), "{e}");
-    typed.insert(&note).await?;
-    typed.transaction().delete::<Note>(&note.entity_key()?, IfMatch::Any).submit().await?;
+    assert!(e.to_string().contains("property `Body` is to be encrypted"), "{e}");
+    // Nor through a typed transaction, or one on the untyped client.
+    let e = plain.typed::<Note>().transaction().insert(&note).submit().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto, "{e}");
+    let e = plain.typed_transaction().insert(&note).submit().await.unwrap_err();
+    assert_eq!((e.kind(), e.batch_index()), (ErrorKind::Crypto, Some(0)), "{e}");
     assert_eq!(plain.get_if_exists("t", &note.id).await?, None);
     Ok(())
 }
@@ -561,6 +555,346 @@ async fn a_lookup_on_a_type_with_encrypt_fields_reads_decrypted_rows() -> Result
     let key = Member::BY_NAME.key("t", "Ann")?;
     let found: Vec<Member> = members.lookup(Member::BY_NAME, &key, 2).try_collect().await?;
     assert_eq!(found, vec![ann]);
+    Ok(())
+}
+
+/// A type with encrypted fields and a whole-entity index copy in its own partition.
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+#[table(index(name = "by_email", row_key = "email_{email}"))]
+#[table(lookup(name = "by_name", row_key = "name_{name}"))]
+struct Staff {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    name: String,
+    email: String,
+    #[table(encrypt)]
+    ssn: String,
+    #[table(encrypt)]
+    notes: Option<String>,
+}
+
+/// The same fields, with the index copy in another partition (kept through the outbox).
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+#[table(index(name = "by_email", partition_key = "email", row_key = "{email}"))]
+struct GlobalStaff {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    email: String,
+    #[table(encrypt)]
+    ssn: String,
+}
+
+fn staff(id: &str, email: &str) -> Staff {
+    Staff {
+        team: "t".into(),
+        id: id.into(),
+        name: format!("Name {id}"),
+        email: email.into(),
+        ssn: format!("ssn of {id} 🦀"),
+        notes: Some("x".repeat(32 * 1024)),
+    }
+}
+
+/// Asserts that the row at `pk`/`rk`, read raw, holds `properties` as ciphertext with metadata.
+async fn assert_sealed(raw: &TableClient, pk: &str, rk: &str, properties: &[&str]) -> Result<Entity> {
+    let row = raw.get(pk, rk).await?;
+    for property in properties {
+        assert!(matches!(row.get(property), Some(Value::Binary(_))), "{property} of {pk}/{rk}: {row:?}");
+    }
+    assert!(row.get("_ClientEncryptionMetadata1").is_some(), "{pk}/{rk}");
+    Ok(row)
+}
+
+/// Stores `from`'s ciphertext and metadata in the row at `to` (a copy of `from` under `to`'s
+/// keys, as a storage-level attacker would).
+async fn transplant(raw: &TableClient, from: &Entity, to: (&str, &str)) -> Result<()> {
+    let mut moved = from.clone();
+    (moved.partition_key, moved.row_key) = (to.0.to_owned(), to.1.to_owned());
+    raw.insert_or_replace(moved).await.map(drop)
+}
+
+#[tokio::test]
+async fn index_copies_are_encrypted_for_their_own_keys_and_read_decrypted() -> Result<()> {
+    for format in [EncryptionFormat::Authenticated, EncryptionFormat::V1] {
+        let (table, raw) = clients(EncryptionPolicy::new(aes("k1", 1)).format(format)).await?;
+        let typed = table.typed::<Staff>();
+        let ann = staff("1", "ann@x");
+        typed.insert(&ann).await?;
+        let primary = assert_sealed(&raw, "t", "1", &["Ssn", "Notes"]).await?;
+        let copy = assert_sealed(&raw, "t", "email_ann@x", &["Ssn", "Notes"]).await?;
+        // Its own content key: not the primary's ciphertext.
+        assert_ne!(copy.get("Ssn"), primary.get("Ssn"), "{format:?}");
+        let key = Staff::BY_EMAIL.key("t", "ann@x")?;
+        assert_eq!(typed.get_by_index::<Staff, _>(Staff::BY_EMAIL, &key).await?, ann, "{format:?}");
+        let listed: Vec<Staff> = typed.query_index(Staff::BY_EMAIL).partition("t").collect().await?;
+        assert_eq!(listed, vec![ann.clone()]);
+        assert!(typed.verify_indexes().await?.is_consistent());
+
+        // A new email moves the copy; the new copy is encrypted too.
+        let moved = Staff { email: "ann@y".into(), ..ann.clone() };
+        typed.replace(&moved, IfMatch::Any).await?;
+        assert_eq!(raw.get_if_exists("t", "email_ann@x").await?, None);
+        assert_sealed(&raw, "t", "email_ann@y", &["Ssn", "Notes"]).await?;
+        assert!(typed.verify_indexes().await?.is_consistent());
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_copy_holding_another_rows_ciphertext_fails_authentication() -> Result<()> {
+    let (table, raw) = clients(EncryptionPolicy::new(aes("k1", 1))).await?;
+    let typed = table.typed::<Staff>();
+    typed.insert(&staff("1", "ann@x")).await?;
+    let primary = raw.get("t", "1").await?;
+    let mut forged = primary.clone();
+    forged.properties.extend(
+        raw.get("t", "email_ann@x")
+            .await?
+            .properties
+            .into_iter()
+            .filter(|(name, _)| name.starts_with('_') && !name.starts_with("_Client")),
+    );
+    transplant(&raw, &forged, ("t", "email_ann@x")).await?;
+    let key = Staff::BY_EMAIL.key("t", "ann@x")?;
+    let e = typed.get_by_index::<Staff, _>(Staff::BY_EMAIL, &key).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto, "{e}");
+    assert!(e.to_string().contains("authentication"), "{e}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn cross_partition_copies_are_encrypted_for_their_own_keys() -> Result<()> {
+    let (table, raw) = clients(EncryptionPolicy::new(aes("k1", 1))).await?;
+    let typed = table.typed::<GlobalStaff>();
+    let ann = GlobalStaff { team: "t".into(), id: "1".into(), email: "ann@x".into(), ssn: "123".into() };
+    typed.insert(&ann).await?;
+    let primary = assert_sealed(&raw, "t", "1", &["Ssn"]).await?;
+    let copy = assert_sealed(&raw, "email", "ann@x", &["Ssn"]).await?;
+    assert_ne!(copy.get("Ssn"), primary.get("Ssn"));
+    let key = GlobalStaff::BY_EMAIL.key("ann@x")?;
+    assert_eq!(typed.get_by_index::<GlobalStaff, _>(GlobalStaff::BY_EMAIL, &key).await?, ann);
+    let listed: Vec<GlobalStaff> =
+        typed.query_index(GlobalStaff::BY_EMAIL).partition("email").collect().await?;
+    assert_eq!(listed, vec![ann.clone()]);
+    assert!(typed.verify_indexes().await?.is_consistent());
+    // The primary's ciphertext under the copy's keys fails.
+    let mut forged = primary.clone();
+    forged.properties.extend(
+        copy.properties.into_iter().filter(|(name, _)| name.starts_with("_Primary") || name == "_Index"),
+    );
+    transplant(&raw, &forged, ("email", "ann@x")).await?;
+    let e = typed.get_by_index::<GlobalStaff, _>(GlobalStaff::BY_EMAIL, &key).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto, "{e}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn typed_transactions_encrypt_each_row_and_index_copy_for_its_own_keys() -> Result<()> {
+    let engine = Engine::new();
+    let raw = TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
+    let service = TableServiceClient::builder()
+        .engine(engine.clone())
+        .encryption(EncryptionPolicy::new(aes("k1", 1)))
+        .build()?;
+    let table = service.table("crypt");
+    let (typed, notes_table) = (table.typed::<Staff>(), table.typed::<Note>());
+    let (ann, bob, note) = (staff("1", "ann@x"), staff("2", "bob@x"), notes().remove(1));
+    // Two indexed values and a value of another encrypting type, from the untyped client.
+    table.typed_transaction().insert(&ann).insert(&bob).insert(&note).submit().await?;
+    for id in ["1", "2"] {
+        assert_sealed(&raw, "t", id, &["Ssn", "Notes"]).await?;
+    }
+    assert_sealed(&raw, "t", "email_ann@x", &["Ssn", "Notes"]).await?;
+    assert_sealed(&raw, "t", "email_bob@x", &["Ssn", "Notes"]).await?;
+    assert_sealed(&raw, "t", &note.id, &["Body", "Tags"]).await?;
+    assert_eq!(typed.get(&ann.entity_key()?).await?, ann);
+    assert_eq!(notes_table.get(&note.entity_key()?).await?, note);
+    let key = Staff::BY_EMAIL.key("t", "bob@x")?;
+    assert_eq!(typed.get_by_index::<Staff, _>(Staff::BY_EMAIL, &key).await?, bob);
+    assert!(typed.verify_indexes().await?.is_consistent());
+
+    // A replace that moves a copy, and a delete, in one transaction.
+    let moved = Staff { email: "ann@y".into(), ..ann.clone() };
+    typed
+        .transaction()
+        .replace(&moved, IfMatch::Any)
+        .delete::<Staff>(&bob.entity_key()?, IfMatch::Any)
+        .submit()
+        .await?;
+    assert_sealed(&raw, "t", "email_ann@y", &["Ssn", "Notes"]).await?;
+    assert_eq!(raw.get_if_exists("t", "email_ann@x").await?, None);
+    assert_eq!(raw.get_if_exists("t", "email_bob@x").await?, None);
+    assert!(typed.verify_indexes().await?.is_consistent());
+
+    // Merges stay refused, before any request, with the reason.
+    let before = engine.faults().calls();
+    let e = typed
+        .transaction()
+        .insert(&staff("3", "c@x"))
+        .merge(&moved, IfMatch::Any)
+        .submit()
+        .await
+        .unwrap_err();
+    assert_eq!((e.kind(), e.batch_index()), (ErrorKind::InvalidInput, Some(1)), "{e}");
+    assert!(e.to_string().contains("replace it with its ETag"), "{e}");
+    assert_eq!(engine.faults().calls(), before, "no request was sent");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_move_encrypts_again_for_the_target_what_was_stored_encrypted() -> Result<()> {
+    for format in [EncryptionFormat::Authenticated, EncryptionFormat::V1] {
+        let engine = Engine::new();
+        let plain = TableServiceClient::embedded(engine.clone());
+        let (raw, raw_archive) = (plain.create_table("crypt").await?, plain.create_table("archive").await?);
+        // The writer encrypts a typed field and a property its resolver names.
+        let writer =
+            TableServiceClient::builder().engine(engine.clone()).encryption(policy(format)).build()?;
+        let note = notes().remove(1);
+        writer.table("crypt").typed::<Note>().insert(&note).await?;
+        writer
+            .table("crypt")
+            .insert(Entity::new("t", "untyped").with("SecretA", "a").with("Plain", 1))
+            .await?;
+        let before = raw.get("t", &note.id).await?;
+        // The mover knows neither the type nor the resolver: it still encrypts them again.
+        let mover = TableServiceClient::builder()
+            .engine(engine)
+            .encryption(EncryptionPolicy::new(aes("k1", 1)).format(format))
+            .build()?;
+        let (source, target) = (mover.table("crypt"), mover.table("archive"));
+        assert!(source.move_entity(&target, "t", &note.id).await?);
+        assert!(source.move_entity(&target, "t", "untyped").await?);
+        let moved = assert_sealed(&raw_archive, "t", &note.id, &["Body", "Extra", "Tags"]).await?;
+        assert_ne!(moved.get("Body"), before.get("Body"), "{format:?}: a fresh content key");
+        assert_sealed(&raw_archive, "t", "untyped", &["SecretA"]).await?;
+        assert_eq!(raw_archive.get("t", "untyped").await?.get("Plain"), Some(&Value::Int32(1)));
+        assert_eq!(writer.table("archive").typed::<Note>().get(&note.entity_key()?).await?, note);
+        assert_eq!(target.get("t", "untyped").await?.get("SecretA"), Some(&Value::from("a")));
+        assert_eq!(raw.get_if_exists("t", &note.id).await?, None);
+        if format == EncryptionFormat::Authenticated {
+            // Bound to its new row: the same ciphertext under other keys fails.
+            transplant(&raw_archive, &moved, ("t", "elsewhere")).await?;
+            let e = target.get("t", "elsewhere").await.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Crypto, "{e}");
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn wide_entities_encrypt_each_part_for_its_keys_and_keep_stored_encryption() -> Result<()> {
+    use table_client::patterns::WideTable;
+    let engine = Engine::new();
+    let raw = TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
+    let writer = TableServiceClient::builder()
+        .engine(engine.clone())
+        .encryption(policy(EncryptionFormat::Authenticated))
+        .build()?;
+    let wide = WideTable::new(writer.table("crypt"));
+    let entity =
+        (0..400).fold(Entity::new("p", "w"), |e, i| e.with(format!("Secret{i:03}"), format!("v{i}")));
+    let parts = wide.write(&entity).await?;
+    assert_eq!(parts, 2);
+    for part in 0..parts {
+        let row = assert_sealed(&raw, "p", &WideTable::part_row_key("w", part), &[]).await?;
+        assert!(row.properties.values().filter(|v| matches!(v, Value::Binary(_))).count() > 100);
+        assert!(row.properties.values().all(|v| !matches!(v, Value::String(s) if s.starts_with('v'))));
+    }
+    assert_eq!(wide.read("p", "w").await?.properties, entity.properties);
+
+    // A client whose resolver names nothing reads it, changes it, and writes it back: what was
+    // stored encrypted stays encrypted.
+    let reader = WideTable::new(
+        TableServiceClient::builder()
+            .engine(engine)
+            .encryption(EncryptionPolicy::new(aes("k1", 1)))
+            .build()?
+            .table("crypt"),
+    );
+    let mut changed = reader.read("p", "w").await?;
+    changed.insert("Secret000", "changed");
+    changed.insert("Plain", "in clear");
+    reader.write(&changed).await?;
+    let first = raw.get("p", &WideTable::part_row_key("w", 0)).await?;
+    assert!(matches!(first.get("Secret000"), Some(Value::Binary(_))), "{first:?}");
+    assert_eq!(first.get("Plain"), Some(&Value::from("in clear")));
+    assert_eq!(wide.read("p", "w").await?.properties, changed.properties);
+    Ok(())
+}
+
+#[tokio::test]
+async fn large_string_parts_named_by_the_resolver_are_encrypted() -> Result<()> {
+    use table_client::patterns::LargeProperty;
+    let cv = LargeProperty::new("Cv")?;
+    let named = cv.clone();
+    let (table, raw) =
+        clients(EncryptionPolicy::new(aes("k1", 1)).encrypt_properties(move |_, _, name| named.holds(name)))
+            .await?;
+    let text = "experience 🦀 ".repeat(10_000);
+    let mut ann = Entity::new("p", "ann");
+    let parts = cv.store(&mut ann, text.clone())?;
+    assert!(parts > 1);
+    table.insert(ann).await?;
+    let names: Vec<String> = (0..parts).map(|i| cv.part_name(i)).collect();
+    assert_sealed(&raw, "p", "ann", &names.iter().map(String::as_str).collect::<Vec<_>>()).await?;
+    assert_eq!(cv.load(&table.get("p", "ann").await?)?, Some(Value::from(text)));
+    Ok(())
+}
+
+#[tokio::test]
+async fn index_entities_work_under_require_encryption() -> Result<()> {
+    use futures::TryStreamExt as _;
+    let (table, raw) = clients(EncryptionPolicy::new(aes("k1", 1)).require_encryption(true)).await?;
+    let typed = table.typed::<Staff>();
+    let (ann, bob) = (staff("1", "ann@x"), Staff { name: "Name 1".into(), ..staff("2", "bob@x") });
+    typed.insert(&ann).await?;
+    // Bob joins Ann's index entity, which holds only keys, in clear.
+    typed.transaction().insert(&bob).submit().await?;
+    assert!(raw.get("t", "name_Name 1").await?.get("_ClientEncryptionMetadata1").is_none());
+    let key = Staff::BY_NAME.key("t", "Name 1")?;
+    let found: Vec<Staff> = typed.lookup(Staff::BY_NAME, &key, 2).try_collect().await?;
+    assert_eq!(found, vec![ann.clone(), bob]);
+    assert!(typed.verify_indexes().await?.is_consistent());
+    Ok(())
+}
+
+#[tokio::test]
+async fn cross_partition_copies_and_drained_moves_work_under_require_encryption() -> Result<()> {
+    use std::num::NonZeroU64;
+    use table_client::engine::FaultSpec;
+    let engine = Engine::new();
+    let raw = TableServiceClient::embedded(engine.clone());
+    let (crypt, archive) = (raw.create_table("crypt").await?, raw.create_table("archive").await?);
+    let service = TableServiceClient::builder()
+        .engine(engine.clone())
+        .encryption(EncryptionPolicy::new(aes("k1", 1)).require_encryption(true))
+        .build()?;
+    let global = service.table("crypt").typed::<GlobalStaff>();
+    let ann = GlobalStaff { team: "t".into(), id: "1".into(), email: "ann@x".into(), ssn: "123".into() };
+    global.insert(&ann).await?;
+    // A new email: the old copy is found (and removed) through its markers.
+    let moved = GlobalStaff { email: "ann@y".into(), ..ann };
+    global.replace(&moved, IfMatch::Any).await?;
+    assert_eq!(crypt.get_if_exists("email", "ann@x").await?, None);
+    assert!(global.verify_indexes().await?.is_consistent());
+
+    // A move that fails after recording its intent (the outbox row, in clear), drained later.
+    let (source, target) = (service.table("crypt"), service.table("archive"));
+    engine.faults().fail_call(
+        NonZeroU64::new(2).unwrap_or(NonZeroU64::MIN),
+        FaultSpec::service(table_client::ErrorCode::AuthorizationFailure),
+    );
+    assert!(source.move_entity(&target, "t", "1").await.is_err());
+    assert_eq!(source.drain_moves().await?, 1);
+    assert_eq!(target.typed::<GlobalStaff>().get(&moved.entity_key()?).await?, moved);
+    assert!(matches!(archive.get("t", "1").await?.get("Ssn"), Some(Value::Binary(_))));
     Ok(())
 }
 

@@ -487,15 +487,11 @@ fn distance(a: &str, b: &str) -> usize {
 // `encrypt` goes on a field stored as a string property (`String`, `Option<String>`, or any
 // `json` field, whose JSON text is encrypted) that no key holds, since keys are stored in
 // clear: `#[table(encrypt)] ssn: String` is fine, `#[table(encrypt)] id: u32` or `encrypt` on a
-// field in a key template, an index template or an index projection is refused. A type with an
-// encrypted field declares no `index(...)` copies yet (a `lookup` stores only keys).
+// field in a key template, an index template or an index projection is refused. A whole-entity
+// `index(...)` copy (no `project`) is fine: the client encrypts the copy for its own keys.
 fn check_encrypted_fields(cx: &Ctxt, s: &Struct<'_>) {
-    let mut encrypted = None;
-    // Per index, whether a field's error already names it.
-    let mut reported = vec![false; s.attrs.indexes.len()];
     for f in &s.fields {
         let Some(tokens) = &f.attrs.encrypt else { continue };
-        encrypted = Some(&f.name);
         let name = &f.name;
         match f.attrs.role {
             Role::Json => {}
@@ -532,11 +528,10 @@ fn check_encrypted_fields(cx: &Ctxt, s: &Struct<'_>) {
                 );
             }
         }
-        for (index, reported) in s.attrs.indexes.iter().zip(&mut reported) {
+        for index in &s.attrs.indexes {
             let index_name = index.name.get().map_or_else(|| index.keyword.to_string(), LitStr::value);
             let templates = [index.partition_key.get(), index.row_key.get()];
             if let Some(t) = templates.into_iter().flatten().find(|t| t.field_names().any(|n| n == name)) {
-                *reported = true;
                 cx.error_spanned_by(
                     tokens,
                     format!(
@@ -546,28 +541,16 @@ fn check_encrypted_fields(cx: &Ctxt, s: &Struct<'_>) {
                     ),
                 );
             } else if index.project.get().is_some_and(|p| p.iter().any(|i| i == name.as_str())) {
-                *reported = true;
                 cx.error_spanned_by(
                     tokens,
                     format!(
-                        "`encrypt` on field `{name}`, which index `{index_name}` projects: index copies of \
-                         encrypted fields are not supported"
+                        "`encrypt` on field `{name}`, which index `{index_name}` projects: an encrypted \
+                         field cannot be projected; leave it out of `project(...)`, or drop `project` so the \
+                         copies hold every field, `{name}` encrypted for each copy's own keys"
                     ),
                 );
             }
         }
-    }
-    let Some(field) = encrypted else { return };
-    let unreported = s.attrs.indexes.iter().zip(reported).filter(|(_, reported)| !reported);
-    for (index, _) in unreported.filter(|(i, _)| i.kind == IndexKind::Secondary) {
-        let index_name = index.name.get().map_or_else(|| index.keyword.to_string(), LitStr::value);
-        cx.error_spanned_by(
-            &index.keyword,
-            format!(
-                "index `{index_name}` on a type with an encrypted field (`{field}`): index copies of a \
-                 type with encrypted fields are not supported yet; use a `lookup(...)`, which stores only keys"
-            ),
-        );
     }
 }
 

@@ -1,6 +1,8 @@
 //! `#[table(encrypt)]` fields on Azurite: typed writes store them as `Edm.Binary` in both
 //! formats, typed gets and queries decrypt them, a row with such a field in clear is refused
-//! under `require_encryption`, and a merge is refused before any request.
+//! under `require_encryption`, and a merge is refused before any request. Rows stored under
+//! other keys (index copies, typed transactions, moves, wide entities) are encrypted for their
+//! own keys, and reads through index copies decrypt.
 //!
 //! These need the service; where Azurite cannot run the harness prints a loud banner and the
 //! test returns (`REQUIRE_AZURITE=1` turns that into a failure).
@@ -120,6 +122,204 @@ async fn merges_of_encrypt_fields_are_refused_on_azurite() {
     // The alternative the error names: replace with the ETag.
     typed.replace(&changed, IfMatch::ETag(etag)).await.unwrap();
     assert_eq!(typed.get(&note.entity_key().unwrap()).await.unwrap(), changed);
+}
+
+/// A type with encrypted fields, a whole-entity copy in its partition and a lookup.
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+#[table(index(name = "by_email", row_key = "email_{email}"))]
+#[table(lookup(name = "by_name", row_key = "name_{name}"))]
+struct Staff {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    name: String,
+    email: String,
+    #[table(encrypt)]
+    ssn: String,
+    #[table(encrypt)]
+    notes: Option<String>,
+}
+
+/// The same fields with the copy in another partition (kept through the outbox).
+#[derive(Debug, Clone, PartialEq, table_client::TableEntity)]
+#[table(partition_key = "{team}", row_key = "{id}", rename_all = "PascalCase")]
+#[table(index(name = "by_email", partition_key = "email", row_key = "{email}"))]
+struct GlobalStaff {
+    #[table(key_only)]
+    team: String,
+    #[table(key_only)]
+    id: String,
+    email: String,
+    #[table(encrypt)]
+    ssn: String,
+}
+
+fn staff(id: &str, email: &str) -> Staff {
+    Staff {
+        team: "t".into(),
+        id: id.into(),
+        name: format!("Name {id}"),
+        email: email.into(),
+        ssn: format!("ssn of {id} 🦀"),
+        notes: Some("x".repeat(32 * 1024)),
+    }
+}
+
+/// The row at `pk`/`rk` read without a policy, asserting that `properties` are ciphertext
+/// beside the encryption metadata.
+async fn sealed(raw: &TableClient, pk: &str, rk: &str, properties: &[&str]) -> Entity {
+    let row = raw.get(pk, rk).await.unwrap();
+    for property in properties {
+        assert!(matches!(row.get(property), Some(Value::Binary(_))), "{property} of {pk}/{rk}: {row:?}");
+    }
+    assert!(row.get("_ClientEncryptionMetadata1").is_some(), "{pk}/{rk}");
+    row
+}
+
+/// Stores `from` as it is under the keys `to` (what a storage-level attacker could do).
+async fn transplant(raw: &TableClient, from: &Entity, to: (&str, &str)) {
+    let mut moved = from.clone();
+    (moved.partition_key, moved.row_key) = (to.0.to_owned(), to.1.to_owned());
+    raw.insert_or_replace(moved).await.unwrap();
+}
+
+#[tokio::test]
+async fn index_copies_are_encrypted_for_their_own_keys_on_azurite() {
+    let Some(azurite) = azurite() else { return };
+    let raw = TableServiceClient::from_connection_string(&azurite.connection_string).unwrap();
+    let table = raw.create_table(&unique_table_name("enccopies")).await.unwrap();
+    let client = encrypting(azurite, table.name(), policy());
+    let typed = client.typed::<Staff>();
+    let ann = staff("1", "ann@x");
+    typed.insert(&ann).await.unwrap();
+    let primary = sealed(&table, "t", "1", &["Ssn", "Notes"]).await;
+    let copy = sealed(&table, "t", "email_ann@x", &["Ssn", "Notes"]).await;
+    assert_ne!(copy.get("Ssn"), primary.get("Ssn"), "the copy has its own content key");
+    let key = Staff::BY_EMAIL.key("t", "ann@x").unwrap();
+    assert_eq!(typed.get_by_index::<Staff, _>(Staff::BY_EMAIL, &key).await.unwrap(), ann);
+    let listed: Vec<Staff> = typed.query_index(Staff::BY_EMAIL).partition("t").collect().await.unwrap();
+    assert_eq!(listed, vec![ann.clone()]);
+    assert!(typed.verify_indexes().await.unwrap().is_consistent());
+
+    // The primary's ciphertext and metadata under the copy's keys fail authentication.
+    let mut forged = primary.clone();
+    forged.properties.extend(
+        copy.properties.into_iter().filter(|(name, _)| name.starts_with('_') && !name.starts_with("_Client")),
+    );
+    transplant(&table, &forged, ("t", "email_ann@x")).await;
+    let e = typed.get_by_index::<Staff, _>(Staff::BY_EMAIL, &key).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto, "{e}");
+    assert!(e.to_string().contains("authentication"), "{e}");
+
+    // A cross-partition copy, through the outbox.
+    let global = client.typed::<GlobalStaff>();
+    let bob = GlobalStaff { team: "g".into(), id: "2".into(), email: "bob@x".into(), ssn: "456".into() };
+    global.insert(&bob).await.unwrap();
+    let primary = sealed(&table, "g", "2", &["Ssn"]).await;
+    let copy = sealed(&table, "email", "bob@x", &["Ssn"]).await;
+    assert_ne!(copy.get("Ssn"), primary.get("Ssn"));
+    let key = GlobalStaff::BY_EMAIL.key("bob@x").unwrap();
+    assert_eq!(global.get_by_index::<GlobalStaff, _>(GlobalStaff::BY_EMAIL, &key).await.unwrap(), bob);
+    let listed: Vec<GlobalStaff> =
+        global.query_index(GlobalStaff::BY_EMAIL).partition("email").collect().await.unwrap();
+    assert_eq!(listed, vec![bob]);
+}
+
+#[tokio::test]
+async fn typed_transactions_encrypt_rows_and_copies_on_azurite() {
+    let Some(azurite) = azurite() else { return };
+    let raw = TableServiceClient::from_connection_string(&azurite.connection_string).unwrap();
+    let table = raw.create_table(&unique_table_name("enctx")).await.unwrap();
+    for (format, team) in [(EncryptionFormat::Authenticated, "t"), (EncryptionFormat::V1, "v1")] {
+        let client = encrypting(azurite, table.name(), policy().format(format));
+        let typed = client.typed::<Staff>();
+        let with_team = |s: Staff| Staff { team: team.into(), ..s };
+        let (ann, bob) = (with_team(staff("1", "ann@x")), with_team(staff("2", "bob@x")));
+        let note = Note { team: team.into(), ..notes("t").remove(0) };
+        client.typed_transaction().insert(&ann).insert(&bob).insert(&note).submit().await.unwrap();
+        for rk in ["1", "2", "email_ann@x", "email_bob@x"] {
+            sealed(&table, team, rk, &["Ssn", "Notes"]).await;
+        }
+        sealed(&table, team, &note.id, &["Body", "Tags"]).await;
+        assert_eq!(typed.get(&ann.entity_key().unwrap()).await.unwrap(), ann, "{format:?}");
+        let key = Staff::BY_EMAIL.key(team, "bob@x").unwrap();
+        assert_eq!(typed.get_by_index::<Staff, _>(Staff::BY_EMAIL, &key).await.unwrap(), bob);
+        assert_eq!(client.typed::<Note>().get(&note.entity_key().unwrap()).await.unwrap(), note);
+
+        let moved = Staff { email: "ann@y".into(), ..ann.clone() };
+        typed.transaction().replace(&moved, IfMatch::Any).submit().await.unwrap();
+        sealed(&table, team, "email_ann@y", &["Ssn", "Notes"]).await;
+        assert_eq!(table.get_if_exists(team, "email_ann@x").await.unwrap(), None);
+        let e = typed.transaction().merge(&moved, IfMatch::Any).submit().await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("replace it with its ETag"), "{e}");
+    }
+    assert!(
+        encrypting(azurite, table.name(), policy())
+            .typed::<Staff>()
+            .verify_indexes()
+            .await
+            .unwrap()
+            .is_consistent()
+    );
+}
+
+#[tokio::test]
+async fn moves_and_wide_entities_stay_encrypted_on_azurite() {
+    use table_client::patterns::WideTable;
+    let Some(azurite) = azurite() else { return };
+    let raw = TableServiceClient::from_connection_string(&azurite.connection_string).unwrap();
+    let source = raw.create_table(&unique_table_name("encmove")).await.unwrap();
+    let archive = raw.create_table(&unique_table_name("encarchive")).await.unwrap();
+    let note = notes("t").remove(0);
+    encrypting(azurite, source.name(), policy()).typed::<Note>().insert(&note).await.unwrap();
+    // A mover that knows neither the type nor a resolver keeps the fields encrypted.
+    let mover = encrypting(azurite, source.name(), policy());
+    let target = encrypting(azurite, archive.name(), policy());
+    assert!(mover.move_entity(&target, "t", &note.id).await.unwrap());
+    let moved = sealed(&archive, "t", &note.id, &["Body", "Extra", "Tags"]).await;
+    assert_eq!(target.typed::<Note>().get(&note.entity_key().unwrap()).await.unwrap(), note);
+    transplant(&archive, &moved, ("t", "elsewhere")).await;
+    assert_eq!(target.get("t", "elsewhere").await.unwrap_err().kind(), ErrorKind::Crypto);
+
+    // A wide entity: every part encrypted for its keys, and kept so by a client whose resolver
+    // names nothing.
+    let secret = |_: &str, _: &str, name: &str| name.starts_with("Secret");
+    let wide = WideTable::new(encrypting(azurite, source.name(), policy().encrypt_properties(secret)));
+    let entity =
+        (0..400).fold(Entity::new("w", "e"), |e, i| e.with(format!("Secret{i:03}"), format!("v{i}")));
+    assert_eq!(wide.write(&entity).await.unwrap(), 2);
+    for part in 0..2 {
+        sealed(&source, "w", &WideTable::part_row_key("e", part), &["Secret000", "Secret399"][part..=part])
+            .await;
+    }
+    assert_eq!(wide.read("w", "e").await.unwrap().properties, entity.properties);
+    let reader = WideTable::new(encrypting(azurite, source.name(), policy()));
+    let mut changed = reader.read("w", "e").await.unwrap();
+    changed.insert("Secret000", "changed");
+    reader.write(&changed).await.unwrap();
+    sealed(&source, "w", &WideTable::part_row_key("e", 0), &["Secret000"]).await;
+    assert_eq!(wide.read("w", "e").await.unwrap().properties, changed.properties);
+}
+
+#[tokio::test]
+async fn index_entities_work_under_require_encryption_on_azurite() {
+    use futures::TryStreamExt as _;
+    let Some(azurite) = azurite() else { return };
+    let raw = TableServiceClient::from_connection_string(&azurite.connection_string).unwrap();
+    let table = raw.create_table(&unique_table_name("encrequire")).await.unwrap();
+    let typed = encrypting(azurite, table.name(), policy().require_encryption(true)).typed::<Staff>();
+    let ann = staff("1", "ann@x");
+    let bob = Staff { name: ann.name.clone(), ..staff("2", "bob@x") };
+    typed.insert(&ann).await.unwrap();
+    // Bob joins Ann's index entity, which holds only keys, in clear.
+    typed.transaction().insert(&bob).submit().await.unwrap();
+    let key = Staff::BY_NAME.key("t", &ann.name).unwrap();
+    let found: Vec<Staff> = typed.lookup(Staff::BY_NAME, &key, 2).try_collect().await.unwrap();
+    assert_eq!(found, vec![ann, bob]);
+    assert!(typed.verify_indexes().await.unwrap().is_consistent());
 }
 
 // Filters and `$select` naming `#[table(encrypt)]` fields are refused locally, typed

@@ -73,28 +73,52 @@
 //! # Typed entities
 //!
 //! A field marked `#[table(encrypt)]` (a `String`, an `Option<String>`, or a `json` field,
-//! whose JSON text is encrypted) is encrypted on every write through a
-//! [`TypedTable`](crate::TypedTable) of its type, whatever the policy's resolver says, and with
+//! whose JSON text is encrypted) is encrypted on every write of its type, whatever the
+//! policy's resolver says: single writes through a [`TypedTable`](crate::TypedTable), typed
+//! transactions ([`TypedTransaction`](crate::TypedTransaction), each value with its own type's
+//! fields), and every index copy. With
 //! [`require_encryption`](EncryptionPolicy::require_encryption) a row holding it in clear fails
 //! the read. Without a policy, such a write is refused rather than sent in clear. A merge of
-//! such a type, and a typed transaction writing one, are refused for now (read, change, and
-//! replace with the ETag). The derive refuses `encrypt` on keys, in index templates or
-//! projections, and on a type with `index(...)` copies, and generates no filter column for it.
+//! such a type is refused, in a transaction too (read, change, and replace with the ETag). The
+//! derive refuses `encrypt` on keys, on a `key_only` field, in index templates and in index
+//! projections, and generates no filter column for it.
 //!
-//! The attribute lives on the type: untyped writes (an [`Entity`](crate::Entity) read and
-//! written back, [`move_entity`](crate::TableClient::move_entity)) encrypt only what the
-//! policy's [`encrypt_properties`](EncryptionPolicy::encrypt_properties) names, so name the
-//! same properties there when such rows are also written untyped.
+//! # Rows under other keys
+//!
+//! The ciphertext is bound to the row it is stored in (its IVs, or its associated data, take
+//! the row's keys), so a row written under other keys is encrypted afresh, under its own
+//! content key:
+//! - an `index(...)` copy, in the primary's partition (in the same transaction) or in another
+//!   (through the outbox), holds the type's encrypted fields encrypted for the copy's keys;
+//!   reads through copies ([`get_by_index`](crate::TypedTable::get_by_index),
+//!   [`query_index`](crate::TypedTable::query_index)) decrypt them;
+//! - a [move](crate::TableClient::move_entity) and a
+//!   [wide entity](crate::patterns::WideTable) write rewrite rows: they encrypt **every
+//!   property the row held encrypted where it was read** (the stored version, for a wide
+//!   entity), plus the `#[table(encrypt)]` properties of the client's type and what the
+//!   resolver names, so a row stored encrypted is never rewritten in clear, even by a client
+//!   whose resolver does not name its properties;
+//! - a [large property](crate::patterns::LargeProperty)'s parts are properties of their
+//!   entity: the resolver names them ([`LargeProperty::holds`](crate::patterns::LargeProperty::holds)).
+//!
+//! Otherwise an untyped write (an [`Entity`](crate::Entity) built or read and written back)
+//! encrypts only what the policy's
+//! [`encrypt_properties`](EncryptionPolicy::encrypt_properties) names: name the same
+//! properties there when rows of an encrypting type are also written untyped.
 //!
 //! # What is refused
 //!
 //! Only strings are encrypted (another type named by the policy fails the write); a merge of
-//! an entity with an encrypted property is refused (see [`EncryptionPolicy`]); the two
-//! metadata names are reserved in an entity being encrypted. Reads fail with
+//! an entity with an encrypted property is refused (see [`EncryptionPolicy`]), and so is a
+//! merge of a type with `#[table(encrypt)]` fields, alone or in a typed transaction; the two
+//! metadata names are reserved in an entity being encrypted. An encrypted field on a key, in an
+//! index template or in an index projection is a compile error. Reads fail with
 //! [`ErrorKind::Crypto`](crate::ErrorKind::Crypto), never with a garbled string, when a key is
 //! unknown or wrong, a ciphertext fails to decrypt or authenticate, the metadata is
 //! incomplete or unknown, or a row must be encrypted
-//! ([`EncryptionPolicy::require_encryption`]) and is not.
+//! ([`EncryptionPolicy::require_encryption`]) and is not. The rows the SDK maintains for
+//! itself, which hold keys and markers only (`lookup(...)` index entities, outbox intents), are
+//! read as stored when they carry no metadata, whatever `require_encryption` says.
 //!
 //! # Querying and changing encrypted fields
 //!
@@ -119,6 +143,7 @@ pub use key::{
     A256KW, AesKeyWrap, KeyEncryptionKey, KeyError, KeyFuture, KeyResolver, KeyRing, RSA_OAEP, ResolveFuture,
     RsaOaepKey,
 };
+pub(crate) use policy::stored_encrypted;
 pub use policy::{EncryptionFormat, EncryptionPolicy};
 
 /// The two metadata properties an encrypted row carries, which a projection must fetch too.

@@ -451,6 +451,20 @@ impl EncryptionPolicy {
     }
 }
 
+/// The properties `stored` (a row as stored) holds encrypted, given the same row `opened` by a
+/// policy: binary there and strings once opened, since decryption turns exactly the listed
+/// properties back into strings. A path that rewrites a row (a move, a wide entity's parts)
+/// encrypts these again, so what was stored encrypted is never rewritten in clear.
+pub(crate) fn stored_encrypted(stored: &Entity, opened: &Entity) -> Vec<String> {
+    (stored.properties.iter())
+        .filter(|(name, value)| {
+            matches!(value, Value::Binary(_))
+                && matches!(opened.properties.get(*name), Some(Value::String(_)))
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
 /// The two metadata property names.
 fn is_metadata(name: &str) -> bool {
     name == METADATA || name == PROPERTY_LIST

@@ -147,7 +147,7 @@ async fn ensure_present(
             }
             IndexKind::Secondary => {
                 let copy = make_copy(index, key, state);
-                match table.get_if_exists(&key.partition_key, &key.row_key).await? {
+                match table.get_maintained(&key.partition_key, &key.row_key).await? {
                     None => table.insert(copy).await.map(drop),
                     // A copy made from a newer state of the same primary stays.
                     Some(row)
@@ -174,7 +174,7 @@ async fn ensure_absent(
     current: Option<&Entity>,
 ) -> Result<()> {
     until_settled(key, || async {
-        let Some(row) = table.get_if_exists(&key.partition_key, &key.row_key).await? else {
+        let Some(row) = table.get_maintained(&key.partition_key, &key.row_key).await? else {
             return Ok(());
         };
         match index.kind {

@@ -46,7 +46,7 @@ impl LookupRow {
     /// Reads the lookup row at `key` (empty when missing).
     pub(crate) async fn read(table: &TableClient, key: &EntityKey) -> Result<LookupRow> {
         Ok(table
-            .get_if_exists(&key.partition_key, &key.row_key)
+            .get_maintained(&key.partition_key, &key.row_key)
             .await?
             .map(|e| LookupRow::from_entity(&e))
             .unwrap_or_default())

@@ -63,13 +63,19 @@ struct Scan {
 /// Scans the whole table, sorting rows into outbox intents, `T`'s index rows and `T`'s primaries.
 async fn scan<T: TableEntity>(table: &TableClient) -> Result<Scan> {
     let mut scan = Scan::default();
-    let mut rows = table.query().stream();
+    // As stored: the rows the SDK maintains are opened as such, the others as the
+    // application's rows.
+    let mut rows = table.raw().query().stream();
     while let Some(row) = rows.next().await {
         let row = row?;
         if is_outbox_partition(&row.partition_key) {
             scan.pending_intents += 1;
             continue;
         }
+        let row = match index_of(&row).is_some() {
+            true => table.open_maintained(row).await?,
+            false => table.open(row).await?,
+        };
         if let Some(index) = index_of(&row).and_then(|name| T::indexes().iter().find(|i| i.name == name)) {
             let slot = (index.name.to_owned(), row.key());
             match index.kind {

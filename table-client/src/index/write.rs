@@ -103,6 +103,8 @@ pub(crate) struct Schema {
     /// The tag of the type's outbox intents.
     type_tag: &'static str,
     indexes: &'static [IndexDef],
+    /// The type's `#[table(encrypt)]` properties, encrypted in its rows and in their copies.
+    encrypted: &'static [&'static str],
     /// The key of every declared index (aligned with `indexes`) for a stored state, `None`
     /// where the state has no row in that index (or there is no state).
     index_keys: fn(Option<Entity>) -> Result<Vec<Option<EntityKey>>>,
@@ -114,6 +116,7 @@ impl Schema {
             type_name: std::any::type_name::<T>(),
             type_tag: type_tag::<T>(),
             indexes: T::indexes(),
+            encrypted: T::ENCRYPTED_PROPERTIES,
             index_keys: |state| index_keys::<T>(state.map(T::from_entity).transpose()?.as_ref()),
         }
     }
@@ -350,6 +353,7 @@ async fn attempts(
         record_intents(table, writes, &steps, intents).await?;
 
         let rows = batch_rows(table, writes, steps, &absent_old_copies).await?;
+        let rows = seal_rows(table, caller, writes, rows).await?;
         let primaries = rows.iter().filter(|r| r.role == Role::Primary).count();
         check_count(primaries, rows.len() - primaries)?;
         check_shared_rows(writes, &rows)?;
@@ -357,9 +361,10 @@ async fn attempts(
             rows.into_iter().map(|r| (r.op, (r.role, r.owner))).unzip();
         check_size(&ops, primaries, &roles)?;
 
+        // Sealed by `seal_rows`: sent as they are.
         let result = match <[Operation; 1]>::try_from(ops) {
-            Ok([op]) => table.execute(op).await.map(|o| vec![o]).map_err(|e| e.with_batch_index(0)),
-            Err(ops) => table.submit_transaction(ops.into_iter().collect::<Transaction>()).await,
+            Ok([op]) => table.raw().execute(op).await.map(|o| vec![o]).map_err(|e| e.with_batch_index(0)),
+            Err(ops) => table.raw().submit_transaction(ops.into_iter().collect::<Transaction>()).await,
         };
         let e = match result {
             Ok(written) => {
@@ -586,6 +591,27 @@ async fn batch_rows(
         }
     }
     Ok(rows)
+}
+
+/// Each row of an attempt as it is sent: encrypted by the client's policy for its own keys,
+/// with the `#[table(encrypt)]` properties of the type of the write it serves (a copy under an
+/// index key is sealed afresh, since the ciphertext is bound to the row's keys). An error names
+/// the caller's write in a transaction.
+async fn seal_rows(
+    table: &TableClient,
+    caller: Caller,
+    writes: &[Write],
+    rows: Vec<Row>,
+) -> Result<Vec<Row>> {
+    let mut sealed = Vec::with_capacity(rows.len());
+    for Row { op, role, owner } in rows {
+        let op = table.seal_as(op, writes[owner].schema.encrypted).await.map_err(|e| match caller {
+            Caller::Write => e,
+            Caller::Transaction => e.with_batch_index(owner),
+        })?;
+        sealed.push(Row { op, role, owner });
+    }
+    Ok(sealed)
 }
 
 /// Refuses a batch in which two rows are one entity (the service takes each once): the entity

@@ -7,6 +7,11 @@
 //! a merge of a shorter value are never joined; strings are cut at character boundaries into
 //! at most 32 768 UTF-16 code units, binary values into at most 65 536 bytes; every part has
 //! the value's type.
+//!
+//! Encryption: the parts are properties of the entity, written by its client, so a client with
+//! an encryption policy encrypts the parts its resolver names (name them with
+//! [`LargeProperty::holds`]), each bound to the entity's keys; a move of the entity encrypts
+//! them again for its new keys.
 
 use table_core::{
     Entity, Error, MAX_ENTITY_SIZE, MAX_PROPERTY_VALUE_SIZE, Result, Value, Violation, entity_size,
@@ -55,6 +60,26 @@ impl LargeProperty {
     /// The name of part `index` (`Body_0`).
     pub fn part_name(&self, index: usize) -> String {
         format!("{}_{index}", self.name)
+    }
+
+    /// `true` for the name of one of this property's parts (`Body_0`, `Body_1`, ...), not its
+    /// count: what an [encryption resolver](crate::encryption::EncryptionPolicy::encrypt_properties)
+    /// names to store a large string encrypted, part by part (a binary value cannot be).
+    ///
+    /// ```
+    /// use table_client::encryption::{AesKeyWrap, EncryptionPolicy};
+    /// use table_client::patterns::LargeProperty;
+    ///
+    /// # fn main() -> table_client::Result<()> {
+    /// let cv = LargeProperty::new("Cv")?;
+    /// let policy = EncryptionPolicy::new(AesKeyWrap::new("local:key1", [7; 32]))
+    ///     .encrypt_properties(move |_pk, _rk, name| cv.holds(name));
+    /// # let _ = policy;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn holds(&self, property: &str) -> bool {
+        self.is_own(property) && property != self.count_name()
     }
 
     fn count_name(&self) -> String {
@@ -216,6 +241,15 @@ mod tests {
         assert_eq!(e, before);
         assert_eq!(body.store(&mut e, 5).unwrap_err().kind(), ErrorKind::InvalidInput);
         assert_eq!(e, before);
+    }
+
+    #[test]
+    fn holds_names_the_parts_only() {
+        let body = LargeProperty::new("Body").unwrap();
+        assert!(body.holds("Body_0") && body.holds("Body_12"));
+        for other in ["Body_Parts", "Body", "Body_", "Body_x", "Bodyx_0", "Other_0"] {
+            assert!(!body.holds(other), "{other}");
+        }
     }
 
     #[test]

@@ -7,6 +7,12 @@
 //! transaction, conditioned on the ETags it read (retrying on a concurrent change), so the
 //! parts present are always exactly those part 0 counts. A logical entity is bounded by one
 //! transaction: at most 100 rows and a 4 MiB request body.
+//!
+//! With an encryption policy, each part is encrypted for its own keys, and a part keeps room
+//! for what encryption adds (two metadata properties, strings grown to ciphertext). A write
+//! encrypts what the client's type and the policy's resolver name, and every property the
+//! stored version held encrypted (it reads the stored parts whole to know), so a rewrite never
+//! puts in clear what was stored encrypted.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +23,7 @@ use table_core::{
 
 use crate::batch::Transaction;
 use crate::contention::retry_races;
+use crate::encryption::stored_encrypted;
 use crate::error;
 use crate::outcome::{is_entity_missing, read_if_match};
 use crate::table::TableClient;
@@ -27,6 +34,17 @@ const PARTS: &str = "_WideParts";
 const PART_PROPERTIES: usize = MAX_PROPERTIES - SYSTEM_PROPERTIES - 1;
 /// Bytes per row kept free for [`PARTS`] (8 + 2 * 10 for its name, 4 for its value).
 const PARTS_SIZE: usize = 32;
+/// Properties per row kept free, when the client encrypts, for the two encryption metadata
+/// properties.
+const SEALED_PROPERTIES: usize = 2;
+/// Bytes per row kept free, when the client encrypts, for the metadata envelope (a JSON string
+/// with the key id, the wrapped content key and the format, under 2 KiB for key ids up to a
+/// few hundred characters and RSA keys up to 4096 bits, stored as UTF-16) and the fixed part
+/// of the sealed name list.
+const SEALED_METADATA: usize = 8 * 1024;
+/// The most a value grows when encrypted, beyond its UTF-8 bytes: a 12-byte nonce and a
+/// 16-byte tag (authenticated format), or up to 16 bytes of padding ("1.0").
+const SEALED_VALUE_OVERHEAD: usize = 32;
 
 /// Reads and writes wide entities (over 252 properties) in one table. Cheap to clone.
 ///
@@ -71,13 +89,26 @@ impl WideTable {
     /// transaction (`TooLarge` otherwise). Returns the number of parts written.
     pub async fn write(&self, entity: &Entity) -> Result<usize> {
         let key = entity.key();
-        let parts = split(entity)?;
+        let encrypting = self.table.encrypts();
+        let parts = split(entity, encrypting)?;
         let count = parts.len();
         let upserts: Vec<Operation> = parts.iter().cloned().map(Operation::InsertOrReplace).collect();
         check_one_transaction(&key, &upserts)?;
         let (key, parts, upserts) = (&key, &parts, &upserts);
         let step = || async move {
-            let existing = self.parts(&key.partition_key, &key.row_key, Columns::Keys).await?;
+            let existing = match encrypting {
+                false => self.parts(&self.table, &key.partition_key, &key.row_key, Columns::Keys).await?,
+                // As stored and whole, to keep encrypted what the stored version had encrypted.
+                true => self.parts(&self.table.raw(), &key.partition_key, &key.row_key, Columns::All).await?,
+            };
+            let mut encrypted: Vec<String> = self.table.encrypted().iter().map(|&p| p.to_owned()).collect();
+            if encrypting {
+                for stored in existing.values() {
+                    let opened = self.table.open(stored.clone()).await?;
+                    encrypted.extend(stored_encrypted(stored, &opened));
+                }
+            }
+            let encrypted: Vec<&str> = encrypted.iter().map(String::as_str).collect();
             // Part 0 is conditioned on what was read, so two writers cannot interleave.
             let first = match existing.get(&0) {
                 None => Operation::Insert(parts[0].clone()),
@@ -87,10 +118,13 @@ impl WideTable {
                 .range(count..)
                 .map(|(_, old)| Ok(Operation::Delete { key: old.key(), if_match: read_if_match(old)? }))
                 .collect::<Result<Vec<_>>>()?;
-            let operations: Vec<Operation> =
-                std::iter::once(first).chain(upserts[1..].iter().cloned()).chain(leftovers).collect();
+            let mut operations = Vec::with_capacity(count + leftovers.len());
+            // Each part encrypted for its own keys, then sent as sealed.
+            for operation in std::iter::once(first).chain(upserts[1..].iter().cloned()).chain(leftovers) {
+                operations.push(self.table.seal_as(operation, &encrypted).await?);
+            }
             check_one_transaction(key, &operations)?;
-            self.table.submit_transaction(operations.into_iter().collect()).await.map(|_| count)
+            self.table.raw().submit_transaction(operations.into_iter().collect()).await.map(|_| count)
         };
         retry_races(&format!("write of wide entity {key} in table {}", self.table.name()), is_race, step)
             .await
@@ -99,7 +133,7 @@ impl WideTable {
     /// Reads the wide entity `base` of `partition_key`, its parts joined into one entity
     /// (Timestamp and ETag of part 0). `NotFound` when it does not exist.
     pub async fn read(&self, partition_key: &str, base: &str) -> Result<Entity> {
-        let mut parts = self.parts(partition_key, base, Columns::All).await?;
+        let mut parts = self.parts(&self.table, partition_key, base, Columns::All).await?;
         let key = EntityKey::new(partition_key, base);
         let Some(mut first) = parts.remove(&0) else {
             return Err(error::refused(ErrorCode::ResourceNotFound, format!("no wide entity {key}")));
@@ -129,7 +163,7 @@ impl WideTable {
     /// existed.
     pub async fn delete(&self, partition_key: &str, base: &str) -> Result<bool> {
         let step = || async {
-            let parts = self.parts(partition_key, base, Columns::Keys).await?;
+            let parts = self.parts(&self.table, partition_key, base, Columns::Keys).await?;
             if parts.is_empty() {
                 return Ok(false);
             }
@@ -148,12 +182,13 @@ impl WideTable {
     /// the parts of a base `<base>~x`, are left out).
     async fn parts(
         &self,
+        table: &TableClient,
         partition_key: &str,
         base: &str,
         columns: Columns,
     ) -> Result<BTreeMap<usize, Entity>> {
         let prefix = format!("{base}~");
-        let mut query = self.table.query().partition(partition_key).row_key_prefix(&prefix);
+        let mut query = table.query().partition(partition_key).row_key_prefix(&prefix);
         if columns == Columns::Keys {
             // Keys, Timestamp and ETag always come; the part count is the one property needed.
             query = query.select([PARTS]);
@@ -182,8 +217,10 @@ enum Columns {
 }
 
 /// Cuts the properties, in name order, into rows of at most [`PART_PROPERTIES`] properties and
-/// 1 MiB; part 0 gets the part count.
-fn split(entity: &Entity) -> Result<Vec<Entity>> {
+/// 1 MiB; part 0 gets the part count. When `encrypting`, each row keeps room for what
+/// client-side encryption adds: the two metadata properties ([`SEALED_PROPERTIES`],
+/// [`SEALED_METADATA`]), and every string counted at its size as ciphertext.
+fn split(entity: &Entity, encrypting: bool) -> Result<Vec<Entity>> {
     if entity.properties.contains_key(PARTS) {
         return Err(Error::invalid(Violation::PropertyNameInvalid {
             name: PARTS.to_owned(),
@@ -195,11 +232,18 @@ fn split(entity: &Entity) -> Result<Vec<Entity>> {
     };
     let mut parts = vec![new_part(0)];
     // The size of the last part, kept as properties are added (not recomputed per property).
+    let (max_properties, reserved) = match encrypting {
+        true => (PART_PROPERTIES - SEALED_PROPERTIES, PARTS_SIZE + SEALED_METADATA),
+        false => (PART_PROPERTIES, PARTS_SIZE),
+    };
     let mut size = entity_size(&parts[0]);
     for (name, value) in &entity.properties {
-        let added = property_size(name, value);
+        let added = match value {
+            Value::String(text) if encrypting => sealed_size(name, value, text),
+            _ => property_size(name, value),
+        };
         let current = parts.last().expect("parts starts with part 0");
-        let full = current.properties.len() >= PART_PROPERTIES || size + added + PARTS_SIZE > MAX_ENTITY_SIZE;
+        let full = current.properties.len() >= max_properties || size + added + reserved > MAX_ENTITY_SIZE;
         // A property too big for any row stays alone in one; the write's check names it.
         if full && !current.properties.is_empty() {
             let next = new_part(parts.len());
@@ -212,6 +256,15 @@ fn split(entity: &Entity) -> Result<Vec<Entity>> {
     let count = i32::try_from(parts.len()).unwrap_or(i32::MAX);
     parts[0].insert(PARTS, count);
     Ok(parts)
+}
+
+/// The largest share of the entity size a string property can take once encrypted: its
+/// UTF-8 bytes as binary plus [`SEALED_VALUE_OVERHEAD`] (or its size in clear, if larger), and
+/// its name's entry in the encrypted name list.
+fn sealed_size(name: &str, value: &Value, text: &str) -> usize {
+    let clear = value.stored_size();
+    let sealed = text.len() + SEALED_VALUE_OVERHEAD;
+    property_size(name, value) + sealed.saturating_sub(clear) + name.len() + 3
 }
 
 /// The transaction rules, with the limits of one transaction reported as `TooLarge` for the
@@ -248,18 +301,30 @@ mod tests {
 
     #[test]
     fn properties_fill_rows_in_name_order() {
-        let parts = split(&wide(600)).unwrap();
+        let parts = split(&wide(600), false).unwrap();
         let sizes: Vec<usize> = parts.iter().map(|p| p.properties.len()).collect();
         assert_eq!(sizes, [252, 251, 98]);
         assert_eq!(parts[2].row_key, "w~2");
         assert_eq!(parts[0].get(PARTS), Some(&Value::Int32(3)));
-        assert_eq!(split(&wide(0)).unwrap().len(), 1);
+        assert_eq!(split(&wide(0), false).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn rows_keep_room_for_the_encryption_metadata() {
+        let parts = split(&wide(600), true).unwrap();
+        let sizes: Vec<usize> = parts.iter().map(|p| p.properties.len()).collect();
+        assert_eq!(sizes, [250, 249, 102]);
+        // 3-byte UTF-8 characters grow by half as ciphertext: fewer fit in a row.
+        let text = "\u{4e2d}".repeat(30_000);
+        let big = (0..34).fold(Entity::new("p", "w"), |e, i| e.with(format!("S{i:02}"), text.as_str()));
+        let (clear, sealed) = (split(&big, false).unwrap(), split(&big, true).unwrap());
+        assert!(sealed.len() > clear.len(), "{} parts in clear, {} encrypting", clear.len(), sealed.len());
     }
 
     #[test]
     fn rows_stay_under_the_entity_size() {
         let big = (0..40).fold(Entity::new("p", "w"), |e, i| e.with(format!("B{i:02}"), vec![0u8; 60_000]));
-        let parts = split(&big).unwrap();
+        let parts = split(&big, false).unwrap();
         assert!(parts.len() >= 3);
         assert!(parts.iter().all(|p| entity_size(p) <= MAX_ENTITY_SIZE));
         let err = check_one_transaction(
@@ -272,7 +337,7 @@ mod tests {
     #[test]
     fn the_reserved_name_is_refused() {
         let e = wide(3).with(PARTS, 1);
-        assert_eq!(split(&e).unwrap_err().kind(), ErrorKind::InvalidInput);
+        assert_eq!(split(&e, false).unwrap_err().kind(), ErrorKind::InvalidInput);
     }
 
     proptest::proptest! {
@@ -285,7 +350,7 @@ mod tests {
             let entity = sizes.iter().enumerate().fold(Entity::new("p", "w"), |e, (i, n)| {
                 e.with(format!("P{i:03}"), vec![1u8; (*n).min(MAX_PROPERTY_VALUE_SIZE)])
             });
-            let parts = split(&entity).unwrap();
+            let parts = split(&entity, false).unwrap();
             let mut joined = BTreeMap::new();
             for part in &parts {
                 proptest::prop_assert!(table_core::validate_entity(part).is_ok());

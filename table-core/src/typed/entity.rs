@@ -54,8 +54,8 @@ pub const ENTITY_VERSION_PROPERTY: &str = grammar::ENTITY_VERSION;
 /// `require_encryption` a row holding it in clear fails the read; such a type is never merged,
 /// and has no filter column for the field, since the service sees only ciphertext. `encrypt`
 /// on a key field, a `key_only` field, a field in an index template or projection, or a
-/// non-string field is a compile error, and so are `index(...)` copies on the type for now
-/// (a `lookup(...)` holds only keys and is fine)).
+/// non-string field is a compile error; whole-entity `index(...)` copies hold the field
+/// encrypted for each copy's own keys).
 ///
 /// Field types: see the table in [`PropertyValue`](super::PropertyValue)'s module (`String`,
 /// `bool`, `i32`, `i64`, `u32` and `u64` as Int64, `f64`, `DateTime<Utc>`, `Uuid`, `Vec<u8>`,
