@@ -13,7 +13,7 @@ use std::ops::Bound;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use futures::{Stream, StreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
 use table_core::typed::KeyTemplates;
 use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Violation};
 
@@ -435,22 +435,22 @@ impl<T: Send + 'static> Query<T> {
 
     /// The items across all pages, fetched one page at a time as the caller consumes them.
     pub fn stream(self) -> QueryStream<T> {
-        let mut pages = self.pages();
-        QueryStream::new(async_stream::try_stream! {
-            while let Some(page) = pages.next().await {
-                for item in page?.items {
-                    yield item;
-                }
-            }
-        })
+        // Each page's items are moved out one by one, without a generator's yield per item.
+        let items = |page: QueryPage<T>| futures::stream::iter(page.items.into_iter().map(Ok));
+        QueryStream::new(self.pages().map_ok(items).try_flatten())
     }
 
     /// Collects every item into a `Vec` (convenient for small results).
     pub async fn collect(self) -> Result<Vec<T>> {
-        let mut stream = self.stream();
+        let mut pages = self.pages();
         let mut out = Vec::new();
-        while let Some(item) = stream.next().await {
-            out.push(item?);
+        while let Some(page) = pages.next().await {
+            let items = page?.items;
+            // The first page's `Vec` becomes the result: no copy when one page holds it all.
+            match out.is_empty() {
+                true => out = items,
+                false => out.extend(items),
+            }
         }
         Ok(out)
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use table_core::typed::ReadEntity;
 use table_core::{
     ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, Violation, WriteOutcome,
-    validate_key, validate_operation, validate_table_name,
+    validate_key, validate_operation, validate_select, validate_table_name,
 };
 
 use crate::backend::{self, Backend, Decode};
@@ -60,6 +60,9 @@ use crate::outcome::{if_exists, is_entity_missing, require_etag};
 pub struct TableClient {
     backend: Backend,
     name: Arc<str>,
+    /// The verdict on `name`, reached once per handle rather than once per request (every
+    /// request still fails on an invalid name before it is sent).
+    name_check: std::result::Result<(), Violation>,
     encryption: Option<Arc<EncryptionPolicy>>,
     /// The `#[table(encrypt)]` properties of the type a [`TypedTable`](crate::TypedTable)
     /// holds, encrypted on every write of this client and required encrypted on reads.
@@ -68,7 +71,8 @@ pub struct TableClient {
 
 impl TableClient {
     pub(crate) fn new(backend: Backend, name: &str) -> Self {
-        TableClient { backend, name: Arc::from(name), encryption: None, encrypted: &[] }
+        let name_check = validate_table_name(name);
+        TableClient { backend, name: Arc::from(name), name_check, encryption: None, encrypted: &[] }
     }
 
     /// The client for a typed table whose type encrypts the properties `encrypted`.
@@ -200,7 +204,7 @@ impl TableClient {
     }
 
     pub(crate) fn check_name(&self) -> Result<()> {
-        validate_table_name(&self.name).map_err(Error::invalid)
+        self.name_check.clone().map_err(Error::invalid)
     }
 
     /// Inserts an entity; `AlreadyExists` (`EntityAlreadyExists`) if the key is taken.
@@ -347,19 +351,30 @@ impl TableClient {
         select: Option<&[String]>,
         decode: Decode<T>,
     ) -> Result<T> {
+        let select = select.map(|select| self.read_select(select)).transpose();
+        self.get_selected_as(partition_key, row_key, select.as_ref().map(Option::as_deref), decode).await
+    }
+
+    /// [`get_as`](Self::get_as) with a `select` made by [`read_select`](Self::read_select)
+    /// (once, for every read of a type), or the rule it broke. The checks run in the same
+    /// order: the table name, the keys, then the select.
+    pub(crate) async fn get_selected_as<T>(
+        &self,
+        partition_key: &str,
+        row_key: &str,
+        select: std::result::Result<Option<&[String]>, &Violation>,
+        decode: Decode<T>,
+    ) -> Result<T> {
         self.check_name()?;
         validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
         validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
-        let select = select.map(|select| self.with_system_properties(select));
-        select.as_deref().map(table_core::check_select).transpose()?;
+        let select = select.map_err(|rule| Error::invalid(rule.clone()))?;
         match &self.encryption {
-            None => self.backend.get_as(&self.name, partition_key, row_key, select.as_deref(), decode).await,
+            None => self.backend.get_as(&self.name, partition_key, row_key, select, decode).await,
             // The fast path reads ciphertext; decrypt the entity first, then decode it.
             Some(_) => {
-                let entity = self
-                    .backend
-                    .get_as(&self.name, partition_key, row_key, select.as_deref(), backend::entity)
-                    .await?;
+                let entity =
+                    self.backend.get_as(&self.name, partition_key, row_key, select, backend::entity).await?;
                 self.open_as(entity, decode).await
             }
         }
@@ -372,6 +387,15 @@ pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
 }
 
 impl TableClient {
+    /// `select` as a read of this client sends it ([`with_system_properties`]), checked.
+    ///
+    /// [`with_system_properties`]: Self::with_system_properties
+    pub(crate) fn read_select(&self, select: &[String]) -> std::result::Result<Vec<String>, Violation> {
+        let select = self.with_system_properties(select);
+        validate_select(&select)?;
+        Ok(select)
+    }
+
     /// The service returns only what `$select` lists; the SDK always needs the keys and the
     /// Timestamp (from which the ETag of a projected row is rebuilt), so they are added, and
     /// with an encryption policy the two metadata properties that decrypt the row.

@@ -10,9 +10,10 @@
 //! unwrap is async, and the values change type), then handed to `from_parts`.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use table_core::typed::{LookupIndex, ReadEntity, SecondaryIndex, TableEntity};
-use table_core::{ETag, EntityKey, ErrorKind, Filter, IfMatch, Operation, Result, WriteOutcome};
+use table_core::{ETag, EntityKey, ErrorKind, Filter, IfMatch, Operation, Result, Violation, WriteOutcome};
 
 use crate::contention;
 use crate::error::{decode, invalid_input};
@@ -119,19 +120,25 @@ use crate::table::TableClient;
 #[derive(Debug)]
 pub struct TypedTable<T> {
     table: TableClient,
+    /// What a point read of `T` selects, as sent (see [`TableClient::read_select`]), or the
+    /// rule it breaks; `None` when `T` reads every property. Made once per handle: the
+    /// names depend only on `T` and the client's encryption policy.
+    select: Option<std::result::Result<Arc<[String]>, Violation>>,
     _entity: PhantomData<fn() -> T>,
 }
 
 impl<T> Clone for TypedTable<T> {
     fn clone(&self) -> Self {
-        TypedTable { table: self.table.clone(), _entity: PhantomData }
+        TypedTable { table: self.table.clone(), select: self.select.clone(), _entity: PhantomData }
     }
 }
 
 impl TableClient {
     /// Typed access to this table's entities of type `T`.
     pub fn typed<T: TableEntity>(&self) -> TypedTable<T> {
-        TypedTable { table: self.clone().with_encrypted(T::ENCRYPTED_PROPERTIES), _entity: PhantomData }
+        let table = self.clone().with_encrypted(T::ENCRYPTED_PROPERTIES);
+        let select = select_of::<T>().map(|select| table.read_select(&select).map(Arc::from));
+        TypedTable { table, select, _entity: PhantomData }
     }
 }
 
@@ -312,8 +319,8 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Reads the entity with `key`; `NotFound` if missing.
     pub async fn get(&self, key: &EntityKey) -> Result<T> {
-        let select = select_of::<T>();
-        self.table.get_as(&key.partition_key, &key.row_key, select.as_deref(), T::from_parts).await
+        let select = self.select.as_ref().map(|select| select.as_deref()).transpose();
+        self.table.get_selected_as(&key.partition_key, &key.row_key, select, T::from_parts).await
     }
 
     /// Reads the entity with `key`, or `None` if it does not exist.

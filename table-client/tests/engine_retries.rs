@@ -9,7 +9,10 @@ use std::num::NonZeroU64;
 use std::time::Duration;
 
 use table_client::engine::{Engine, FaultSpec};
-use table_client::{Entity, ErrorCode, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient};
+use table_client::{
+    Entity, EntityKey, ErrorCode, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity,
+    TableServiceClient,
+};
 
 const MAX_RETRIES: u32 = 3;
 
@@ -143,4 +146,40 @@ async fn the_default_client_over_an_engine_retries() {
     let table = TableServiceClient::embedded(engine.clone()).create_table("retried").await.unwrap();
     engine.faults().fail_call(next_call(), FaultSpec::server_busy());
     table.insert(entity("ann")).await.unwrap();
+}
+
+/// A typed row: `Name` under the keys `part` and `id`.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(rename_all = "PascalCase", partition_key = "{part}", row_key = "{id}")]
+struct Person {
+    #[table(key_only)]
+    part: String,
+    #[table(key_only)]
+    id: String,
+    name: String,
+}
+
+#[tokio::test]
+async fn a_typed_point_read_is_retried_and_invalid_input_never_reaches_the_engine() {
+    let (engine, table) = table_with(fast_retries()).await;
+    let people = table.typed::<Person>();
+    let ann = Person { part: "p".into(), id: "r".into(), name: "ann".into() };
+    people.insert(&ann).await.unwrap();
+    let key = Person::key("p", "r").unwrap();
+    engine.faults().fail_call(next_call(), FaultSpec::server_busy());
+    let before = engine.faults().calls();
+    assert_eq!(people.get(&key).await.unwrap(), ann);
+    assert_eq!(engine.faults().calls() - before, 2, "one throttled attempt, one retry");
+
+    // Refused before any request, on every request of the handle, not only the first.
+    let service = TableServiceClient::builder().engine(engine.clone()).build().unwrap();
+    let misnamed = service.table("no-dashes").typed::<Person>();
+    let before = engine.faults().calls();
+    for _ in 0..2 {
+        assert_eq!(misnamed.get(&key).await.unwrap_err().kind(), ErrorKind::InvalidInput);
+        assert_eq!(misnamed.insert(&ann).await.unwrap_err().kind(), ErrorKind::InvalidInput);
+        let bad_key = people.get(&EntityKey::new("p", "a/b")).await.unwrap_err();
+        assert_eq!(bad_key.kind(), ErrorKind::InvalidInput);
+    }
+    assert_eq!(engine.faults().calls(), before, "nothing invalid reaches the engine");
 }

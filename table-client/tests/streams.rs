@@ -1,13 +1,16 @@
 //! Query streams are `Unpin`: every listing is polled in place with
 //! `while let Some(x) = stream.next().await`, no pinning, and stays lazy (a page is fetched
-//! only when the previous one has been consumed).
+//! only when the previous one has been consumed). Streaming and collecting a query give the
+//! same rows, and a failed page ends both.
 
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
 
+use std::num::NonZeroU64;
+
 use futures::StreamExt;
-use table_client::engine::Engine;
-use table_client::{Entity, TableClient, TableEntity, TableServiceClient};
+use table_client::engine::{Engine, FaultSpec};
+use table_client::{Entity, RetryPolicy, TableClient, TableEntity, TableServiceClient};
 
 #[derive(Debug, Clone, PartialEq, TableEntity)]
 #[table(rename_all = "PascalCase")]
@@ -103,4 +106,36 @@ async fn a_stream_moves_into_a_spawned_task() {
         n
     });
     assert_eq!(count.await.unwrap(), 30);
+}
+
+/// A service client on `engine` that never retries, so an injected fault is the answer.
+fn without_retries(engine: &Engine) -> TableServiceClient {
+    TableServiceClient::builder().engine(engine.clone()).retry(RetryPolicy::none()).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_typed_query_streams_and_collects_every_page_in_order_and_stops_at_a_failed_page() {
+    let (engine, _) = seeded(45).await;
+    let employees = without_retries(&engine).table("streams").typed::<Employee>();
+    let query = || employees.query().partition("Sales").max_per_page(10);
+    let collected = query().collect().await.unwrap();
+    assert_eq!(collected.iter().map(|e| e.id).collect::<Vec<_>>(), (0..45).collect::<Vec<_>>());
+    let streamed: Vec<Employee> = query().stream().map(Result::unwrap).collect().await;
+    assert_eq!(streamed, collected);
+
+    // The third page fails: the stream yields the two pages before it, then the error, then
+    // ends; collecting fails with that error.
+    engine.faults().fail_call(NonZeroU64::new(3).unwrap(), FaultSpec::server_busy());
+    let mut stream = query().stream();
+    let mut before_failure = 0;
+    let failure = loop {
+        match stream.next().await.unwrap() {
+            Ok(_) => before_failure += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!((before_failure, failure.status()), (20, Some(503)));
+    assert!(stream.next().await.is_none(), "a stream ends after its error");
+    engine.faults().fail_call(NonZeroU64::new(3).unwrap(), FaultSpec::server_busy());
+    assert_eq!(query().collect().await.unwrap_err().status(), Some(503));
 }
