@@ -102,6 +102,25 @@ impl Metadata {
         serde_json::to_string(&envelope).unwrap_or_default()
     }
 
+    /// The envelope `text` with its wrapped content key replaced by `wrapped_key`, wrapped by
+    /// `key_id` with `algorithm` (a key rotation): every other field stays as it was, the
+    /// entity IV and the library name included (by which readers tell the Java variant).
+    pub(crate) fn rewrap(
+        text: &str,
+        key_id: &str,
+        algorithm: &str,
+        wrapped_key: &[u8],
+    ) -> Result<String, String> {
+        let mut envelope: Envelope = serde_json::from_str(text)
+            .map_err(|e| format!("{METADATA} is not the expected JSON envelope: {e}"))?;
+        envelope.wrapped_content_key = WrappedContentKey {
+            key_id: key_id.to_owned(),
+            encrypted_key: STANDARD.encode(wrapped_key),
+            algorithm: algorithm.to_owned(),
+        };
+        serde_json::to_string(&envelope).map_err(|e| format!("{METADATA} could not be written again: {e}"))
+    }
+
     /// Parses the envelope; the error says what is missing or wrong.
     pub(crate) fn parse(text: &str) -> Result<Metadata, String> {
         let envelope: Envelope = serde_json::from_str(text)
@@ -158,6 +177,24 @@ mod tests {
             };
             assert_eq!(Metadata::parse(&m.to_json()), Ok(m));
         }
+    }
+
+    #[test]
+    fn a_rewrap_changes_only_the_wrapped_key() {
+        // A Java library's first variant, recognised by having no wrapping metadata.
+        let iv = STANDARD.encode([4u8; 16]);
+        let text = format!(
+            r#"{{"WrappedContentKey":{{"KeyId":"old","EncryptedKey":"AAAA","Algorithm":"RSA-OAEP"}},"EncryptionAgent":{{"Protocol":"1.0","EncryptionAlgorithm":"AES_CBC_256"}},"ContentEncryptionIV":"{iv}"}}"#
+        );
+        let rewrapped = Metadata::rewrap(&text, "new", "A256KW", &[1; 40]).unwrap_or_default();
+        let expected = Metadata {
+            scheme: Scheme::V1 { entity_iv: [4; 16], java_v1: true },
+            key_id: "new".into(),
+            algorithm: "A256KW".into(),
+            wrapped_key: vec![1; 40],
+        };
+        assert_eq!(Metadata::parse(&rewrapped), Ok(expected));
+        assert!(!rewrapped.contains("KeyWrappingMetadata"), "{rewrapped}");
     }
 
     #[test]

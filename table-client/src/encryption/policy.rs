@@ -410,7 +410,7 @@ impl EncryptionPolicy {
     }
 
     /// The content key of a row: unwrapped by the key its metadata names.
-    async fn unwrap(&self, at: &str, metadata: &Metadata) -> Result<[u8; 32]> {
+    pub(crate) async fn unwrap(&self, at: &str, metadata: &Metadata) -> Result<[u8; 32]> {
         let key_id = &metadata.key_id;
         let mut key = None;
         if let Some(resolver) = &self.resolver {
