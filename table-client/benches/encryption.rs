@@ -3,7 +3,8 @@
 //! local A256KW key (no I/O: the cost is the cryptography and the entity handling), beside the
 //! floor: the bare ciphers over the same 4 KiB, with their key expanded once. Then a typed
 //! read of such an entity through a [`TypedTable`] on the embedded engine, encrypted against
-//! the same type unencrypted (issue 12's target: at most 2x).
+//! the same type unencrypted (issue 12's target: at most 2x), and the same over HTTP against
+//! Azurite (started by the conformance harness; skipped with a banner where it cannot run).
 //!
 //! Run: `cargo bench -p table-client --bench encryption` (criterion). On a loaded machine,
 //! `ENCRYPTION_ROUNDS=41 cargo bench -p table-client --bench encryption` instead times the
@@ -22,11 +23,14 @@ use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
 use cbc::cipher::block_padding::Pkcs7;
 use cbc::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit};
+use conformance::azurite::{azurite, unique_table_name};
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
 use table_client::encryption::{AesKeyWrap, EncryptionFormat, EncryptionPolicy};
 use table_client::engine::Engine;
-use table_client::{Entity, EntityKey, TableEntity, TableServiceClient, TypedTable};
+use table_client::{
+    Entity, EntityKey, TableEntity, TableServiceClient, TableServiceClientBuilder, TypedTable,
+};
 
 const SECRET: usize = 1024;
 
@@ -118,18 +122,20 @@ struct Clear {
     count: i32,
 }
 
-/// A typed table on a fresh engine holding the bench entity, read by a client with `policy`.
-fn typed_table<T: TableEntity + Clone + Send + Sync + 'static>(
+/// A fresh typed table of `builder`'s service holding the bench entity, read by a client
+/// with `policy`.
+async fn typed_table<T: TableEntity + Clone + Send + Sync + 'static>(
+    builder: TableServiceClientBuilder,
     value: T,
     policy: Option<EncryptionPolicy>,
 ) -> TypedTable<T> {
-    let mut builder = TableServiceClient::builder().engine(Engine::new());
-    if let Some(policy) = policy {
-        builder = builder.encryption(policy);
-    }
+    let builder = match policy {
+        Some(policy) => builder.encryption(policy),
+        None => builder,
+    };
     let service = builder.build().unwrap();
-    let table = block_on(service.create_table("bench")).unwrap().typed::<T>();
-    block_on(table.insert(&value)).unwrap();
+    let table = service.create_table(&unique_table_name("bench")).await.unwrap().typed::<T>();
+    table.insert(&value).await.unwrap();
     table
 }
 
@@ -202,15 +208,34 @@ fn with_groups(each: &mut dyn FnMut(&str, Vec<Variant<'_>>)) {
         count: 7,
     };
     let key = EntityKey::new("partition", "row");
-    let clear_table = typed_table(clear, None);
-    let gcm_table = typed_table(sealed.clone(), Some(policy(EncryptionFormat::Authenticated)));
-    let v1_table = typed_table(sealed, Some(policy(EncryptionFormat::V1)));
+    let engine = || TableServiceClient::builder().engine(Engine::new());
+    let clear_table = block_on(typed_table(engine(), clear.clone(), None));
+    let gcm_table =
+        block_on(typed_table(engine(), sealed.clone(), Some(policy(EncryptionFormat::Authenticated))));
+    let v1_table = block_on(typed_table(engine(), sealed.clone(), Some(policy(EncryptionFormat::V1))));
     each(
         "typed_read_embedded",
         vec![
             ("unencrypted", Box::new(|| drop(black_box(block_on(clear_table.get(&key)).unwrap())))),
             ("authenticated", Box::new(|| drop(black_box(block_on(gcm_table.get(&key)).unwrap())))),
             ("v1", Box::new(|| drop(black_box(block_on(v1_table.get(&key)).unwrap())))),
+        ],
+    );
+
+    // Over HTTP: Azurite from the conformance harness (skipped, with its banner, without it).
+    let Some(azurite) = azurite() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let http = || TableServiceClient::builder().connection_string(&azurite.connection_string);
+    let clear_table = runtime.block_on(typed_table(http(), clear, None));
+    let gcm_table =
+        runtime.block_on(typed_table(http(), sealed.clone(), Some(policy(EncryptionFormat::Authenticated))));
+    let v1_table = runtime.block_on(typed_table(http(), sealed, Some(policy(EncryptionFormat::V1))));
+    each(
+        "typed_read_azurite",
+        vec![
+            ("unencrypted", Box::new(|| drop(black_box(runtime.block_on(clear_table.get(&key)).unwrap())))),
+            ("authenticated", Box::new(|| drop(black_box(runtime.block_on(gcm_table.get(&key)).unwrap())))),
+            ("v1", Box::new(|| drop(black_box(runtime.block_on(v1_table.get(&key)).unwrap())))),
         ],
     );
 }
@@ -228,7 +253,13 @@ fn encryption(c: &mut Criterion) {
 /// Each variant of each group timed once per round, in turn (100 runs); per variant the
 /// median time of one run and the median ratio to the group's first variant within a round.
 fn interleaved(rounds: usize) {
+    // `ENCRYPTION_ONLY=encrypt/authenticated` runs that variant alone, for a profiler.
+    let only = std::env::var("ENCRYPTION_ONLY").ok();
     with_groups(&mut |group, mut variants| {
+        variants.retain(|(name, _)| only.as_ref().is_none_or(|only| *only == format!("{group}/{name}")));
+        if variants.is_empty() {
+            return;
+        }
         let mut times = vec![Vec::new(); variants.len()];
         for _ in 0..rounds {
             for (i, (_, run)) in variants.iter_mut().enumerate() {
