@@ -2,7 +2,8 @@
 //! format "1.0" interoperates in both directions with the Python package
 //! `azure-cosmosdb-table` 1.0.6 (`tests/python/encryption_interop.py`), with an `A256KW` and
 //! an `RSA-OAEP` key. Key rotation re-wraps rows of both formats through the real service,
-//! its ETag-conditioned writes keeping a concurrent writer's change.
+//! its ETag-conditioned writes keeping a concurrent writer's change, and rows the Python package
+//! wrote, which it reads back with the new key.
 //!
 //! These need the service, so they run on Azurite only; where Azurite or Python cannot run the
 //! harness prints a loud banner and the test returns (`REQUIRE_AZURITE=1` / `REQUIRE_PYTHON=1`
@@ -281,4 +282,29 @@ async fn key_rotation_rewraps_both_formats_on_azurite_and_keeps_concurrent_write
     // A second run finds everything current.
     let again = rotator.rotate_encryption_key(new()).run().await.unwrap();
     assert_eq!((again.rewrapped, again.current, again.not_encrypted), (0, 7, 1), "{again:?}");
+}
+
+#[tokio::test]
+async fn rows_the_python_package_wrote_are_rotated_and_it_reads_them_back() {
+    let Some(azurite) = azurite() else { return };
+    let Some(python) = python_cosmosdb_table() else { return };
+    let table = unique_table_name("encpyrotate");
+    // Python writes under its RSA key; the rotation moves the rows to its A256KW key.
+    run(python, azurite, "write", &table, "rsa", "rsa");
+    let rotator = TableServiceClient::builder()
+        .connection_string(&azurite.connection_string)
+        .encryption(EncryptionPolicy::new(kek("aes")).key_resolver(KeyRing::new().with(kek("rsa"))))
+        .build()
+        .unwrap()
+        .table(&table);
+    let report = rotator.rotate_encryption_key(kek("aes")).partition("rsa").run().await.unwrap();
+    // The package marks every row it writes, even the one without secrets.
+    assert_eq!((report.rewrapped, report.not_encrypted), (4, 0), "{report:?}");
+
+    // Python, which now knows only its A256KW key, reads every row.
+    let printed: serde_json::Value =
+        serde_json::from_str(&run(python, azurite, "read", &table, "rsa", "aes")).unwrap();
+    let expected: BTreeMap<String, serde_json::Value> =
+        corpus("rsa").iter().map(|e| (e.row_key.clone(), as_json(e))).collect();
+    assert_eq!(printed["rows"], serde_json::to_value(expected).unwrap());
 }
