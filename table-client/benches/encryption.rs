@@ -11,7 +11,8 @@
 //! variants of each group in interleaved rounds and prints each one's median and its median
 //! ratio to the group's first (the floor, or the unencrypted read). The encrypt and decrypt
 //! figures include a clone of the input entity (the API takes it by value), measured alone as
-//! `input_clone`.
+//! `input_clone`. `ENCRYPTION_ONLY=<group>/<variant>` (e.g. `decrypt/authenticated`) with
+//! `ENCRYPTION_ROUNDS` runs one variant alone, for `perf record`.
 
 // A bench's fixtures are its own: a failure to build them should stop it loudly.
 #![allow(clippy::unwrap_used)]
