@@ -330,7 +330,7 @@ impl EncryptionPolicy {
             }
         };
         let metadata = Metadata::parse(&metadata).map_err(|e| crypto(format!("{}: {e}", at(&entity))))?;
-        let content_key = self.unwrap(&at(&entity), &metadata).await?;
+        let content_key = self.unwrap(&|| at(&entity), &metadata).await?;
         let mut cipher =
             ContentCipher::new(metadata.scheme, &content_key, &entity.partition_key, &entity.row_key);
         let failed = |entity: &Entity, what: &str| {
@@ -409,12 +409,18 @@ impl EncryptionPolicy {
         }
     }
 
-    /// The content key of a row: unwrapped by the key its metadata names.
-    pub(crate) async fn unwrap(&self, at: &str, metadata: &Metadata) -> Result<[u8; 32]> {
+    /// The content key of a row: unwrapped by the key its metadata names. `at` names the row
+    /// in errors (called only on failure: formatting it is not free).
+    pub(crate) async fn unwrap(
+        &self,
+        at: &(dyn Fn() -> String + Sync),
+        metadata: &Metadata,
+    ) -> Result<[u8; 32]> {
         let key_id = &metadata.key_id;
         let mut key = None;
         if let Some(resolver) = &self.resolver {
             key = resolver.resolve(key_id).await.map_err(|e| {
+                let at = at();
                 crypto(format!("{at}: the key resolver failed to find the key-encryption key `{key_id}`"))
                     .with_source(e)
             })?;
@@ -423,6 +429,7 @@ impl EncryptionPolicy {
             (Some(key), _) => key,
             (None, Some(own)) if own.key_id() == key_id => own.clone(),
             (None, own) => {
+                let at = at();
                 return Err(crypto(format!(
                     "{at}: no key-encryption key has the key id `{key_id}` the row was encrypted with ({})",
                     match own {
@@ -436,6 +443,7 @@ impl EncryptionPolicy {
             }
         };
         let unwrapped = key.unwrap_key(&metadata.wrapped_key, &metadata.algorithm).await.map_err(|e| {
+            let at = at();
             crypto(format!(
                 "{at}: the key-encryption key `{key_id}` could not unwrap the content key (algorithm {:?})",
                 metadata.algorithm
@@ -443,6 +451,7 @@ impl EncryptionPolicy {
             .with_source(e)
         })?;
         <[u8; 32]>::try_from(unwrapped.as_slice()).map_err(|_| {
+            let at = at();
             crypto(format!(
                 "{at}: the key-encryption key `{key_id}` unwrapped a content key of {} bytes instead of 32",
                 unwrapped.len()

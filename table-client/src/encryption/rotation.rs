@@ -284,7 +284,7 @@ impl Rotation<'_> {
         if metadata.key_id == self.new_key.key_id() {
             return Ok(Outcome::Current);
         }
-        let content_key = self.policy.unwrap(&at(), &metadata).await?;
+        let content_key = self.policy.unwrap(&at, &metadata).await?;
         let wrapped = self.new_key.wrap_key(&content_key).await.map_err(|e| {
             crypto(format!(
                 "{}: the new key-encryption key `{}` could not wrap the content key",
