@@ -137,6 +137,11 @@ impl TableClient {
         decode(ReadEntity::from_entity(self.open(entity).await?))
     }
 
+    /// The client's encryption policy, if any.
+    pub(crate) fn encryption(&self) -> Option<&Arc<EncryptionPolicy>> {
+        self.encryption.as_ref()
+    }
+
     /// `true` when the client holds an encryption policy, so reads must decrypt before decoding.
     pub(crate) fn encrypts(&self) -> bool {
         self.encryption.is_some()

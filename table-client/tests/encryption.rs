@@ -3,7 +3,9 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use table_client::encryption::{AesKeyWrap, EncryptionFormat, EncryptionPolicy, KeyRing, RsaOaepKey};
+use table_client::encryption::{
+    AesKeyWrap, EncryptionFormat, EncryptionPolicy, KeyEncryptionKey, KeyFuture, KeyRing, RsaOaepKey,
+};
 use table_client::engine::Engine;
 use table_client::typed::TableEntity;
 use table_client::{
@@ -1137,5 +1139,236 @@ async fn over_http_a_refused_filter_or_select_sends_nothing() -> Result<()> {
     assert_eq!(refused_property(&selected), Some(("Tags".to_owned(), true)), "{selected}");
     // Recorded requests: `Some`, empty.
     assert_eq!(server.received_requests().await.map(|requests| requests.len()), Some(0));
+    Ok(())
+}
+
+// Key rotation: content keys re-wrapped under a new KEK, values untouched.
+
+/// Rotation fixtures: an engine with table `crypt`, and a client on it with `policy`.
+struct Rotating {
+    engine: Engine,
+}
+
+impl Rotating {
+    async fn new() -> Result<Rotating> {
+        let engine = Engine::new();
+        TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
+        Ok(Rotating { engine })
+    }
+
+    fn with(&self, policy: EncryptionPolicy) -> Result<TableClient> {
+        let service = TableServiceClient::builder().engine(self.engine.clone()).encryption(policy).build()?;
+        Ok(service.table("crypt"))
+    }
+
+    fn raw(&self) -> TableClient {
+        TableServiceClient::embedded(self.engine.clone()).table("crypt")
+    }
+
+    /// A client that writes under `old` in `format`.
+    fn writer(&self, format: EncryptionFormat) -> Result<TableClient> {
+        self.with(EncryptionPolicy::new(aes("old", 1)).encrypt_properties(secret).format(format))
+    }
+
+    /// A client that writes under `new` and reads rows under `old` too: the rotating one.
+    fn rotator(&self) -> Result<TableClient> {
+        self.with(EncryptionPolicy::new(aes("new", 2)).key_resolver(KeyRing::new().with(aes("old", 1))))
+    }
+
+    /// Every row as stored, by row key.
+    async fn stored(&self) -> Result<Vec<Entity>> {
+        self.raw().query().collect().await
+    }
+}
+
+/// Four encrypted rows, two per format, and one in clear.
+async fn rows_in_both_formats(fixture: &Rotating) -> Result<Vec<Entity>> {
+    let rows = vec![
+        Entity::new("p", "a").with("SecretA", "alpha").with("Plain", 1),
+        Entity::new("p", "b").with("SecretA", "🦀").with("SecretB", "").with("Plain", 2),
+        Entity::new("p", "c").with("SecretA", "x".repeat(5000)),
+        Entity::new("p", "d").with("SecretB", "delta"),
+        Entity::new("p", "e").with("Plain", 5),
+    ];
+    let formats = [EncryptionFormat::Authenticated, EncryptionFormat::V1];
+    for (i, row) in rows.iter().take(4).enumerate() {
+        fixture.writer(formats[i % 2])?.insert(row.clone()).await?;
+    }
+    fixture.raw().insert(rows[4].clone()).await?;
+    Ok(rows)
+}
+
+/// The properties of a stored row but its envelope.
+fn without_envelope(row: &Entity) -> Vec<(&String, &Value)> {
+    row.properties.iter().filter(|(name, _)| *name != "_ClientEncryptionMetadata1").collect()
+}
+
+#[tokio::test]
+async fn rotation_rewraps_both_formats_and_leaves_every_value_as_it_was() -> Result<()> {
+    let fixture = Rotating::new().await?;
+    let rows = rows_in_both_formats(&fixture).await?;
+    let before = fixture.stored().await?;
+
+    let progress = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = progress.clone();
+    let report = fixture
+        .rotator()?
+        .rotate_encryption_key(aes("new", 2))
+        .max_per_page(2)
+        .on_progress(move |p| {
+            if let Ok(mut seen) = seen.lock() {
+                seen.push((p.done.rewrapped + p.done.not_encrypted, p.continuation.is_some()));
+            }
+        })
+        .run()
+        .await?;
+    assert_eq!((report.rewrapped, report.current, report.not_encrypted, report.retried), (4, 0, 1, 0));
+    let progress = progress.lock().map(|p| p.clone()).unwrap_or_default();
+    assert_eq!(progress, [(2, true), (4, true), (5, false)]);
+
+    // Only the envelope changed: every value, the name list and the clear row are the same bytes.
+    let after = fixture.stored().await?;
+    for (old, new) in before.iter().zip(&after) {
+        assert_eq!(without_envelope(old), without_envelope(new), "{}", old.key());
+    }
+
+    // The new key alone reads every row; the old key alone reads none of the encrypted ones.
+    let new_only = fixture.with(EncryptionPolicy::new(aes("new", 2)))?;
+    let read = new_only.query().collect().await?;
+    for (row, written) in read.iter().zip(&rows) {
+        assert_eq!(row.properties, written.properties, "{}", row.key());
+    }
+    let e = fixture.with(EncryptionPolicy::new(aes("old", 1)))?.get("p", "a").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    assert!(e.to_string().contains("`new`"), "{e}");
+
+    // Running it again finds every encrypted row current and writes nothing.
+    // The rotation is a `Send` future: it can run on its own task.
+    let again = tokio::spawn(fixture.rotator()?.rotate_encryption_key(aes("new", 2)).run())
+        .await
+        .unwrap_or_else(|e| panic!("the rotation task failed: {e}"))?;
+    assert_eq!((again.rewrapped, again.current, again.not_encrypted), (0, 4, 1));
+    let unchanged = fixture.stored().await?;
+    assert_eq!(
+        unchanged.iter().map(|r| r.etag.clone()).collect::<Vec<_>>(),
+        after.iter().map(|r| r.etag.clone()).collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_rotation_resumes_from_its_continuation_and_keeps_to_its_filter() -> Result<()> {
+    let fixture = Rotating::new().await?;
+    rows_in_both_formats(&fixture).await?;
+    fixture
+        .writer(EncryptionFormat::Authenticated)?
+        .insert(Entity::new("q", "z").with("SecretA", "z"))
+        .await?;
+
+    let token = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let first = token.clone();
+    fixture
+        .rotator()?
+        .rotate_encryption_key(aes("new", 2))
+        .partition("p")
+        .max_per_page(2)
+        .on_progress(move |p| {
+            if let Ok(mut first) = first.lock() {
+                first.get_or_insert_with(|| p.continuation.as_ref().map(ToString::to_string));
+            }
+        })
+        .run()
+        .await?;
+    let token = token.lock().ok().and_then(|t| t.clone().flatten()).unwrap_or_default();
+
+    // A second rotation (to a third key) resumed after the first page visits only the rest of "p".
+    let third = fixture.with(
+        EncryptionPolicy::new(aes("third", 3))
+            .key_resolver(KeyRing::new().with(aes("old", 1)).with(aes("new", 2))),
+    )?;
+    let report = third
+        .rotate_encryption_key(aes("third", 3))
+        .partition("p")
+        .max_per_page(2)
+        .resume(&token)
+        .run()
+        .await?;
+    assert_eq!((report.rewrapped, report.not_encrypted), (2, 1));
+    // The row of partition "q" was outside the filter: still under the old key.
+    let old_only = fixture.with(EncryptionPolicy::new(aes("old", 1)))?;
+    assert_eq!(old_only.get("q", "z").await?.get("SecretA"), Some(&Value::from("z")));
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unknown_old_key_is_a_crypto_error_naming_the_row() -> Result<()> {
+    let fixture = Rotating::new().await?;
+    rows_in_both_formats(&fixture).await?;
+    let e = fixture
+        .with(EncryptionPolicy::new(aes("new", 2)))?
+        .rotate_encryption_key(aes("new", 2))
+        .run()
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Crypto);
+    let message = e.to_string();
+    assert!(message.contains("`old`") && message.contains("table crypt"), "{message}");
+    assert!(message.contains(&Entity::new("p", "a").key().to_string()), "{message}");
+
+    let e = fixture.raw().rotate_encryption_key(aes("new", 2)).run().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("no encryption policy"), "{e}");
+    Ok(())
+}
+
+/// The new KEK, which has another writer replace the row being rotated just before its first
+/// wrap: the rotation's conditional write then loses the race.
+#[derive(Debug)]
+struct Interfering {
+    key: AesKeyWrap,
+    writer: TableClient,
+    write: std::sync::Mutex<Option<Entity>>,
+}
+
+impl KeyEncryptionKey for Interfering {
+    fn key_id(&self) -> &str {
+        self.key.key_id()
+    }
+
+    fn algorithm(&self) -> &str {
+        self.key.algorithm()
+    }
+
+    fn wrap_key<'a>(&'a self, key: &'a [u8]) -> KeyFuture<'a> {
+        let write = self.write.lock().ok().and_then(|mut w| w.take());
+        Box::pin(async move {
+            if let Some(entity) = write {
+                self.writer.insert_or_replace(entity).await?;
+            }
+            self.key.wrap_key(key).await
+        })
+    }
+
+    fn unwrap_key<'a>(&'a self, wrapped: &'a [u8], algorithm: &'a str) -> KeyFuture<'a> {
+        self.key.unwrap_key(wrapped, algorithm)
+    }
+}
+
+#[tokio::test]
+async fn a_concurrent_write_during_rotation_is_kept() -> Result<()> {
+    // The writer uses the old key (the row is re-wrapped again) or already the new one (the
+    // row is then current); either way its values survive.
+    for (writer_key, rewrapped, current) in [(aes("old", 1), 1, 0), (aes("new", 2), 0, 1)] {
+        let fixture = Rotating::new().await?;
+        fixture.writer(EncryptionFormat::V1)?.insert(Entity::new("p", "a").with("SecretA", "before")).await?;
+        let changed = Entity::new("p", "a").with("SecretA", "by the writer").with("Plain", 9);
+        let writer = fixture.with(EncryptionPolicy::new(writer_key).encrypt_properties(secret))?;
+        let new_key =
+            Interfering { key: aes("new", 2), writer, write: std::sync::Mutex::new(Some(changed.clone())) };
+        let report = fixture.rotator()?.rotate_encryption_key(new_key).run().await?;
+        assert_eq!((report.rewrapped, report.current, report.retried), (rewrapped, current, 1));
+        let read = fixture.with(EncryptionPolicy::new(aes("new", 2)))?.get("p", "a").await?;
+        assert_eq!(read.properties, changed.properties);
+    }
     Ok(())
 }

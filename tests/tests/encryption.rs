@@ -1,7 +1,9 @@
 //! Client-side encryption on Azurite: both formats round trip through the real service, and
 //! format "1.0" interoperates in both directions with the Python package
 //! `azure-cosmosdb-table` 1.0.6 (`tests/python/encryption_interop.py`), with an `A256KW` and
-//! an `RSA-OAEP` key.
+//! an `RSA-OAEP` key. Key rotation re-wraps rows of both formats through the real service,
+//! its ETag-conditioned writes keeping a concurrent writer's change, and rows the Python package
+//! wrote, which it reads back with the new key.
 //!
 //! These need the service, so they run on Azurite only; where Azurite or Python cannot run the
 //! harness prints a loud banner and the test returns (`REQUIRE_AZURITE=1` / `REQUIRE_PYTHON=1`
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use conformance::azurite::{Azurite, azurite, unique_table_name};
 use conformance::python::{CONNECTION_STRING_VAR, Python, python_cosmosdb_table};
 use table_client::encryption::{
-    AesKeyWrap, EncryptionFormat, EncryptionPolicy, KeyEncryptionKey, RsaOaepKey,
+    AesKeyWrap, EncryptionFormat, EncryptionPolicy, KeyEncryptionKey, KeyFuture, KeyRing, RsaOaepKey,
 };
 use table_client::{Entity, TableClient, TableServiceClient, Value};
 
@@ -185,4 +187,124 @@ async fn the_python_package_reads_our_format_1_0_rows() {
             corpus(kek).iter().map(|e| (e.row_key.clone(), as_json(e))).collect();
         assert_eq!(printed["rows"], serde_json::to_value(expected).unwrap(), "{kek}");
     }
+}
+
+/// The new KEK of the rotation test, which has another writer replace one row just before its
+/// first wrap, so the rotation's conditional write loses the race.
+#[derive(Debug)]
+struct Interfering {
+    key: AesKeyWrap,
+    writer: TableClient,
+    write: std::sync::Mutex<Option<Entity>>,
+}
+
+impl KeyEncryptionKey for Interfering {
+    fn key_id(&self) -> &str {
+        self.key.key_id()
+    }
+
+    fn algorithm(&self) -> &str {
+        self.key.algorithm()
+    }
+
+    fn wrap_key<'a>(&'a self, key: &'a [u8]) -> KeyFuture<'a> {
+        let write = self.write.lock().unwrap().take();
+        Box::pin(async move {
+            if let Some(entity) = write {
+                self.writer.insert_or_replace(entity).await?;
+            }
+            self.key.wrap_key(key).await
+        })
+    }
+
+    fn unwrap_key<'a>(&'a self, wrapped: &'a [u8], algorithm: &'a str) -> KeyFuture<'a> {
+        self.key.unwrap_key(wrapped, algorithm)
+    }
+}
+
+#[tokio::test]
+async fn key_rotation_rewraps_both_formats_on_azurite_and_keeps_concurrent_writes() {
+    let Some(azurite) = azurite() else { return };
+    let raw = TableServiceClient::from_connection_string(&azurite.connection_string).unwrap();
+    let table = raw.create_table(&unique_table_name("encrotate")).await.unwrap();
+    let mut written = Vec::new();
+    for (partition, format, name) in
+        [("gcm", EncryptionFormat::Authenticated, "aes"), ("v1", EncryptionFormat::V1, "rsa")]
+    {
+        let client = encrypting(azurite, table.name(), name, format);
+        for entity in corpus(partition) {
+            client.insert(entity.clone()).await.unwrap();
+            written.push(entity);
+        }
+    }
+    let before: Vec<Entity> = table.query().collect().await.unwrap();
+
+    // The rotating client knows both old keys; another writer changes row v1/emoji mid-way.
+    let new = || AesKeyWrap::new("local:new", [8; 32]);
+    let changed = Entity::new("v1", "emoji").with("SecretA", "by the writer").with("Plain", 9);
+    let writer = encrypting(azurite, table.name(), "rsa", EncryptionFormat::V1);
+    let ring = KeyRing::new().with(kek("aes")).with(kek("rsa"));
+    let rotator = TableServiceClient::builder()
+        .connection_string(&azurite.connection_string)
+        .encryption(EncryptionPolicy::new(new()).key_resolver(ring))
+        .build()
+        .unwrap()
+        .table(table.name());
+    let new_key = Interfering { key: new(), writer, write: std::sync::Mutex::new(Some(changed.clone())) };
+    let report = rotator.rotate_encryption_key(new_key).run().await.unwrap();
+    // Format 1.0 marks its row without secrets too; the authenticated format leaves it in clear.
+    assert_eq!((report.rewrapped, report.not_encrypted, report.retried), (7, 1, 1), "{report:?}");
+
+    // Only the envelopes changed, but on the row the writer replaced.
+    let after: Vec<Entity> = table.query().collect().await.unwrap();
+    let without_envelope = |row: &Entity| {
+        let mut row = row.properties.clone();
+        row.remove("_ClientEncryptionMetadata1");
+        row
+    };
+    for (old, new) in before.iter().zip(&after).filter(|(old, _)| old.key() != changed.key()) {
+        assert_eq!(without_envelope(old), without_envelope(new), "{}", old.key());
+    }
+
+    // The new key alone reads every row, the writer's change included.
+    let reader = TableServiceClient::builder()
+        .connection_string(&azurite.connection_string)
+        .encryption(EncryptionPolicy::new(new()))
+        .build()
+        .unwrap()
+        .table(table.name());
+    let mut expected: Vec<Entity> =
+        written.into_iter().map(|e| if e.key() == changed.key() { changed.clone() } else { e }).collect();
+    expected.sort_by(|a, b| (&a.partition_key, &a.row_key).cmp(&(&b.partition_key, &b.row_key)));
+    let read: Vec<Entity> = reader.query().collect().await.unwrap();
+    assert_rows(&read, &expected, "after rotation");
+
+    // A second run finds everything current.
+    let again = rotator.rotate_encryption_key(new()).run().await.unwrap();
+    assert_eq!((again.rewrapped, again.current, again.not_encrypted), (0, 7, 1), "{again:?}");
+}
+
+#[tokio::test]
+async fn rows_the_python_package_wrote_are_rotated_and_it_reads_them_back() {
+    let Some(azurite) = azurite() else { return };
+    let Some(python) = python_cosmosdb_table() else { return };
+    let table = unique_table_name("encpyrotate");
+    // Python writes under its RSA key; the rotation moves the rows to its A256KW key.
+    run(python, azurite, "write", &table, "rsa", "rsa");
+    let rotator = TableServiceClient::builder()
+        .connection_string(&azurite.connection_string)
+        .encryption(EncryptionPolicy::new(kek("aes")).key_resolver(KeyRing::new().with(kek("rsa"))))
+        .build()
+        .unwrap()
+        .table(&table);
+    let report = rotator.rotate_encryption_key(kek("aes")).partition("rsa").run().await.unwrap();
+    // The package marks every row it writes, even the one without secrets.
+    assert_eq!((report.rewrapped, report.not_encrypted), (4, 0), "{report:?}");
+
+    // Python, which now knows only its A256KW key, reads every row.
+    let printed: serde_json::Value =
+        serde_json::from_str(&run(python, azurite, "read", &table, "rsa", "aes")).unwrap();
+    let expected: BTreeMap<String, serde_json::Value> =
+        corpus("rsa").iter().map(|e| (e.row_key.clone(), as_json(e))).collect();
+    assert_eq!(printed["rows"], serde_json::to_value(expected).unwrap());
 }

@@ -20,8 +20,10 @@
 //! another row, fails because its associated data differs. Only the wrapped key is outside the
 //! associated data, so a key rotation can re-wrap it without touching any value.
 
+use aes::Aes256Enc;
+use aes_gcm::aead::consts::U12;
 use aes_gcm::aead::{AeadInPlace, KeyInit};
-use aes_gcm::{Aes256Gcm, Nonce, Tag};
+use aes_gcm::{AesGcm, Nonce, Tag};
 
 use super::metadata::PROTOCOL_GCM;
 
@@ -30,62 +32,77 @@ pub(crate) const NONCE: usize = 12;
 /// The tag length.
 const TAG: usize = 16;
 
-/// The content cipher of one entity in the authenticated format.
-pub(crate) struct Cipher<'a> {
+/// AES-256-GCM over the encryption half of the key schedule only: GCM never runs the block
+/// cipher backwards, so expanding the decryption keys would be wasted work per entity.
+type Aes256Gcm = AesGcm<Aes256Enc, U12>;
+
+/// The content cipher of one entity in the authenticated format: the key expanded once for
+/// all its properties, and the associated data of the row, ready for each property name.
+pub(crate) struct Cipher {
     aead: Aes256Gcm,
-    partition_key: &'a str,
-    row_key: &'a str,
+    /// The associated data: the row's part, then the name of the property at hand.
+    aad: Vec<u8>,
+    /// The length of the row's part of `aad`.
+    row: usize,
 }
 
-impl<'a> Cipher<'a> {
+impl Cipher {
     /// The cipher of content key `key` for the row with these keys.
-    pub(crate) fn new(key: &[u8; 32], partition_key: &'a str, row_key: &'a str) -> Self {
-        Cipher { aead: Aes256Gcm::new(key.into()), partition_key, row_key }
+    pub(crate) fn new(key: &[u8; 32], partition_key: &str, row_key: &str) -> Self {
+        let row = PROTOCOL_GCM.len() + 1 + 4 + partition_key.len() + 4 + row_key.len();
+        // Room for a property name too (at most 255 characters of UTF-8 on the service).
+        let mut aad = Vec::with_capacity(row + 4 + 4 * 255);
+        aad.extend_from_slice(PROTOCOL_GCM.as_bytes());
+        aad.push(0);
+        push_field(&mut aad, partition_key);
+        push_field(&mut aad, row_key);
+        Cipher { aead: Aes256Gcm::new(key.into()), aad, row }
     }
 
     /// The associated data of property `name`.
-    fn associated_data(&self, name: &str) -> Vec<u8> {
-        let fields = [self.partition_key, self.row_key, name];
-        let mut aad =
-            Vec::with_capacity(PROTOCOL_GCM.len() + 1 + fields.iter().map(|f| 4 + f.len()).sum::<usize>());
-        aad.extend_from_slice(PROTOCOL_GCM.as_bytes());
-        aad.push(0);
-        for field in fields {
-            // Keys and names are far below 4 GiB (the service limits them to 1 KiB and 255).
-            aad.extend_from_slice(&u32::try_from(field.len()).unwrap_or(u32::MAX).to_be_bytes());
-            aad.extend_from_slice(field.as_bytes());
-        }
-        aad
+    fn associated_data(&mut self, name: &str) -> &[u8] {
+        self.aad.truncate(self.row);
+        push_field(&mut self.aad, name);
+        &self.aad
     }
 
     /// Seals the value of property `name` under a fresh `nonce`, in one buffer (no copy of the
     /// ciphertext).
-    pub(crate) fn seal(&self, name: &str, nonce: [u8; NONCE], plaintext: &[u8]) -> Option<Vec<u8>> {
-        let aad = self.associated_data(name);
+    pub(crate) fn seal(&mut self, name: &str, nonce: &[u8; NONCE], plaintext: &[u8]) -> Option<Vec<u8>> {
         let mut out = Vec::with_capacity(NONCE + plaintext.len() + TAG);
-        out.extend_from_slice(&nonce);
+        out.extend_from_slice(nonce);
         out.extend_from_slice(plaintext);
-        let tag =
-            self.aead.encrypt_in_place_detached(Nonce::from_slice(&nonce), &aad, &mut out[NONCE..]).ok()?;
+        self.associated_data(name);
+        let tag = self
+            .aead
+            .encrypt_in_place_detached(Nonce::from_slice(nonce), &self.aad, &mut out[NONCE..])
+            .ok()?;
         out.extend_from_slice(&tag);
         Some(out)
     }
 
-    /// Opens the value of property `name`; `None` when it fails authentication (changed, moved,
-    /// truncated, or sealed under another key).
-    pub(crate) fn open(&self, name: &str, value: &[u8]) -> Option<Vec<u8>> {
-        if value.len() < NONCE + TAG {
-            return None;
-        }
-        let (nonce, sealed) = value.split_at(NONCE);
-        let (ciphertext, tag) = sealed.split_at(sealed.len() - TAG);
-        let aad = self.associated_data(name);
-        let mut plaintext = ciphertext.to_vec();
+    /// Opens the value of property `name` in its own buffer, which then holds the plaintext;
+    /// `None` when it fails authentication (changed, moved, truncated, or sealed under another
+    /// key).
+    pub(crate) fn open(&mut self, name: &str, mut value: Vec<u8>) -> Option<Vec<u8>> {
+        let end = value.len().checked_sub(TAG).filter(|end| *end >= NONCE)?;
+        self.associated_data(name);
+        let (nonce, sealed) = value.split_at_mut(NONCE);
+        let (ciphertext, tag) = sealed.split_at_mut(end - NONCE);
         self.aead
-            .decrypt_in_place_detached(Nonce::from_slice(nonce), &aad, &mut plaintext, Tag::from_slice(tag))
+            .decrypt_in_place_detached(Nonce::from_slice(nonce), &self.aad, ciphertext, Tag::from_slice(tag))
             .ok()?;
-        Some(plaintext)
+        value.truncate(end);
+        value.drain(..NONCE);
+        Some(value)
     }
+}
+
+/// Appends `field` to associated data: its UTF-8 length (4 bytes, big-endian), then its bytes.
+fn push_field(aad: &mut Vec<u8>, field: &str) {
+    // Keys and names are far below 4 GiB (the service limits them to 1 KiB and 255).
+    aad.extend_from_slice(&u32::try_from(field.len()).unwrap_or(u32::MAX).to_be_bytes());
+    aad.extend_from_slice(field.as_bytes());
 }
 
 #[cfg(test)]
@@ -94,9 +111,11 @@ mod tests {
 
     #[test]
     fn associated_data_is_length_prefixed() {
-        let c = Cipher::new(&[0; 32], "p", "rk");
+        let mut c = Cipher::new(&[0; 32], "p", "rk");
         let mut expected = b"rs-gcm-1\0".to_vec();
         expected.extend_from_slice(&[0, 0, 0, 1, b'p', 0, 0, 0, 2, b'r', b'k', 0, 0, 0, 1, b'N']);
+        // Each name replaces the previous one.
+        c.associated_data("Other");
         assert_eq!(c.associated_data("N"), expected);
         // No two splits of the same characters collide.
         assert_ne!(
@@ -107,11 +126,11 @@ mod tests {
 
     #[test]
     fn a_known_answer_pins_the_layout() {
-        let c = Cipher::new(&[0x11; 32], "pk", "rk");
-        let sealed = c.seal("Name", [0x22; 12], b"hello").unwrap_or_default();
+        let mut c = Cipher::new(&[0x11; 32], "pk", "rk");
+        let sealed = c.seal("Name", &[0x22; 12], b"hello").unwrap_or_default();
         assert_eq!(sealed.len(), 12 + 5 + 16);
         assert_eq!(&sealed[..12], &[0x22; 12]);
-        assert_eq!(c.open("Name", &sealed).as_deref(), Some(&b"hello"[..]));
+        assert_eq!(c.open("Name", sealed.clone()).as_deref(), Some(&b"hello"[..]));
         assert_eq!(hex(&sealed[12..]), KNOWN_ANSWER);
     }
 
@@ -126,17 +145,19 @@ mod tests {
 
     #[test]
     fn every_flipped_bit_and_every_move_fails() {
-        let c = Cipher::new(&[7; 32], "pk", "rk");
-        let sealed = c.seal("Name", [1; 12], "🦀 text".as_bytes()).unwrap_or_default();
+        let mut c = Cipher::new(&[7; 32], "pk", "rk");
+        let sealed = c.seal("Name", &[1; 12], "🦀 text".as_bytes()).unwrap_or_default();
         for bit in 0..sealed.len() * 8 {
             let mut changed = sealed.clone();
             changed[bit / 8] ^= 1 << (bit % 8);
-            assert_eq!(c.open("Name", &changed), None, "bit {bit}");
+            assert_eq!(c.open("Name", changed), None, "bit {bit}");
         }
-        assert_eq!(c.open("Other", &sealed), None);
-        assert_eq!(Cipher::new(&[7; 32], "pk", "rk2").open("Name", &sealed), None);
-        assert_eq!(Cipher::new(&[7; 32], "pk2", "rk").open("Name", &sealed), None);
-        assert_eq!(Cipher::new(&[8; 32], "pk", "rk").open("Name", &sealed), None);
-        assert_eq!(c.open("Name", &sealed[..27]), None);
+        assert_eq!(c.open("Other", sealed.clone()), None);
+        assert_eq!(Cipher::new(&[7; 32], "pk", "rk2").open("Name", sealed.clone()), None);
+        assert_eq!(Cipher::new(&[7; 32], "pk2", "rk").open("Name", sealed.clone()), None);
+        assert_eq!(Cipher::new(&[8; 32], "pk", "rk").open("Name", sealed.clone()), None);
+        assert_eq!(c.open("Name", sealed[..27].to_vec()), None);
+        assert_eq!(c.open("Name", sealed[..28].to_vec()), None);
+        assert_eq!(c.open("Name", sealed).as_deref(), Some("🦀 text".as_bytes()));
     }
 }

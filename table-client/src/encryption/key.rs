@@ -203,6 +203,18 @@ impl KeyEncryptionKey for AesKeyWrap {
 /// A local RSA KEK ([`RSA_OAEP`]: OAEP with SHA-1 and MGF1(SHA-1), the padding of the older
 /// storage libraries and of Key Vault's `RSA-OAEP`). With a private key it wraps and unwraps;
 /// with only a public key it wraps (a writer that cannot read).
+///
+/// **Timing side channel when unwrapping.** The private-key operation comes from the `rsa`
+/// crate 0.9, whose decryption is not constant time (advisory RUSTSEC-2023-0071, the
+/// "Marvin" attack): an attacker who can make a process unwrap many chosen wrapped keys and
+/// time each unwrap precisely (on the same host, or over a low-noise network) may recover
+/// the private key. No fixed stable release exists (the 0.10 line that fixes it is still a
+/// release candidate). Wrapping uses only the public key and is not affected. Where others
+/// share the machine or can submit rows that this process reads, unwrap with [`AesKeyWrap`]
+/// (`A256KW`) or with a remote KEK (a [`KeyEncryptionKey`] over Key Vault, whose private key
+/// never enters the process); keep `RsaOaepKey` unwrapping for reading older rows in a
+/// trusted setting, and rotate them to another key
+/// ([`TableClient::rotate_encryption_key`](crate::TableClient::rotate_encryption_key)).
 #[derive(Clone)]
 pub struct RsaOaepKey {
     key_id: String,

@@ -14,33 +14,47 @@
 //!   encrypted names (the Java variant: `[a, b]`, names joined by `, `), with the IV derived
 //!   for the name `_ClientEncryptionMetadata2`.
 
-use aes::Aes256;
+use std::cell::OnceCell;
+
+use aes::cipher::KeyInit;
+use aes::{Aes256Dec, Aes256Enc};
 use cbc::cipher::block_padding::Pkcs7;
-use cbc::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit};
+use cbc::cipher::{BlockDecryptMut, BlockEncryptMut, InnerIvInit};
 use sha2::{Digest, Sha256};
 
-/// The content cipher of one "1.0" entity: its key, entity IV and keys.
+/// The content cipher of one "1.0" entity: its key (each direction's schedule expanded once,
+/// on first use, for all its properties) and the hash of its IVs' common prefix.
 pub(crate) struct Cipher<'a> {
-    pub(crate) key: &'a [u8; 32],
-    pub(crate) entity_iv: [u8; 16],
-    pub(crate) java_v1: bool,
-    pub(crate) partition_key: &'a str,
-    pub(crate) row_key: &'a str,
+    key: &'a [u8; 32],
+    encrypt: OnceCell<Aes256Enc>,
+    decrypt: OnceCell<Aes256Dec>,
+    /// SHA-256 over the entity IV and the two keys, in the format's order: each property IV
+    /// only adds its name.
+    prefix: Sha256,
+    java_v1: bool,
 }
 
-impl Cipher<'_> {
+impl<'a> Cipher<'a> {
+    /// The cipher of content key `key` and `entity_iv` for the row with these keys, in the
+    /// Java library's first variant when `java_v1`.
+    pub(crate) fn new(
+        key: &'a [u8; 32],
+        entity_iv: [u8; 16],
+        java_v1: bool,
+        partition_key: &str,
+        row_key: &str,
+    ) -> Self {
+        let (first, second) = match java_v1 {
+            true => (partition_key, row_key),
+            false => (row_key, partition_key),
+        };
+        let prefix = Sha256::new().chain_update(entity_iv).chain_update(first).chain_update(second);
+        Cipher { key, encrypt: OnceCell::new(), decrypt: OnceCell::new(), prefix, java_v1 }
+    }
+
     /// The IV of property `name`.
     fn iv(&self, name: &str) -> [u8; 16] {
-        let (first, second) = match self.java_v1 {
-            true => (self.partition_key, self.row_key),
-            false => (self.row_key, self.partition_key),
-        };
-        let digest = Sha256::new()
-            .chain_update(self.entity_iv)
-            .chain_update(first)
-            .chain_update(second)
-            .chain_update(name)
-            .finalize();
+        let digest = self.prefix.clone().chain_update(name).finalize();
         let mut iv = [0; 16];
         iv.copy_from_slice(&digest[..16]);
         iv
@@ -48,16 +62,22 @@ impl Cipher<'_> {
 
     /// Encrypts the value of property `name`.
     pub(crate) fn seal(&self, name: &str, plaintext: &[u8]) -> Vec<u8> {
-        cbc::Encryptor::<Aes256>::new(self.key.into(), &self.iv(name).into())
+        let key = self.encrypt.get_or_init(|| Aes256Enc::new(self.key.into()));
+        cbc::Encryptor::inner_iv_init(key.clone(), &self.iv(name).into())
             .encrypt_padded_vec_mut::<Pkcs7>(plaintext)
     }
 
-    /// Decrypts the value of property `name`; `None` when the padding is not PKCS#7 (a wrong
-    /// key, IV or ciphertext; CBC cannot tell which).
-    pub(crate) fn open(&self, name: &str, ciphertext: &[u8]) -> Option<Vec<u8>> {
-        cbc::Decryptor::<Aes256>::new(self.key.into(), &self.iv(name).into())
-            .decrypt_padded_vec_mut::<Pkcs7>(ciphertext)
-            .ok()
+    /// Decrypts the value of property `name` in its own buffer, which then holds the
+    /// plaintext; `None` when the padding is not PKCS#7 (a wrong key, IV or ciphertext; CBC
+    /// cannot tell which).
+    pub(crate) fn open(&self, name: &str, mut value: Vec<u8>) -> Option<Vec<u8>> {
+        let key = self.decrypt.get_or_init(|| Aes256Dec::new(self.key.into()));
+        let len = cbc::Decryptor::inner_iv_init(key.clone(), &self.iv(name).into())
+            .decrypt_padded_mut::<Pkcs7>(&mut value)
+            .ok()?
+            .len();
+        value.truncate(len);
+        Some(value)
     }
 
     /// The encrypted names from the decrypted list: JSON, or the Java variant's `[a, b]`.
@@ -77,7 +97,7 @@ mod tests {
     use super::*;
 
     fn cipher(java_v1: bool) -> Cipher<'static> {
-        Cipher { key: &[3; 32], entity_iv: [5; 16], java_v1, partition_key: "pk", row_key: "rk" }
+        Cipher::new(&[3; 32], [5; 16], java_v1, "pk", "rk")
     }
 
     #[test]
@@ -94,7 +114,7 @@ mod tests {
         for text in ["", "a", "exactly 16 bytes", "🦀 more than one block of text"] {
             let sealed = c.seal("Name", text.as_bytes());
             assert_eq!(sealed.len(), (text.len() / 16 + 1) * 16);
-            assert_eq!(c.open("Name", &sealed).as_deref(), Some(text.as_bytes()));
+            assert_eq!(c.open("Name", sealed).as_deref(), Some(text.as_bytes()));
         }
     }
 

@@ -5,6 +5,8 @@
 //! Invariants: parsing never guesses: a missing field, bad base64, an IV that is not 16 bytes
 //! or an unknown protocol or cipher is an error naming what is wrong.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
@@ -24,31 +26,39 @@ pub(crate) const PROTOCOL_GCM: &str = "rs-gcm-1";
 /// The cipher of [`PROTOCOL_GCM`].
 pub(crate) const CIPHER_GCM: &str = "AES_GCM_256";
 
-/// The envelope, field order as the older libraries write it (the Java one requires it).
+/// The envelope, field order as the older libraries write it (the Java one requires it). Its
+/// strings borrow from the text read, or from the metadata written, unless JSON escapes them.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-struct Envelope {
-    wrapped_content_key: WrappedContentKey,
-    encryption_agent: EncryptionAgent,
-    #[serde(rename = "ContentEncryptionIV", default, skip_serializing_if = "Option::is_none")]
-    content_encryption_iv: Option<String>,
+struct Envelope<'a> {
+    #[serde(borrow)]
+    wrapped_content_key: WrappedContentKey<'a>,
+    #[serde(borrow)]
+    encryption_agent: EncryptionAgent<'a>,
+    #[serde(rename = "ContentEncryptionIV", default, skip_serializing_if = "Option::is_none", borrow)]
+    content_encryption_iv: Option<Cow<'a, str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     key_wrapping_metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-struct WrappedContentKey {
-    key_id: String,
-    encrypted_key: String,
-    algorithm: String,
+struct WrappedContentKey<'a> {
+    #[serde(borrow)]
+    key_id: Cow<'a, str>,
+    #[serde(borrow)]
+    encrypted_key: Cow<'a, str>,
+    #[serde(borrow)]
+    algorithm: Cow<'a, str>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-struct EncryptionAgent {
-    protocol: String,
-    encryption_algorithm: String,
+struct EncryptionAgent<'a> {
+    #[serde(borrow)]
+    protocol: Cow<'a, str>,
+    #[serde(borrow)]
+    encryption_algorithm: Cow<'a, str>,
 }
 
 /// Which format an entity is in, with what that format needs beyond the content key.
@@ -81,19 +91,19 @@ impl Metadata {
                 let mut library = serde_json::Map::new();
                 let name = concat!("Rust table-client ", env!("CARGO_PKG_VERSION"));
                 library.insert("EncryptionLibrary".to_owned(), name.into());
-                (PROTOCOL_V1, CIPHER_V1, Some(STANDARD.encode(entity_iv)), Some(library))
+                (PROTOCOL_V1, CIPHER_V1, Some(STANDARD.encode(entity_iv).into()), Some(library))
             }
             Scheme::Gcm => (PROTOCOL_GCM, CIPHER_GCM, None, None),
         };
         let envelope = Envelope {
             wrapped_content_key: WrappedContentKey {
-                key_id: self.key_id.clone(),
-                encrypted_key: STANDARD.encode(&self.wrapped_key),
-                algorithm: self.algorithm.clone(),
+                key_id: Cow::Borrowed(&self.key_id),
+                encrypted_key: STANDARD.encode(&self.wrapped_key).into(),
+                algorithm: Cow::Borrowed(&self.algorithm),
             },
             encryption_agent: EncryptionAgent {
-                protocol: protocol.to_owned(),
-                encryption_algorithm: cipher.to_owned(),
+                protocol: Cow::Borrowed(protocol),
+                encryption_algorithm: Cow::Borrowed(cipher),
             },
             content_encryption_iv: iv,
             key_wrapping_metadata: library,
@@ -102,21 +112,43 @@ impl Metadata {
         serde_json::to_string(&envelope).unwrap_or_default()
     }
 
+    /// The envelope `text` with its wrapped content key replaced by `wrapped_key`, wrapped by
+    /// `key_id` with `algorithm` (a key rotation): every other field stays as it was, the
+    /// entity IV and the library name included (by which readers tell the Java variant).
+    pub(crate) fn rewrap(
+        text: &str,
+        key_id: &str,
+        algorithm: &str,
+        wrapped_key: &[u8],
+    ) -> Result<String, String> {
+        let mut envelope: Envelope<'_> = serde_json::from_str(text)
+            .map_err(|e| format!("{METADATA} is not the expected JSON envelope: {e}"))?;
+        envelope.wrapped_content_key = WrappedContentKey {
+            key_id: Cow::Borrowed(key_id),
+            encrypted_key: STANDARD.encode(wrapped_key).into(),
+            algorithm: Cow::Borrowed(algorithm),
+        };
+        serde_json::to_string(&envelope).map_err(|e| format!("{METADATA} could not be written again: {e}"))
+    }
+
     /// Parses the envelope; the error says what is missing or wrong.
     pub(crate) fn parse(text: &str) -> Result<Metadata, String> {
-        let envelope: Envelope = serde_json::from_str(text)
+        let envelope: Envelope<'_> = serde_json::from_str(text)
             .map_err(|e| format!("{METADATA} is not the expected JSON envelope: {e}"))?;
         let agent = &envelope.encryption_agent;
-        let scheme = match (agent.protocol.as_str(), agent.encryption_algorithm.as_str()) {
+        let scheme = match (agent.protocol.as_ref(), agent.encryption_algorithm.as_ref()) {
             (PROTOCOL_V1, CIPHER_V1) => {
                 let iv = envelope
                     .content_encryption_iv
                     .as_deref()
                     .ok_or_else(|| format!("{METADATA} of protocol 1.0 has no ContentEncryptionIV"))?;
-                let entity_iv =
-                    STANDARD.decode(iv).ok().and_then(|iv| <[u8; 16]>::try_from(iv).ok()).ok_or_else(
-                        || format!("{METADATA} has a ContentEncryptionIV that is not 16 bytes of base64"),
-                    )?;
+                let entity_iv = STANDARD
+                    .decode(iv.as_bytes())
+                    .ok()
+                    .and_then(|iv| <[u8; 16]>::try_from(iv).ok())
+                    .ok_or_else(|| {
+                        format!("{METADATA} has a ContentEncryptionIV that is not 16 bytes of base64")
+                    })?;
                 // As the older libraries decide it: no wrapping metadata, or a Java library's.
                 let java_v1 = match &envelope.key_wrapping_metadata {
                     None => true,
@@ -137,9 +169,14 @@ impl Metadata {
         };
         let key = envelope.wrapped_content_key;
         let wrapped_key = STANDARD
-            .decode(&key.encrypted_key)
+            .decode(key.encrypted_key.as_bytes())
             .map_err(|_| format!("{METADATA} has a WrappedContentKey.EncryptedKey that is not base64"))?;
-        Ok(Metadata { scheme, key_id: key.key_id, algorithm: key.algorithm, wrapped_key })
+        Ok(Metadata {
+            scheme,
+            key_id: key.key_id.into_owned(),
+            algorithm: key.algorithm.into_owned(),
+            wrapped_key,
+        })
     }
 }
 
@@ -158,6 +195,24 @@ mod tests {
             };
             assert_eq!(Metadata::parse(&m.to_json()), Ok(m));
         }
+    }
+
+    #[test]
+    fn a_rewrap_changes_only_the_wrapped_key() {
+        // A Java library's first variant, recognised by having no wrapping metadata.
+        let iv = STANDARD.encode([4u8; 16]);
+        let text = format!(
+            r#"{{"WrappedContentKey":{{"KeyId":"old","EncryptedKey":"AAAA","Algorithm":"RSA-OAEP"}},"EncryptionAgent":{{"Protocol":"1.0","EncryptionAlgorithm":"AES_CBC_256"}},"ContentEncryptionIV":"{iv}"}}"#
+        );
+        let rewrapped = Metadata::rewrap(&text, "new", "A256KW", &[1; 40]).unwrap_or_default();
+        let expected = Metadata {
+            scheme: Scheme::V1 { entity_iv: [4; 16], java_v1: true },
+            key_id: "new".into(),
+            algorithm: "A256KW".into(),
+            wrapped_key: vec![1; 40],
+        };
+        assert_eq!(Metadata::parse(&rewrapped), Ok(expected));
+        assert!(!rewrapped.contains("KeyWrappingMetadata"), "{rewrapped}");
     }
 
     #[test]

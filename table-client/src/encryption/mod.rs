@@ -35,6 +35,15 @@
 //! readable. Local KEKs: [`AesKeyWrap`] (`A256KW`, RFC 3394) and [`RsaOaepKey`] (`RSA-OAEP`,
 //! SHA-1); implement the trait over a key store such as Azure Key Vault.
 //!
+//! # Rotating keys
+//!
+//! [`TableClient::rotate_encryption_key`](crate::TableClient::rotate_encryption_key) re-wraps
+//! the content key of every encrypted row (of a table, a partition or a filter) under a new
+//! KEK, in both formats, writing only `_ClientEncryptionMetadata1`: no value is decrypted or
+//! rewritten. Each write is conditioned on the row's ETag, so a concurrent writer is never
+//! overwritten; a rotation reports its progress page by page, with a continuation to resume
+//! from, and skips rows already under the new key, so it can be run again safely.
+//!
 //! # Formats
 //!
 //! Both formats store two metadata properties beside the encrypted ones:
@@ -138,6 +147,7 @@ mod key;
 mod legacy;
 mod metadata;
 mod policy;
+mod rotation;
 
 pub use key::{
     A256KW, AesKeyWrap, KeyEncryptionKey, KeyError, KeyFuture, KeyResolver, KeyRing, RSA_OAEP, ResolveFuture,
@@ -145,6 +155,7 @@ pub use key::{
 };
 pub(crate) use policy::stored_encrypted;
 pub use policy::{EncryptionFormat, EncryptionPolicy};
+pub use rotation::{KeyRotation, RotationProgress, RotationReport};
 
 /// The two metadata properties an encrypted row carries, which a projection must fetch too.
 pub(crate) const METADATA_PROPERTIES: [&str; 2] = [metadata::METADATA, metadata::PROPERTY_LIST];

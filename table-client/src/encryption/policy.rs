@@ -267,24 +267,24 @@ impl EncryptionPolicy {
             EncryptionFormat::Authenticated => Scheme::Gcm,
             EncryptionFormat::V1 => Scheme::V1 { entity_iv: draw.entity_iv, java_v1: false },
         };
-        let cipher = ContentCipher::new(scheme, &draw.content_key, &entity.partition_key, &entity.row_key);
-        let mut sealed = Vec::with_capacity(names.len());
+        let list = serde_json::to_string(&names).map_err(|e| crypto(format!("{}: {e}", at())))?;
+        let mut cipher =
+            ContentCipher::new(scheme, &draw.content_key, &entity.partition_key, &entity.row_key);
+        // Each value is replaced where it lies; a failure drops the whole entity.
         for (i, name) in names.iter().enumerate() {
-            if let Some(Value::String(text)) = entity.properties.get(name) {
-                sealed.push((name.clone(), cipher.seal(name, draw.nonces.get(i), text.as_bytes())?));
+            if let Some(value) = entity.properties.get_mut(name)
+                && let Value::String(text) = value
+            {
+                *value = Value::Binary(cipher.seal(name, draw.nonce(i), text.as_bytes())?);
             }
         }
-        let list = serde_json::to_string(&names).map_err(|e| crypto(format!("{}: {e}", at())))?;
-        let list = cipher.seal(PROPERTY_LIST, draw.nonces.get(names.len()), list.as_bytes())?;
+        let list = cipher.seal(PROPERTY_LIST, draw.nonce(names.len()), list.as_bytes())?;
         let metadata = Metadata {
             scheme,
             key_id: key.key_id().to_owned(),
             algorithm: key.algorithm().to_owned(),
             wrapped_key,
         };
-        for (name, value) in sealed {
-            entity.properties.insert(name, Value::Binary(value));
-        }
         entity.properties.insert(PROPERTY_LIST.to_owned(), Value::Binary(list));
         entity.properties.insert(METADATA.to_owned(), Value::String(metadata.to_json()));
         Ok(entity)
@@ -330,13 +330,13 @@ impl EncryptionPolicy {
             }
         };
         let metadata = Metadata::parse(&metadata).map_err(|e| crypto(format!("{}: {e}", at(&entity))))?;
-        let content_key = self.unwrap(&at(&entity), &metadata).await?;
-        let cipher =
+        let content_key = self.unwrap(&|| at(&entity), &metadata).await?;
+        let mut cipher =
             ContentCipher::new(metadata.scheme, &content_key, &entity.partition_key, &entity.row_key);
-        let failed = |what: &str| {
+        let failed = |entity: &Entity, what: &str| {
             crypto(format!(
                 "{}: {what} failed {}",
-                at(&entity),
+                at(entity),
                 match metadata.scheme {
                     Scheme::Gcm =>
                         "authentication (changed, moved from another row or property, or sealed under another key)",
@@ -346,34 +346,34 @@ impl EncryptionPolicy {
             ))
         };
         let names = cipher
-            .open(PROPERTY_LIST, &list)
+            .open(PROPERTY_LIST, list)
             .and_then(|list| String::from_utf8(list).ok())
             .and_then(|list| cipher.names(&list))
-            .ok_or_else(|| failed(&format!("the list of encrypted properties ({PROPERTY_LIST})")))?;
-        let mut opened = Vec::with_capacity(names.len());
+            .ok_or_else(|| failed(&entity, &format!("the list of encrypted properties ({PROPERTY_LIST})")))?;
+        // Each value is opened in its own buffer and replaced where it lies; a failure drops the
+        // whole entity, so no partly decrypted entity escapes.
+        let mut properties = std::mem::take(&mut entity.properties);
         for name in &names {
-            match entity.properties.get(name) {
+            match properties.get_mut(name) {
                 // Not selected by a projection, or never written.
                 None => {}
-                Some(Value::Binary(sealed)) => {
+                Some(value) => {
+                    let Value::Binary(sealed) = value else {
+                        return Err(crypto(format!(
+                            "{}: property `{name}` is listed as encrypted but is {} instead of Edm.Binary",
+                            at(&entity),
+                            value.edm_type()
+                        )));
+                    };
                     let text = cipher
-                        .open(name, sealed)
+                        .open(name, std::mem::take(sealed))
                         .and_then(|plain| String::from_utf8(plain).ok())
-                        .ok_or_else(|| failed(&format!("property `{name}`")))?;
-                    opened.push((name.clone(), text));
-                }
-                Some(other) => {
-                    return Err(crypto(format!(
-                        "{}: property `{name}` is listed as encrypted but is {} instead of Edm.Binary",
-                        at(&entity),
-                        other.edm_type()
-                    )));
+                        .ok_or_else(|| failed(&entity, &format!("property `{name}`")))?;
+                    *value = Value::String(text);
                 }
             }
         }
-        for (name, text) in opened {
-            entity.properties.insert(name, Value::String(text));
-        }
+        entity.properties = properties;
         self.check_in_clear(table, &entity, Some(&names), typed)?;
         Ok(entity)
     }
@@ -409,12 +409,18 @@ impl EncryptionPolicy {
         }
     }
 
-    /// The content key of a row: unwrapped by the key its metadata names.
-    async fn unwrap(&self, at: &str, metadata: &Metadata) -> Result<[u8; 32]> {
+    /// The content key of a row: unwrapped by the key its metadata names. `at` names the row
+    /// in errors (called only on failure: formatting it is not free).
+    pub(crate) async fn unwrap(
+        &self,
+        at: &(dyn Fn() -> String + Sync),
+        metadata: &Metadata,
+    ) -> Result<[u8; 32]> {
         let key_id = &metadata.key_id;
         let mut key = None;
         if let Some(resolver) = &self.resolver {
             key = resolver.resolve(key_id).await.map_err(|e| {
+                let at = at();
                 crypto(format!("{at}: the key resolver failed to find the key-encryption key `{key_id}`"))
                     .with_source(e)
             })?;
@@ -423,6 +429,7 @@ impl EncryptionPolicy {
             (Some(key), _) => key,
             (None, Some(own)) if own.key_id() == key_id => own.clone(),
             (None, own) => {
+                let at = at();
                 return Err(crypto(format!(
                     "{at}: no key-encryption key has the key id `{key_id}` the row was encrypted with ({})",
                     match own {
@@ -436,6 +443,7 @@ impl EncryptionPolicy {
             }
         };
         let unwrapped = key.unwrap_key(&metadata.wrapped_key, &metadata.algorithm).await.map_err(|e| {
+            let at = at();
             crypto(format!(
                 "{at}: the key-encryption key `{key_id}` could not unwrap the content key (algorithm {:?})",
                 metadata.algorithm
@@ -443,6 +451,7 @@ impl EncryptionPolicy {
             .with_source(e)
         })?;
         <[u8; 32]>::try_from(unwrapped.as_slice()).map_err(|_| {
+            let at = at();
             crypto(format!(
                 "{at}: the key-encryption key `{key_id}` unwrapped a content key of {} bytes instead of 32",
                 unwrapped.len()
@@ -470,58 +479,69 @@ fn is_metadata(name: &str) -> bool {
     name == METADATA || name == PROPERTY_LIST
 }
 
-/// The random values of one entity write, from the operating system's source.
+/// The random values of one entity write, drawn from the operating system's source at once.
 struct Draw {
     content_key: [u8; 32],
     entity_iv: [u8; 16],
-    nonces: Vec<[u8; NONCE]>,
+    /// The nonces, one after the other.
+    nonces: Vec<u8>,
 }
 
 impl Draw {
-    /// A content key, an entity IV and `nonces` nonces.
+    /// A content key, an entity IV and `nonces` nonces, in one draw.
     fn new(nonces: usize) -> std::result::Result<Draw, rand_core::Error> {
-        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: vec![[0; NONCE]; nonces] };
-        OsRng.try_fill_bytes(&mut draw.content_key)?;
-        OsRng.try_fill_bytes(&mut draw.entity_iv)?;
-        OsRng.try_fill_bytes(draw.nonces.as_flattened_mut())?;
-        Ok(draw)
+        let mut bytes = vec![0; 32 + 16 + nonces * NONCE];
+        OsRng.try_fill_bytes(&mut bytes)?;
+        let (head, nonces) = bytes.split_at(48);
+        let (key, iv) = head.split_at(32);
+        Ok(Draw {
+            content_key: key.try_into().expect("the draw's first 32 bytes are the key"),
+            entity_iv: iv.try_into().expect("the draw's next 16 bytes are the IV"),
+            nonces: nonces.to_vec(),
+        })
+    }
+
+    /// Nonce `i`, if that many were drawn.
+    fn nonce(&self, i: usize) -> Option<&[u8; NONCE]> {
+        self.nonces.get(i * NONCE..)?.first_chunk()
     }
 }
 
 /// The content cipher of one entity, in its format.
+// Large (the expanded key schedules), but only ever a local of one call: boxing it would cost
+// an allocation per entity.
+#[allow(clippy::large_enum_variant)]
 enum ContentCipher<'a> {
     V1(legacy::Cipher<'a>),
-    // Boxed: the expanded AES key schedules make it 1 KiB.
-    Gcm(Box<authenticated::Cipher<'a>>),
+    Gcm(authenticated::Cipher),
 }
 
 impl<'a> ContentCipher<'a> {
-    fn new(scheme: Scheme, key: &'a [u8; 32], partition_key: &'a str, row_key: &'a str) -> Self {
+    fn new(scheme: Scheme, key: &'a [u8; 32], partition_key: &str, row_key: &str) -> Self {
         match scheme {
             Scheme::V1 { entity_iv, java_v1 } => {
-                ContentCipher::V1(legacy::Cipher { key, entity_iv, java_v1, partition_key, row_key })
+                ContentCipher::V1(legacy::Cipher::new(key, entity_iv, java_v1, partition_key, row_key))
             }
-            Scheme::Gcm => {
-                ContentCipher::Gcm(Box::new(authenticated::Cipher::new(key, partition_key, row_key)))
-            }
+            Scheme::Gcm => ContentCipher::Gcm(authenticated::Cipher::new(key, partition_key, row_key)),
         }
     }
 
     /// Seals the value of property `name`; the authenticated format needs a fresh `nonce`
     /// (and fails closed without one), "1.0" takes none.
-    fn seal(&self, name: &str, nonce: Option<&[u8; NONCE]>, plaintext: &[u8]) -> Result<Vec<u8>> {
+    fn seal(&mut self, name: &str, nonce: Option<&[u8; NONCE]>, plaintext: &[u8]) -> Result<Vec<u8>> {
         match self {
             ContentCipher::V1(c) => Ok(c.seal(name, plaintext)),
             ContentCipher::Gcm(c) => {
                 let nonce =
                     nonce.ok_or_else(|| crypto(format!("no nonce was drawn for property `{name}`")))?;
-                c.seal(name, *nonce, plaintext)
+                c.seal(name, nonce, plaintext)
                     .ok_or_else(|| crypto(format!("property `{name}` is too long for AES-GCM")))
             }
         }
     }
 
-    fn open(&self, name: &str, value: &[u8]) -> Option<Vec<u8>> {
+    /// Opens the value of property `name` in its own buffer.
+    fn open(&mut self, name: &str, value: Vec<u8>) -> Option<Vec<u8>> {
         match self {
             ContentCipher::V1(c) => c.open(name, value),
             ContentCipher::Gcm(c) => c.open(name, value),
