@@ -296,9 +296,13 @@
 //! New writes use an authenticated format (AES-256-GCM, each value bound to its keys and
 //! property); rows of the older .NET, Java and Python libraries (format "1.0") are read, and
 //! written on request. The per-entity content key is wrapped by a key-encryption key (local
-//! `A256KW` or `RSA-OAEP`, or a key store through [`encryption::KeyEncryptionKey`]). Merges of
-//! encrypted properties are refused; failures are [`ErrorKind::Crypto`]. Untyped entities
-//! only for now: typed entities go through the same policy as the entities they convert to.
+//! `A256KW` or `RSA-OAEP`, or a key store through [`encryption::KeyEncryptionKey`]), and
+//! [`TableClient::rotate_encryption_key`] re-wraps those keys under a new one without touching
+//! the values. Typed entities mark fields `#[table(encrypt)]`; every write path (single writes,
+//! typed transactions, index copies, moves, wide and large entities) encrypts each row for its
+//! own keys. Merges of encrypted properties are refused ([`TypedTable::update`] reads, changes
+//! and replaces instead), as are filters and selects naming them; failures are
+//! [`ErrorKind::Crypto`].
 //!
 //! # Offline tests
 //!
