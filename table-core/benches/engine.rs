@@ -95,7 +95,8 @@ fn key(i: u64) -> (usize, usize) {
 /// The bench clock: wall time, or the thread's CPU time with `ENGINE_BENCH_CLOCK=cpu`.
 struct Clock;
 
-static CPU_CLOCK: LazyLock<bool> = LazyLock::new(|| std::env::var("ENGINE_BENCH_CLOCK").is_ok_and(|c| c == "cpu"));
+static CPU_CLOCK: LazyLock<bool> =
+    LazyLock::new(|| std::env::var("ENGINE_BENCH_CLOCK").is_ok_and(|c| c == "cpu"));
 static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
 
 /// The bench clock's reading.
@@ -159,7 +160,8 @@ fn benches(c: &mut Criterion<Clock>) {
     });
 
     // What `TypedTable::get` asks for: the type's `$select`, rows decoded by `from_parts`.
-    let select: Vec<String> = Customer::select().expect("a struct selects").iter().map(|s| (*s).to_owned()).collect();
+    let select: Vec<String> =
+        Customer::select().expect("a struct selects").iter().map(|s| (*s).to_owned()).collect();
     group.bench_function("typed_get", |b| {
         let mut i = 0;
         b.iter(|| {

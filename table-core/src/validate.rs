@@ -31,7 +31,8 @@ pub const RESERVED_PROPERTY_NAMES: [&str; 3] = ["PartitionKey", "RowKey", "Times
 pub fn validate_key(which: KeyName, key: &str) -> Result<(), Violation> {
     // Most keys are short ASCII without a forbidden character: settled in one pass over the
     // bytes (an ASCII key has as many UTF-16 units as bytes). Any other key takes the full path.
-    if key.len() <= MAX_KEY_LEN && key.bytes().all(|b| b.is_ascii() && !is_forbidden_key_char(char::from(b))) {
+    if key.len() <= MAX_KEY_LEN && key.bytes().all(|b| b.is_ascii() && !is_forbidden_key_char(char::from(b)))
+    {
         return Ok(());
     }
     if let Some((position, character)) = key.chars().enumerate().find(|(_, c)| is_forbidden_key_char(*c)) {

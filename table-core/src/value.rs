@@ -167,12 +167,13 @@ pub fn utf16_len(s: &str) -> usize {
     // Counted on bytes, which vectorises (every write sizes every string): each character has
     // exactly one byte that is not a continuation byte (`10xxxxxx`), and the characters of four
     // bytes (lead `11110xxx`), the ones above U+FFFF, take two units.
-    s.bytes().map(|b| match b {
-        0x80..=0xBF => 0,
-        0xF0..=0xFF => 2,
-        _ => 1,
-    })
-    .sum()
+    s.bytes()
+        .map(|b| match b {
+            0x80..=0xBF => 0,
+            0xF0..=0xFF => 2,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// Compares two strings as the service does: ordinally by UTF-16 code units (.NET
@@ -229,7 +230,8 @@ mod tests {
 
     #[test]
     fn utf16_length_counts_every_kind_of_character() {
-        for text in ["", "abc", "é", "\u{7ff}\u{800}", "\u{ffff}", "\u{10000}", "a\u{10ffff}é中\u{1f600}z"] {
+        for text in ["", "abc", "é", "\u{7ff}\u{800}", "\u{ffff}", "\u{10000}", "a\u{10ffff}é中\u{1f600}z"]
+        {
             let expected: usize = text.chars().map(char::len_utf16).sum();
             assert_eq!(utf16_len(text), expected, "{text:?}");
             assert_eq!(utf16_len(text), text.encode_utf16().count(), "{text:?}");
