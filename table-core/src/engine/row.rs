@@ -32,7 +32,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::order::bytes_order;
 use crate::entity::{ETag, Entity};
 use crate::filter::{Operand, Source, same_bytes};
 use crate::typed::{EntityParts, PropertyList, ReadEntity};
@@ -188,7 +187,7 @@ impl<'a> Select<'a> {
     /// The properties `select` names (duplicates are harmless).
     pub(crate) fn new(select: &'a [String]) -> Select<'a> {
         let mut names: Vec<&str> = select.iter().map(String::as_str).collect();
-        names.sort_unstable_by(|a, b| bytes_order(a.as_bytes(), b.as_bytes()));
+        names.sort_unstable();
         Select(names)
     }
 
@@ -207,7 +206,7 @@ impl Selected<'_> {
     /// dropped.
     fn admits(&mut self, name: &str) -> bool {
         while let Some((first, rest)) = self.0.split_first() {
-            match bytes_order(first.as_bytes(), name.as_bytes()) {
+            match (*first).cmp(name) {
                 Ordering::Less => self.0 = rest,
                 Ordering::Equal => {
                     self.0 = rest;
