@@ -29,6 +29,12 @@ pub const RESERVED_PROPERTY_NAMES: [&str; 3] = ["PartitionKey", "RowKey", "Times
 /// Checks a `PartitionKey` or `RowKey`: length and forbidden characters
 /// (`/ \ # ?`, U+0000-U+001F, U+007F-U+009F).
 pub fn validate_key(which: KeyName, key: &str) -> Result<(), Violation> {
+    // Most keys are short ASCII without a forbidden character: settled in one pass over the
+    // bytes (an ASCII key has as many UTF-16 units as bytes). Any other key takes the full path.
+    if key.len() <= MAX_KEY_LEN && key.bytes().all(|b| b.is_ascii() && !is_forbidden_key_char(char::from(b)))
+    {
+        return Ok(());
+    }
     if let Some((position, character)) = key.chars().enumerate().find(|(_, c)| is_forbidden_key_char(*c)) {
         return Err(Violation::KeyCharacter { key: which, character, position });
     }
@@ -72,6 +78,14 @@ pub fn validate_property_name(name: &str) -> Result<(), Violation> {
 
 /// Why `name` is not an identifier, or `None` when it is one.
 fn identifier_problem(name: &str) -> Option<&'static str> {
+    // Most names are ASCII identifiers: accepted on their bytes by the ASCII half of the rule
+    // below (`is_identifier_start`/`_part`), without decoding characters.
+    if let [first, rest @ ..] = name.as_bytes()
+        && (first.is_ascii_alphabetic() || *first == b'_')
+        && rest.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    {
+        return None;
+    }
     let mut chars = name.chars();
     match chars.next() {
         None => Some("it is empty"),
@@ -92,7 +106,8 @@ pub fn validate_select(select: &[String]) -> Result<(), Violation> {
         if RESERVED_PROPERTY_NAMES.contains(&entry.as_str()) {
             continue;
         }
-        let reason = if entry.chars().count() > MAX_PROPERTY_NAME_LEN {
+        // A name has no more characters than bytes: only a long one needs counting.
+        let reason = if entry.len() > MAX_PROPERTY_NAME_LEN && entry.chars().count() > MAX_PROPERTY_NAME_LEN {
             Some("it is longer than 255 characters")
         } else {
             identifier_problem(entry)
@@ -269,6 +284,24 @@ mod tests {
                 matches!(validate_property_name(bad), Err(Violation::PropertyNameInvalid { .. })),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn ascii_fast_paths_follow_the_character_rules() {
+        for b in 0..=127u8 {
+            let c = char::from(b);
+            let reserved = |n: &str| RESERVED_PROPERTY_NAMES.contains(&n);
+            for (name, expected) in [
+                (c.to_string(), is_identifier_start(c)),
+                (format!("a{c}"), is_identifier_part(c)),
+                (format!("_{c}z"), is_identifier_part(c)),
+            ] {
+                let expected = expected && !reserved(&name);
+                assert_eq!(validate_property_name(&name).is_ok(), expected, "{name:?}");
+            }
+            let key = format!("k{c}");
+            assert_eq!(validate_key(KeyName::RowKey, &key).is_ok(), !is_forbidden_key_char(c), "{key:?}");
         }
     }
 

@@ -164,7 +164,16 @@ impl From<DateTime<Utc>> for Value {
 
 /// Number of UTF-16 code units in `s`: the unit the service measures keys and strings in.
 pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
+    // Counted on bytes, which vectorises (every write sizes every string): each character has
+    // exactly one byte that is not a continuation byte (`10xxxxxx`), and the characters of four
+    // bytes (lead `11110xxx`), the ones above U+FFFF, take two units.
+    s.bytes()
+        .map(|b| match b {
+            0x80..=0xBF => 0,
+            0xF0..=0xFF => 2,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// Compares two strings as the service does: ordinally by UTF-16 code units (.NET
@@ -217,6 +226,16 @@ mod tests {
     fn nan_equals_itself_for_round_trips() {
         assert_eq!(Value::Double(f64::NAN), Value::Double(f64::NAN));
         assert_ne!(Value::Double(0.0), Value::Int32(0));
+    }
+
+    #[test]
+    fn utf16_length_counts_every_kind_of_character() {
+        for text in ["", "abc", "é", "\u{7ff}\u{800}", "\u{ffff}", "\u{10000}", "a\u{10ffff}é中\u{1f600}z"]
+        {
+            let expected: usize = text.chars().map(char::len_utf16).sum();
+            assert_eq!(utf16_len(text), expected, "{text:?}");
+            assert_eq!(utf16_len(text), text.encode_utf16().count(), "{text:?}");
+        }
     }
 
     #[test]

@@ -13,10 +13,13 @@
 //!
 //! Stored keys ([`SortKey`]) keep up to [`INLINE`] bytes inside the map node itself: a lookup
 //! compares against a dozen keys per node, and following a heap pointer for each comparison
-//! (a cache miss apiece) made point reads several times slower.
+//! (a cache miss apiece) made point reads several times slower. A comparison is settled on
+//! the first 8 bytes, read as one number, unless they are equal (no call to `memcmp` per key
+//! of a node); lookups of short keys build an inline key so that they compare this way too.
 
 use std::borrow::{Borrow, Cow};
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 /// Longest key kept inline in a [`SortKey`] (keeps the type at 32 bytes).
 const INLINE: usize = 30;
@@ -44,18 +47,33 @@ impl SortKey {
             SortKey::Heap(b) => b,
         }
     }
+
+    /// The key kept inline, or `None` when it is too long to be.
+    fn inline(key: &[u8]) -> Option<SortKey> {
+        let len = u8::try_from(key.len()).ok().filter(|_| key.len() <= INLINE)?;
+        let mut bytes = [0; INLINE];
+        bytes.get_mut(..key.len())?.copy_from_slice(key);
+        Some(SortKey::Inline { len, bytes })
+    }
+
+    /// The first 8 bytes as a big-endian number, zero-padded. Where two keys' prefixes differ,
+    /// they order the keys as their bytes do: at the first differing byte either both keys
+    /// have a byte, or one has ended (padding 0) and is a proper prefix of the other, which
+    /// has a byte above 0 there.
+    fn prefix(&self) -> u64 {
+        let bytes: &[u8] = match self {
+            // Inline bytes are zero after `len`: the padding is already there.
+            SortKey::Inline { bytes, .. } => bytes,
+            SortKey::Heap(b) => b,
+        };
+        // Both hold more than 8 bytes (heap keys are longer than `INLINE`), so this is one load.
+        bytes.first_chunk::<8>().map_or(0, |head| u64::from_be_bytes(*head))
+    }
 }
 
 impl From<&[u8]> for SortKey {
     fn from(key: &[u8]) -> Self {
-        match u8::try_from(key.len()) {
-            Ok(len) if key.len() <= INLINE => {
-                let mut bytes = [0; INLINE];
-                bytes[..key.len()].copy_from_slice(key);
-                SortKey::Inline { len, bytes }
-            }
-            _ => SortKey::Heap(key.into()),
-        }
+        SortKey::inline(key).unwrap_or_else(|| SortKey::Heap(key.into()))
     }
 }
 
@@ -81,7 +99,9 @@ impl PartialOrd for SortKey {
 
 impl Ord for SortKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.as_bytes().cmp(other.as_bytes())
+        // Byte order. Most comparisons of a map search are settled by the prefixes, compared
+        // as two numbers rather than by a call to `memcmp` (see `prefix`).
+        self.prefix().cmp(&other.prefix()).then_with(|| self.as_bytes().cmp(other.as_bytes()))
     }
 }
 
@@ -109,6 +129,17 @@ pub(crate) fn sort_key(key: &str) -> SortKey {
     SortKey::from(encode(key).as_ref())
 }
 
+/// The value stored under `key` in a map of sort keys: looked up by an inline [`SortKey`]
+/// when the key is short (the fast comparisons of its `Ord`), by its bytes otherwise (no
+/// allocation per lookup).
+pub(crate) fn find<'m, V>(map: &'m BTreeMap<SortKey, V>, key: &str) -> Option<&'m V> {
+    let encoded = encode(key);
+    match SortKey::inline(&encoded) {
+        Some(short) => map.get(&short),
+        None => map.get(encoded.as_ref()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +161,40 @@ mod tests {
         let long = "k".repeat(INLINE + 1);
         assert!(matches!(sort_key(&long), SortKey::Heap(_)));
         assert!(sort_key(&"k".repeat(INLINE)) < sort_key(&long));
+    }
+
+    #[test]
+    fn prefixes_order_keys_as_their_bytes_do() {
+        // Zero bytes, shared prefixes of 8 bytes and more, both sides of the inline limit.
+        let long = "k".repeat(INLINE);
+        let keys = [
+            "",
+            "\0",
+            "\0\0",
+            "a",
+            "a\0",
+            "a\0\u{1}",
+            "ab",
+            "abcdefgh",
+            "abcdefgh\0",
+            "abcdefghi",
+            "abcdefgi",
+            "b",
+            &long,
+            &format!("{long}\0"),
+            &format!("{long}a"),
+            &format!("{long}b"),
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(sort_key(a).cmp(&sort_key(b)), a.as_bytes().cmp(b.as_bytes()), "{a:?} {b:?}");
+            }
+        }
+        let map: BTreeMap<SortKey, &str> = keys.iter().map(|k| (sort_key(k), *k)).collect();
+        for k in keys {
+            assert_eq!(find(&map, k), Some(&k), "{k:?}");
+        }
+        assert_eq!(find(&map, "abcdefg"), None);
     }
 
     fn interesting_char() -> impl Strategy<Value = char> {
@@ -155,6 +220,7 @@ mod tests {
             let (a, b): (String, String) = (a.into_iter().collect(), b.into_iter().collect());
             prop_assert_eq!(encode(&a).cmp(&encode(&b)), compare_ordinal(&a, &b));
             prop_assert_eq!(sort_key(&a).cmp(&sort_key(&b)), compare_ordinal(&a, &b));
+            prop_assert_eq!(sort_key(&a) == sort_key(&b), a == b);
             let (stored, encoded) = (sort_key(&a), encode(&a));
             prop_assert_eq!(Borrow::<[u8]>::borrow(&stored), encoded.as_ref());
         }

@@ -6,8 +6,9 @@
 //! filter walks it front to back, and a read copies from memory that is already in cache.
 //!
 //! Layout (integers little-endian, every length a `u32`): a header (the timestamp as
-//! `secs: i64, nanos: u32`; the lengths of the text section, partition key, row key and ETag),
-//! the text section, then the value section.
+//! `secs: i64, nanos: u32`; the lengths of the text section, partition key, row key and ETag;
+//! the number of custom properties, so a read sizes its list once), the text section, then
+//! the value section.
 //! - Text (valid UTF-8, checked once per decode): the partition key, the row key, then per
 //!   custom property its name and, for a String, its value; the ETag last (only reads and
 //!   `If-Match` need it, filters never do). Properties are in ascending name order, so a
@@ -23,6 +24,7 @@
 //! data, never panic.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -33,10 +35,11 @@ use uuid::Uuid;
 use crate::entity::{ETag, Entity};
 use crate::filter::{Operand, Source, same_bytes};
 use crate::typed::{EntityParts, PropertyList, ReadEntity};
+use crate::validate::MAX_PROPERTIES;
 use crate::value::Value;
 
-/// Bytes before the text: timestamp seconds and nanoseconds, four lengths.
-const HEADER: usize = 8 + 4 + 4 * 4;
+/// Bytes before the text: timestamp seconds and nanoseconds, four lengths, the property count.
+const HEADER: usize = 8 + 4 + 4 * 4 + 4;
 
 /// Type tags of encoded values.
 const STRING: u8 = 0;
@@ -71,7 +74,7 @@ impl Row {
             let (text, values) = rest.split_at_mut(text_len);
             let (mut header, mut text, mut values) = (Writer(header), Writer(text), Writer(values));
             put_datetime(&mut header, timestamp);
-            for len in [text_len, pk.len(), rk.len(), etag.len()] {
+            for len in [text_len, pk.len(), rk.len(), etag.len(), entity.properties.len()] {
                 header.len(len);
             }
             text.put(pk);
@@ -111,7 +114,7 @@ impl Row {
 
     /// The entity as returned to a caller: with `select`, only the listed custom properties
     /// (absent ones stay absent); keys, timestamp and ETag are always kept.
-    pub(crate) fn to_entity(&self, select: Option<&Select>) -> Entity {
+    pub(crate) fn to_entity(&self, select: Option<&Select<'_>>) -> Entity {
         self.read(select).into_entity()
     }
 
@@ -119,15 +122,17 @@ impl Row {
     /// [`to_entity`](Self::to_entity) returns, with names and string values still borrowed
     /// from the row until a decoder takes them. The generic entity and typed decoders
     /// (`TableEntity::from_parts`) both start here.
-    pub(crate) fn read(&self, select: Option<&Select>) -> ReadEntity<'_> {
+    pub(crate) fn read(&self, select: Option<&Select<'_>>) -> ReadEntity<'_> {
         let parts = self.parts();
         // One UTF-8 check for the keys, names, string values and ETag; slicing is then free.
         let all_text = text(parts.text);
         let slice = |at: Range<usize>| all_text.get(at).unwrap_or_default();
-        let mut properties = Vec::new();
+        let mut wanted = select.map(Select::names);
+        // The count is a hint: a malformed buffer may claim any number.
+        let mut properties = Vec::with_capacity(parts.count.min(MAX_PROPERTIES));
         for property in parts.properties() {
             let name = slice(property.name.at);
-            if select.is_some_and(|select| !select.contains(name)) {
+            if wanted.as_mut().is_some_and(|wanted| !wanted.admits(name)) {
                 continue;
             }
             let value = match property.value {
@@ -156,10 +161,11 @@ impl Row {
         let sections = || {
             let mut header = Reader(bytes.get(12..HEADER)?);
             let (text_len, pk, rk, etag) = (header.len()?, header.len()?, header.len()?, header.len()?);
+            let count = header.len()?;
             let (text, values) = bytes.get(HEADER..)?.split_at_checked(text_len)?;
             let keys_end = pk.checked_add(rk)?;
             let etag_at = text.len().checked_sub(etag)?;
-            (keys_end <= etag_at).then_some(Parts { text, pk_len: pk, keys_end, etag_at, values })
+            (keys_end <= etag_at).then_some(Parts { text, pk_len: pk, keys_end, etag_at, count, values })
         };
         sections().unwrap_or_default()
     }
@@ -171,21 +177,45 @@ impl fmt::Debug for Row {
     }
 }
 
-/// The `$select` of a read, sorted once per request so that each row's properties are
-/// matched by binary search, not by a scan of the list per property.
+/// The `$select` of a read, borrowed from the request and sorted once per request in the
+/// order a row stores its properties (ascending bytes), so that a row is matched against it in
+/// one merge pass rather than one search per property.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Select(Vec<String>);
+pub(crate) struct Select<'a>(Vec<&'a str>);
 
-impl Select {
+impl<'a> Select<'a> {
     /// The properties `select` names (duplicates are harmless).
-    pub(crate) fn new(select: &[String]) -> Select {
-        let mut names = select.to_vec();
+    pub(crate) fn new(select: &'a [String]) -> Select<'a> {
+        let mut names: Vec<&str> = select.iter().map(String::as_str).collect();
         names.sort_unstable();
         Select(names)
     }
 
-    fn contains(&self, name: &str) -> bool {
-        self.0.binary_search_by(|n| n.as_str().cmp(name)).is_ok()
+    /// A cursor for matching one row's properties, met in ascending name order.
+    fn names(&self) -> Selected<'_> {
+        Selected(&self.0)
+    }
+}
+
+/// The selected names a row's remaining properties may still match.
+struct Selected<'s>(&'s [&'s str]);
+
+impl Selected<'_> {
+    /// Whether `name` is selected, given that every later call passes a greater name (a row's
+    /// properties are unique and ascending): names below it can never match again and are
+    /// dropped.
+    fn admits(&mut self, name: &str) -> bool {
+        while let Some((first, rest)) = self.0.split_first() {
+            match (*first).cmp(name) {
+                Ordering::Less => self.0 = rest,
+                Ordering::Equal => {
+                    self.0 = rest;
+                    return true;
+                }
+                Ordering::Greater => return false,
+            }
+        }
+        false
     }
 }
 
@@ -222,6 +252,8 @@ struct Parts<'a> {
     keys_end: usize,
     /// Where the ETag starts (it runs to the end).
     etag_at: usize,
+    /// The number of custom properties the header claims.
+    count: usize,
     values: &'a [u8],
 }
 
@@ -518,6 +550,8 @@ mod tests {
                 .map(|(_, n)| n.clone())
                 .chain(["Missing".to_owned()])
                 .collect();
+            // Unsorted, with duplicates, as a caller may send it.
+            let names: Vec<String> = names.iter().rev().chain(&names).cloned().collect();
             let projected = Row::new(&entity, t, &etag).to_entity(Some(&Select::new(&names)));
             let mut expected = entity.properties.clone();
             expected.retain(|name, _| names.contains(name));

@@ -12,7 +12,7 @@ use std::collections::btree_map::Entry;
 use chrono::{DateTime, Utc};
 
 use super::clock::Clock;
-use super::order::{SortKey, encode, sort_key};
+use super::order::{SortKey, find, sort_key};
 use super::row::Row;
 use crate::batch::{Operation, WriteOutcome};
 use crate::entity::{ETag, Entity, IfMatch};
@@ -31,7 +31,7 @@ pub(crate) struct TableData {
 impl TableData {
     /// The row with these keys.
     pub(crate) fn get(&self, partition_key: &str, row_key: &str) -> Option<&Row> {
-        self.partitions.get(encode(partition_key).as_ref())?.get(encode(row_key).as_ref())
+        find(find(&self.partitions, partition_key)?, row_key)
     }
 
     /// Checks the operation against the stored row ([`check_row`]). Touches nothing.
