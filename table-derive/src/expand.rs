@@ -20,6 +20,7 @@ use crate::attr::{Container, IndexKind, Role};
 use crate::bound::{InferredBounds, ParamsInScope};
 use crate::ctxt::Ctxt;
 use crate::fallback;
+use crate::slots;
 use crate::template::{Piece, Spec};
 use crate::valid;
 
@@ -196,14 +197,19 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let upgrade_asserts = upgrade_asserts(p, s);
     let select = select_fn(s);
     // An older version's row is read as the older type, from an `Entity`: such types keep the
-    // default `from_parts`, which builds one.
+    // default `from_parts`, which builds one, and need no slots.
     let from_parts = match s.attrs.upgrade_from.get() {
         Some(_) => quote!(),
-        None => quote! {
-            fn from_parts(__parts: #p::ReadEntity<'_>) -> #p::Result<Self> {
-                Self::__table_read(__parts)
+        None => {
+            let slots = slots::property_slots(p, read_properties(s));
+            quote! {
+                #slots
+
+                fn from_parts(__parts: #p::ReadEntity<'_>) -> #p::Result<Self> {
+                    Self::__table_read(__parts)
+                }
             }
-        },
+        }
     };
     let build_pk = build_from_self(p, &primary_const(KeyName::PartitionKey), &c.partition_key);
     let build_rk = build_from_self(p, &primary_const(KeyName::RowKey), &c.row_key);
@@ -563,14 +569,22 @@ fn select_list<'s>(s: &'s Struct<'_>) -> Vec<&'s str> {
     if s.fields.iter().any(|f| f.attrs.role == Role::Timestamp) {
         select.push(grammar::TIMESTAMP);
     }
+    select.extend(read_properties(s));
+    select
+}
+
+/// The custom properties `from_entity` reads: the discriminator and every property a field is
+/// stored as.
+fn read_properties<'s>(s: &'s Struct<'_>) -> Vec<&'s str> {
+    let mut names = Vec::new();
     if s.attrs.entity_type.get().is_some() {
-        select.push(grammar::ENTITY_TYPE);
+        names.push(grammar::ENTITY_TYPE);
         if s.attrs.version.get().is_some() {
-            select.push(grammar::ENTITY_VERSION);
+            names.push(grammar::ENTITY_VERSION);
         }
     }
-    select.extend(s.fields.iter().filter(|f| f.attrs.role.stores_property()).map(|f| f.property.as_str()));
-    select
+    names.extend(s.fields.iter().filter(|f| f.attrs.role.stores_property()).map(|f| f.property.as_str()));
+    names
 }
 
 /// `ENCRYPTED_PROPERTIES`: the properties of `encrypt` fields, when there are any.

@@ -20,6 +20,7 @@ mod ctxt;
 mod expand;
 mod fallback;
 mod symbol;
+mod slots;
 mod template;
 mod valid;
 
