@@ -422,9 +422,9 @@ fn key_local(f: &Field<'_>) -> Ident {
 /// the properties are taken out of the entity.
 fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     let mut decodes = Vec::new();
-    for (key, parts, input) in [
-        (KeyName::PartitionKey, format_ident!("__pk_parts"), quote!(&__entity.partition_key)),
-        (KeyName::RowKey, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
+    for (key, template, parts, input) in [
+        (KeyName::PartitionKey, c.partition_key.template, format_ident!("__pk_parts"), quote!(&__entity.partition_key)),
+        (KeyName::RowKey, c.row_key.template, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
     ] {
         let konst = primary_const(key);
         let mine: Vec<(&Field<'_>, usize)> = c
@@ -436,7 +436,14 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
         if mine.is_empty() {
             continue;
         }
-        decodes.push(quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;));
+        // A key that is one field of no fixed width is that field's text whole: `split` could
+        // only answer it, so every read spares its list.
+        decodes.push(match template.pieces.as_slice() {
+            [Piece::Field { spec, .. }] if spec.fixed_width().is_none() => {
+                quote!(let #parts: [&::core::primitive::str; 1] = [#input];)
+            }
+            _ => quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;),
+        });
         for (f, position) in mine {
             let (local, ty) = (key_local(f), f.ty);
             let position = Literal::usize_unsuffixed(position);

@@ -38,6 +38,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -138,7 +139,7 @@ pub fn read_entity<'b>(body: &'b [u8], etag_header: Option<&str>) -> Result<Read
 /// [`decode_entity`] straight into `T`: the same value and the same error as
 /// `T::from_entity(decode_entity(body, etag_header)?)`, read through `T`'s property slots.
 pub fn decode_entity_as<T: TableEntity>(body: &[u8], etag_header: Option<&str>) -> Result<T> {
-    T::from_parts(from_slice(body, EntitySeed { etag_header, slots: T::PROPERTY_SLOTS }, "entity")?)
+    from_slice(body, DecodeSeed::<T>::new(etag_header), "entity")?
 }
 
 /// Reads the entities of one query page: `{"value":[{entity}, ...]}`.
@@ -151,32 +152,27 @@ pub fn decode_query_page(body: &[u8]) -> Result<Vec<Entity>> {
 
 /// [`decode_query_page`], stopping at the entities as read (see [`read_entity`]).
 pub fn read_query_page(body: &[u8]) -> Result<Vec<ReadEntity<'_>>> {
-    read_page(body, &PropertySlots::NONE)
+    decode_page(body, EntitySeed { etag_header: None, slots: &PropertySlots::NONE }, "query page")
 }
 
 /// [`decode_query_page`] straight into `T`s: the same values and the same error as decoding
-/// the page, then each entity with `T::from_entity`, read through `T`'s property slots. Every
-/// entity is read before any is decoded, so a malformed page fails as a whole first.
+/// the page, then each entity with `T::from_entity`, read through `T`'s property slots. A
+/// malformed page fails as a whole before any entity's decoding error is reported.
 pub fn decode_query_page_as<T: TableEntity>(body: &[u8]) -> Result<Vec<T>> {
-    read_page(body, T::PROPERTY_SLOTS)?.into_iter().map(T::from_parts).collect()
-}
-
-/// The entities of a query page as read, laid out by `slots`.
-fn read_page<'b>(body: &'b [u8], slots: &'static PropertySlots) -> Result<Vec<ReadEntity<'b>>> {
-    decode_page(body, EntitySeed { etag_header: None, slots }, "query page")
+    decode_page(body, DecodeSeed::<T>::new(None), "query page")?.into_iter().collect()
 }
 
 /// Reads the table names of a Query Tables page: `{"value":[{"TableName":"t1"}, ...]}`.
 ///
 /// Like [`decode_query_page`], refuses more than 1000 names.
 pub fn decode_table_list(body: &[u8]) -> Result<Vec<String>> {
-    let list = decode_page(body, std::marker::PhantomData::<TableEntry>, "table list")?;
+    let list = decode_page(body, PhantomData::<TableEntry>, "table list")?;
     Ok(list.into_iter().map(|t| t.name).collect())
 }
 
 /// Reads the table name of a Create Table echo: `{"TableName":"t1", ...}`.
 pub fn decode_table(body: &[u8]) -> Result<String> {
-    let entry: TableEntry = from_slice(body, std::marker::PhantomData, "table")?;
+    let entry: TableEntry = from_slice(body, PhantomData, "table")?;
     Ok(entry.name)
 }
 
@@ -378,6 +374,36 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
     }
 }
 
+/// Reads one entity object through `T`'s property slots and decodes it at once, while it is
+/// fresh in the cache. A decoding error is this seed's value, not its failure: it waits while
+/// the rest of the page is read, so that the page's own faults are reported first.
+struct DecodeSeed<'h, T> {
+    read: EntitySeed<'h>,
+    decoded: PhantomData<fn() -> T>,
+}
+
+impl<'h, T: TableEntity> DecodeSeed<'h, T> {
+    fn new(etag_header: Option<&'h str>) -> Self {
+        DecodeSeed { read: EntitySeed { etag_header, slots: T::PROPERTY_SLOTS }, decoded: PhantomData }
+    }
+}
+
+// Derived, they would demand `T: Clone`.
+impl<T> Clone for DecodeSeed<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for DecodeSeed<'_, T> {}
+
+impl<'de, T: TableEntity> DeserializeSeed<'de> for DecodeSeed<'_, T> {
+    type Value = Result<T>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        self.read.deserialize(d).map(T::from_parts)
+    }
+}
+
 /// The members of an entity object as read, before annotations are applied. A member that
 /// may appear once is an `Option` that is `Some` once seen (holding `None` for a `null`).
 struct RawEntity<'de> {
@@ -431,6 +457,10 @@ impl<'de> RawEntity<'de> {
 
     /// The members met so far for `name`'s slot, if it has one.
     fn slot(&mut self, name: &str) -> Option<&mut SlotMembers<'de>> {
+        // Untyped reads have no slots: they skip the lookup.
+        if self.slotted.is_empty() {
+            return None;
+        }
         (self.slots.slot)(name).and_then(|i| self.slotted.get_mut(i))
     }
 
@@ -513,19 +543,19 @@ impl<'de> RawEntity<'de> {
             Some(((*name).to_owned(), format!("property {name:?} {what}")))
         };
         let annotated_twice = slot_fault(|s| s.annotation_repeated, "is annotated twice");
-        if let Some(message) = first_fault([repeated(&self.annotations, "is annotated twice"), annotated_twice]) {
+        if let Some(message) = first_fault(repeated(&self.annotations, "is annotated twice"), annotated_twice) {
             return Err(message);
         }
         // Sorted first, so a repeated name is found even when one of its values is `null`, and
         // the list below is sorted, as `PropertyList` requires.
         self.values.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let appears_twice = slot_fault(|s| s.value_repeated, "appears twice");
-        if let Some(message) = first_fault([repeated(&self.values, "appears twice"), appears_twice]) {
+        if let Some(message) = first_fault(repeated(&self.values, "appears twice"), appears_twice) {
             return Err(message);
         }
         let (entries, listed_fault) = listed_values(self.values, &self.annotations);
         let (slotted, slotted_fault) = slotted_values(self.slots, self.slotted);
-        if let Some(message) = first_fault([listed_fault, slotted_fault]) {
+        if let Some(message) = first_fault(listed_fault, slotted_fault) {
             return Err(message);
         }
         let timestamp_text = self.timestamp.flatten();
@@ -558,9 +588,13 @@ fn repeated<T>(sorted: &[(Cow<'_, str>, T)], what: &str) -> Option<Fault> {
     Some((w[0].0.to_string(), format!("property {:?} {what}", w[0].0)))
 }
 
-/// The message of the fault with the smallest property name.
-fn first_fault(faults: [Option<Fault>; 2]) -> Option<String> {
-    faults.into_iter().flatten().min_by(|a, b| a.0.cmp(&b.0)).map(|(_, message)| message)
+/// The message of the fault with the smaller property name, in the list or in a slot.
+fn first_fault(listed: Option<Fault>, slotted: Option<Fault>) -> Option<String> {
+    match (listed, slotted) {
+        (Some((a, first)), Some((b, second))) => Some(if a < b { first } else { second }),
+        (Some((_, message)), None) | (None, Some((_, message))) => Some(message),
+        (None, None) => None,
+    }
 }
 
 /// The typed values of the properties without a slot, given sorted by name with their
