@@ -423,7 +423,12 @@ fn key_local(f: &Field<'_>) -> Ident {
 fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     let mut decodes = Vec::new();
     for (key, template, parts, input) in [
-        (KeyName::PartitionKey, c.partition_key.template, format_ident!("__pk_parts"), quote!(&__entity.partition_key)),
+        (
+            KeyName::PartitionKey,
+            c.partition_key.template,
+            format_ident!("__pk_parts"),
+            quote!(&__entity.partition_key),
+        ),
         (KeyName::RowKey, c.row_key.template, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
     ] {
         let konst = primary_const(key);

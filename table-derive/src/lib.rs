@@ -19,8 +19,8 @@ mod case;
 mod ctxt;
 mod expand;
 mod fallback;
-mod symbol;
 mod slots;
+mod symbol;
 mod template;
 mod valid;
 

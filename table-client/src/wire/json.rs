@@ -423,6 +423,8 @@ struct RawEntity<'de> {
     value_count: usize,
     /// Type annotations met, slotted or not.
     annotation_count: usize,
+    /// Whether a slot's value or annotation was met twice.
+    slot_repeated: bool,
 }
 
 /// The members met for one slot's property.
@@ -436,6 +438,9 @@ struct SlotMembers<'de> {
 
 /// A fault found once the object is read: the property it concerns, and the message.
 type Fault = (String, String);
+
+/// Properties without a slot, typed, in name order (as `PropertyList` takes them).
+type Listed<'de> = Vec<(Cow<'de, str>, Option<Value>)>;
 
 impl<'de> RawEntity<'de> {
     fn new(slots: &'static PropertySlots) -> Self {
@@ -452,6 +457,7 @@ impl<'de> RawEntity<'de> {
             annotations: Vec::with_capacity(if slots.names.is_empty() { 8 } else { 0 }),
             value_count: 0,
             annotation_count: 0,
+            slot_repeated: false,
         }
     }
 
@@ -477,6 +483,7 @@ impl<'de> RawEntity<'de> {
             self.annotation_count += 1;
             if let Some(slot) = self.slot(base) {
                 slot.annotation_repeated |= slot.annotation.replace(edm).is_some();
+                self.slot_repeated |= slot.annotation_repeated;
                 return Ok(());
             }
             // Kept also for the system properties, whose types are fixed, so that a repeated
@@ -520,6 +527,7 @@ impl<'de> RawEntity<'de> {
                 if let Some(slot) = self.slot(name) {
                     // A repeat is reported once the object is read, in name order with the others.
                     slot.value_repeated |= slot.value.replace(value).is_some();
+                    self.slot_repeated |= slot.value_repeated;
                 } else {
                     self.values.push((key, value));
                 }
@@ -538,12 +546,17 @@ impl<'de> RawEntity<'de> {
     fn finish(mut self, etag_header: Option<&str>) -> std::result::Result<ReadEntity<'de>, String> {
         self.annotations.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let slot_fault = |repeated: fn(&SlotMembers<'_>) -> bool, what: &str| {
+            // Most objects repeat nothing: their slots need no second look.
+            if !self.slot_repeated {
+                return None;
+            }
             let at = self.slotted.iter().position(repeated)?;
             let name = self.slots.names.get(at)?;
             Some(((*name).to_owned(), format!("property {name:?} {what}")))
         };
         let annotated_twice = slot_fault(|s| s.annotation_repeated, "is annotated twice");
-        if let Some(message) = first_fault(repeated(&self.annotations, "is annotated twice"), annotated_twice) {
+        if let Some(message) = first_fault(repeated(&self.annotations, "is annotated twice"), annotated_twice)
+        {
             return Err(message);
         }
         // Sorted first, so a repeated name is found even when one of its values is `null`, and
@@ -602,7 +615,7 @@ fn first_fault(listed: Option<Fault>, slotted: Option<Fault>) -> Option<String> 
 fn listed_values<'de>(
     values: Vec<(Cow<'de, str>, Scalar<'de>)>,
     annotations: &[(Cow<'de, str>, EdmType)],
-) -> (Vec<(Cow<'de, str>, Option<Value>)>, Option<Fault>) {
+) -> (Listed<'de>, Option<Fault>) {
     // Both sorted by name: each value's annotation is found by walking the two together, one
     // search for both lists instead of one per property.
     let mut next = 0;

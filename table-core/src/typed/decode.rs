@@ -162,8 +162,11 @@ impl<'a> PropertyList<'a> {
     ) -> Option<Self> {
         let sorted = entries.windows(2).all(|w| w[0].0 < w[1].0);
         let unslotted = entries.iter().all(|(n, _)| (slots.slot)(n).is_none());
-        (slotted.len() == slots.names.len() && sorted && unslotted)
-            .then_some(PropertyList { slots, slotted, entries })
+        (slotted.len() == slots.names.len() && sorted && unslotted).then_some(PropertyList {
+            slots,
+            slotted,
+            entries,
+        })
     }
 
     fn find(&self, name: &str) -> Option<usize> {
