@@ -39,6 +39,8 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::ops::RangeInclusive;
+use std::sync::LazyLock;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -664,10 +666,15 @@ fn once<T>(slot: &mut Option<T>, value: T, name: &str) -> std::result::Result<()
     Ok(())
 }
 
+/// The instants an `Edm.DateTime` may hold, built once: every entity read checks its
+/// `Timestamp` against them, and building them costs a calendar conversion each.
+static EDM_DATETIME_RANGE: LazyLock<RangeInclusive<DateTime<Utc>>> =
+    LazyLock::new(|| min_datetime()..=max_datetime());
+
 /// An `Edm.DateTime` text (a property or `Timestamp`): the service's form and range only.
 fn edm_datetime(text: &str) -> std::result::Result<DateTime<Utc>, String> {
     let t = parse_datetime(text).map_err(|e| e.to_string())?;
-    if t < min_datetime() || t > max_datetime() {
+    if !EDM_DATETIME_RANGE.contains(&t) {
         return Err(format!("{text:?} is outside the Edm.DateTime range 1601-01-01 to 9999-12-31"));
     }
     Ok(t)

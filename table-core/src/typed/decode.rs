@@ -79,7 +79,7 @@ impl ReadEntity<'_> {
     pub fn into_entity(self) -> Entity {
         let EntityParts { partition_key, row_key, timestamp, etag, properties } = self;
         // std sorts the input, then bulk-builds the map: one pass when the list has no slots.
-        let properties = properties.into_values().map(|(name, value)| (name.into_owned(), value)).collect();
+        let properties = properties.into_values().into_iter().collect();
         Entity { partition_key, row_key, timestamp, etag, properties }
     }
 }
@@ -161,7 +161,8 @@ impl<'a> PropertyList<'a> {
         entries: Vec<(Cow<'a, str>, Option<Value>)>,
     ) -> Option<Self> {
         let sorted = entries.windows(2).all(|w| w[0].0 < w[1].0);
-        let unslotted = entries.iter().all(|(n, _)| (slots.slot)(n).is_none());
+        // (Untyped reads, without slots, skip the lookups.)
+        let unslotted = slots.names.is_empty() || entries.iter().all(|(n, _)| (slots.slot)(n).is_none());
         (slotted.len() == slots.names.len() && sorted && unslotted).then_some(PropertyList {
             slots,
             slotted,
@@ -173,10 +174,15 @@ impl<'a> PropertyList<'a> {
         self.entries.binary_search_by(|(n, _)| n.as_ref().cmp(name)).ok()
     }
 
-    /// Every property not yet taken, in no particular order.
-    fn into_values(self) -> impl Iterator<Item = (Cow<'a, str>, Value)> {
-        let slotted = self.slots.names.iter().zip(self.slotted).map(|(n, v)| (Cow::Borrowed(*n), v));
-        slotted.chain(self.entries).filter_map(|(name, value)| Some((name, value?)))
+    /// Every property not yet taken, the listed ones first, in name order.
+    fn into_values(self) -> Vec<(String, Value)> {
+        // Collected in the list's own buffer (same layout, so std reuses it): an untyped read
+        // allocates no second list.
+        let mut values: Vec<(String, Value)> =
+            self.entries.into_iter().filter_map(|(name, value)| Some((name.into_owned(), value?))).collect();
+        let slotted = self.slots.names.iter().zip(self.slotted);
+        values.extend(slotted.filter_map(|(name, value)| Some(((*name).to_owned(), value?))));
+        values
     }
 }
 
