@@ -497,6 +497,14 @@ impl<'de> RawEntity<'de> {
             self.annotations.push((base, edm));
             return Ok(());
         }
+        // A slot's name is a property name, an identifier (see `PropertySlots`), so none of the
+        // members matched below: the type's own properties go to their slots at once.
+        if let Some(slot) = self.slot(&key) {
+            // A repeat is reported once the object is read, in name order with the others.
+            slot.value_repeated |= slot.value.replace(value).is_some();
+            self.slot_repeated |= slot.value_repeated;
+            return self.count_property();
+        }
         match &*key {
             "PartitionKey" => once(&mut self.partition_key, key_text("PartitionKey", value)?, "PartitionKey"),
             "RowKey" => once(&mut self.row_key, key_text("RowKey", value)?, "RowKey"),
@@ -521,21 +529,21 @@ impl<'de> RawEntity<'de> {
             // than the type describe the response, not the entity.
             // (Looking for `@` first spares most names the substring search.)
             k if k.starts_with("odata.") || (k.as_bytes().contains(&b'@') && k.contains("@odata.")) => Ok(()),
-            _ if self.value_count == MAX_CUSTOM_PROPERTIES => {
-                Err(format!("the entity has more than {MAX_CUSTOM_PROPERTIES} properties"))
-            }
-            name => {
-                self.value_count += 1;
-                if let Some(slot) = self.slot(name) {
-                    // A repeat is reported once the object is read, in name order with the others.
-                    slot.value_repeated |= slot.value.replace(value).is_some();
-                    self.slot_repeated |= slot.value_repeated;
-                } else {
-                    self.values.push((key, value));
-                }
+            _ => {
+                self.count_property()?;
+                self.values.push((key, value));
                 Ok(())
             }
         }
+    }
+
+    /// Counts one more custom property, refusing more than an entity can have.
+    fn count_property(&mut self) -> std::result::Result<(), String> {
+        if self.value_count == MAX_CUSTOM_PROPERTIES {
+            return Err(format!("the entity has more than {MAX_CUSTOM_PROPERTIES} properties"));
+        }
+        self.value_count += 1;
+        Ok(())
     }
 
     /// Applies the annotations: the entity as read, for [`ReadEntity::into_entity`] or a typed

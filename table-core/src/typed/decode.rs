@@ -23,8 +23,11 @@
 //! the list alike, and a list laid out by any slots (or by [`PropertySlots::NONE`]) reads the
 //! same for every type.
 //!
-//! Invariants: the names of a [`PropertySlots`] are unique and ascending (byte order, as
-//! `String`'s `Ord`), and its `slot` answers `Some(i)` exactly for `names[i]`; a
+//! Invariants: the names of a [`PropertySlots`] are property names as
+//! [`validate_property_name`](crate::validate_property_name) accepts them (identifiers, so
+//! never a system property, an `odata.` control member or an annotation, which readers may
+//! rely on), unique and ascending (byte order, as `String`'s `Ord`), and its `slot` answers
+//! `Some(i)` exactly for `names[i]`; a
 //! [`PropertyList`] holds each name at most once, in a slot or else in its list, the list
 //! sorted by name, so [`PropertyBag::take`] is a slot lookup or a binary search and
 //! [`EntityParts::into_entity`] fills the map from sorted input.
