@@ -177,6 +177,15 @@ impl<'a> PropertyList<'a> {
         self.entries.binary_search_by(|(n, _)| n.as_ref().cmp(name)).ok()
     }
 
+    /// The slot of `name`, if the list has one for it (a list without slots, the engine's or
+    /// an untyped read's, skips the lookup).
+    fn slot(&self, name: &str) -> Option<usize> {
+        if self.slotted.is_empty() {
+            return None;
+        }
+        (self.slots.slot)(name)
+    }
+
     /// Every property not yet taken, the listed ones first, in name order.
     fn into_values(self) -> Vec<(String, Value)> {
         // Collected in the list's own buffer (same layout, so std reuses it): an untyped read
@@ -191,7 +200,7 @@ impl<'a> PropertyList<'a> {
 
 impl PropertyBag for PropertyList<'_> {
     fn take(&mut self, name: &str) -> Option<Value> {
-        if let Some(slot) = (self.slots.slot)(name) {
+        if let Some(slot) = self.slot(name) {
             return self.slotted.get_mut(slot)?.take();
         }
         let at = self.find(name)?;
@@ -199,7 +208,7 @@ impl PropertyBag for PropertyList<'_> {
     }
 
     fn peek(&self, name: &str) -> Option<&Value> {
-        if let Some(slot) = (self.slots.slot)(name) {
+        if let Some(slot) = self.slot(name) {
             return self.slotted.get(slot)?.as_ref();
         }
         self.entries[self.find(name)?].1.as_ref()
