@@ -9,7 +9,8 @@
 //!   measured against (the goal: within 1.2x of it);
 //! - `generic_entity`: our decoder into `Entity`s (every annotation checked);
 //! - `typed_via_entity`: `Entity`s, then `from_entity` (the typed path before the fast one);
-//! - `typed`: the fast path, `read_query_page` then `TableEntity::from_parts`.
+//! - `typed`: the fast path, `decode_query_page_as` (the type's property slots, then
+//!   `TableEntity::from_parts`).
 //!
 //! `cargo bench -p table-client --bench wire`
 

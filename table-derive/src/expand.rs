@@ -20,6 +20,7 @@ use crate::attr::{Container, IndexKind, Role};
 use crate::bound::{InferredBounds, ParamsInScope};
 use crate::ctxt::Ctxt;
 use crate::fallback;
+use crate::slots;
 use crate::template::{Piece, Spec};
 use crate::valid;
 
@@ -196,14 +197,19 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let upgrade_asserts = upgrade_asserts(p, s);
     let select = select_fn(s);
     // An older version's row is read as the older type, from an `Entity`: such types keep the
-    // default `from_parts`, which builds one.
+    // default `from_parts`, which builds one, and need no slots.
     let from_parts = match s.attrs.upgrade_from.get() {
         Some(_) => quote!(),
-        None => quote! {
-            fn from_parts(__parts: #p::ReadEntity<'_>) -> #p::Result<Self> {
-                Self::__table_read(__parts)
+        None => {
+            let slots = slots::property_slots(p, read_properties(s));
+            quote! {
+                #slots
+
+                fn from_parts(__parts: #p::ReadEntity<'_>) -> #p::Result<Self> {
+                    Self::__table_read(__parts)
+                }
             }
-        },
+        }
     };
     let build_pk = build_from_self(p, &primary_const(KeyName::PartitionKey), &c.partition_key);
     let build_rk = build_from_self(p, &primary_const(KeyName::RowKey), &c.row_key);
@@ -416,9 +422,14 @@ fn key_local(f: &Field<'_>) -> Ident {
 /// the properties are taken out of the entity.
 fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     let mut decodes = Vec::new();
-    for (key, parts, input) in [
-        (KeyName::PartitionKey, format_ident!("__pk_parts"), quote!(&__entity.partition_key)),
-        (KeyName::RowKey, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
+    for (key, template, parts, input) in [
+        (
+            KeyName::PartitionKey,
+            c.partition_key.template,
+            format_ident!("__pk_parts"),
+            quote!(&__entity.partition_key),
+        ),
+        (KeyName::RowKey, c.row_key.template, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
     ] {
         let konst = primary_const(key);
         let mine: Vec<(&Field<'_>, usize)> = c
@@ -430,7 +441,14 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
         if mine.is_empty() {
             continue;
         }
-        decodes.push(quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;));
+        // A key that is one field of no fixed width is that field's text whole: `split` could
+        // only answer it, so every read spares its list.
+        decodes.push(match template.pieces.as_slice() {
+            [Piece::Field { spec, .. }] if spec.fixed_width().is_none() => {
+                quote!(let #parts: [&::core::primitive::str; 1] = [#input];)
+            }
+            _ => quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;),
+        });
         for (f, position) in mine {
             let (local, ty) = (key_local(f), f.ty);
             let position = Literal::usize_unsuffixed(position);
@@ -563,14 +581,22 @@ fn select_list<'s>(s: &'s Struct<'_>) -> Vec<&'s str> {
     if s.fields.iter().any(|f| f.attrs.role == Role::Timestamp) {
         select.push(grammar::TIMESTAMP);
     }
+    select.extend(read_properties(s));
+    select
+}
+
+/// The custom properties `from_entity` reads: the discriminator and every property a field is
+/// stored as.
+fn read_properties<'s>(s: &'s Struct<'_>) -> Vec<&'s str> {
+    let mut names = Vec::new();
     if s.attrs.entity_type.get().is_some() {
-        select.push(grammar::ENTITY_TYPE);
+        names.push(grammar::ENTITY_TYPE);
         if s.attrs.version.get().is_some() {
-            select.push(grammar::ENTITY_VERSION);
+            names.push(grammar::ENTITY_VERSION);
         }
     }
-    select.extend(s.fields.iter().filter(|f| f.attrs.role.stores_property()).map(|f| f.property.as_str()));
-    select
+    names.extend(s.fields.iter().filter(|f| f.attrs.role.stores_property()).map(|f| f.property.as_str()));
+    names
 }
 
 /// `ENCRYPTED_PROPERTIES`: the properties of `encrypt` fields, when there are any.

@@ -19,6 +19,7 @@ mod case;
 mod ctxt;
 mod expand;
 mod fallback;
+mod slots;
 mod symbol;
 mod template;
 mod valid;

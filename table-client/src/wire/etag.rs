@@ -15,7 +15,9 @@ pub(crate) fn received_etag(text: &str) -> Result<ETag> {
     if text.is_empty() {
         return Err(crate::error::decode("the service sent an empty ETag"));
     }
-    if text.chars().any(char::is_control) {
+    // Printable ASCII, the form the service sends, is checked byte by byte without decoding.
+    let printable_ascii = text.bytes().all(|b| (b' '..=b'~').contains(&b));
+    if !printable_ascii && text.chars().any(char::is_control) {
         return Err(crate::error::decode("the service sent an ETag containing a control character"));
     }
     Ok(ETag::new(text))

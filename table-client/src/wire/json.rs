@@ -18,7 +18,12 @@
 //! names borrowed from the body, values already typed by the rules here ([`property_value`] is
 //! the one place an annotation meets a value). The generic [`Entity`] is its
 //! `into_entity()`; a typed read hands it to `TableEntity::from_parts` instead, so typed and
-//! untyped reads share every rule of this module and differ only after it.
+//! untyped reads share every rule of this module and differ only after it. A typed read
+//! ([`decode_entity_as`], [`decode_query_page_as`]) also hands the reader the type's
+//! `PropertySlots`: a property the type reads goes to its slot as it is met (a generated
+//! `match` on the name), the others to the list that is sorted once the object ends; every
+//! check reports the fault of the smallest property name, in a slot or in the list alike, so
+//! slots change the speed of a read and nothing else.
 //!
 //! Values are read in the service's literal forms only: an `Edm.DateTime` (and `Timestamp`) as
 //! `parse_datetime` reads it and within 1601-01-01 to 9999-12-31, an `Edm.Guid` hyphenated.
@@ -33,6 +38,9 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
+use std::ops::RangeInclusive;
+use std::sync::LazyLock;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -41,7 +49,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use table_core::datetime::{format_datetime, max_datetime, min_datetime, parse_datetime};
-use table_core::typed::{PropertyList, ReadEntity};
+use table_core::typed::{PropertyList, PropertySlots, ReadEntity, TableEntity};
 use table_core::{
     ETag, EdmType, Entity, MAX_ENTITY_SIZE, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, RESERVED_PROPERTY_NAMES,
     Result, SYSTEM_PROPERTIES, Value, parse_guid,
@@ -127,7 +135,13 @@ pub fn decode_entity(body: &[u8], etag_header: Option<&str>) -> Result<Entity> {
 /// `body`, for a typed decoder (`TableEntity::from_parts`) or
 /// [`into_entity`](ReadEntity::into_entity). Every rule of this module is checked.
 pub fn read_entity<'b>(body: &'b [u8], etag_header: Option<&str>) -> Result<ReadEntity<'b>> {
-    from_slice(body, EntitySeed { etag_header }, "entity")
+    from_slice(body, EntitySeed { etag_header, slots: &PropertySlots::NONE }, "entity")
+}
+
+/// [`decode_entity`] straight into `T`: the same value and the same error as
+/// `T::from_entity(decode_entity(body, etag_header)?)`, read through `T`'s property slots.
+pub fn decode_entity_as<T: TableEntity>(body: &[u8], etag_header: Option<&str>) -> Result<T> {
+    from_slice(body, DecodeSeed::<T>::new(etag_header), "entity")?
 }
 
 /// Reads the entities of one query page: `{"value":[{entity}, ...]}`.
@@ -140,20 +154,27 @@ pub fn decode_query_page(body: &[u8]) -> Result<Vec<Entity>> {
 
 /// [`decode_query_page`], stopping at the entities as read (see [`read_entity`]).
 pub fn read_query_page(body: &[u8]) -> Result<Vec<ReadEntity<'_>>> {
-    decode_page(body, EntitySeed { etag_header: None }, "query page")
+    decode_page(body, EntitySeed { etag_header: None, slots: &PropertySlots::NONE }, "query page")
+}
+
+/// [`decode_query_page`] straight into `T`s: the same values and the same error as decoding
+/// the page, then each entity with `T::from_entity`, read through `T`'s property slots. A
+/// malformed page fails as a whole before any entity's decoding error is reported.
+pub fn decode_query_page_as<T: TableEntity>(body: &[u8]) -> Result<Vec<T>> {
+    decode_page(body, DecodeSeed::<T>::new(None), "query page")?.into_iter().collect()
 }
 
 /// Reads the table names of a Query Tables page: `{"value":[{"TableName":"t1"}, ...]}`.
 ///
 /// Like [`decode_query_page`], refuses more than 1000 names.
 pub fn decode_table_list(body: &[u8]) -> Result<Vec<String>> {
-    let list = decode_page(body, std::marker::PhantomData::<TableEntry>, "table list")?;
+    let list = decode_page(body, PhantomData::<TableEntry>, "table list")?;
     Ok(list.into_iter().map(|t| t.name).collect())
 }
 
 /// Reads the table name of a Create Table echo: `{"TableName":"t1", ...}`.
 pub fn decode_table(body: &[u8]) -> Result<String> {
-    let entry: TableEntry = from_slice(body, std::marker::PhantomData, "table")?;
+    let entry: TableEntry = from_slice(body, PhantomData, "table")?;
     Ok(entry.name)
 }
 
@@ -323,10 +344,12 @@ impl Scalar<'_> {
     }
 }
 
-/// Reads one entity object; `etag_header` is the fallback ETag.
+/// Reads one entity object; `etag_header` is the fallback ETag, `slots` where the properties
+/// of the type read for go.
 #[derive(Clone, Copy)]
 struct EntitySeed<'h> {
     etag_header: Option<&'h str>,
+    slots: &'static PropertySlots,
 }
 
 impl<'de> DeserializeSeed<'de> for EntitySeed<'_> {
@@ -344,13 +367,7 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-        // Sized for a typical entity, so that reading one does not grow the lists member by
-        // member; a larger one grows them as usual.
-        let mut raw = RawEntity {
-            values: Vec::with_capacity(16),
-            annotations: Vec::with_capacity(8),
-            ..RawEntity::default()
-        };
+        let mut raw = RawEntity::new(self.slots);
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
             let value = map.next_value::<Scalar<'de>>()?;
             raw.accept(key, value).map_err(de::Error::custom)?;
@@ -359,19 +376,102 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
     }
 }
 
+/// Reads one entity object through `T`'s property slots and decodes it at once, while it is
+/// fresh in the cache. A decoding error is this seed's value, not its failure: it waits while
+/// the rest of the page is read, so that the page's own faults are reported first.
+struct DecodeSeed<'h, T> {
+    read: EntitySeed<'h>,
+    decoded: PhantomData<fn() -> T>,
+}
+
+impl<'h, T: TableEntity> DecodeSeed<'h, T> {
+    fn new(etag_header: Option<&'h str>) -> Self {
+        DecodeSeed { read: EntitySeed { etag_header, slots: T::PROPERTY_SLOTS }, decoded: PhantomData }
+    }
+}
+
+// Derived, they would demand `T: Clone`.
+impl<T> Clone for DecodeSeed<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for DecodeSeed<'_, T> {}
+
+impl<'de, T: TableEntity> DeserializeSeed<'de> for DecodeSeed<'_, T> {
+    type Value = Result<T>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        self.read.deserialize(d).map(T::from_parts)
+    }
+}
+
 /// The members of an entity object as read, before annotations are applied. A member that
 /// may appear once is an `Option` that is `Some` once seen (holding `None` for a `null`).
-#[derive(Default)]
 struct RawEntity<'de> {
     partition_key: Option<Option<String>>,
     row_key: Option<Option<String>>,
     timestamp: Option<Option<Cow<'de, str>>>,
     etag: Option<ETag>,
+    /// Where the properties of the type read for go.
+    slots: &'static PropertySlots,
+    /// One per slot of `slots`.
+    slotted: Vec<SlotMembers<'de>>,
+    /// The properties without a slot, as met.
     values: Vec<(Cow<'de, str>, Scalar<'de>)>,
+    /// The annotations of names without a slot, as met.
     annotations: Vec<(Cow<'de, str>, EdmType)>,
+    /// Properties met, slotted or not (the limit counts them all).
+    value_count: usize,
+    /// Type annotations met, slotted or not.
+    annotation_count: usize,
+    /// Whether a slot's value or annotation was met twice.
+    slot_repeated: bool,
 }
 
+/// The members met for one slot's property.
+#[derive(Default)]
+struct SlotMembers<'de> {
+    value: Option<Scalar<'de>>,
+    annotation: Option<EdmType>,
+    value_repeated: bool,
+    annotation_repeated: bool,
+}
+
+/// A fault found once the object is read: the property it concerns, and the message.
+type Fault = (String, String);
+
+/// Properties without a slot, typed, in name order (as `PropertyList` takes them).
+type Listed<'de> = Vec<(Cow<'de, str>, Option<Value>)>;
+
 impl<'de> RawEntity<'de> {
+    fn new(slots: &'static PropertySlots) -> Self {
+        RawEntity {
+            partition_key: None,
+            row_key: None,
+            timestamp: None,
+            etag: None,
+            slots,
+            slotted: slots.names.iter().map(|_| SlotMembers::default()).collect(),
+            // Sized for a typical untyped entity, so that reading one does not grow the lists
+            // member by member; a typed read rarely meets a property without a slot.
+            values: Vec::with_capacity(if slots.names.is_empty() { 16 } else { 0 }),
+            annotations: Vec::with_capacity(if slots.names.is_empty() { 8 } else { 0 }),
+            value_count: 0,
+            annotation_count: 0,
+            slot_repeated: false,
+        }
+    }
+
+    /// The members met so far for `name`'s slot, if it has one.
+    fn slot(&mut self, name: &str) -> Option<&mut SlotMembers<'de>> {
+        // Untyped reads have no slots: they skip the lookup.
+        if self.slotted.is_empty() {
+            return None;
+        }
+        (self.slots.slot)(name).and_then(|i| self.slotted.get_mut(i))
+    }
+
     fn accept(&mut self, key: Cow<'de, str>, value: Scalar<'de>) -> std::result::Result<(), String> {
         if let Some(base) = key.strip_suffix(TYPE_ANNOTATION) {
             let Scalar::Str(text) = value else {
@@ -379,17 +479,31 @@ impl<'de> RawEntity<'de> {
             };
             let edm = EdmType::from_annotation(&text)
                 .ok_or_else(|| format!("annotation {key:?} names the unknown type {text:?}"))?;
+            if self.annotation_count == MAX_PROPERTIES {
+                return Err(format!("the entity has more than {MAX_PROPERTIES} type annotations"));
+            }
+            self.annotation_count += 1;
+            if let Some(slot) = self.slot(base) {
+                slot.annotation_repeated |= slot.annotation.replace(edm).is_some();
+                self.slot_repeated |= slot.annotation_repeated;
+                return Ok(());
+            }
             // Kept also for the system properties, whose types are fixed, so that a repeated
             // annotation is found for every name.
             let base = match key {
                 Cow::Borrowed(k) => Cow::Borrowed(&k[..base.len()]),
                 Cow::Owned(_) => Cow::Owned(base.to_owned()),
             };
-            if self.annotations.len() == MAX_PROPERTIES {
-                return Err(format!("the entity has more than {MAX_PROPERTIES} type annotations"));
-            }
             self.annotations.push((base, edm));
             return Ok(());
+        }
+        // A slot's name is a property name, an identifier (see `PropertySlots`), so none of the
+        // members matched below: the type's own properties go to their slots at once.
+        if let Some(slot) = self.slot(&key) {
+            // A repeat is reported once the object is read, in name order with the others.
+            slot.value_repeated |= slot.value.replace(value).is_some();
+            self.slot_repeated |= slot.value_repeated;
+            return self.count_property();
         }
         match &*key {
             "PartitionKey" => once(&mut self.partition_key, key_text("PartitionKey", value)?, "PartitionKey"),
@@ -413,43 +527,59 @@ impl<'de> RawEntity<'de> {
             "odata.error" => Err("the entity object carries a service error (odata.error)".to_owned()),
             // Control information (`odata.metadata`, `odata.id`, ...) and annotations other
             // than the type describe the response, not the entity.
-            k if k.starts_with("odata.") || k.contains("@odata.") => Ok(()),
-            _ if self.values.len() == MAX_CUSTOM_PROPERTIES => {
-                Err(format!("the entity has more than {MAX_CUSTOM_PROPERTIES} properties"))
-            }
+            // (Looking for `@` first spares most names the substring search.)
+            k if k.starts_with("odata.") || (k.as_bytes().contains(&b'@') && k.contains("@odata.")) => Ok(()),
             _ => {
+                self.count_property()?;
                 self.values.push((key, value));
                 Ok(())
             }
         }
     }
 
+    /// Counts one more custom property, refusing more than an entity can have.
+    fn count_property(&mut self) -> std::result::Result<(), String> {
+        if self.value_count == MAX_CUSTOM_PROPERTIES {
+            return Err(format!("the entity has more than {MAX_CUSTOM_PROPERTIES} properties"));
+        }
+        self.value_count += 1;
+        Ok(())
+    }
+
     /// Applies the annotations: the entity as read, for [`ReadEntity::into_entity`] or a typed
     /// decoder.
+    ///
+    /// Faults are checked in this order, each reporting the smallest property name at fault
+    /// (in a slot or not, so that slots never change the error): a repeated annotation, a
+    /// repeated property, a value its annotation or JSON type refuses, then `Timestamp` and
+    /// the ETag header.
     fn finish(mut self, etag_header: Option<&str>) -> std::result::Result<ReadEntity<'de>, String> {
         self.annotations.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        if let Some(w) = self.annotations.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(format!("property {:?} is annotated twice", w[0].0));
+        let slot_fault = |repeated: fn(&SlotMembers<'_>) -> bool, what: &str| {
+            // Most objects repeat nothing: their slots need no second look.
+            if !self.slot_repeated {
+                return None;
+            }
+            let at = self.slotted.iter().position(repeated)?;
+            let name = self.slots.names.get(at)?;
+            Some(((*name).to_owned(), format!("property {name:?} {what}")))
+        };
+        let annotated_twice = slot_fault(|s| s.annotation_repeated, "is annotated twice");
+        if let Some(message) = first_fault(repeated(&self.annotations, "is annotated twice"), annotated_twice)
+        {
+            return Err(message);
         }
         // Sorted first, so a repeated name is found even when one of its values is `null`, and
         // the list below is sorted, as `PropertyList` requires.
         self.values.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        if let Some(w) = self.values.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(format!("property {:?} appears twice", w[0].0));
+        let appears_twice = slot_fault(|s| s.value_repeated, "appears twice");
+        if let Some(message) = first_fault(repeated(&self.values, "appears twice"), appears_twice) {
+            return Err(message);
         }
-        // Both sorted by name: each value's annotation is found by walking the two together,
-        // one search for both lists instead of one per property.
-        let mut next = 0;
-        let mut properties = Vec::with_capacity(self.values.len());
-        for (name, scalar) in self.values {
-            // Annotations of names without a value (system properties) are passed over.
-            while self.annotations.get(next).is_some_and(|(n, _)| *n < name) {
-                next += 1;
-            }
-            let annotation = self.annotations.get(next).filter(|(n, _)| *n == name).map(|(_, t)| *t);
-            if let Some(value) = property_value(&name, scalar, annotation)? {
-                properties.push((name, value));
-            }
+        let (entries, listed_fault) = listed_values(self.values, &self.annotations);
+        let (slotted, slotted_fault) = slotted_values(self.slots, self.slotted);
+        if let Some(message) = first_fault(listed_fault, slotted_fault) {
+            return Err(message);
         }
         let timestamp_text = self.timestamp.flatten();
         let timestamp = match &timestamp_text {
@@ -469,10 +599,70 @@ impl<'de> RawEntity<'de> {
             row_key: self.row_key.flatten().unwrap_or_default(),
             timestamp,
             etag,
-            properties: PropertyList::from_sorted(properties)
+            properties: PropertyList::from_slots(self.slots, slotted, entries)
                 .ok_or_else(|| "properties out of order after sorting".to_owned())?,
         })
     }
+}
+
+/// The fault of a name that appears twice in `sorted` (the smallest such name).
+fn repeated<T>(sorted: &[(Cow<'_, str>, T)], what: &str) -> Option<Fault> {
+    let w = sorted.windows(2).find(|w| w[0].0 == w[1].0)?;
+    Some((w[0].0.to_string(), format!("property {:?} {what}", w[0].0)))
+}
+
+/// The message of the fault with the smaller property name, in the list or in a slot.
+fn first_fault(listed: Option<Fault>, slotted: Option<Fault>) -> Option<String> {
+    match (listed, slotted) {
+        (Some((a, first)), Some((b, second))) => Some(if a < b { first } else { second }),
+        (Some((_, message)), None) | (None, Some((_, message))) => Some(message),
+        (None, None) => None,
+    }
+}
+
+/// The typed values of the properties without a slot, given sorted by name with their
+/// annotations (also sorted); `null`s are left out. Stops at the first fault.
+fn listed_values<'de>(
+    values: Vec<(Cow<'de, str>, Scalar<'de>)>,
+    annotations: &[(Cow<'de, str>, EdmType)],
+) -> (Listed<'de>, Option<Fault>) {
+    // Both sorted by name: each value's annotation is found by walking the two together, one
+    // search for both lists instead of one per property.
+    let mut next = 0;
+    let mut entries = Vec::with_capacity(values.len());
+    for (name, scalar) in values {
+        // Annotations of names without a value (system properties) are passed over.
+        while annotations.get(next).is_some_and(|(n, _)| *n < name) {
+            next += 1;
+        }
+        let annotation = annotations.get(next).filter(|(n, _)| *n == name).map(|(_, t)| *t);
+        match property_value(&name, scalar, annotation) {
+            Ok(Some(value)) => entries.push((name, Some(value))),
+            Ok(None) => {}
+            Err(message) => return (entries, Some((name.into_owned(), message))),
+        }
+    }
+    (entries, None)
+}
+
+/// The typed value of each slot's property (`None` when absent or `null`), in slot order,
+/// which is name order. Stops at the first fault.
+fn slotted_values(
+    slots: &PropertySlots,
+    members: Vec<SlotMembers<'_>>,
+) -> (Vec<Option<Value>>, Option<Fault>) {
+    let mut values = Vec::with_capacity(members.len());
+    for (name, slot) in slots.names.iter().zip(members) {
+        let value = match slot.value {
+            Some(scalar) => property_value(name, scalar, slot.annotation),
+            None => Ok(None),
+        };
+        match value {
+            Ok(value) => values.push(value),
+            Err(message) => return (values, Some(((*name).to_owned(), message))),
+        }
+    }
+    (values, None)
 }
 
 /// Stores the value of a member that may appear only once in an entity object.
@@ -484,10 +674,15 @@ fn once<T>(slot: &mut Option<T>, value: T, name: &str) -> std::result::Result<()
     Ok(())
 }
 
+/// The instants an `Edm.DateTime` may hold, built once: every entity read checks its
+/// `Timestamp` against them, and building them costs a calendar conversion each.
+static EDM_DATETIME_RANGE: LazyLock<RangeInclusive<DateTime<Utc>>> =
+    LazyLock::new(|| min_datetime()..=max_datetime());
+
 /// An `Edm.DateTime` text (a property or `Timestamp`): the service's form and range only.
 fn edm_datetime(text: &str) -> std::result::Result<DateTime<Utc>, String> {
     let t = parse_datetime(text).map_err(|e| e.to_string())?;
-    if t < min_datetime() || t > max_datetime() {
+    if !EDM_DATETIME_RANGE.contains(&t) {
         return Err(format!("{text:?} is outside the Edm.DateTime range 1601-01-01 to 9999-12-31"));
     }
     Ok(t)

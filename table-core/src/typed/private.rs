@@ -16,7 +16,7 @@ pub use crate::value::{EdmType, Value};
 pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
-pub use super::decode::{EntityParts, PropertyBag, ReadEntity};
+pub use super::decode::{EntityParts, PropertyBag, PropertySlots, ReadEntity};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
