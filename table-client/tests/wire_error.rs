@@ -71,8 +71,14 @@ fn the_authentication_error_detail_says_why_a_signature_was_refused() {
         e.message(),
         "Server failed to authenticate the request. Make sure the value of Authorization header is \
          formed correctly including the signature. Detail: The MAC signature found in the HTTP \
-         request 'c2ln' is not the same as any computed signature. Server used following string \
+         request '<redacted>' is not the same as any computed signature. Server used following string \
          to sign: 'GET\\n\\n\\nMon, 23 Nov 2026 06:00:00 GMT\\n/acct/Tables'."
+    );
+    // A detail cut short after the quote opens is redacted to its end.
+    let cut = b"<Error><Code>AuthenticationFailed</Code><Message>No.</Message><AuthenticationErrorDetail>The MAC signature found in the HTTP request 'c2ln</AuthenticationErrorDetail></Error>";
+    assert_eq!(
+        decode_error(403, &[], cut).message(),
+        "No. Detail: The MAC signature found in the HTTP request '<redacted>"
     );
 }
 

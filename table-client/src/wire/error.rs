@@ -6,9 +6,9 @@
 //! table-name errors) counts as none. The message is the first line of the service's text
 //! (the `RequestId:`/`Time:` lines are dropped), with a leading `<index>:` batch prefix
 //! moved into [`Error::batch_index`]. An XML `<AuthenticationErrorDetail>` (why a signature was
-//! refused, sent with a 403) is appended to the message, its line breaks shown as `\n`. The
-//! request id comes from `x-ms-request-id`, else from the message's `RequestId:` line (batch
-//! parts carry no headers of their own).
+//! refused, sent with a 403) is appended to the message, its line breaks shown as `\n` and the
+//! request's signature it quotes redacted. The request id comes from `x-ms-request-id`, else
+//! from the message's `RequestId:` line (batch parts carry no headers of their own).
 //!
 //! Invariant: a known code decides the [`ErrorKind`] (so `ServerBusy` is `Throttled` and
 //! `OperationTimedOut` a `Timeout`); an unknown or missing code falls back to the status.
@@ -46,7 +46,7 @@ pub fn decode_error(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Error
     if let Some(detail) = parsed.detail.as_deref().filter(|d| !d.is_empty()) {
         // The detail quotes the string the service signed, which spans lines: keep it whole
         // on the message's one line.
-        let detail = detail.replace('\r', "").replace('\n', "\\n");
+        let detail = redact_request_signature(detail).replace('\r', "").replace('\n', "\\n");
         message = format!("{message} Detail: {detail}");
     }
     let mut error = Error::answered(status, code, message);
@@ -59,6 +59,19 @@ pub fn decode_error(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Error
         error = error.with_request_id(id);
     }
     error
+}
+
+/// `detail` with the signature the request carried replaced by `<redacted>`: the service quotes
+/// it (`The MAC signature found in the HTTP request '...' is not the same as ...`), and the
+/// SDK never prints a signature.
+fn redact_request_signature(detail: &str) -> String {
+    const QUOTE: &str = "HTTP request '";
+    let Some(start) = detail.find(QUOTE).map(|at| at + QUOTE.len()) else {
+        return detail.to_owned();
+    };
+    // Without a closing quote, everything after the opening one may be the signature.
+    let end = detail[start..].find('\'').map_or(detail.len(), |len| start + len);
+    format!("{}<redacted>{}", &detail[..start], &detail[end..])
 }
 
 /// The first header named `name`, ignoring ASCII case.
