@@ -622,7 +622,7 @@ mod tests {
                 Segment::Field { parsed, .. } => Some(*parsed),
                 Segment::Literal(_) => None,
             }).collect();
-            let built = fields.iter().zip(&values).try_fold(template.builder(), |b, (_, v)| b.push(v.as_str()));
+            let built = values.iter().take(fields.len()).try_fold(template.builder(), |b, v| b.push(v.as_str()));
             if let Ok(key) = built.and_then(KeyBuilder::finish) {
                 let parts = template.split(&key).unwrap();
                 for (index, (parsed, value)) in fields.iter().zip(&values).enumerate() {
