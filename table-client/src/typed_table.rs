@@ -13,10 +13,12 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use table_core::typed::{LookupIndex, ReadEntity, SecondaryIndex, TableEntity};
-use table_core::{ETag, EntityKey, ErrorKind, Filter, IfMatch, Operation, Result, Violation, WriteOutcome};
+use table_core::{
+    ETag, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Result, Violation, WriteOutcome,
+};
 
 use crate::contention;
-use crate::error::{decode, invalid_input};
+use crate::error::{decode, invalid_input, refused};
 use crate::index::{self, Change, IndexReport};
 use crate::outcome::{if_exists, require_etag};
 use crate::query::{Query, QueryStream};
@@ -359,14 +361,24 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     ///
     /// Errors: [`Violation::QueryKeyMismatch`](table_core::Violation::QueryKeyMismatch),
     /// before any request, when `key` cannot be a key of the index's templates; `NotFound`
-    /// when no copy is stored there.
+    /// when no copy of `index` is stored there (as [`query_index`](Self::query_index), a row
+    /// not marked as one, such as another index's, is not returned).
     pub async fn get_by_index<R: TableEntity, I: SecondaryIndex<Entity = T>>(
         &self,
         index: I,
         key: &EntityKey,
     ) -> Result<R> {
-        index.def().key_templates().check_key(key)?;
-        self.table.get_as(&key.partition_key, &key.row_key, None, index::read_copy::<R>).await
+        let def = index.def();
+        def.key_templates().check_key(key)?;
+        let (pk, rk) = (&key.partition_key, &key.row_key);
+        let read = self.table.get_as(pk, rk, None, index::read_marked_copy::<R>).await?;
+        if read.index.as_deref() != Some(def.name) {
+            let message = format!("the row there is not a copy of index `{}`", def.name);
+            return Err(
+                refused(ErrorCode::ResourceNotFound, message).about(self.table.name(), Some((pk, rk)))
+            );
+        }
+        read.copy
     }
 
     /// A query over the copies of the secondary index `index` (a handle such as

@@ -142,6 +142,34 @@ async fn http_table_errors_name_the_table() {
     assert_eq!(err.service_code().map(|(_, origin)| origin), Some(Origin::Service));
 }
 
+#[tokio::test]
+async fn a_refused_signature_says_why_in_the_message() {
+    let (server, client) = over_http().await;
+    // The service's answer to a wrong key: XML (after a byte order mark) even when JSON was
+    // accepted, with the detail beside the message.
+    let body = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>AuthenticationFailed</Code>\
+        <Message>Server failed to authenticate the request. Make sure the value of Authorization header is \
+        formed correctly including the signature.\nRequestId:9b2c\nTime:2026-11-23T06:00:00.1234567Z</Message>\
+        <AuthenticationErrorDetail>The MAC signature found in the HTTP request 'c2ln' is not the same as any \
+        computed signature. Server used following string to sign: 'POST\n\napplication/json\n\
+        Mon, 23 Nov 2026 06:00:00 GMT\n/devstoreaccount1/devstoreaccount1/Tables'.</AuthenticationErrorDetail></Error>";
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(403).set_body_raw(body, "application/xml"))
+        .mount(&server)
+        .await;
+    let err = client.create_table(TABLE).await.unwrap_err();
+    assert_eq!((err.kind(), err.code()), (ErrorKind::Auth, Some(&ErrorCode::AuthenticationFailed)));
+    assert!(
+        err.message().ends_with(
+            "Detail: The MAC signature found in the HTTP request '<redacted>' is not the same as any computed \
+             signature. Server used following string to sign: 'POST\\n\\napplication/json\\nMon, 23 Nov \
+             2026 06:00:00 GMT\\n/devstoreaccount1/devstoreaccount1/Tables'."
+        ),
+        "{err}"
+    );
+    assert!(!format!("{err:?}").contains("c2ln"), "the request's signature is never printed: {err:?}");
+}
+
 /// A batch answer whose operation 1 failed with `EntityAlreadyExists` (the REST reference's
 /// example).
 const BATCH_FAILURE: &str = "--batchresponse_u\r

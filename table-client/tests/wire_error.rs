@@ -61,6 +61,28 @@ Time:2026-11-22T04:28:30.706Z</Message>
 }
 
 #[test]
+fn the_authentication_error_detail_says_why_a_signature_was_refused() {
+    let body = b"\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>AuthenticationFailed</Code><Message>Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.\nRequestId:9b2c\nTime:2026-11-23T06:00:00.1234567Z</Message><AuthenticationErrorDetail>The MAC signature found in the HTTP request 'c2ln' is not the same as any computed signature. Server used following string to sign: 'GET\n\n\nMon, 23 Nov 2026 06:00:00 GMT\n/acct/Tables'.</AuthenticationErrorDetail></Error>";
+    let e = decode_error(403, &[], body);
+    assert_eq!(e.code(), Some(&ErrorCode::AuthenticationFailed));
+    assert_eq!(e.kind(), ErrorKind::Auth);
+    assert_eq!(e.request_id(), Some("9b2c"));
+    assert_eq!(
+        e.message(),
+        "Server failed to authenticate the request. Make sure the value of Authorization header is \
+         formed correctly including the signature. Detail: The MAC signature found in the HTTP \
+         request '<redacted>' is not the same as any computed signature. Server used following string \
+         to sign: 'GET\\n\\n\\nMon, 23 Nov 2026 06:00:00 GMT\\n/acct/Tables'."
+    );
+    // A detail cut short after the quote opens is redacted to its end.
+    let cut = b"<Error><Code>AuthenticationFailed</Code><Message>No.</Message><AuthenticationErrorDetail>The MAC signature found in the HTTP request 'c2ln</AuthenticationErrorDetail></Error>";
+    assert_eq!(
+        decode_error(403, &[], cut).message(),
+        "No. Detail: The MAC signature found in the HTTP request '<redacted>"
+    );
+}
+
+#[test]
 fn empty_bodies_fall_back_to_the_header_then_the_status() {
     let e = decode_error(404, &[("x-ms-error-code", "TableNotFound")], b"");
     assert_eq!(e.code(), Some(&ErrorCode::TableNotFound));

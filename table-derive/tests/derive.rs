@@ -613,3 +613,22 @@ fn fixed_width_specs_agree_with_the_key_codecs() {
     assert_eq!(entity.row_key, parts.concat() + "tail");
     assert_eq!(Packed::from_entity(entity).unwrap(), p);
 }
+
+/// A stored field ahead of a key-only one in the same template.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core")]
+#[table(partition_key = "p", row_key = "{name}-{tag}")]
+struct Labelled {
+    name: String,
+    #[table(key_only)]
+    tag: String,
+}
+
+#[test]
+fn a_stored_field_may_not_move_the_cut_of_a_key_only_one() {
+    let plain = Labelled { name: "ann".into(), tag: "x".into() };
+    assert_eq!(Labelled::from_entity(plain.to_entity().unwrap()).unwrap(), plain);
+    // "a-b-x" would read back as name "a", tag "b-x": refused rather than written.
+    let holding = Labelled { name: "a-b".into(), tag: "x".into() };
+    assert_eq!(value_error_property(&holding.to_entity().unwrap_err()), "name");
+}

@@ -15,8 +15,8 @@ use futures::StreamExt;
 use table_client::engine::{Engine, FaultSpec, FaultTiming};
 use table_client::typed::LookupIndex;
 use table_client::{
-    EntityKey, ErrorCode, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity, TableServiceClient,
-    TypedTable,
+    Entity, EntityKey, ErrorCode, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity,
+    TableServiceClient, TypedTable,
 };
 
 /// Same-partition indexes: a unique full copy by email, and an index entity by last name.
@@ -146,6 +146,7 @@ scenario!(
     rebuild_adds_indexes_to_existing_data,
     typed_transactions_keep_same_partition_indexes,
     index_reads_refuse_keys_their_templates_cannot_build,
+    index_reads_return_only_that_index_s_copies,
 );
 
 async fn same_partition_copies_follow_every_write(t: Target) {
@@ -189,6 +190,32 @@ async fn same_partition_copies_follow_every_write(t: Target) {
     assert!(report.is_consistent() && report.primaries == 0, "{report:#?}");
     let rows = table.untyped().query().collect().await.unwrap();
     assert!(rows.is_empty(), "every copy and index entity went with the primary: {rows:?}");
+}
+
+async fn index_reads_return_only_that_index_s_copies(t: Target) {
+    let table = t.fresh_table().await.typed::<Employee>();
+    let ann = employee(1, "Jones", "ann@contoso.com");
+    table.insert(&ann).await.unwrap();
+    let ann_key = Employee::BY_EMAIL.key("Sales", "ann@contoso.com").unwrap();
+    // Under keys `by_email` builds: another index's copy, and a row written around the SDK.
+    let mut foreign = table.untyped().get(&ann_key.partition_key, &ann_key.row_key).await.unwrap();
+    let other = Employee::BY_EMAIL.key("Sales", "bob@contoso.com").unwrap();
+    (foreign.partition_key, foreign.row_key) = (other.partition_key.clone(), other.row_key.clone());
+    foreign.insert("_Index", "by_email_card");
+    table.untyped().insert(foreign).await.unwrap();
+    let plain = Employee::BY_EMAIL.key("Sales", "cy@contoso.com").unwrap();
+    let row = Entity::new(plain.partition_key.clone(), plain.row_key.clone()).with("Note", "not a copy");
+    table.untyped().insert(row).await.unwrap();
+
+    for key in [&other, &plain] {
+        let err = table.get_by_index::<Employee, _>(Employee::BY_EMAIL, key).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{key}: {err}");
+        assert!(err.message().contains("not a copy of index `by_email`"), "{err}");
+    }
+    let listed: Vec<Employee> =
+        table.query_index(Employee::BY_EMAIL).partition("Sales").collect().await.unwrap();
+    assert_eq!(listed, vec![ann.clone()], "the query skips the same rows");
+    assert_eq!(table.get_by_index::<Employee, _>(Employee::BY_EMAIL, &ann_key).await.unwrap(), ann);
 }
 
 async fn unique_index_conflicts_write_nothing(t: Target) {

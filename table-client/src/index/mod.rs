@@ -29,6 +29,6 @@ pub use verify::IndexReport;
 pub(crate) use crate::markers::INDEX as INDEX_PROPERTY;
 pub(crate) use cross_partition::drain_index_intents;
 pub(crate) use lookup::lookup_stream;
-pub(crate) use rows::read_copy;
+pub(crate) use rows::{read_copy, read_marked_copy};
 pub(crate) use verify::{rebuild, verify};
 pub(crate) use write::{Caller, Change, Write, apply, apply_writes, check_transaction};

@@ -66,6 +66,23 @@ pub(crate) fn read_copy<R: TableEntity>(mut row: ReadEntity<'_>) -> Result<R> {
     R::from_parts(row)
 }
 
+/// A row read at an index key: the index it is marked with (`None` when unmarked) and the row
+/// read as a copy (meaningful only for a row marked with the index asked for).
+pub(crate) struct MarkedCopy<R> {
+    pub(crate) index: Option<String>,
+    pub(crate) copy: Result<R>,
+}
+
+/// Reads a row at an index key as [`MarkedCopy`], for a point read to check the marker that a
+/// query over an index filters on.
+pub(crate) fn read_marked_copy<R: TableEntity>(row: ReadEntity<'_>) -> Result<MarkedCopy<R>> {
+    let index = match row.properties.peek(INDEX) {
+        Some(Value::String(name)) => Some(name.clone()),
+        _ => None,
+    };
+    Ok(MarkedCopy { index, copy: read_copy(row) })
+}
+
 /// `key`'s index keys of `value`, for every declared index (`None` where a value does not
 /// produce one).
 pub(crate) fn index_keys<T: TableEntity>(value: Option<&T>) -> Result<Vec<Option<EntityKey>>> {

@@ -5,8 +5,10 @@
 //! comes from the body, else from the `x-ms-error-code` header; an empty code (Azurite's
 //! table-name errors) counts as none. The message is the first line of the service's text
 //! (the `RequestId:`/`Time:` lines are dropped), with a leading `<index>:` batch prefix
-//! moved into [`Error::batch_index`]. The request id comes from `x-ms-request-id`, else from
-//! the message's `RequestId:` line (batch parts carry no headers of their own).
+//! moved into [`Error::batch_index`]. An XML `<AuthenticationErrorDetail>` (why a signature was
+//! refused, sent with a 403) is appended to the message, its line breaks shown as `\n` and the
+//! request's signature it quotes redacted. The request id comes from `x-ms-request-id`, else
+//! from the message's `RequestId:` line (batch parts carry no headers of their own).
 //!
 //! Invariant: a known code decides the [`ErrorKind`] (so `ServerBusy` is `Throttled` and
 //! `OperationTimedOut` a `Timeout`); an unknown or missing code falls back to the status.
@@ -36,11 +38,17 @@ pub fn decode_error(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Error
     let text = parsed.message.unwrap_or_default();
     let first_line = text.lines().next().unwrap_or("").trim();
     let (batch_index, message) = split_batch_index(first_line);
-    let message = if message.is_empty() {
+    let mut message = if message.is_empty() {
         format!("the service answered HTTP {status} without a message")
     } else {
         message.to_owned()
     };
+    if let Some(detail) = parsed.detail.as_deref().filter(|d| !d.is_empty()) {
+        // The detail quotes the string the service signed, which spans lines: keep it whole
+        // on the message's one line.
+        let detail = redact_request_signature(detail).replace('\r', "").replace('\n', "\\n");
+        message = format!("{message} Detail: {detail}");
+    }
     let mut error = Error::answered(status, code, message);
     if let Some(index) = batch_index {
         error = error.with_batch_index(index);
@@ -51,6 +59,19 @@ pub fn decode_error(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Error
         error = error.with_request_id(id);
     }
     error
+}
+
+/// `detail` with the signature the request carried replaced by `<redacted>`: the service quotes
+/// it (`The MAC signature found in the HTTP request '...' is not the same as ...`), and the
+/// SDK never prints a signature.
+fn redact_request_signature(detail: &str) -> String {
+    const QUOTE: &str = "HTTP request '";
+    let Some(start) = detail.find(QUOTE).map(|at| at + QUOTE.len()) else {
+        return detail.to_owned();
+    };
+    // Without a closing quote, everything after the opening one may be the signature.
+    let end = detail[start..].find('\'').map_or(detail.len(), |len| start + len);
+    format!("{}<redacted>{}", &detail[..start], &detail[end..])
 }
 
 /// The first header named `name`, ignoring ASCII case.
@@ -74,15 +95,22 @@ fn split_batch_index(message: &str) -> (Option<usize>, &str) {
 struct ParsedBody {
     code: Option<String>,
     message: Option<String>,
+    /// The `<AuthenticationErrorDetail>` of an XML body.
+    detail: Option<String>,
 }
 
 fn parse_body(body: &[u8]) -> ParsedBody {
-    let trimmed = body.trim_ascii_start();
+    // The service's XML error bodies begin with a UTF-8 byte order mark.
+    let trimmed = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body).trim_ascii_start();
     if trimmed.starts_with(b"{") {
         parse_json(trimmed).unwrap_or_default()
     } else if trimmed.starts_with(b"<") {
         let text = String::from_utf8_lossy(trimmed);
-        ParsedBody { code: xml_element(&text, "code"), message: xml_element(&text, "message") }
+        ParsedBody {
+            code: xml_element(&text, "code"),
+            message: xml_element(&text, "message"),
+            detail: xml_element(&text, "AuthenticationErrorDetail"),
+        }
     } else {
         ParsedBody::default()
     }
@@ -120,6 +148,7 @@ impl ErrorMember {
             message: self.message.map(|m| match m {
                 Message::Localized { value } | Message::Plain(value) => value,
             }),
+            detail: None,
         }
     }
 

@@ -6,7 +6,8 @@
 //! [`validate_key`], the whole key too), and [`KeyTemplate::split`] of a built key gives back
 //! each field's segment, so `decode(split(build(v))) == v` whenever every variable-width field
 //! is followed by literal text that its value does not contain (the derive checks the template
-//! shape at compile time; the value check happens when the key is built for a key-only field).
+//! shape at compile time; the value check happens when the key is built, for a key-only field
+//! and every variable-width field before it).
 
 use std::collections::HashSet;
 use std::ops::Bound;
@@ -34,7 +35,8 @@ pub enum Segment {
         /// How the value is written.
         spec: KeySpec,
         /// `true` when the value must be read back from the key (a `key_only` field): building
-        /// then refuses values that contain the literal text following the field.
+        /// then refuses values of this field, and of the variable-width fields before it, that
+        /// contain the literal text following the field (it would move the cut).
         parsed: bool,
     },
 }
@@ -259,12 +261,12 @@ pub struct KeyBuilder<'t> {
 
 impl KeyBuilder<'_> {
     /// Appends the literals up to the next field; returns that field, if any.
-    fn advance(&mut self) -> Option<(usize, &'static str, KeySpec, bool)> {
+    fn advance(&mut self) -> Option<(usize, &'static str, KeySpec)> {
         while let Some(segment) = self.template.segments.get(self.next) {
             match *segment {
                 Segment::Literal(text) => self.out.push_str(text),
-                Segment::Field { name, spec, parsed } => {
-                    return Some((self.next, name, spec, parsed));
+                Segment::Field { name, spec, .. } => {
+                    return Some((self.next, name, spec));
                 }
             }
             self.next += 1;
@@ -275,7 +277,7 @@ impl KeyBuilder<'_> {
     /// Appends the next field's value, encoded by its spec and checked against the key rules.
     pub fn push<T: KeyValue + ?Sized>(mut self, value: &T) -> Result<Self> {
         let key = self.template.key;
-        let Some((index, name, spec, parsed)) = self.advance() else {
+        let Some((index, name, spec)) = self.advance() else {
             return Err(field_error(
                 &key.to_string(),
                 format!("the template `{}` has no more fields", self.template.text),
@@ -286,8 +288,11 @@ impl KeyBuilder<'_> {
             .map_err(|e| field_error(name, format!("cannot be written into {key}: {e}")))?;
         validate_key(key, &part)
             .map_err(|v| field_error(name, format!("cannot be written into {key}: {v}")))?;
+        // A field before a key-only one moves its cut as much as the key-only field itself.
+        let cut_matters =
+            self.template.segments[index..].iter().any(|s| matches!(s, Segment::Field { parsed: true, .. }));
         if let Some(Segment::Literal(next)) = self.template.segments.get(index + 1)
-            && parsed
+            && cut_matters
             && spec.fixed_width().is_none()
             && part.contains(next)
         {
@@ -295,7 +300,7 @@ impl KeyBuilder<'_> {
                 name,
                 format!(
                     "{part:?} contains `{next}`, which ends this field in the {key} template `{}`, \
-                     so it could not be read back",
+                     so the key could not be cut back into its fields",
                     self.template.text
                 ),
             ));
@@ -314,7 +319,7 @@ impl KeyBuilder<'_> {
 
     /// The whole key; an error when a field is still missing or the key breaks the key rules.
     pub fn finish(mut self) -> Result<String> {
-        if let Some((_, name, _, _)) = self.advance() {
+        if let Some((_, name, _)) = self.advance() {
             return Err(field_error(name, format!("no value given for the {} template", self.template.key)));
         }
         validate_key(self.template.key, &self.out)?;
@@ -567,6 +572,65 @@ mod tests {
         for bad in ["x", "n12x", "n1234-"] {
             let err = NUMBERED.check_query_prefix(bad).unwrap_err();
             assert!(matches!(err.violation(), Some(Violation::QueryKeyMismatch { .. })), "{bad}: {err}");
+        }
+    }
+
+    /// Templates whose variable-width fields are followed by literals, with a field not read
+    /// back ahead of one that is: its value may hold the literal only where that cannot move
+    /// the cut.
+    const NOT_READ_BACK_FIRST: [KeyTemplate; 3] = [
+        KeyTemplate {
+            key: KeyName::RowKey,
+            text: "{a}_{b}",
+            segments: &[
+                Segment::Field { name: "a", spec: KeySpec::Plain, parsed: false },
+                Segment::Literal("_"),
+                Segment::Field { name: "b", spec: KeySpec::Plain, parsed: true },
+            ],
+        },
+        KeyTemplate {
+            key: KeyName::RowKey,
+            text: "{name}-{n}",
+            segments: &[
+                Segment::Field { name: "name", spec: KeySpec::Plain, parsed: false },
+                Segment::Literal("-"),
+                Segment::Field { name: "n", spec: KeySpec::Plain, parsed: true },
+            ],
+        },
+        KeyTemplate {
+            key: KeyName::RowKey,
+            text: "{a}_{b}-{c}",
+            segments: &[
+                Segment::Field { name: "a", spec: KeySpec::Plain, parsed: true },
+                Segment::Literal("_"),
+                Segment::Field { name: "b", spec: KeySpec::Plain, parsed: false },
+                Segment::Literal("-"),
+                Segment::Field { name: "c", spec: KeySpec::Plain, parsed: true },
+            ],
+        },
+    ];
+
+    proptest::proptest! {
+        /// A key built from values gives back every read-back field's value, or building refuses.
+        #[test]
+        fn built_keys_read_back_the_fields_they_were_built_from(
+            template in 0..NOT_READ_BACK_FIRST.len(),
+            values in proptest::collection::vec("[ab_-]{0,4}", 3),
+        ) {
+            let template = NOT_READ_BACK_FIRST[template];
+            let fields: Vec<_> = template.segments.iter().filter_map(|s| match s {
+                Segment::Field { parsed, .. } => Some(*parsed),
+                Segment::Literal(_) => None,
+            }).collect();
+            let built = values.iter().take(fields.len()).try_fold(template.builder(), |b, v| b.push(v.as_str()));
+            if let Ok(key) = built.and_then(KeyBuilder::finish) {
+                let parts = template.split(&key).unwrap();
+                for (index, (parsed, value)) in fields.iter().zip(&values).enumerate() {
+                    if *parsed {
+                        proptest::prop_assert_eq!(&template.decode::<String>(&parts, index).unwrap(), value, "{}", key);
+                    }
+                }
+            }
         }
     }
 
