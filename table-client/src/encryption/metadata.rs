@@ -26,6 +26,9 @@ pub(crate) const PROTOCOL_GCM: &str = "rs-gcm-1";
 /// The cipher of [`PROTOCOL_GCM`].
 pub(crate) const CIPHER_GCM: &str = "AES_GCM_256";
 
+/// The library name "1.0" envelopes carry (`KeyWrappingMetadata.EncryptionLibrary`).
+const LIBRARY: &str = concat!("Rust table-client ", env!("CARGO_PKG_VERSION"));
+
 /// The envelope, field order as the older libraries write it (the Java one requires it). Its
 /// strings borrow from the text read, or from the metadata written, unless JSON escapes them.
 #[derive(Debug, Serialize, Deserialize)]
@@ -81,35 +84,39 @@ pub(crate) struct Metadata {
 }
 
 impl Metadata {
-    /// The envelope's JSON text.
-    pub(crate) fn to_json(&self) -> String {
-        // "1.0" names its library, never "Java" (readers take a Java library's rows for its first
-        // variant), since readers decide the variant by it. The authenticated format carries
-        // only fields it uses, so that any change to the envelope fails the read.
-        let (protocol, cipher, iv, library) = match self.scheme {
+    /// The envelope's JSON text, as serde would write [`Envelope`] (a test pins that), but
+    /// written straight into one buffer: it is on every encrypted write.
+    pub(crate) fn json(scheme: Scheme, key_id: &str, algorithm: &str, wrapped_key: &[u8]) -> String {
+        let mut out = String::with_capacity(320 + key_id.len() + algorithm.len() + wrapped_key.len() * 4 / 3);
+        out.push_str(r#"{"WrappedContentKey":{"KeyId":"#);
+        push_json_string(&mut out, key_id);
+        out.push_str(r#","EncryptedKey":""#);
+        STANDARD.encode_string(wrapped_key, &mut out);
+        out.push_str(r#"","Algorithm":"#);
+        push_json_string(&mut out, algorithm);
+        out.push_str(r#"},"EncryptionAgent":{"Protocol":""#);
+        // "1.0" names its library, never "Java" (readers take a Java library's rows for its
+        // first variant), since readers decide the variant by it. The authenticated format
+        // carries only fields it uses, so that any change to the envelope fails the read.
+        match scheme {
             Scheme::V1 { entity_iv, .. } => {
-                let mut library = serde_json::Map::new();
-                let name = concat!("Rust table-client ", env!("CARGO_PKG_VERSION"));
-                library.insert("EncryptionLibrary".to_owned(), name.into());
-                (PROTOCOL_V1, CIPHER_V1, Some(STANDARD.encode(entity_iv).into()), Some(library))
+                out.push_str(PROTOCOL_V1);
+                out.push_str(r#"","EncryptionAlgorithm":""#);
+                out.push_str(CIPHER_V1);
+                out.push_str(r#""},"ContentEncryptionIV":""#);
+                STANDARD.encode_string(entity_iv, &mut out);
+                out.push_str(r#"","KeyWrappingMetadata":{"EncryptionLibrary":""#);
+                out.push_str(LIBRARY);
+                out.push_str(r#""}}"#);
             }
-            Scheme::Gcm => (PROTOCOL_GCM, CIPHER_GCM, None, None),
-        };
-        let envelope = Envelope {
-            wrapped_content_key: WrappedContentKey {
-                key_id: Cow::Borrowed(&self.key_id),
-                encrypted_key: STANDARD.encode(&self.wrapped_key).into(),
-                algorithm: Cow::Borrowed(&self.algorithm),
-            },
-            encryption_agent: EncryptionAgent {
-                protocol: Cow::Borrowed(protocol),
-                encryption_algorithm: Cow::Borrowed(cipher),
-            },
-            content_encryption_iv: iv,
-            key_wrapping_metadata: library,
-        };
-        // Serializing a struct of strings and a string map cannot fail.
-        serde_json::to_string(&envelope).unwrap_or_default()
+            Scheme::Gcm => {
+                out.push_str(PROTOCOL_GCM);
+                out.push_str(r#"","EncryptionAlgorithm":""#);
+                out.push_str(CIPHER_GCM);
+                out.push_str(r#""}}"#);
+            }
+        }
+        out
     }
 
     /// The envelope `text` with its wrapped content key replaced by `wrapped_key`, wrapped by
@@ -180,6 +187,19 @@ impl Metadata {
     }
 }
 
+/// Appends `text` as a JSON string: quoted, with `"`, `\` and control characters escaped
+/// as serde_json escapes them (ids and algorithm names rarely have any).
+pub(crate) fn push_json_string(out: &mut String, text: &str) {
+    if text.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        // Serializing a string cannot fail.
+        out.push_str(&serde_json::to_string(text).unwrap_or_default());
+    } else {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,7 +213,41 @@ mod tests {
                 algorithm: "A256KW".into(),
                 wrapped_key: vec![1; 40],
             };
-            assert_eq!(Metadata::parse(&m.to_json()), Ok(m));
+            assert_eq!(
+                Metadata::parse(&Metadata::json(m.scheme, &m.key_id, &m.algorithm, &m.wrapped_key)),
+                Ok(m)
+            );
+        }
+    }
+
+    #[test]
+    fn the_written_envelope_is_what_serde_writes() {
+        let schemes = [Scheme::V1 { entity_iv: [9; 16], java_v1: false }, Scheme::Gcm];
+        for (scheme, key_id) in schemes.into_iter().zip(["plain-key", "q\"b\\s\n\u{1}\u{7f}é🦀"]) {
+            let library = serde_json::json!({ "EncryptionLibrary": LIBRARY });
+            let expected = Envelope {
+                wrapped_content_key: WrappedContentKey {
+                    key_id: key_id.into(),
+                    encrypted_key: STANDARD.encode([1; 40]).into(),
+                    algorithm: "A256KW".into(),
+                },
+                encryption_agent: match scheme {
+                    Scheme::V1 { .. } => EncryptionAgent {
+                        protocol: PROTOCOL_V1.into(),
+                        encryption_algorithm: CIPHER_V1.into(),
+                    },
+                    Scheme::Gcm => EncryptionAgent {
+                        protocol: PROTOCOL_GCM.into(),
+                        encryption_algorithm: CIPHER_GCM.into(),
+                    },
+                },
+                content_encryption_iv: matches!(scheme, Scheme::V1 { .. })
+                    .then(|| STANDARD.encode([9; 16]).into()),
+                key_wrapping_metadata: matches!(scheme, Scheme::V1 { .. })
+                    .then(|| library.as_object().cloned().unwrap_or_default()),
+            };
+            let written = Metadata::json(scheme, key_id, "A256KW", &[1; 40]);
+            assert_eq!(serde_json::to_string(&expected).ok(), Some(written));
         }
     }
 
@@ -223,7 +277,7 @@ mod tests {
             algorithm: "A256KW".into(),
             wrapped_key: vec![0; 40],
         };
-        let json = m.to_json();
+        let json = Metadata::json(m.scheme, &m.key_id, &m.algorithm, &m.wrapped_key);
         let at = |s: &str| json.find(s).unwrap_or(usize::MAX);
         assert!(at("WrappedContentKey") < at("EncryptionAgent"), "{json}");
         assert!(at("EncryptionAgent") < at("ContentEncryptionIV"), "{json}");

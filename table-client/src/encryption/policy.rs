@@ -11,13 +11,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use rand_core::{OsRng, RngCore};
-use table_core::{Entity, Error, Operation, Result, Value};
+use rand::RngCore;
+use table_core::{Entity, EntityKey, Error, Operation, Result, Value};
 
 use super::authenticated::{self, NONCE};
 use super::key::{KeyEncryptionKey, KeyResolver};
 use super::legacy;
-use super::metadata::{METADATA, Metadata, PROPERTY_LIST, Scheme};
+use super::metadata::{METADATA, Metadata, PROPERTY_LIST, Scheme, push_json_string};
 use crate::error::{crypto, invalid_input};
 
 /// The format of new writes. Reads take either, whatever the policy writes.
@@ -150,9 +150,8 @@ impl EncryptionPolicy {
 
     /// `true` when property `name` of `entity` is encrypted: named by the resolver, or among
     /// `typed`, the `#[table(encrypt)]` properties of the type written or read.
-    fn encrypts(&self, entity: &Entity, name: &str, typed: &[&str]) -> bool {
-        typed.contains(&name)
-            || self.properties.as_ref().is_some_and(|f| f(&entity.partition_key, &entity.row_key, name))
+    fn encrypts(&self, partition_key: &str, row_key: &str, name: &str, typed: &[&str]) -> bool {
+        typed.contains(&name) || self.properties.as_ref().is_some_and(|f| f(partition_key, row_key, name))
     }
 
     /// The operation as it is sent: an insert, replace or upsert with its named properties
@@ -172,10 +171,9 @@ impl EncryptionPolicy {
                 Operation::Replace { entity: self.encrypt(table, entity, typed).await?, if_match }
             }
             Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity)
-                if entity
-                    .properties
-                    .keys()
-                    .any(|name| self.encrypts(&entity, name, typed) || is_metadata(name)) =>
+                if entity.properties.keys().any(|name| {
+                    self.encrypts(&entity.partition_key, &entity.row_key, name, typed) || is_metadata(name)
+                }) =>
             {
                 return Err(self.merge_refused(table, &entity, typed));
             }
@@ -184,11 +182,9 @@ impl EncryptionPolicy {
     }
 
     fn merge_refused(&self, table: &str, entity: &Entity, typed: &[&str]) -> Error {
-        let what = match entity
-            .properties
-            .keys()
-            .find(|name| self.encrypts(entity, name, typed) || is_metadata(name))
-        {
+        let what = match entity.properties.keys().find(|name| {
+            self.encrypts(&entity.partition_key, &entity.row_key, name, typed) || is_metadata(name)
+        }) {
             Some(name) if is_metadata(name) => format!("property `{name}` is encryption metadata"),
             Some(name) => format!("property `{name}` is encrypted"),
             None => "a property is encrypted".to_owned(),
@@ -211,17 +207,27 @@ impl EncryptionPolicy {
     /// Errors: [`ErrorKind::InvalidInput`](table_core::ErrorKind::InvalidInput) for a named
     /// property that is not a string, or an entity with a metadata property of its own;
     /// [`ErrorKind::Crypto`](table_core::ErrorKind::Crypto) when the policy has no key for
-    /// writes, the key cannot wrap, or the system's random source fails.
+    /// writes, the key cannot wrap, or the random generator fails.
     pub async fn encrypt_entity(&self, table: &str, entity: Entity) -> Result<Entity> {
         self.encrypt(table, entity, &[]).await
     }
 
     /// [`encrypt_entity`](Self::encrypt_entity), also encrypting the properties in `typed`.
     async fn encrypt(&self, table: &str, mut entity: Entity, typed: &[&str]) -> Result<Entity> {
-        let names: Vec<String> =
-            entity.properties.keys().filter(|name| self.encrypts(&entity, name, typed)).cloned().collect();
+        // A first pass checks before anything is drawn; the second seals and lists, so the list
+        // names exactly what was sealed.
+        let (mut count, mut first, mut not_string) = (0, None, None);
+        for (name, value) in &entity.properties {
+            if self.encrypts(&entity.partition_key, &entity.row_key, name, typed) {
+                count += 1;
+                first = first.or(Some(name));
+                if not_string.is_none() && !matches!(value, Value::String(_)) {
+                    not_string = Some((name, value));
+                }
+            }
+        }
         let compatible = self.format == EncryptionFormat::V1 && self.key.is_some();
-        if names.is_empty() && !compatible {
+        if count == 0 && !compatible {
             return Ok(entity);
         }
         let at = || format!("entity {} in table {table}", entity.key());
@@ -231,30 +237,24 @@ impl EncryptionPolicy {
                 at()
             )));
         }
-        for name in &names {
-            if let Some(value) = entity.properties.get(name).filter(|v| !matches!(v, Value::String(_))) {
-                return Err(invalid_input(format!(
-                    "{}: property `{name}` is to be encrypted, but only strings can be (it is {})",
-                    at(),
-                    value.edm_type()
-                )));
-            }
+        if let Some((name, value)) = not_string {
+            return Err(not_a_string(&at(), name, value));
         }
         let key = self.key.as_ref().ok_or_else(|| {
             crypto(format!(
                 "{}: property `{}` is to be encrypted, but the encryption policy is read-only (no \
                  key-encryption key for writes)",
                 at(),
-                names.first().map_or("", String::as_str)
+                first.map_or("", String::as_str)
             ))
         })?;
         // A nonce per value and one for the name list; "1.0" derives its IVs instead.
         let nonces = match self.format {
-            EncryptionFormat::Authenticated => names.len() + 1,
+            EncryptionFormat::Authenticated => count + 1,
             EncryptionFormat::V1 => 0,
         };
         let draw = Draw::new(nonces)
-            .map_err(|e| crypto(format!("{}: the system's random source failed", at())).with_source(e))?;
+            .map_err(|e| crypto(format!("{}: the random source failed", at())).with_source(e))?;
         let wrapped_key = key.wrap_key(&draw.content_key).await.map_err(|e| {
             crypto(format!(
                 "{}: the key-encryption key `{}` could not wrap the content key",
@@ -267,26 +267,35 @@ impl EncryptionPolicy {
             EncryptionFormat::Authenticated => Scheme::Gcm,
             EncryptionFormat::V1 => Scheme::V1 { entity_iv: draw.entity_iv, java_v1: false },
         };
-        let list = serde_json::to_string(&names).map_err(|e| crypto(format!("{}: {e}", at())))?;
         let mut cipher =
             ContentCipher::new(scheme, &draw.content_key, &entity.partition_key, &entity.row_key);
+        // The JSON array of the names sealed, as serde_json writes a list of strings.
+        let mut list = String::with_capacity(2 + count * 16);
+        list.push('[');
+        let mut sealed = 0;
+        let Entity { partition_key, row_key, properties, .. } = &mut entity;
         // Each value is replaced where it lies; a failure drops the whole entity.
-        for (i, name) in names.iter().enumerate() {
-            if let Some(value) = entity.properties.get_mut(name)
-                && let Value::String(text) = value
-            {
-                *value = Value::Binary(cipher.seal(name, draw.nonce(i), text.as_bytes())?);
+        for (name, value) in properties.iter_mut() {
+            if !self.encrypts(partition_key, row_key, name, typed) {
+                continue;
             }
+            let Value::String(text) = value else {
+                // Only a resolver that changed its answer since the first pass gets here.
+                let at = format!("entity {} in table {table}", EntityKey::new(&**partition_key, &**row_key));
+                return Err(not_a_string(&at, name, value));
+            };
+            *value = Value::Binary(cipher.seal(name, draw.nonce(sealed), text.as_bytes())?);
+            if sealed > 0 {
+                list.push(',');
+            }
+            push_json_string(&mut list, name);
+            sealed += 1;
         }
-        let list = cipher.seal(PROPERTY_LIST, draw.nonce(names.len()), list.as_bytes())?;
-        let metadata = Metadata {
-            scheme,
-            key_id: key.key_id().to_owned(),
-            algorithm: key.algorithm().to_owned(),
-            wrapped_key,
-        };
+        list.push(']');
+        let list = cipher.seal(PROPERTY_LIST, draw.nonce(sealed), list.as_bytes())?;
+        let metadata = Metadata::json(scheme, key.key_id(), key.algorithm(), &wrapped_key);
         entity.properties.insert(PROPERTY_LIST.to_owned(), Value::Binary(list));
-        entity.properties.insert(METADATA.to_owned(), Value::String(metadata.to_json()));
+        entity.properties.insert(METADATA.to_owned(), Value::String(metadata));
         Ok(entity)
     }
 
@@ -395,7 +404,8 @@ impl EncryptionPolicy {
             .properties
             .keys()
             .find(|name| {
-                self.encrypts(entity, name, typed) && !encrypted.is_some_and(|list| list.contains(name))
+                self.encrypts(&entity.partition_key, &entity.row_key, name, typed)
+                    && !encrypted.is_some_and(|list| list.contains(name))
             })
             .map(|name| format!("property `{name}` is"))
             .or_else(|| (self.properties.is_none() && encrypted.is_none()).then(|| "the row is".to_owned()));
@@ -474,12 +484,26 @@ pub(crate) fn stored_encrypted(stored: &Entity, opened: &Entity) -> Vec<String> 
         .collect()
 }
 
+/// The error for property `name` of the entity `at` names, to be encrypted but not a string.
+fn not_a_string(at: &str, name: &str, value: &Value) -> Error {
+    invalid_input(format!(
+        "{at}: property `{name}` is to be encrypted, but only strings can be (it is {})",
+        value.edm_type()
+    ))
+}
+
 /// The two metadata property names.
 fn is_metadata(name: &str) -> bool {
     name == METADATA || name == PROPERTY_LIST
 }
 
-/// The random values of one entity write, drawn from the operating system's source at once.
+/// The random values of one entity write, drawn at once.
+///
+/// They come from `rand`'s thread-local generator rather than a system call per entity (which
+/// cost about a tenth of an entity's encryption): ChaCha12, a cryptographically secure
+/// generator, seeded from the operating system's source, reseeded from it every 64 KiB of
+/// output and after a fork. Its one documented gap: after a fork, parent and child may share
+/// the few bytes still buffered (up to one ChaCha block) before the reseed.
 struct Draw {
     content_key: [u8; 32],
     entity_iv: [u8; 16],
@@ -489,16 +513,13 @@ struct Draw {
 
 impl Draw {
     /// A content key, an entity IV and `nonces` nonces, in one draw.
-    fn new(nonces: usize) -> std::result::Result<Draw, rand_core::Error> {
-        let mut bytes = vec![0; 32 + 16 + nonces * NONCE];
-        OsRng.try_fill_bytes(&mut bytes)?;
-        let (head, nonces) = bytes.split_at(48);
-        let (key, iv) = head.split_at(32);
-        Ok(Draw {
-            content_key: key.try_into().expect("the draw's first 32 bytes are the key"),
-            entity_iv: iv.try_into().expect("the draw's next 16 bytes are the IV"),
-            nonces: nonces.to_vec(),
-        })
+    fn new(nonces: usize) -> std::result::Result<Draw, rand::Error> {
+        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: vec![0; nonces * NONCE] };
+        let mut rng = rand::thread_rng();
+        rng.try_fill_bytes(&mut draw.content_key)?;
+        rng.try_fill_bytes(&mut draw.entity_iv)?;
+        rng.try_fill_bytes(&mut draw.nonces)?;
+        Ok(draw)
     }
 
     /// Nonce `i`, if that many were drawn.
