@@ -11,7 +11,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use rand::RngCore;
+use rand_core::{OsRng, RngCore};
 use table_core::{Entity, EntityKey, Error, Operation, Result, Value};
 
 use super::authenticated::{self, NONCE};
@@ -497,13 +497,11 @@ fn is_metadata(name: &str) -> bool {
     name == METADATA || name == PROPERTY_LIST
 }
 
-/// The random values of one entity write, drawn at once.
+/// The random values of one entity write, drawn from the operating system's source at once.
 ///
-/// They come from `rand`'s thread-local generator rather than a system call per entity (which
-/// cost about a tenth of an entity's encryption): ChaCha12, a cryptographically secure
-/// generator, seeded from the operating system's source, reseeded from it every 64 KiB of
-/// output and after a fork. Its one documented gap: after a fork, parent and child may share
-/// the few bytes still buffered (up to one ChaCha block) before the reseed.
+/// Not from a user-space generator such as `rand`'s thread-local one: its buffered output may
+/// repeat in both processes after a fork, and a repeated content key and nonce would break
+/// AES-GCM; a system call per entity is the price (about half a microsecond here).
 struct Draw {
     content_key: [u8; 32],
     entity_iv: [u8; 16],
@@ -513,12 +511,13 @@ struct Draw {
 
 impl Draw {
     /// A content key, an entity IV and `nonces` nonces, in one draw.
-    fn new(nonces: usize) -> std::result::Result<Draw, rand::Error> {
-        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: vec![0; nonces * NONCE] };
-        let mut rng = rand::thread_rng();
-        rng.try_fill_bytes(&mut draw.content_key)?;
-        rng.try_fill_bytes(&mut draw.entity_iv)?;
-        rng.try_fill_bytes(&mut draw.nonces)?;
+    fn new(nonces: usize) -> std::result::Result<Draw, rand_core::Error> {
+        // One system call for all of them: it costs more than the copies.
+        let mut bytes = vec![0; 32 + 16 + nonces * NONCE];
+        OsRng.try_fill_bytes(&mut bytes)?;
+        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: bytes.split_off(48) };
+        draw.content_key.copy_from_slice(&bytes[..32]);
+        draw.entity_iv.copy_from_slice(&bytes[32..]);
         Ok(draw)
     }
 
