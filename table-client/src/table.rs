@@ -7,10 +7,11 @@
 
 use std::sync::Arc;
 
+use table_core::engine::Select;
 use table_core::typed::ReadEntity;
 use table_core::{
     ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, Violation, WriteOutcome,
-    validate_key, validate_operation, validate_select, validate_table_name,
+    validate_key, validate_operation, validate_table_name,
 };
 
 use crate::backend::{self, Backend, Decode};
@@ -357,7 +358,7 @@ impl TableClient {
         decode: Decode<T>,
     ) -> Result<T> {
         let select = select.map(|select| self.read_select(select)).transpose();
-        self.get_selected_as(partition_key, row_key, select.as_ref().map(Option::as_deref), decode).await
+        self.get_selected_as(partition_key, row_key, select.as_ref().map(Option::as_ref), decode).await
     }
 
     /// [`get_as`](Self::get_as) with a `select` made by [`read_select`](Self::read_select)
@@ -367,7 +368,7 @@ impl TableClient {
         &self,
         partition_key: &str,
         row_key: &str,
-        select: std::result::Result<Option<&[String]>, &Violation>,
+        select: std::result::Result<Option<&Select>, &Violation>,
         decode: Decode<T>,
     ) -> Result<T> {
         self.check_name()?;
@@ -392,13 +393,12 @@ pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
 }
 
 impl TableClient {
-    /// `select` as a read of this client sends it ([`with_system_properties`]), checked.
+    /// `select` as a read of this client sends it ([`with_system_properties`]), checked and
+    /// prepared for the engine.
     ///
     /// [`with_system_properties`]: Self::with_system_properties
-    pub(crate) fn read_select(&self, select: &[String]) -> std::result::Result<Vec<String>, Violation> {
-        let select = self.with_system_properties(select);
-        validate_select(&select)?;
-        Ok(select)
+    pub(crate) fn read_select(&self, select: &[String]) -> std::result::Result<Select, Violation> {
+        Select::new(self.with_system_properties(select))
     }
 
     /// The service returns only what `$select` lists; the SDK always needs the keys and the

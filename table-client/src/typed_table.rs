@@ -10,8 +10,8 @@
 //! unwrap is async, and the values change type), then handed to `from_parts`.
 
 use std::marker::PhantomData;
-use std::sync::Arc;
 
+use table_core::engine::Select;
 use table_core::typed::{LookupIndex, ReadEntity, SecondaryIndex, TableEntity};
 use table_core::{
     ETag, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Result, Violation, WriteOutcome,
@@ -125,7 +125,7 @@ pub struct TypedTable<T> {
     /// What a point read of `T` selects, as sent (see [`TableClient::read_select`]), or the
     /// rule it breaks; `None` when `T` reads every property. Made once per handle: the
     /// names depend only on `T` and the client's encryption policy.
-    select: Option<std::result::Result<Arc<[String]>, Violation>>,
+    select: Option<std::result::Result<Select, Violation>>,
     _entity: PhantomData<fn() -> T>,
 }
 
@@ -139,7 +139,7 @@ impl TableClient {
     /// Typed access to this table's entities of type `T`.
     pub fn typed<T: TableEntity>(&self) -> TypedTable<T> {
         let table = self.clone().with_encrypted(T::ENCRYPTED_PROPERTIES);
-        let select = select_of::<T>().map(|select| table.read_select(&select).map(Arc::from));
+        let select = select_of::<T>().map(|select| table.read_select(&select));
         TypedTable { table, select, _entity: PhantomData }
     }
 }
@@ -321,7 +321,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Reads the entity with `key`; `NotFound` if missing.
     pub async fn get(&self, key: &EntityKey) -> Result<T> {
-        let select = self.select.as_ref().map(|select| select.as_deref()).transpose();
+        let select = self.select.as_ref().map(|select| select.as_ref()).transpose();
         self.table.get_selected_as(&key.partition_key, &key.row_key, select, T::from_parts).await
     }
 

@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::time::Duration;
 
-use table_core::engine::{Engine, EngineOptions, FaultSpec, registry};
+use table_core::engine::{Engine, EngineOptions, FaultSpec, Select, registry};
+use table_core::typed::ReadEntity;
 use table_core::{
     CompareOp, Continuation, Entity, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Origin,
     QueryRequest, TableQuery, Value, Violation,
@@ -461,6 +462,36 @@ fn select_keeps_keys_timestamp_and_etag_and_omits_absent_properties() {
         e.query(T, &QueryRequest { select: Some(vec!["b".into()]), ..QueryRequest::default() }).unwrap();
     assert_eq!(page.entities[0].properties, Entity::new("", "").with("b", 2).properties);
     assert!(page.entities[0].etag.is_some());
+}
+
+#[test]
+fn a_prepared_select_reads_what_the_same_list_unprepared_reads() {
+    let e = engine();
+    e.insert(T, Entity::new("p", "r").with("a", 1).with("b", 2).with("c", 3)).unwrap();
+    let lists: [&[&str]; 4] =
+        [&["c", "a", "missing"], &["b", "b", "a", "b"], &["RowKey", "c", "Timestamp"], &[]];
+    for list in lists {
+        let list: Vec<String> = list.iter().map(|s| (*s).to_owned()).collect();
+        let prepared = Select::new(list.clone()).unwrap();
+        assert_eq!(prepared.names(), list, "kept as given");
+        let read = |read: ReadEntity<'_>| Ok(read.into_entity());
+        let unprepared = e.get_as(T, "p", "r", Some(&list), read).unwrap();
+        let from_prepared = e.get_selected_as(T, "p", "r", Some(&prepared), read).unwrap();
+        assert_eq!(from_prepared, unprepared, "{list:?}");
+    }
+}
+
+#[test]
+fn preparing_a_select_runs_the_rule_an_unprepared_read_runs() {
+    let e = engine();
+    let bad = vec!["a".to_owned(), "a,RowKey".to_owned()];
+    let unprepared = e.get(T, "p", "r", Some(&bad)).unwrap_err();
+    let rule = Select::new(bad).unwrap_err();
+    assert_eq!(unprepared.violation(), Some(&rule));
+    assert!(matches!(rule, Violation::SelectEntry { index: 1, .. }), "{rule:?}");
+    // Unprepared, the keys are still checked first, in the service's order.
+    let bad_key = e.get(T, "p/", "r", Some(&["a,b".to_owned()])).unwrap_err();
+    assert!(matches!(bad_key.violation(), Some(Violation::KeyCharacter { .. })), "{bad_key:?}");
 }
 
 // ---------------------------------------------------------------- queries

@@ -8,7 +8,7 @@
 //! applied" marker and the settling above this module behave offline as they do over HTTP.
 //! Only `Retry-After` has no counterpart: the engine asks for no pause.
 
-use table_core::engine::Engine;
+use table_core::engine::{Engine, Select};
 use table_core::{Continuation, Operation, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
 
 use super::Decode;
@@ -44,10 +44,10 @@ impl EmbeddedBackend {
         table: &str,
         partition_key: &str,
         row_key: &str,
-        select: Option<&[String]>,
+        select: Option<&Select>,
         decode: Decode<T>,
     ) -> Result<T> {
-        self.serve(Replay::Read, |e| e.get_as(table, partition_key, row_key, select, decode)).await
+        self.serve(Replay::Read, |e| e.get_selected_as(table, partition_key, row_key, select, decode)).await
     }
 
     pub(crate) async fn execute(&self, table: &str, operation: &Operation) -> Result<WriteOutcome> {

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
+use table_core::engine::Select;
 use table_core::{
     Continuation, ETag, Entity, Error, ErrorKind, IfMatch, MAX_BATCH_BODY, Operation, QueryRequest, Result,
     ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, Violation, WriteOutcome,
@@ -170,11 +171,11 @@ impl HttpBackend {
         table: &str,
         partition_key: &str,
         row_key: &str,
-        select: Option<&[String]>,
+        select: Option<&Select>,
         decode: Decode<T>,
     ) -> Result<T> {
         let path = url::entity_path(table, partition_key, row_key);
-        let query = QueryRequest { select: select.map(<[String]>::to_vec), ..QueryRequest::default() };
+        let query = QueryRequest { select: select.map(|s| s.names().to_vec()), ..QueryRequest::default() };
         let target = url::with_query(&self.url(&path), &url::entity_query(&query));
         let response = self
             .send(Request::new(Method::GET, target, Replay::Read))

@@ -11,7 +11,7 @@
 mod embedded;
 mod http;
 
-use table_core::engine::Engine;
+use table_core::engine::{Engine, Select};
 use table_core::typed::ReadEntity;
 use table_core::{
     Continuation, Entity, Error, ErrorKind, Operation, QueryRequest, Result, ServiceProperties,
@@ -70,7 +70,7 @@ impl Backend {
         table: &str,
         partition_key: &str,
         row_key: &str,
-        select: Option<&[String]>,
+        select: Option<&Select>,
     ) -> Result<Entity> {
         self.get_as(table, partition_key, row_key, select, entity).await
     }
@@ -81,7 +81,7 @@ impl Backend {
         table: &str,
         partition_key: &str,
         row_key: &str,
-        select: Option<&[String]>,
+        select: Option<&Select>,
         decode: Decode<T>,
     ) -> Result<T> {
         match self {

@@ -12,10 +12,10 @@
 //! be shared by name across a process through the [`registry`].
 //!
 //! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `row` (the
-//! stored form of an entity, its filter lookups and `$select` projection), `query` (key
-//! ranges, page scans, continuation tokens), `batch` (all-or-nothing transactions), `order`
-//! (UTF-16 ordinal key order), `clock` (timestamps), `faults`, `options`, `registry` (named
-//! engines).
+//! stored form of an entity, its filter lookups and `$select` projection), `select` (a
+//! `$select` list checked and sorted once), `query` (key ranges, page scans, continuation
+//! tokens), `batch` (all-or-nothing transactions), `order` (UTF-16 ordinal key order),
+//! `clock` (timestamps), `faults`, `options`, `registry` (named engines).
 
 mod batch;
 mod catalog;
@@ -26,6 +26,7 @@ mod order;
 mod query;
 pub mod registry;
 mod row;
+mod select;
 mod table;
 
 use std::borrow::Borrow;
@@ -35,11 +36,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};
 pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
+pub use select::Select;
 
 use self::catalog::Catalog;
 use self::clock::Clock;
 use self::query::{KeyPlan, PageLimits};
-use self::row::Select;
+use self::row::Row;
 use crate::access_policy::{SignedIdentifier, validate_signed_identifiers};
 use crate::batch::{Operation, WriteOutcome, validate_batch, validate_operation};
 use crate::entity::{Entity, EntityKey, IfMatch};
@@ -49,7 +51,7 @@ use crate::service_properties::{
     GeoReplicationStatus, ServiceProperties, ServiceStatistics, validate_service_properties,
 };
 use crate::typed::ReadEntity;
-use crate::validate::{check_select, validate_key};
+use crate::validate::validate_key;
 
 /// Largest `$top` the service accepts.
 const MAX_TOP: u32 = 1000;
@@ -187,19 +189,50 @@ impl Engine {
         select: Option<&[String]>,
         decode: impl FnOnce(ReadEntity<'_>) -> Result<T>,
     ) -> Result<T> {
-        let row = self
-            .serve(|s| {
-                validate_key(KeyName::PartitionKey, partition_key)?;
-                validate_key(KeyName::RowKey, row_key)?;
-                select.map(check_select).transpose()?;
-                // Only the row's shared buffer is taken under the lock; it is read after.
-                s.catalog
-                    .table(table)?
-                    .read(|data| data.get(partition_key, row_key).cloned())
-                    .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
-            })
-            .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
-        decode(row.read(select.map(Select::new).as_ref()))
+        // Checked after the keys, in the service's order.
+        let mut prepared = None;
+        let row = self.find_row(table, partition_key, row_key, || {
+            prepared =
+                select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
+            Ok(())
+        })?;
+        decode(row.read(prepared.as_ref()))
+    }
+
+    /// [`get_as`](Self::get_as) with a `select` prepared once by the caller ([`Select::new`]
+    /// checked it), so that repeated reads of one projection neither check nor sort it again.
+    #[doc(hidden)]
+    pub fn get_selected_as<T>(
+        &self,
+        table: &str,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&Select>,
+        decode: impl FnOnce(ReadEntity<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let row = self.find_row(table, partition_key, row_key, || Ok(()))?;
+        decode(row.read(select))
+    }
+
+    /// The stored row of one entity: the keys checked, then `check_select`, then the table and
+    /// the entity looked up. Only the row's shared buffer is taken under the table's lock.
+    fn find_row(
+        &self,
+        table: &str,
+        partition_key: &str,
+        row_key: &str,
+        check_select: impl FnOnce() -> Result<()>,
+    ) -> Result<Row> {
+        self.serve(|s| {
+            validate_key(KeyName::PartitionKey, partition_key)?;
+            validate_key(KeyName::RowKey, row_key)?;
+            check_select()?;
+            s.catalog
+                .table(table)?
+                .read(|data| data.get(partition_key, row_key).cloned())
+                .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
+        })
+        .map_err(|e| e.about(table, Some((partition_key, row_key))))
     }
 
     /// Runs one write. Errors, in the order checked: the entity or keys break a rule (400 with
@@ -274,13 +307,13 @@ impl Engine {
         request: &QueryRequest,
         decode: impl Fn(ReadEntity<'_>) -> Result<T>,
     ) -> Result<(Vec<T>, Option<Continuation>)> {
-        let found = self.serve(|s| {
+        let (found, select) = self.serve(|s| {
             let size = s.page_size(request.top)?;
             let filter = request.filter.as_ref();
             if let Some(filter) = filter {
                 filter.check_limits()?;
             }
-            request.select.as_deref().map(check_select).transpose()?;
+            let select = request.select.clone().map(Select::new).transpose().map_err(Error::invalid)?;
             let resume = request.continuation.as_ref().map(query::read_token).transpose()?;
             let table = s.catalog.table(table)?;
             let limits = PageLimits {
@@ -289,11 +322,10 @@ impl Engine {
                 scan_budget: s.options.scan_budget,
             };
             let plan = KeyPlan::new(filter);
-            Ok(table.read(|data| query::scan(data, &plan, resume.as_ref(), limits)))
+            Ok((table.read(|data| query::scan(data, &plan, resume.as_ref(), limits)), select))
         })?;
         // Copies (and projections) are made after the lock is released, into a page sized once
         // (collecting through `Result` would grow it by doubling, copying every decoded value).
-        let select = request.select.as_deref().map(Select::new);
         let mut items = Vec::with_capacity(found.rows.len());
         for row in &found.rows {
             items.push(decode(row.read(select.as_ref()))?);

@@ -24,7 +24,6 @@
 //! data, never panic.
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -32,6 +31,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::select::Select;
 use crate::entity::{ETag, Entity};
 use crate::filter::{Operand, Source, same_bytes};
 use crate::typed::{EntityParts, PropertyList, ReadEntity};
@@ -114,7 +114,7 @@ impl Row {
 
     /// The entity as returned to a caller: with `select`, only the listed custom properties
     /// (absent ones stay absent); keys, timestamp and ETag are always kept.
-    pub(crate) fn to_entity(&self, select: Option<&Select<'_>>) -> Entity {
+    pub(crate) fn to_entity(&self, select: Option<&Select>) -> Entity {
         self.read(select).into_entity()
     }
 
@@ -122,12 +122,12 @@ impl Row {
     /// [`to_entity`](Self::to_entity) returns, with names and string values still borrowed
     /// from the row until a decoder takes them. The generic entity and typed decoders
     /// (`TableEntity::from_parts`) both start here.
-    pub(crate) fn read(&self, select: Option<&Select<'_>>) -> ReadEntity<'_> {
+    pub(crate) fn read(&self, select: Option<&Select>) -> ReadEntity<'_> {
         let parts = self.parts();
         // One UTF-8 check for the keys, names, string values and ETag; slicing is then free.
         let all_text = text(parts.text);
         let slice = |at: Range<usize>| all_text.get(at).unwrap_or_default();
-        let mut wanted = select.map(Select::names);
+        let mut wanted = select.map(Select::cursor);
         // The count is a hint: a malformed buffer may claim any number.
         let mut properties = Vec::with_capacity(parts.count.min(MAX_PROPERTIES));
         for property in parts.properties() {
@@ -174,48 +174,6 @@ impl Row {
 impl fmt::Debug for Row {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.to_entity(None).fmt(f)
-    }
-}
-
-/// The `$select` of a read, borrowed from the request and sorted once per request in the
-/// order a row stores its properties (ascending bytes), so that a row is matched against it in
-/// one merge pass rather than one search per property.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Select<'a>(Vec<&'a str>);
-
-impl<'a> Select<'a> {
-    /// The properties `select` names (duplicates are harmless).
-    pub(crate) fn new(select: &'a [String]) -> Select<'a> {
-        let mut names: Vec<&str> = select.iter().map(String::as_str).collect();
-        names.sort_unstable();
-        Select(names)
-    }
-
-    /// A cursor for matching one row's properties, met in ascending name order.
-    fn names(&self) -> Selected<'_> {
-        Selected(&self.0)
-    }
-}
-
-/// The selected names a row's remaining properties may still match.
-struct Selected<'s>(&'s [&'s str]);
-
-impl Selected<'_> {
-    /// Whether `name` is selected, given that every later call passes a greater name (a row's
-    /// properties are unique and ascending): names below it can never match again and are
-    /// dropped.
-    fn admits(&mut self, name: &str) -> bool {
-        while let Some((first, rest)) = self.0.split_first() {
-            match (*first).cmp(name) {
-                Ordering::Less => self.0 = rest,
-                Ordering::Equal => {
-                    self.0 = rest;
-                    return true;
-                }
-                Ordering::Greater => return false,
-            }
-        }
-        false
     }
 }
 
@@ -552,7 +510,8 @@ mod tests {
                 .collect();
             // Unsorted, with duplicates, as a caller may send it.
             let names: Vec<String> = names.iter().rev().chain(&names).cloned().collect();
-            let projected = Row::new(&entity, t, &etag).to_entity(Some(&Select::new(&names)));
+            let select = Select::new(names.clone()).expect("entity property names are valid");
+            let projected = Row::new(&entity, t, &etag).to_entity(Some(&select));
             let mut expected = entity.properties.clone();
             expected.retain(|name, _| names.contains(name));
             prop_assert_eq!(projected.properties, expected);

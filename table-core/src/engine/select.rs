@@ -1,0 +1,93 @@
+//! A `$select` list prepared once: checked against the property-name rule and put in the
+//! order a row stores its properties, so that a handle reading the same projection again and
+//! again (a typed table's point reads) pays for neither on each read.
+//!
+//! Invariants: a [`Select`] is only made by [`Select::new`], which runs
+//! [`validate_select`] (the one implementation of the rule), so every `Select` is valid;
+//! `sorted` holds the same names as `list`, ascending by bytes and without duplicates.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::error::Violation;
+use crate::validate::validate_select;
+
+/// A checked `$select` list (see the module docs). Cheap to clone: clones share the names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Select(Arc<Names>);
+
+#[derive(Debug, PartialEq, Eq)]
+struct Names {
+    /// The names as given, in the caller's order (what a request sends).
+    list: Vec<String>,
+    /// The same names ascending by bytes, each once (what a row is matched against).
+    sorted: Vec<String>,
+}
+
+impl Select {
+    /// Checks `list` ([`validate_select`]: the violation names the first bad entry) and
+    /// prepares it. Duplicates and any order are accepted, as in an unprepared list.
+    pub fn new(list: Vec<String>) -> Result<Select, Violation> {
+        validate_select(&list)?;
+        let mut sorted = list.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        Ok(Select(Arc::new(Names { list, sorted })))
+    }
+
+    /// The names as given to [`new`](Self::new), in that order.
+    pub fn names(&self) -> &[String] {
+        &self.0.list
+    }
+
+    /// A cursor for matching one row's properties, met in ascending name order.
+    pub(crate) fn cursor(&self) -> Selected<'_> {
+        Selected(&self.0.sorted)
+    }
+}
+
+/// The selected names a row's remaining properties may still match.
+pub(crate) struct Selected<'s>(&'s [String]);
+
+impl Selected<'_> {
+    /// Whether `name` is selected, given that every later call passes a greater name (a row's
+    /// properties are unique and ascending): names below it can never match again and are
+    /// dropped.
+    pub(crate) fn admits(&mut self, name: &str) -> bool {
+        while let Some((first, rest)) = self.0.split_first() {
+            match first.as_str().cmp(name) {
+                Ordering::Less => self.0 = rest,
+                Ordering::Equal => {
+                    self.0 = rest;
+                    return true;
+                }
+                Ordering::Greater => return false,
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn keeps_the_list_as_given_and_matches_each_name_once_in_row_order() {
+        let select = Select::new(names(&["b", "a", "b", "RowKey"])).expect("valid names");
+        assert_eq!(select.names(), names(&["b", "a", "b", "RowKey"]));
+        let mut cursor = select.cursor();
+        let admitted: Vec<bool> = ["RowKey", "a", "aa", "b", "c"].iter().map(|n| cursor.admits(n)).collect();
+        assert_eq!(admitted, [true, true, false, true, false]);
+    }
+
+    #[test]
+    fn preparing_runs_the_select_rule() {
+        let error = Select::new(names(&["ok", "a,RowKey"])).expect_err("a comma is not a name");
+        assert!(matches!(error, Violation::SelectEntry { index: 1, .. }), "{error:?}");
+    }
+}
