@@ -281,10 +281,13 @@ impl KeyBuilder<'_> {
                 format!("the template `{}` has no more fields", self.template.text),
             ));
         };
-        let part = value
-            .encode_key(&spec)
+        // Written straight into the key; `part` is this field's segment of it.
+        let start = self.out.len();
+        value
+            .write_key(&spec, &mut self.out)
             .map_err(|e| field_error(name, format!("cannot be written into {key}: {e}")))?;
-        validate_key(key, &part)
+        let part = &self.out[start..];
+        validate_key(key, part)
             .map_err(|v| field_error(name, format!("cannot be written into {key}: {v}")))?;
         if let Some(Segment::Literal(next)) = self.template.segments.get(index + 1)
             && parsed
@@ -300,7 +303,6 @@ impl KeyBuilder<'_> {
                 ),
             ));
         }
-        self.out.push_str(&part);
         self.next = index + 1;
         Ok(self)
     }
