@@ -10,11 +10,11 @@ use std::sync::Arc;
 use table_core::engine::Select;
 use table_core::typed::ReadEntity;
 use table_core::{
-    ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result, Violation, WriteOutcome,
-    validate_key, validate_operation, validate_table_name,
+    CheckedOperation, ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result,
+    Violation, WriteOutcome, validate_key, validate_table_name,
 };
 
-use crate::backend::{self, Backend, Decode};
+use crate::backend::{self, Backend, Decode, Write};
 use crate::encryption::EncryptionPolicy;
 use crate::error::{ambiguous, crypto};
 use crate::outcome::{if_exists, is_entity_missing, require_etag};
@@ -294,9 +294,8 @@ impl TableClient {
     /// [`execute`](Self::execute) without settling a delete's lost answer.
     async fn execute_as_answered(&self, operation: Operation) -> Result<WriteOutcome> {
         self.check_name()?;
-        let operation = self.seal(operation).await?;
-        check_operation(&operation)?;
-        self.backend.execute(&self.name, operation).await
+        let operation = check_operation(self.seal(operation).await?)?;
+        self.backend.execute(&self.name, Write::Checked(operation)).await
     }
 
     /// A delete failed after an attempt whose answer was lost. Its retry finding nothing is
@@ -387,9 +386,10 @@ impl TableClient {
     }
 }
 
-/// The local checks of one operation: keys always, the whole entity for writes.
-pub(crate) fn check_operation(operation: &Operation) -> Result<()> {
-    validate_operation(operation).map_err(Error::invalid)
+/// The local checks of one operation: keys always, the whole entity for writes. The embedded
+/// engine does not repeat them for the [`CheckedOperation`] this returns.
+pub(crate) fn check_operation(operation: Operation) -> Result<CheckedOperation> {
+    CheckedOperation::new(operation).map_err(Error::invalid)
 }
 
 impl TableClient {

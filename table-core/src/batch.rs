@@ -94,6 +94,27 @@ pub struct WriteOutcome {
     pub etag: Option<ETag>,
 }
 
+/// An operation that passed [`validate_operation`], built only by [`CheckedOperation::new`]:
+/// whoever receives one (the embedded engine's [`execute_checked`]) may skip that check, since
+/// it could only have passed again.
+///
+/// [`execute_checked`]: crate::engine::Engine::execute_checked
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedOperation(Operation);
+
+impl CheckedOperation {
+    /// The operation, once [`validate_operation`] accepts it; its violation otherwise.
+    pub fn new(operation: Operation) -> Result<Self, Violation> {
+        validate_operation(&operation)?;
+        Ok(Self(operation))
+    }
+
+    /// The checked operation.
+    pub fn operation(&self) -> &Operation {
+        &self.0
+    }
+}
+
 /// Checks what the service checks on one operation before looking at stored data: the keys,
 /// the `If-Match` ETag (which must be sendable as a header), and for writes of an entity the
 /// whole entity ([`validate_entity`]).

@@ -133,15 +133,25 @@ fn is_digits(text: &str, width: usize) -> bool {
 
 /// The 19-digit .NET tick count of an instant (`2014-08-22T00:50:32Z` -> `0635442654320000000`).
 pub fn ticks(t: DateTime<Utc>) -> Result<String, KeyCodecError> {
-    let ticks = checked_ticks(t)?;
-    Ok(format!("{ticks:019}"))
+    to_string(|out| write_ticks(out, t))
+}
+
+/// Appends [`ticks`] of an instant to `out`; on error `out` is left as it was.
+pub fn write_ticks(out: &mut String, t: DateTime<Utc>) -> Result<(), KeyCodecError> {
+    write_padded(out, checked_ticks(t)?.unsigned_abs(), TICKS_DIGITS);
+    Ok(())
 }
 
 /// The 19-digit inverted tick count, `MAX_TICKS - ticks`
 /// (`2014-08-22T00:50:32Z` -> `2519936321679999999`).
 pub fn inverted_ticks(t: DateTime<Utc>) -> Result<String, KeyCodecError> {
-    let ticks = checked_ticks(t)?;
-    Ok(format!("{:019}", MAX_TICKS - ticks))
+    to_string(|out| write_inverted_ticks(out, t))
+}
+
+/// Appends [`inverted_ticks`] of an instant to `out`; on error `out` is left as it was.
+pub fn write_inverted_ticks(out: &mut String, t: DateTime<Utc>) -> Result<(), KeyCodecError> {
+    write_padded(out, (MAX_TICKS - checked_ticks(t)?).unsigned_abs(), TICKS_DIGITS);
+    Ok(())
 }
 
 /// The ticks of an instant within .NET's range (0001-01-01 to 9999-12-31).
@@ -177,15 +187,31 @@ fn parse_tick_count(text: &str) -> Result<(i64, DateTime<Utc>), KeyCodecError> {
 
 /// A non-negative integer as exactly `width` decimal digits (123 with width 8 -> `00000123`).
 pub fn zero_pad(value: i128, width: usize) -> Result<String, KeyCodecError> {
-    if value < 0 {
-        return Err(KeyCodecError::Negative { value });
+    let Ok(magnitude) = u64::try_from(value) else {
+        // Negative, or wider than any key integer type: both are errors of their own.
+        return if value < 0 {
+            Err(KeyCodecError::Negative { value })
+        } else {
+            Err(KeyCodecError::TooWide { value: value.to_string(), width })
+        };
+    };
+    to_string(|out| write_zero_padded(out, KeyInt::from_parts(false, magnitude), width))
+}
+
+/// Appends [`zero_pad`] of `value` to `out`; on error `out` is left as it was.
+pub fn write_zero_padded(out: &mut String, value: KeyInt, width: usize) -> Result<(), KeyCodecError> {
+    if value.negative {
+        return Err(KeyCodecError::Negative { value: value.to_i128() });
+    }
+    let mut digits = [0u8; MAX_DIGITS];
+    let text = decimal(value.magnitude, &mut digits);
+    if text.len() > width {
+        return Err(KeyCodecError::TooWide { value: text.to_owned(), width });
     }
     // Padded by hand: `format!("{:0width$}")` panics for widths above u16::MAX.
-    let digits = value.to_string();
-    if digits.len() > width {
-        return Err(KeyCodecError::TooWide { value: digits, width });
-    }
-    Ok("0".repeat(width - digits.len()) + &digits)
+    out.extend(std::iter::repeat_n('0', width - text.len()));
+    out.push_str(text);
+    Ok(())
 }
 
 /// Reads an integer written by [`zero_pad`] with the same width.
@@ -200,13 +226,127 @@ pub fn parse_zero_padded(text: &str, width: usize) -> Result<i128, KeyCodecError
 /// An integer in `i64::MIN..=u64::MAX` as `value + 2^63` in 20 digits, so that text order is
 /// numeric order (`i64::MIN` -> `00000000000000000000`, `0` -> `09223372036854775808`).
 pub fn ordered(value: i128) -> Result<String, KeyCodecError> {
-    if value < i128::from(i64::MIN) || value > i128::from(u64::MAX) {
-        return Err(KeyCodecError::OutOfRange {
+    let magnitude = u64::try_from(value.unsigned_abs()).ok();
+    match magnitude {
+        Some(magnitude) if value >= i128::from(i64::MIN) => {
+            let mut out = String::with_capacity(ORDERED_DIGITS);
+            write_ordered(&mut out, KeyInt::from_parts(value < 0, magnitude));
+            Ok(out)
+        }
+        _ => Err(KeyCodecError::OutOfRange {
             value: value.to_string(),
             ty: "the ordered encoding (i64::MIN to u64::MAX)",
-        });
+        }),
     }
-    Ok(format!("{:020}", value + ORDERED_OFFSET))
+}
+
+/// Appends [`ordered`] of `value` to `out`: every [`KeyInt`] is in its range.
+pub fn write_ordered(out: &mut String, value: KeyInt) {
+    const OFFSET: u64 = 1 << 63;
+    const TEN_POW_19: u64 = 10_000_000_000_000_000_000;
+    if value.negative {
+        // A negative KeyInt comes from an i64, so its magnitude is at most 2^63.
+        write_padded(out, OFFSET - value.magnitude, ORDERED_DIGITS);
+    } else if let Some(shifted) = value.magnitude.checked_add(OFFSET) {
+        write_padded(out, shifted, ORDERED_DIGITS);
+    } else {
+        // Above u64::MAX (a u64 of 2^63 or more): `magnitude + 2^63` lies in [2^64, 2^64 + 2^63),
+        // i.e. a leading digit 1 or 2 followed by 19 digits, computed without wider integers.
+        let rest = value.magnitude - OFFSET; // value + 2^63 = 2^64 + rest
+        let two_pow_64_low = 8_446_744_073_709_551_616; // 2^64 - 10^19
+        let low = rest + two_pow_64_low; // < 10^19 + 2^63, fits u64
+        let (lead, low) = if low >= TEN_POW_19 { (b'2', low - TEN_POW_19) } else { (b'1', low) };
+        out.push(char::from(lead));
+        write_padded(out, low, ORDERED_DIGITS - 1);
+    }
+}
+
+/// An integer of any key integer type (`i32`, `i64`, `u32`, `u64`) as sign and magnitude, so
+/// that the key writers need neither `i128` arithmetic nor an intermediate `String`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyInt {
+    negative: bool,
+    magnitude: u64,
+}
+
+impl KeyInt {
+    /// `-magnitude` when `negative`, else `magnitude`; callers keep a negative magnitude at or
+    /// below 2^63 (`i64::MIN`).
+    fn from_parts(negative: bool, magnitude: u64) -> Self {
+        Self { negative: negative && magnitude != 0, magnitude }
+    }
+
+    fn to_i128(self) -> i128 {
+        let magnitude = i128::from(self.magnitude);
+        if self.negative { -magnitude } else { magnitude }
+    }
+}
+
+impl From<i64> for KeyInt {
+    fn from(value: i64) -> Self {
+        Self::from_parts(value < 0, value.unsigned_abs())
+    }
+}
+
+impl From<u64> for KeyInt {
+    fn from(value: u64) -> Self {
+        Self::from_parts(false, value)
+    }
+}
+
+impl From<i32> for KeyInt {
+    fn from(value: i32) -> Self {
+        Self::from(i64::from(value))
+    }
+}
+
+impl From<u32> for KeyInt {
+    fn from(value: u32) -> Self {
+        Self::from(u64::from(value))
+    }
+}
+
+/// Decimal digits of the largest `u64`.
+const MAX_DIGITS: usize = 20;
+
+/// The decimal digits of `n`, written into the end of `buf`.
+fn decimal(mut n: u64, buf: &mut [u8; MAX_DIGITS]) -> &str {
+    let mut start = MAX_DIGITS;
+    loop {
+        start -= 1;
+        // `n % 10` is below 10, so the cast cannot truncate.
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[start..]).unwrap_or_default()
+}
+
+/// Appends `n` as exactly `width` digits; `n` must have at most `width` digits.
+fn write_padded(out: &mut String, n: u64, width: usize) {
+    let mut digits = [0u8; MAX_DIGITS];
+    let text = decimal(n, &mut digits);
+    out.extend(std::iter::repeat_n('0', width.saturating_sub(text.len())));
+    out.push_str(text);
+}
+
+/// Appends the decimal text of `value` (`-42`, `7`) to `out`, as `to_string` would write it.
+pub fn write_plain(out: &mut String, value: KeyInt) {
+    let mut digits = [0u8; MAX_DIGITS];
+    if value.negative {
+        out.push('-');
+    }
+    out.push_str(decimal(value.magnitude, &mut digits));
+}
+
+/// Runs a key writer on a new `String`.
+fn to_string(write: impl FnOnce(&mut String) -> Result<(), KeyCodecError>) -> Result<String, KeyCodecError> {
+    let mut out = String::new();
+    write(&mut out)?;
+    Ok(out)
 }
 
 /// Reads an integer written by [`ordered`].

@@ -46,8 +46,8 @@ pub use access_policy::{
     MAX_SIGNED_IDENTIFIER_ID_LEN, MAX_SIGNED_IDENTIFIERS, SignedIdentifier, validate_signed_identifiers,
 };
 pub use batch::{
-    MAX_BATCH_BODY, MAX_BATCH_OPERATIONS, Operation, WriteOutcome, estimated_body_size, validate_batch,
-    validate_operation,
+    CheckedOperation, MAX_BATCH_BODY, MAX_BATCH_OPERATIONS, Operation, WriteOutcome, estimated_body_size,
+    validate_batch, validate_operation,
 };
 pub use entity::{ETag, Entity, EntityKey, IfMatch, Properties};
 pub use error::{Error, ErrorCode, ErrorKind, KeyName, Origin, Result, Violation};

@@ -873,3 +873,37 @@ fn the_registry_shares_an_engine_per_name_until_the_name_is_unbound() {
     registry::open("engine-tests-b").create_table(T).unwrap();
     assert_eq!(code(second.create_table(T)), ErrorCode::TableAlreadyExists);
 }
+
+/// A checked operation runs as the same operation through `execute`: same outcomes, same
+/// errors for everything the entity check does not cover (ETag syntax, missing table, key
+/// conflicts), and the entity check refuses with the violation `execute` reports.
+#[test]
+fn checked_operations_run_like_unchecked_ones_minus_the_repeated_check() {
+    use table_core::{CheckedOperation, ETag};
+    let (checked, unchecked) = (engine(), engine());
+    let ops = [
+        Operation::Insert(Entity::new("p", "r").with("N", 1i32)),
+        Operation::Insert(Entity::new("p", "r").with("N", 2i32)),
+        Operation::Replace { entity: Entity::new("p", "r"), if_match: IfMatch::ETag(ETag::new("no quotes")) },
+        Operation::Merge { entity: Entity::new("p", "missing"), if_match: IfMatch::Any },
+        Operation::Delete { key: EntityKey::new("p", "r"), if_match: IfMatch::Any },
+    ];
+    for op in ops {
+        let a = checked.execute_checked(T, &CheckedOperation::new(op.clone()).unwrap());
+        let b = unchecked.execute(T, &op);
+        assert_eq!(a.is_ok(), b.is_ok(), "{op:?}");
+        if let (Err(a), Err(b)) = (&a, &b) {
+            assert_eq!((a.kind(), a.code(), a.to_string()), (b.kind(), b.code(), b.to_string()), "{op:?}");
+        }
+    }
+    let missing = checked.execute_checked(
+        "Missing",
+        &CheckedOperation::new(Operation::Insert(Entity::new("p", "r"))).unwrap(),
+    );
+    assert_eq!(code(missing), ErrorCode::TableNotFound);
+
+    let invalid = Operation::Insert(Entity::new("p/", "r"));
+    let violation = CheckedOperation::new(invalid.clone()).unwrap_err();
+    let err = unchecked.execute(T, &invalid).unwrap_err();
+    assert_eq!(err.violation(), Some(&violation));
+}

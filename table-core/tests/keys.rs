@@ -4,7 +4,8 @@ use chrono::{DateTime, Utc};
 use proptest::prelude::*;
 use table_core::compare_ordinal;
 use table_core::datetime::{max_datetime, parse_datetime};
-use table_core::keys::{self, KeyCodecError};
+use table_core::keys::{self, KeyCodecError, KeySpec};
+use table_core::typed::KeyValue;
 
 fn at(s: &str) -> DateTime<Utc> {
     parse_datetime(s).expect("test vector parses")
@@ -107,4 +108,103 @@ proptest! {
         let in_range = keys::prefix_successor(&prefix).is_none_or(|end| compare_ordinal(&extended, &end) == Less);
         prop_assert!(in_range);
     }
+}
+
+/// The integer key formats as they were first written, through `i128` and `format!`: the
+/// in-place writers must produce exactly these bytes.
+fn reference_key(value: i128, spec: &KeySpec) -> Result<String, KeyCodecError> {
+    match *spec {
+        KeySpec::Plain => Ok(value.to_string()),
+        KeySpec::ZeroPad(width) => {
+            if value < 0 {
+                return Err(KeyCodecError::Negative { value });
+            }
+            let digits = value.to_string();
+            if digits.len() > width {
+                return Err(KeyCodecError::TooWide { value: digits, width });
+            }
+            Ok("0".repeat(width - digits.len()) + &digits)
+        }
+        KeySpec::Ordered => Ok(format!("{:020}", value + (1i128 << 63))),
+        _ => unreachable!("integer specs only"),
+    }
+}
+
+/// Checks one integer against [`reference_key`], through `encode_key` and through `write_key`
+/// appending to a key that already has text (which an error must leave as it was).
+fn check_integer_key<T: KeyValue + Into<i128> + Copy>(value: T, spec: &KeySpec) -> Result<(), TestCaseError> {
+    let expected = reference_key(value.into(), spec);
+    prop_assert_eq!(&value.encode_key(spec), &expected);
+    let mut out = String::from("p_");
+    let written = value.write_key(spec, &mut out);
+    match expected {
+        Ok(text) => prop_assert_eq!((written, out), (Ok(()), format!("p_{text}"))),
+        Err(e) => prop_assert_eq!((written, out.as_str()), (Err(e), "p_")),
+    }
+    Ok(())
+}
+
+/// Integers with the edges of every key integer type mixed in among uniform ones.
+fn key_integer() -> impl Strategy<Value = i128> {
+    let edges = [0, 1, -1, 9, 10, 99, 100, i128::from(i32::MIN), i128::from(i32::MAX), i128::from(u32::MAX)]
+        .into_iter()
+        .chain([i128::from(i64::MIN), i128::from(i64::MAX), i128::from(u64::MAX), 1 << 63, (1 << 63) - 1])
+        .chain([(1 << 64) - 10_000_000_000_000_000_000, 10_000_000_000_000_000_000]);
+    prop_oneof![
+        prop::sample::select(edges.collect::<Vec<_>>()),
+        any::<i64>().prop_map(i128::from),
+        any::<u64>().prop_map(i128::from),
+        (0u32..20).prop_flat_map(|digits| 0..10i128.pow(digits).max(1)),
+    ]
+}
+
+fn integer_spec() -> impl Strategy<Value = KeySpec> {
+    prop_oneof![Just(KeySpec::Plain), Just(KeySpec::Ordered), (0usize..25).prop_map(KeySpec::ZeroPad)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn integer_keys_are_written_byte_for_byte_as_before(value in key_integer(), spec in integer_spec()) {
+        if let Ok(v) = i32::try_from(value) { check_integer_key(v, &spec)?; }
+        if let Ok(v) = i64::try_from(value) { check_integer_key(v, &spec)?; }
+        if let Ok(v) = u32::try_from(value) { check_integer_key(v, &spec)?; }
+        if let Ok(v) = u64::try_from(value) { check_integer_key(v, &spec)?; }
+        // The i128 entry points agree with the reference too, out of range included.
+        match spec {
+            KeySpec::ZeroPad(width) => prop_assert_eq!(keys::zero_pad(value, width), reference_key(value, &spec)),
+            KeySpec::Ordered => prop_assert_eq!(keys::ordered(value), reference_key(value, &spec)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn tick_keys_are_written_byte_for_byte_as_before(t in instant()) {
+        let ticks = table_core::datetime::to_ticks(t).expect("in range");
+        let max = table_core::datetime::MAX_TICKS;
+        prop_assert_eq!(t.encode_key(&KeySpec::Ticks), Ok(format!("{ticks:019}")));
+        prop_assert_eq!(t.encode_key(&KeySpec::InvertedTicks), Ok(format!("{:019}", max - ticks)));
+        let mut out = String::from("p_");
+        prop_assert_eq!(t.write_key(&KeySpec::InvertedTicks, &mut out), Ok(()));
+        prop_assert_eq!(out, format!("p_{:019}", max - ticks));
+    }
+}
+
+#[test]
+fn out_of_range_integers_keep_their_errors() {
+    assert_eq!(keys::zero_pad(-5, 3), Err(KeyCodecError::Negative { value: -5 }));
+    assert_eq!(
+        keys::zero_pad(i128::from(u64::MAX) + 1, 30),
+        Err(KeyCodecError::TooWide { value: "18446744073709551616".into(), width: 30 })
+    );
+    assert!(matches!(keys::ordered(i128::from(i64::MIN) - 1), Err(KeyCodecError::OutOfRange { .. })));
+    assert!(matches!(keys::ordered(i128::from(u64::MAX) + 1), Err(KeyCodecError::OutOfRange { .. })));
+    let mut out = String::from("p_");
+    assert!(
+        max_datetime()
+            .checked_add_signed(chrono::TimeDelta::days(1))
+            .is_some_and(|t| t.write_key(&KeySpec::Ticks, &mut out).is_err())
+    );
+    assert_eq!(out, "p_");
 }

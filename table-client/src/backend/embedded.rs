@@ -11,7 +11,7 @@
 use table_core::engine::{Engine, Select};
 use table_core::{Continuation, Operation, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
 
-use super::Decode;
+use super::{Decode, Write};
 
 use crate::retry::{self, Failed, Replay, RetryPolicy};
 
@@ -50,8 +50,12 @@ impl EmbeddedBackend {
         self.serve(Replay::Read, |e| e.get_selected_as(table, partition_key, row_key, select, decode)).await
     }
 
-    pub(crate) async fn execute(&self, table: &str, operation: &Operation) -> Result<WriteOutcome> {
-        self.serve(Replay::of(operation), |e| e.execute(table, operation)).await
+    pub(crate) async fn execute(&self, table: &str, write: &Write) -> Result<WriteOutcome> {
+        let replay = Replay::of(write.operation());
+        match write {
+            Write::Checked(checked) => self.serve(replay, |e| e.execute_checked(table, checked)).await,
+            Write::Unchecked(operation) => self.serve(replay, |e| e.execute(table, operation)).await,
+        }
     }
 
     pub(crate) async fn query_as<T>(

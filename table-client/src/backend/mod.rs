@@ -14,11 +14,27 @@ mod http;
 use table_core::engine::{Engine, Select};
 use table_core::typed::ReadEntity;
 use table_core::{
-    Continuation, Entity, Error, ErrorKind, Operation, QueryRequest, Result, ServiceProperties,
-    ServiceStatistics, SignedIdentifier, TablePage, TableQuery, WriteOutcome,
+    CheckedOperation, Continuation, Entity, Error, ErrorKind, Operation, QueryRequest, Result,
+    ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, WriteOutcome,
 };
 
 pub(crate) use embedded::EmbeddedBackend;
+
+/// A write for [`Backend::execute`]: one the client checked already (the embedded engine then
+/// skips those checks), or one only the backend checks.
+pub(crate) enum Write {
+    Checked(CheckedOperation),
+    Unchecked(Operation),
+}
+
+impl Write {
+    pub(crate) fn operation(&self) -> &Operation {
+        match self {
+            Write::Checked(checked) => checked.operation(),
+            Write::Unchecked(operation) => operation,
+        }
+    }
+}
 pub(crate) use http::{HttpBackend, HttpOptions, RequestAuth};
 
 use crate::error::{self, ambiguous};
@@ -90,13 +106,13 @@ impl Backend {
         }
     }
 
-    pub(crate) async fn execute(&self, table: &str, operation: Operation) -> Result<WriteOutcome> {
+    pub(crate) async fn execute(&self, table: &str, write: Write) -> Result<WriteOutcome> {
         let result = match self {
-            Backend::Embedded(e) => e.execute(table, &operation).await,
-            Backend::Http(h) => h.execute(table, &operation).await,
+            Backend::Embedded(e) => e.execute(table, &write).await,
+            Backend::Http(h) => h.execute(table, write.operation()).await,
         };
         match result {
-            Err(e) => self.settle_conditional_write(table, &operation, e).await,
+            Err(e) => self.settle_conditional_write(table, write.operation(), e).await,
             outcome => outcome,
         }
     }

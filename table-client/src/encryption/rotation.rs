@@ -17,6 +17,7 @@ use table_core::{Continuation, ETag, Entity, Error, ErrorKind, Filter, IfMatch, 
 use super::key::KeyEncryptionKey;
 use super::metadata::{METADATA, Metadata, PROPERTY_LIST};
 use super::policy::EncryptionPolicy;
+use crate::backend::Write;
 use crate::contention::retry_races;
 use crate::error::{crypto, decode, invalid_input};
 use crate::outcome::is_entity_missing;
@@ -303,7 +304,11 @@ impl Rotation<'_> {
             entity: Entity::new(&row.partition_key, &row.row_key).with(METADATA, envelope),
             if_match: IfMatch::ETag(etag),
         };
-        self.table.backend().execute(self.table.name(), merge).await.map(|_| Outcome::Rewrapped)
+        self.table
+            .backend()
+            .execute(self.table.name(), Write::Unchecked(merge))
+            .await
+            .map(|_| Outcome::Rewrapped)
     }
 }
 

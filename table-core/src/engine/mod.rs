@@ -43,7 +43,7 @@ use self::clock::Clock;
 use self::query::{KeyPlan, PageLimits};
 use self::row::Row;
 use crate::access_policy::{SignedIdentifier, validate_signed_identifiers};
-use crate::batch::{Operation, WriteOutcome, validate_batch, validate_operation};
+use crate::batch::{CheckedOperation, Operation, WriteOutcome, validate_batch, validate_operation};
 use crate::entity::{Entity, EntityKey, IfMatch};
 use crate::error::{Error, ErrorCode, KeyName, Origin, Result, Violation};
 use crate::query::{Continuation, Page, QueryRequest, TablePage, TableQuery};
@@ -243,9 +243,21 @@ impl Engine {
     /// Takes the operation by value or by reference: the engine copies what it stores, so a
     /// caller that may send the same operation again (a retry) keeps it without a clone.
     pub fn execute(&self, table: &str, operation: impl Borrow<Operation>) -> Result<WriteOutcome> {
-        let operation = operation.borrow();
+        self.write(table, operation.borrow(), true)
+    }
+
+    /// [`execute`](Self::execute) of an operation that already passed the entity and key
+    /// checks: the rest runs as there, in the same order, with the same errors.
+    pub fn execute_checked(&self, table: &str, operation: &CheckedOperation) -> Result<WriteOutcome> {
+        self.write(table, operation.operation(), false)
+    }
+
+    /// One write; `validate` is `false` only for a [`CheckedOperation`], which passed it.
+    fn write(&self, table: &str, operation: &Operation, validate: bool) -> Result<WriteOutcome> {
         self.serve(|s| {
-            validate_operation(operation)?;
+            if validate {
+                validate_operation(operation)?;
+            }
             check_etag_syntax(operation)?;
             let about = |e: Error, op: &Operation| e.about(table, Some((op.partition_key(), op.row_key())));
             s.catalog

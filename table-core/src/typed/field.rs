@@ -185,6 +185,14 @@ pub trait KeyValue {
     /// The key segment for this value.
     fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError>;
 
+    /// Appends the key segment to `out` (what [`encode_key`](KeyValue::encode_key) returns); on
+    /// error `out` is left as it was. Types whose segment can be written in place override it
+    /// so that building a key allocates no segment `String`.
+    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+        out.push_str(&self.encode_key(spec)?);
+        Ok(())
+    }
+
     /// The value from a key segment written by [`encode_key`](KeyValue::encode_key).
     fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError>
     where
@@ -226,8 +234,15 @@ fn unsupported<T>(spec: &KeySpec, ty: &'static str) -> Result<T, KeyCodecError> 
 
 impl KeyValue for str {
     fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
+        encode_by_writing(self, spec)
+    }
+
+    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
         match spec {
-            KeySpec::Plain => Ok(self.to_owned()),
+            KeySpec::Plain => {
+                out.push_str(self);
+                Ok(())
+            }
             _ => unsupported(spec, "a string"),
         }
     }
@@ -238,6 +253,10 @@ impl KeyValue for String {
         self.as_str().encode_key(spec)
     }
 
+    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+        self.as_str().write_key(spec, out)
+    }
+
     fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError> {
         match spec {
             KeySpec::Plain => Ok(text.to_owned()),
@@ -246,17 +265,31 @@ impl KeyValue for String {
     }
 }
 
-/// Implements `KeyValue` for an integer type through the i128 codecs of [`keys`].
+/// [`KeyValue::encode_key`] for types that implement [`KeyValue::write_key`] themselves.
+fn encode_by_writing<T: KeyValue + ?Sized>(value: &T, spec: &KeySpec) -> Result<String, KeyCodecError> {
+    let mut out = String::new();
+    value.write_key(spec, &mut out)?;
+    Ok(out)
+}
+
+/// Implements `KeyValue` for an integer type: written in place through [`keys::KeyInt`],
+/// read back through the i128 codecs of [`keys`].
 macro_rules! integer_key {
     ($($ty:ident),*) => {$(
         impl KeyValue for $ty {
             fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
+                encode_by_writing(self, spec)
+            }
+
+            fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+                let value = keys::KeyInt::from(*self);
                 match spec {
-                    KeySpec::Plain => Ok(self.to_string()),
-                    KeySpec::ZeroPad(width) => keys::zero_pad(i128::from(*self), *width),
-                    KeySpec::Ordered => keys::ordered(i128::from(*self)),
-                    _ => unsupported(spec, stringify!($ty)),
+                    KeySpec::Plain => keys::write_plain(out, value),
+                    KeySpec::ZeroPad(width) => keys::write_zero_padded(out, value, *width)?,
+                    KeySpec::Ordered => keys::write_ordered(out, value),
+                    _ => return unsupported(spec, stringify!($ty)),
                 }
+                Ok(())
             }
 
             fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError> {
@@ -300,6 +333,17 @@ impl KeyValue for DateTime<Utc> {
             KeySpec::InvertedTicks => keys::inverted_ticks(*self),
             KeySpec::Date(format) => keys::date(*self, format),
             _ => unsupported(spec, "DateTime<Utc>"),
+        }
+    }
+
+    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+        match spec {
+            KeySpec::Ticks => keys::write_ticks(out, *self),
+            KeySpec::InvertedTicks => keys::write_inverted_ticks(out, *self),
+            _ => {
+                out.push_str(&self.encode_key(spec)?);
+                Ok(())
+            }
         }
     }
 
@@ -360,6 +404,10 @@ impl KeyValue for bool {
 impl<T: KeyValue + ?Sized> KeyValue for &T {
     fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
         (**self).encode_key(spec)
+    }
+
+    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+        (**self).write_key(spec, out)
     }
 
     fn decode_key(_: &str, spec: &KeySpec) -> Result<Self, KeyCodecError>

@@ -283,10 +283,13 @@ impl KeyBuilder<'_> {
                 format!("the template `{}` has no more fields", self.template.text),
             ));
         };
-        let part = value
-            .encode_key(&spec)
+        // Written straight into the key; `part` is this field's segment of it.
+        let start = self.out.len();
+        value
+            .write_key(&spec, &mut self.out)
             .map_err(|e| field_error(name, format!("cannot be written into {key}: {e}")))?;
-        validate_key(key, &part)
+        let part = &self.out[start..];
+        validate_key(key, part)
             .map_err(|v| field_error(name, format!("cannot be written into {key}: {v}")))?;
         // A field before a key-only one moves its cut as much as the key-only field itself.
         let cut_matters =
@@ -305,7 +308,6 @@ impl KeyBuilder<'_> {
                 ),
             ));
         }
-        self.out.push_str(&part);
         self.next = index + 1;
         Ok(self)
     }
