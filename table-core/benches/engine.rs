@@ -30,7 +30,7 @@ use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use table_core::datetime::{format_datetime, parse_datetime};
 use table_core::engine::Engine;
-use table_core::typed::TableEntity;
+use table_core::typed::{Decoder, TableEntity};
 use table_core::{CompareOp, ETag, Entity, Filter, IfMatch, Operation, QueryRequest};
 use table_derive::TableEntity;
 
@@ -167,7 +167,7 @@ fn benches(c: &mut Criterion<Clock>) {
         b.iter(|| {
             let (pk, rk) = &keys[i % keys.len()];
             i += 1;
-            black_box(engine.get_as(T, pk, rk, Some(&select), Customer::from_parts).expect("present"))
+            black_box(engine.get_as(T, pk, rk, Some(&select), Decoder::<Customer>::of()).expect("present"))
         });
     });
 
@@ -262,7 +262,7 @@ fn benches(c: &mut Criterion<Clock>) {
     };
     group.bench_function("typed_filtered_scan", |b| {
         b.iter(|| {
-            let (page, next) = engine.query_as(T, &typed_scan, Customer::from_parts).expect("query");
+            let (page, next) = engine.query_as(T, &typed_scan, Decoder::<Customer>::of()).expect("query");
             assert_eq!((page.len(), next.is_some()), (1000, true));
             black_box(page)
         });
