@@ -567,6 +567,31 @@ mod tests {
     }
 
     #[test]
+    fn a_read_puts_each_property_with_a_slot_in_it_and_lists_the_others() {
+        const SLOTS: PropertySlots = PropertySlots {
+            names: &["B", "N"],
+            slot: |name| match name {
+                "B" => Some(0),
+                "N" => Some(1),
+                _ => None,
+            },
+        };
+        let (t, etag) = stamp(1);
+        let entity = Entity::new("p", "r").with("A", 1).with("N", 7).with("Z", "z");
+        let row = Row::new(&entity, t, &etag);
+        let listed = |names: &[&'static str]| {
+            names.iter().map(|n| (Cow::Borrowed(*n), entity.properties.get(*n).cloned())).collect()
+        };
+        let expected =
+            PropertyList::from_slots(&SLOTS, vec![None, Some(Value::Int32(7))], listed(&["A", "Z"]));
+        assert_eq!(Some(row.read(None, &SLOTS).properties), expected);
+        // Projected first: a slot of a property left out stays empty.
+        let select = ["Z".to_owned()];
+        let expected = PropertyList::from_slots(&SLOTS, vec![None, None], listed(&["Z"]));
+        assert_eq!(Some(row.read(Some(&Select::new(&select)), &SLOTS).properties), expected);
+    }
+
+    #[test]
     fn a_malformed_buffer_reads_as_missing_data() {
         let (t, etag) = stamp(1);
         let entity = Entity::new("p", "r").with("Name", "value").with("N", 7);
