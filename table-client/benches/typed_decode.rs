@@ -20,6 +20,7 @@ use table_client::TableEntity;
 use table_client::engine::Engine;
 use table_client::wire::decode_query_page;
 use table_core::QueryRequest;
+use table_core::typed::Decoder;
 use uuid::Uuid;
 
 #[path = "support/page.rs"]
@@ -61,7 +62,7 @@ fn scan_via_entity(engine: &Engine, request: &QueryRequest) -> Vec<Customer> {
 }
 
 fn scan_from_parts(engine: &Engine, request: &QueryRequest) -> Vec<Customer> {
-    engine.query_as("customers", request, Customer::from_parts).unwrap().0
+    engine.query_as("customers", request, Decoder::<Customer>::of()).unwrap().0
 }
 
 fn engine_scan(c: &mut Criterion) {

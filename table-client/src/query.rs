@@ -17,7 +17,7 @@ use futures::{Stream, StreamExt, TryStreamExt};
 use table_core::typed::KeyTemplates;
 use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Result, Violation};
 
-use crate::backend::{self, Decode};
+use crate::backend::Decode;
 use crate::error;
 use crate::table::TableClient;
 
@@ -182,7 +182,7 @@ impl<T> Clone for Query<T> {
 impl TableClient {
     /// A query over this table's entities; see [`Query`] for the options.
     pub fn query(&self) -> Query<Entity> {
-        Query::new(self.clone(), backend::entity)
+        Query::new(self.clone(), Decode::ENTITY)
     }
 }
 
@@ -407,7 +407,7 @@ impl<T: Send + 'static> Query<T> {
                     // The fast path reads ciphertext; decrypt each entity first, then decode it.
                     true => {
                         let (entities, continuation) =
-                            table.backend().query_as(table.name(), &request, backend::entity).await?;
+                            table.backend().query_as(table.name(), &request, Decode::ENTITY).await?;
                         let mut items = Vec::with_capacity(entities.len());
                         for entity in entities {
                             items.push(table.open_as(entity, decode).await?);

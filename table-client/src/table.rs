@@ -14,7 +14,7 @@ use table_core::{
     Violation, WriteOutcome, validate_key, validate_table_name,
 };
 
-use crate::backend::{self, Backend, Decode, Write};
+use crate::backend::{Backend, Decode, Write};
 use crate::encryption::EncryptionPolicy;
 use crate::error::{ambiguous, crypto};
 use crate::outcome::{if_exists, is_entity_missing, require_etag};
@@ -135,7 +135,7 @@ impl TableClient {
 
     /// `entity` decrypted by the client's policy, if any, then handed to `decode`.
     pub(crate) async fn open_as<T>(&self, entity: Entity, decode: Decode<T>) -> Result<T> {
-        decode(ReadEntity::from_entity(self.open(entity).await?))
+        decode.decode(ReadEntity::from_entity(self.open(entity).await?))
     }
 
     /// The client's encryption policy, if any.
@@ -344,7 +344,7 @@ impl TableClient {
         select: Option<&[String]>,
     ) -> Result<Entity> {
         select.map(|select| self.check_caller_select(select)).transpose()?;
-        self.get_as(partition_key, row_key, select, backend::entity).await
+        self.get_as(partition_key, row_key, select, Decode::ENTITY).await
     }
 
     /// [`get_with_select`](Self::get_with_select), the entity as read handed to `decode` (a
@@ -379,7 +379,7 @@ impl TableClient {
             // The fast path reads ciphertext; decrypt the entity first, then decode it.
             Some(_) => {
                 let entity =
-                    self.backend.get_as(&self.name, partition_key, row_key, select, backend::entity).await?;
+                    self.backend.get_as(&self.name, partition_key, row_key, select, Decode::ENTITY).await?;
                 self.open_as(entity, decode).await
             }
         }

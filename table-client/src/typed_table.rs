@@ -17,6 +17,7 @@ use table_core::{
     ETag, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Result, Violation, WriteOutcome,
 };
 
+use crate::backend::Decode;
 use crate::contention;
 use crate::error::{decode, invalid_input, refused};
 use crate::index::{self, Change, IndexReport};
@@ -294,7 +295,12 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let read = self.table.get_as(&key.partition_key, &key.row_key, select.as_deref(), with_etag::<T>);
+            let read = self.table.get_as(
+                &key.partition_key,
+                &key.row_key,
+                select.as_deref(),
+                Decode::new(T::PROPERTY_SLOTS, with_etag::<T>),
+            );
             let (mut value, etag) = read.await?;
             // Never an unconditional replace: it could overwrite a concurrent change.
             let etag = etag.ok_or_else(|| {
@@ -322,7 +328,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// Reads the entity with `key`; `NotFound` if missing.
     pub async fn get(&self, key: &EntityKey) -> Result<T> {
         let select = self.select.as_ref().map(|select| select.as_ref()).transpose();
-        self.table.get_selected_as(&key.partition_key, &key.row_key, select, T::from_parts).await
+        self.table.get_selected_as(&key.partition_key, &key.row_key, select, Decode::of()).await
     }
 
     /// Reads the entity with `key`, or `None` if it does not exist.
@@ -336,7 +342,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
     /// A query that does not bound the PartitionKey reads the whole table: it must say so with
     /// [`Query::table_scan`], or its first poll fails before any request (see [`Query`]).
     pub fn query(&self) -> Query<T> {
-        let mut query = Query::new(self.table.clone(), T::from_parts).scans_on_request();
+        let mut query = Query::new(self.table.clone(), Decode::of()).scans_on_request();
         if let Some(templates) = T::key_templates() {
             query = query.keys_follow(templates);
         }
@@ -371,7 +377,10 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         let def = index.def();
         def.key_templates().check_key(key)?;
         let (pk, rk) = (&key.partition_key, &key.row_key);
-        let read = self.table.get_as(pk, rk, None, index::read_marked_copy::<R>).await?;
+        let read = self
+            .table
+            .get_as(pk, rk, None, Decode::new(R::PROPERTY_SLOTS, index::read_marked_copy::<R>))
+            .await?;
         if read.index.as_deref() != Some(def.name) {
             let message = format!("the row there is not a copy of index `{}`", def.name);
             return Err(
@@ -392,7 +401,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         index: I,
     ) -> Query<R> {
         let def = index.def();
-        Query::new(self.table.clone(), index::read_copy::<R>)
+        Query::new(self.table.clone(), Decode::new(R::PROPERTY_SLOTS, index::read_copy::<R>))
             .scans_on_request()
             .keys_follow(def.key_templates())
             .filter(Filter::eq(index::INDEX_PROPERTY, def.name))

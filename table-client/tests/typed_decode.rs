@@ -1,20 +1,31 @@
 //! The typed fast paths (`TableEntity::from_parts`, over a reader's list or over the type's
 //! property slots) against the generic one (`Entity`, then `from_entity`): on random, often
-//! hostile, JSON entity bodies and query pages, and on random rows of the embedded engine, all
-//! give the same value or the same error.
+//! hostile, JSON entity bodies and query pages (read directly, and served by wiremock to a
+//! `TypedTable` over HTTP), and on random rows of the embedded engine, all give the same value
+//! or the same error.
 
 // Helpers outside #[test] functions unwrap test vectors too.
 #![allow(clippy::unwrap_used)]
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
+use table_client::auth::Credential;
 use table_client::engine::Engine;
 use table_client::wire::{
-    decode_entity, decode_entity_as, decode_query_page, decode_query_page_as, read_entity, read_query_page,
+    decode_entity, decode_entity_as, decode_query_page, decode_query_page_as, decode_query_page_each,
+    read_entity, read_query_page,
 };
-use table_client::{ETag, Entity, PropertyValue, Result, TableEntity, Value};
+use table_client::{
+    ETag, Entity, EntityKey, PropertyValue, Result, RetryPolicy, TableClient, TableEntity,
+    TableServiceClient, Value,
+};
 use table_core::QueryRequest;
+use table_core::typed::{Decoder, PropertySlots};
 use uuid::Uuid;
+use wiremock::matchers::{method, path, path_regex};
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Note {
@@ -317,7 +328,8 @@ fn check_entity<T: TableEntity + std::fmt::Debug>(
     header: Option<&str>,
 ) -> std::result::Result<(), TestCaseError> {
     let generic = || decode_entity(body, header).and_then(T::from_entity);
-    agree(generic(), read_entity(body, header).and_then(T::from_parts))?;
+    agree(generic(), read_entity(body, header, &PropertySlots::NONE).and_then(T::from_parts))?;
+    agree(generic(), read_entity(body, header, T::PROPERTY_SLOTS).and_then(T::from_parts))?;
     agree(generic(), decode_entity_as::<T>(body, header))
 }
 
@@ -326,12 +338,59 @@ fn check_page<T: TableEntity + std::fmt::Debug>(body: &[u8]) -> std::result::Res
         decode_query_page(body)
             .and_then(|page| page.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>())
     };
-    agree(
-        generic(),
-        read_query_page(body)
-            .and_then(|page| page.into_iter().map(T::from_parts).collect::<Result<Vec<_>>>()),
-    )?;
+    for slots in [&PropertySlots::NONE, T::PROPERTY_SLOTS] {
+        agree(
+            generic(),
+            read_query_page(body, slots)
+                .and_then(|page| page.into_iter().map(T::from_parts).collect::<Result<Vec<_>>>()),
+        )?;
+    }
+    let each = decode_query_page_each(body, Decoder::new(&PropertySlots::NONE, T::from_parts));
+    agree(generic(), each.and_then(|page| page.into_iter().collect::<Result<Vec<_>>>()))?;
     agree(generic(), decode_query_page_as::<T>(body))
+}
+
+/// A wiremock server answering point reads with one body and queries with another, and the
+/// runtime it runs on (shared by every case: starting a server per case would dominate).
+static SERVER: LazyLock<(tokio::runtime::Runtime, MockServer, TableClient)> = LazyLock::new(|| {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime.block_on(MockServer::start());
+    let key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+    let credential = Credential::shared_key("devstoreaccount1", key).unwrap();
+    let client = TableServiceClient::builder()
+        .endpoint(&format!("{}/devstoreaccount1", server.uri()))
+        .credential(credential)
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
+    (runtime, server, client.table("tbl"))
+});
+
+/// Serves `entity` to point reads and `page` to queries from now on.
+async fn serve(server: &MockServer, entity: &str, page: &str) {
+    server.reset().await;
+    let json = |body: &str| {
+        ResponseTemplate::new(200).insert_header("content-type", "application/json").set_body_string(body)
+    };
+    Mock::given(method("GET")).and(path_regex("PartitionKey")).respond_with(json(entity)).mount(server).await;
+    Mock::given(method("GET"))
+        .and(path("/devstoreaccount1/tbl"))
+        .respond_with(json(page))
+        .mount(server)
+        .await;
+}
+
+/// A `TypedTable<T>`'s get and query over HTTP (slotted reads) against the untyped client's,
+/// then `from_entity`.
+async fn check_http<T: TableEntity + Send + 'static + std::fmt::Debug>(
+    table: &TableClient,
+) -> std::result::Result<(), TestCaseError> {
+    let typed = table.typed::<T>();
+    let generic = table.get("p", "r_7").await.and_then(T::from_entity);
+    agree(generic, typed.get(&EntityKey::new("p", "r_7")).await)?;
+    let generic = table.query().collect().await;
+    let generic = generic.and_then(|page| page.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>());
+    agree(generic, typed.query().table_scan().collect().await)
 }
 
 /// A random stored value of any EDM type, extremes included.
@@ -387,17 +446,21 @@ fn check_engine<T: TableEntity + std::fmt::Debug>(
     key: (&str, &str),
     select: Option<&[String]>,
 ) -> std::result::Result<(), TestCaseError> {
-    agree(
-        engine.get("tbl", key.0, key.1, select).and_then(T::from_entity),
-        engine.get_as("tbl", key.0, key.1, select, T::from_parts),
-    )?;
     let request = QueryRequest { select: select.map(<[String]>::to_vec), ..QueryRequest::default() };
-    agree(
-        engine
-            .query("tbl", &request)
-            .and_then(|p| p.entities.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>()),
-        engine.query_as("tbl", &request, T::from_parts).map(|(items, _)| items),
-    )
+    // Without slots (the sorted list alone) and through `T`'s slots.
+    for decode in [Decoder::new(&PropertySlots::NONE, T::from_parts), Decoder::<T>::of()] {
+        agree(
+            engine.get("tbl", key.0, key.1, select).and_then(T::from_entity),
+            engine.get_as("tbl", key.0, key.1, select, decode),
+        )?;
+        agree(
+            engine
+                .query("tbl", &request)
+                .and_then(|p| p.entities.into_iter().map(T::from_entity).collect::<Result<Vec<_>>>()),
+            engine.query_as("tbl", &request, decode).map(|(items, _)| items),
+        )?;
+    }
+    Ok(())
 }
 
 proptest! {
@@ -418,6 +481,19 @@ proptest! {
         check_page::<Every>(body.as_bytes())?;
         check_page::<Strict>(body.as_bytes())?;
         check_page::<Any>(body.as_bytes())?;
+    }
+
+    #[test]
+    fn http_reads_decode_alike(object in entity_object(), more in proptest::collection::vec(entity_object(), 0..3)) {
+        let (runtime, server, table) = &*SERVER;
+        let page = format!("{{\"odata.metadata\":\"m\",\"value\":[{}]}}", [object.clone()].into_iter().chain(more).collect::<Vec<_>>().join(","));
+        runtime.block_on(async {
+            serve(server, &object, &page).await;
+            check_http::<Every>(table).await?;
+            check_http::<Strict>(table).await?;
+            check_http::<Other>(table).await?;
+            check_http::<Any>(table).await
+        })?;
     }
 
     #[test]
@@ -448,13 +524,16 @@ fn a_well_formed_entity_decodes_directly_with_every_field() {
         "Timestamp":"2021-05-06T07:08:09.5Z","EntityType":"Every","EntityVersion":2,"s":"text",
         "l@odata.type":"Edm.Int64","l":"-9223372036854775808","d":"Infinity","d@odata.type":"Edm.Double",
         "color":"Green","note":"{\"text\":\"hi\"}","Extra":1.5}"#;
-    let every = Every::from_parts(read_entity(body, None).unwrap()).unwrap();
+    let every = Every::from_parts(read_entity(body, None, Every::PROPERTY_SLOTS).unwrap()).unwrap();
     assert_eq!((every.pk.as_str(), every.id, every.s.as_str()), ("p", 7, "text"));
     assert_eq!((every.l, every.d, every.color), (Some(i64::MIN), Some(f64::INFINITY), Some(Color::Green)));
     assert_eq!(every.note, Some(Note { text: "hi".into() }));
     assert_eq!(every.etag, Some(ETag::new("W/\"datetime'2021'\"")));
     assert!(every.ts.is_some() && every.t.is_none() && every.skipped == 0);
-    assert!(matches!(Any::from_parts(read_entity(body, None).unwrap()).unwrap(), Any::Every(_)));
+    assert!(matches!(
+        Any::from_parts(read_entity(body, None, Any::PROPERTY_SLOTS).unwrap()).unwrap(),
+        Any::Every(_)
+    ));
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::num::{NonZeroU64, NonZeroUsize};
 use std::time::Duration;
 
 use table_core::engine::{Engine, EngineOptions, FaultSpec, Select, registry};
-use table_core::typed::ReadEntity;
+use table_core::typed::Decoder;
 use table_core::{
     CompareOp, Continuation, Entity, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Origin,
     QueryRequest, TableQuery, Value, Violation,
@@ -474,9 +474,8 @@ fn a_prepared_select_reads_what_the_same_list_unprepared_reads() {
         let list: Vec<String> = list.iter().map(|s| (*s).to_owned()).collect();
         let prepared = Select::new(list.clone()).unwrap();
         assert_eq!(prepared.names(), list, "kept as given");
-        let read = |read: ReadEntity<'_>| Ok(read.into_entity());
-        let unprepared = e.get_as(T, "p", "r", Some(&list), read).unwrap();
-        let from_prepared = e.get_selected_as(T, "p", "r", Some(&prepared), read).unwrap();
+        let unprepared = e.get_as(T, "p", "r", Some(&list), Decoder::ENTITY).unwrap();
+        let from_prepared = e.get_selected_as(T, "p", "r", Some(&prepared), Decoder::ENTITY).unwrap();
         assert_eq!(from_prepared, unprepared, "{list:?}");
     }
 }

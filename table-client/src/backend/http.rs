@@ -181,13 +181,13 @@ impl HttpBackend {
             .send(Request::new(Method::GET, target, Replay::Read))
             .await
             .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
-        let entity = wire::read_entity(&response.body, header(&response.headers, "etag"))?;
+        let entity = wire::read_entity(&response.body, header(&response.headers, "etag"), decode.slots())?;
         // A point read names its entity: an answer about another one cannot be trusted.
         if entity.partition_key != partition_key || entity.row_key != row_key {
             return Err(error::decode("the service answered a point read with another entity's keys")
                 .with_status(200));
         }
-        decode(entity)
+        decode.decode(entity)
     }
 
     pub(crate) async fn execute(&self, table: &str, operation: &Operation) -> Result<WriteOutcome> {
@@ -237,7 +237,7 @@ impl HttpBackend {
         let page_request =
             Request::new(Method::GET, target, Replay::Read).max_body(wire::query_page_body_limit(page_size));
         let response = self.send(page_request).await?;
-        let entities = wire::read_query_page(&response.body)?;
+        let entities = wire::decode_query_page_each(&response.body, decode)?;
         check_page_size(entities.len(), page_size, "entities")?;
         let continuation =
             match (header(&response.headers, NEXT_PARTITION_KEY), header(&response.headers, NEXT_ROW_KEY)) {
@@ -254,8 +254,9 @@ impl HttpBackend {
                     )));
                 }
             };
-        // Decoded once the page is known to be whole and of the size asked for.
-        Ok((entities.into_iter().map(decode).collect::<Result<_>>()?, continuation))
+        // Each entity was decoded as read; its error counts once the page is known to be whole
+        // and of the size asked for.
+        Ok((entities.into_iter().collect::<Result<_>>()?, continuation))
     }
 
     pub(crate) async fn submit_batch(

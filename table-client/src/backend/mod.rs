@@ -12,7 +12,6 @@ mod embedded;
 mod http;
 
 use table_core::engine::{Engine, Select};
-use table_core::typed::ReadEntity;
 use table_core::{
     CheckedOperation, Continuation, Entity, Error, ErrorKind, Operation, QueryRequest, Result,
     ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, WriteOutcome,
@@ -40,15 +39,10 @@ pub(crate) use http::{HttpBackend, HttpOptions, RequestAuth};
 use crate::error::{self, ambiguous};
 use crate::retry::Replay;
 
-/// What a read makes of each entity it reads: the generic [`Entity`] ([`entity`]) or a typed
-/// value (`TableEntity::from_parts`), straight from the JSON body or the engine's row. A
-/// function pointer, so queries stay `Clone` and `Send` whatever they decode into.
-pub(crate) type Decode<T> = for<'a> fn(ReadEntity<'a>) -> Result<T>;
-
-/// The generic decoder: the entity as read, as an [`Entity`].
-pub(crate) fn entity(read: ReadEntity<'_>) -> Result<Entity> {
-    Ok(read.into_entity())
-}
+/// What a read makes of each entity it reads: the generic [`Entity`] (`Decode::ENTITY`) or a
+/// typed value (`Decode::of::<T>()`), straight from the JSON body or the engine's row, its
+/// properties laid out by the type's slots as they are read.
+pub(crate) use table_core::typed::Decoder as Decode;
 
 /// Where requests go.
 #[derive(Debug, Clone)]
@@ -88,7 +82,7 @@ impl Backend {
         row_key: &str,
         select: Option<&Select>,
     ) -> Result<Entity> {
-        self.get_as(table, partition_key, row_key, select, entity).await
+        self.get_as(table, partition_key, row_key, select, Decode::ENTITY).await
     }
 
     /// [`get`](Self::get), the entity as read handed to `decode` (see [`Decode`]).

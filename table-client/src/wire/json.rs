@@ -49,7 +49,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use table_core::datetime::{format_datetime, max_datetime, min_datetime, parse_datetime};
-use table_core::typed::{PropertyList, PropertySlots, ReadEntity, TableEntity};
+use table_core::typed::{Decoder, PropertyList, PropertySlots, ReadEntity, TableEntity};
 use table_core::{
     ETag, EdmType, Entity, MAX_ENTITY_SIZE, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, RESERVED_PROPERTY_NAMES,
     Result, SYSTEM_PROPERTIES, Value, parse_guid,
@@ -128,20 +128,25 @@ pub fn encode_create_table(name: &str) -> String {
 /// exactly as received (as the Python SDK does for `nometadata`), so it stays byte-identical
 /// to what the service would send.
 pub fn decode_entity(body: &[u8], etag_header: Option<&str>) -> Result<Entity> {
-    read_entity(body, etag_header).map(ReadEntity::into_entity)
+    read_entity(body, etag_header, &PropertySlots::NONE).map(ReadEntity::into_entity)
 }
 
 /// [`decode_entity`], stopping at the entity as read ([`ReadEntity`]), borrowing from
-/// `body`, for a typed decoder (`TableEntity::from_parts`) or
+/// `body`, its properties laid out by `slots` (the slots of the type it is read for, or
+/// `PropertySlots::NONE`), for a typed decoder (`TableEntity::from_parts`) or
 /// [`into_entity`](ReadEntity::into_entity). Every rule of this module is checked.
-pub fn read_entity<'b>(body: &'b [u8], etag_header: Option<&str>) -> Result<ReadEntity<'b>> {
-    from_slice(body, EntitySeed { etag_header, slots: &PropertySlots::NONE }, "entity")
+pub fn read_entity<'b>(
+    body: &'b [u8],
+    etag_header: Option<&str>,
+    slots: &'static PropertySlots,
+) -> Result<ReadEntity<'b>> {
+    from_slice(body, EntitySeed { etag_header, slots }, "entity")
 }
 
 /// [`decode_entity`] straight into `T`: the same value and the same error as
 /// `T::from_entity(decode_entity(body, etag_header)?)`, read through `T`'s property slots.
 pub fn decode_entity_as<T: TableEntity>(body: &[u8], etag_header: Option<&str>) -> Result<T> {
-    from_slice(body, DecodeSeed::<T>::new(etag_header), "entity")?
+    from_slice(body, DecodeSeed { etag_header, decode: Decoder::<T>::of() }, "entity")?
 }
 
 /// Reads the entities of one query page: `{"value":[{entity}, ...]}`.
@@ -149,19 +154,28 @@ pub fn decode_entity_as<T: TableEntity>(body: &[u8], etag_header: Option<&str>) 
 /// A page of more than 1000 entities ([`MAX_PAGE_SIZE`](crate::MAX_PAGE_SIZE), the service's page size) is refused
 /// as soon as the 1001st starts, before it is read.
 pub fn decode_query_page(body: &[u8]) -> Result<Vec<Entity>> {
-    Ok(read_query_page(body)?.into_iter().map(ReadEntity::into_entity).collect())
+    Ok(read_query_page(body, &PropertySlots::NONE)?.into_iter().map(ReadEntity::into_entity).collect())
 }
 
-/// [`decode_query_page`], stopping at the entities as read (see [`read_entity`]).
-pub fn read_query_page(body: &[u8]) -> Result<Vec<ReadEntity<'_>>> {
-    decode_page(body, EntitySeed { etag_header: None, slots: &PropertySlots::NONE }, "query page")
+/// [`decode_query_page`], stopping at the entities as read, laid out by `slots` (see
+/// [`read_entity`]).
+pub fn read_query_page<'b>(body: &'b [u8], slots: &'static PropertySlots) -> Result<Vec<ReadEntity<'b>>> {
+    decode_page(body, EntitySeed { etag_header: None, slots }, "query page")
 }
 
 /// [`decode_query_page`] straight into `T`s: the same values and the same error as decoding
 /// the page, then each entity with `T::from_entity`, read through `T`'s property slots. A
 /// malformed page fails as a whole before any entity's decoding error is reported.
 pub fn decode_query_page_as<T: TableEntity>(body: &[u8]) -> Result<Vec<T>> {
-    decode_page(body, DecodeSeed::<T>::new(None), "query page")?.into_iter().collect()
+    decode_query_page_each(body, Decoder::<T>::of())?.into_iter().collect()
+}
+
+/// The page's entities, each handed to `decode` as soon as it is read (while it is in
+/// cache), its properties laid out by `decode`'s slots. An entity's decoding error waits in
+/// its place: the page's own faults fail the call, and the caller's checks of the page can
+/// still come before any entity's error.
+pub fn decode_query_page_each<T>(body: &[u8], decode: Decoder<T>) -> Result<Vec<Result<T>>> {
+    decode_page(body, DecodeSeed { etag_header: None, decode }, "query page")
 }
 
 /// Reads the table names of a Query Tables page: `{"value":[{"TableName":"t1"}, ...]}`.
@@ -376,18 +390,12 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
     }
 }
 
-/// Reads one entity object through `T`'s property slots and decodes it at once, while it is
-/// fresh in the cache. A decoding error is this seed's value, not its failure: it waits while
-/// the rest of the page is read, so that the page's own faults are reported first.
+/// Reads one entity object through the decoder's property slots and decodes it at once,
+/// while it is fresh in the cache. A decoding error is this seed's value, not its failure: it
+/// waits while the rest of the page is read, so that the page's own faults are reported first.
 struct DecodeSeed<'h, T> {
-    read: EntitySeed<'h>,
-    decoded: PhantomData<fn() -> T>,
-}
-
-impl<'h, T: TableEntity> DecodeSeed<'h, T> {
-    fn new(etag_header: Option<&'h str>) -> Self {
-        DecodeSeed { read: EntitySeed { etag_header, slots: T::PROPERTY_SLOTS }, decoded: PhantomData }
-    }
+    etag_header: Option<&'h str>,
+    decode: Decoder<T>,
 }
 
 // Derived, they would demand `T: Clone`.
@@ -399,10 +407,11 @@ impl<T> Clone for DecodeSeed<'_, T> {
 
 impl<T> Copy for DecodeSeed<'_, T> {}
 
-impl<'de, T: TableEntity> DeserializeSeed<'de> for DecodeSeed<'_, T> {
+impl<'de, T> DeserializeSeed<'de> for DecodeSeed<'_, T> {
     type Value = Result<T>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        self.read.deserialize(d).map(T::from_parts)
+        let read = EntitySeed { etag_header: self.etag_header, slots: self.decode.slots() };
+        read.deserialize(d).map(|entity| self.decode.decode(entity))
     }
 }
 

@@ -50,7 +50,7 @@ use crate::query::{Continuation, Page, QueryRequest, TablePage, TableQuery};
 use crate::service_properties::{
     GeoReplicationStatus, ServiceProperties, ServiceStatistics, validate_service_properties,
 };
-use crate::typed::ReadEntity;
+use crate::typed::Decoder;
 use crate::validate::validate_key;
 
 /// Largest `$top` the service accepts.
@@ -174,12 +174,12 @@ impl Engine {
         row_key: &str,
         select: Option<&[String]>,
     ) -> Result<Entity> {
-        self.get_as(table, partition_key, row_key, select, |read| Ok(read.into_entity()))
+        self.get_as(table, partition_key, row_key, select, Decoder::ENTITY)
     }
 
     /// [`get`](Self::get), the stored row handed to `decode` (a typed decoder, see
-    /// `TableEntity::from_parts`) instead of becoming an [`Entity`]; `decode`'s error is the
-    /// answer's.
+    /// [`Decoder`]), its properties laid out by the decoder's slots, instead of becoming an
+    /// [`Entity`]; `decode`'s error is the answer's.
     #[doc(hidden)]
     pub fn get_as<T>(
         &self,
@@ -187,7 +187,7 @@ impl Engine {
         partition_key: &str,
         row_key: &str,
         select: Option<&[String]>,
-        decode: impl FnOnce(ReadEntity<'_>) -> Result<T>,
+        decode: Decoder<T>,
     ) -> Result<T> {
         // Checked after the keys, in the service's order.
         let mut prepared = None;
@@ -196,7 +196,7 @@ impl Engine {
                 select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
             Ok(())
         })?;
-        decode(row.read(prepared.as_ref()))
+        decode.decode(row.read(prepared.as_ref(), decode.slots()))
     }
 
     /// [`get_as`](Self::get_as) with a `select` prepared once by the caller ([`Select::new`]
@@ -208,10 +208,10 @@ impl Engine {
         partition_key: &str,
         row_key: &str,
         select: Option<&Select>,
-        decode: impl FnOnce(ReadEntity<'_>) -> Result<T>,
+        decode: Decoder<T>,
     ) -> Result<T> {
         let row = self.find_row(table, partition_key, row_key, || Ok(()))?;
-        decode(row.read(select))
+        decode.decode(row.read(select, decode.slots()))
     }
 
     /// The stored row of one entity: the keys checked, then `check_select`, then the table and
@@ -305,19 +305,19 @@ impl Engine {
     /// [`Filter::check_limits`](crate::Filter::check_limits), a `select` entry that is not a
     /// property name or a malformed continuation (400), then 404 `TableNotFound`.
     pub fn query(&self, table: &str, request: &QueryRequest) -> Result<Page> {
-        let (entities, continuation) = self.query_as(table, request, |read| Ok(read.into_entity()))?;
+        let (entities, continuation) = self.query_as(table, request, Decoder::ENTITY)?;
         Ok(Page { entities, continuation })
     }
 
-    /// [`query`](Self::query), each row handed to `decode` (a typed decoder, see
-    /// `TableEntity::from_parts`) instead of becoming an [`Entity`]: the decoded page and its
+    /// [`query`](Self::query), each row handed to `decode` (a typed decoder, see [`Decoder`])
+    /// instead of becoming an [`Entity`]: the decoded page and its
     /// continuation. The first row `decode` fails on fails the page.
     #[doc(hidden)]
     pub fn query_as<T>(
         &self,
         table: &str,
         request: &QueryRequest,
-        decode: impl Fn(ReadEntity<'_>) -> Result<T>,
+        decode: Decoder<T>,
     ) -> Result<(Vec<T>, Option<Continuation>)> {
         let (found, select) = self.serve(|s| {
             let size = s.page_size(request.top)?;
@@ -340,7 +340,7 @@ impl Engine {
         // (collecting through `Result` would grow it by doubling, copying every decoded value).
         let mut items = Vec::with_capacity(found.rows.len());
         for row in &found.rows {
-            items.push(decode(row.read(select.as_ref()))?);
+            items.push(decode.decode(row.read(select.as_ref(), decode.slots()))?);
         }
         Ok((items, found.next.as_ref().map(query::token)))
     }
@@ -472,6 +472,7 @@ fn check_etag_syntax(op: &Operation) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::typed::PropertySlots;
 
     #[test]
     fn a_decoded_page_is_allocated_once_at_its_size() {
@@ -480,8 +481,13 @@ mod tests {
         for row in ["a", "b", "c"] {
             engine.insert("Pages", Entity::new("p", row)).expect("fresh key");
         }
-        let (page, next) =
-            engine.query_as("Pages", &QueryRequest::default(), |read| Ok(read.row_key)).expect("query");
+        let (page, next) = engine
+            .query_as(
+                "Pages",
+                &QueryRequest::default(),
+                Decoder::new(&PropertySlots::NONE, |read| Ok(read.row_key)),
+            )
+            .expect("query");
         assert_eq!(page, ["a", "b", "c"]);
         assert!(next.is_none());
         // Growing by doubling would leave spare capacity (and have copied the values).

@@ -34,7 +34,7 @@ use uuid::Uuid;
 use super::select::Select;
 use crate::entity::{ETag, Entity};
 use crate::filter::{Operand, Source, same_bytes};
-use crate::typed::{EntityParts, PropertyList, ReadEntity};
+use crate::typed::{EntityParts, PropertyList, PropertySlots, ReadEntity};
 use crate::validate::MAX_PROPERTIES;
 use crate::value::Value;
 
@@ -115,21 +115,24 @@ impl Row {
     /// The entity as returned to a caller: with `select`, only the listed custom properties
     /// (absent ones stay absent); keys, timestamp and ETag are always kept.
     pub(crate) fn to_entity(&self, select: Option<&Select>) -> Entity {
-        self.read(select).into_entity()
+        self.read(select, &PropertySlots::NONE).into_entity()
     }
 
     /// The row as a reader hands it to a decoder ([`ReadEntity`]): what
     /// [`to_entity`](Self::to_entity) returns, with names and string values still borrowed
-    /// from the row until a decoder takes them. The generic entity and typed decoders
-    /// (`TableEntity::from_parts`) both start here.
-    pub(crate) fn read(&self, select: Option<&Select>) -> ReadEntity<'_> {
+    /// from the row until a decoder takes them, and each property that has one of `slots` in
+    /// it. The generic entity and typed decoders (`TableEntity::from_parts`) both start here.
+    pub(crate) fn read(&self, select: Option<&Select>, slots: &'static PropertySlots) -> ReadEntity<'_> {
         let parts = self.parts();
         // One UTF-8 check for the keys, names, string values and ETag; slicing is then free.
         let all_text = text(parts.text);
         let slice = |at: Range<usize>| all_text.get(at).unwrap_or_default();
         let mut wanted = select.map(Select::cursor);
-        // The count is a hint: a malformed buffer may claim any number.
-        let mut properties = Vec::with_capacity(parts.count.min(MAX_PROPERTIES));
+        let mut slotted = vec![None; slots.names.len()];
+        // The count is a hint: a malformed buffer may claim any number. A typed read rarely
+        // meets a property without a slot.
+        let listed = if slots.names.is_empty() { parts.count.min(MAX_PROPERTIES) } else { 0 };
+        let mut properties = Vec::with_capacity(listed);
         for property in parts.properties() {
             let name = slice(property.name.at);
             if wanted.as_mut().is_some_and(|wanted| !wanted.admits(name)) {
@@ -142,7 +145,10 @@ impl Row {
                     None => continue,
                 },
             };
-            properties.push((Cow::Borrowed(name), value));
+            match (slots.slot)(name).and_then(|slot| slotted.get_mut(slot)) {
+                Some(slot) => *slot = Some(value),
+                None => properties.push((Cow::Borrowed(name), Some(value))),
+            }
         }
         EntityParts {
             partition_key: slice(parts.partition_key()).to_owned(),
@@ -151,7 +157,7 @@ impl Row {
             etag: Some(ETag::new(slice(parts.etag()))),
             // Names of a row are unique and sorted by construction; a malformed buffer reads
             // as missing data, as everywhere in this module.
-            properties: PropertyList::from_sorted(properties).unwrap_or_default(),
+            properties: PropertyList::from_slots(slots, slotted, properties).unwrap_or_default(),
         }
     }
 
@@ -517,6 +523,31 @@ mod tests {
             prop_assert_eq!(projected.properties, expected);
             prop_assert_eq!(projected.partition_key, entity.partition_key);
         }
+    }
+
+    #[test]
+    fn a_read_puts_each_property_with_a_slot_in_it_and_lists_the_others() {
+        const SLOTS: PropertySlots = PropertySlots {
+            names: &["B", "N"],
+            slot: |name| match name {
+                "B" => Some(0),
+                "N" => Some(1),
+                _ => None,
+            },
+        };
+        let (t, etag) = stamp(1);
+        let entity = Entity::new("p", "r").with("A", 1).with("N", 7).with("Z", "z");
+        let row = Row::new(&entity, t, &etag);
+        let listed = |names: &[&'static str]| {
+            names.iter().map(|n| (Cow::Borrowed(*n), entity.properties.get(*n).cloned())).collect()
+        };
+        let expected =
+            PropertyList::from_slots(&SLOTS, vec![None, Some(Value::Int32(7))], listed(&["A", "Z"]));
+        assert_eq!(Some(row.read(None, &SLOTS).properties), expected);
+        // Projected first: a slot of a property left out stays empty.
+        let select = Select::new(vec!["Z".to_owned()]).expect("a valid select");
+        let expected = PropertyList::from_slots(&SLOTS, vec![None, None], listed(&["Z"]));
+        assert_eq!(Some(row.read(Some(&select), &SLOTS).properties), expected);
     }
 
     #[test]
