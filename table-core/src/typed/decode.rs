@@ -36,9 +36,7 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 
-use super::entity::TableEntity;
 use crate::entity::{ETag, Entity, Properties};
-use crate::error::Result;
 use crate::value::Value;
 
 /// The parts of one read entity, `P` holding its custom properties: an `Entity`'s map, or a
@@ -127,63 +125,6 @@ impl PartialEq for PropertySlots {
     fn eq(&self, other: &Self) -> bool {
         // The names decide the layout; `slot` follows from them (module invariants).
         self.names == other.names
-    }
-}
-
-/// What a reader makes of each entity it reads: the slots to lay its properties out by, and the
-/// decoder they are then handed to (`TableEntity::from_parts`, or [`Decoder::ENTITY`]'s
-/// generic [`Entity`]). Plain data (a reference and a function pointer), so a query that holds
-/// one stays `Clone` and `Send` whatever it decodes into.
-pub struct Decoder<T> {
-    slots: &'static PropertySlots,
-    from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
-}
-
-impl<T> Decoder<T> {
-    /// `from_parts` reading lists laid out by `slots` (which must be the slots `from_parts`
-    /// reads by, or [`PropertySlots::NONE`]: slots never change a read's result).
-    pub const fn new(
-        slots: &'static PropertySlots,
-        from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
-    ) -> Self {
-        Decoder { slots, from_parts }
-    }
-
-    /// The slots a reader lays the properties out by.
-    pub fn slots(&self) -> &'static PropertySlots {
-        self.slots
-    }
-
-    /// Decodes one entity as read, its properties laid out by [`slots`](Self::slots).
-    pub fn decode(&self, read: ReadEntity<'_>) -> Result<T> {
-        (self.from_parts)(read)
-    }
-}
-
-impl<T: TableEntity> Decoder<T> {
-    /// `T`'s own decoder, through `T`'s property slots.
-    pub const fn of() -> Self {
-        Decoder::new(T::PROPERTY_SLOTS, T::from_parts)
-    }
-}
-
-impl Decoder<Entity> {
-    /// The generic decoder: the entity as read, as an [`Entity`], without slots.
-    pub const ENTITY: Self = Decoder::new(&PropertySlots::NONE, |read| Ok(read.into_entity()));
-}
-
-// Derived, they would demand `T: Clone`.
-impl<T> Clone for Decoder<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for Decoder<T> {}
-
-impl<T> std::fmt::Debug for Decoder<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decoder").field("slots", &self.slots.names).finish_non_exhaustive()
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod column;
 mod decode;
+mod decoder;
 mod entity;
 mod field;
 #[doc(hidden)]
@@ -22,7 +23,9 @@ pub use column::{
     PARTITION_KEY, PartOfCompositeKey, ROW_KEY, TIMESTAMP, UnorderedWholeKey,
 };
 #[doc(hidden)]
-pub use decode::{Decoder, EntityParts, PropertyBag, PropertyList, PropertySlots, ReadEntity};
+pub use decode::{EntityParts, PropertyBag, PropertyList, PropertySlots, ReadEntity};
+#[doc(hidden)]
+pub use decoder::Decoder;
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
 pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};

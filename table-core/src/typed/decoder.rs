@@ -1,0 +1,65 @@
+//! A type's decoder as a reader takes it: the slots to lay each entity's properties out by (see
+//! the `decode` module) and the function they are then handed to. Apart from `decode`, so that
+//! the read layout knows nothing of [`TableEntity`], which names it.
+
+use super::decode::{PropertySlots, ReadEntity};
+use super::entity::TableEntity;
+use crate::entity::Entity;
+use crate::error::Result;
+
+/// What a reader makes of each entity it reads: the slots to lay its properties out by, and the
+/// decoder they are then handed to (`TableEntity::from_parts`, or [`Decoder::ENTITY`]'s
+/// generic [`Entity`]). Plain data (a reference and a function pointer), so a query that holds
+/// one stays `Clone` and `Send` whatever it decodes into.
+pub struct Decoder<T> {
+    slots: &'static PropertySlots,
+    from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
+}
+
+impl<T> Decoder<T> {
+    /// `from_parts` reading lists laid out by `slots` (which must be the slots `from_parts`
+    /// reads by, or [`PropertySlots::NONE`]: slots never change a read's result).
+    pub const fn new(
+        slots: &'static PropertySlots,
+        from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
+    ) -> Self {
+        Decoder { slots, from_parts }
+    }
+
+    /// The slots a reader lays the properties out by.
+    pub fn slots(&self) -> &'static PropertySlots {
+        self.slots
+    }
+
+    /// Decodes one entity as read, its properties laid out by [`slots`](Self::slots).
+    pub fn decode(&self, read: ReadEntity<'_>) -> Result<T> {
+        (self.from_parts)(read)
+    }
+}
+
+impl<T: TableEntity> Decoder<T> {
+    /// `T`'s own decoder, through `T`'s property slots.
+    pub const fn of() -> Self {
+        Decoder::new(T::PROPERTY_SLOTS, T::from_parts)
+    }
+}
+
+impl Decoder<Entity> {
+    /// The generic decoder: the entity as read, as an [`Entity`], without slots.
+    pub const ENTITY: Self = Decoder::new(&PropertySlots::NONE, |read| Ok(read.into_entity()));
+}
+
+// Derived, they would demand `T: Clone`.
+impl<T> Clone for Decoder<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Decoder<T> {}
+
+impl<T> std::fmt::Debug for Decoder<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decoder").field("slots", &self.slots.names).finish_non_exhaustive()
+    }
+}
