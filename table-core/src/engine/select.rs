@@ -4,7 +4,7 @@
 //!
 //! Invariants: a [`Select`] is only made by [`Select::new`], which runs
 //! [`validate_select`] (the one implementation of the rule), so every `Select` is valid;
-//! `sorted` holds the same names as `list`, ascending by bytes and without duplicates.
+//! `sorted` holds an index into `list` for each distinct name, ascending by the names' bytes.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -20,8 +20,9 @@ pub struct Select(Arc<Names>);
 struct Names {
     /// The names as given, in the caller's order (what a request sends).
     list: Vec<String>,
-    /// The same names ascending by bytes, each once (what a row is matched against).
-    sorted: Vec<String>,
+    /// The same names ascending by bytes, each once, as indexes into `list` (what a row is
+    /// matched against; indexes rather than copies, so preparing copies no name).
+    sorted: Vec<usize>,
 }
 
 impl Select {
@@ -29,9 +30,9 @@ impl Select {
     /// prepares it. Duplicates and any order are accepted, as in an unprepared list.
     pub fn new(list: Vec<String>) -> Result<Select, Violation> {
         validate_select(&list)?;
-        let mut sorted = list.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
+        let mut sorted: Vec<usize> = (0..list.len()).collect();
+        sorted.sort_unstable_by(|&a, &b| list[a].cmp(&list[b]));
+        sorted.dedup_by(|a, b| list[*a] == list[*b]);
         Ok(Select(Arc::new(Names { list, sorted })))
     }
 
@@ -42,23 +43,27 @@ impl Select {
 
     /// A cursor for matching one row's properties, met in ascending name order.
     pub(crate) fn cursor(&self) -> Selected<'_> {
-        Selected(&self.0.sorted)
+        Selected { names: &self.0.list, sorted: &self.0.sorted }
     }
 }
 
 /// The selected names a row's remaining properties may still match.
-pub(crate) struct Selected<'s>(&'s [String]);
+pub(crate) struct Selected<'s> {
+    names: &'s [String],
+    /// Indexes into `names` of the names not yet passed, ascending by name.
+    sorted: &'s [usize],
+}
 
 impl Selected<'_> {
     /// Whether `name` is selected, given that every later call passes a greater name (a row's
     /// properties are unique and ascending): names below it can never match again and are
     /// dropped.
     pub(crate) fn admits(&mut self, name: &str) -> bool {
-        while let Some((first, rest)) = self.0.split_first() {
-            match first.as_str().cmp(name) {
-                Ordering::Less => self.0 = rest,
+        while let Some((&first, rest)) = self.sorted.split_first() {
+            match self.names[first].as_str().cmp(name) {
+                Ordering::Less => self.sorted = rest,
                 Ordering::Equal => {
-                    self.0 = rest;
+                    self.sorted = rest;
                     return true;
                 }
                 Ordering::Greater => return false,
