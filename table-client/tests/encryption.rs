@@ -24,12 +24,16 @@ fn secret(_: &str, _: &str, name: &str) -> bool {
     name.starts_with("Secret")
 }
 
-/// A client with `policy` and a raw client over the same engine, both on table `t`.
+/// A client with `policy` and a raw client over the same engine, both on table `crypt`.
 async fn clients(policy: EncryptionPolicy) -> Result<(TableClient, TableClient)> {
     let engine = Engine::new();
     let raw = TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
-    let service = TableServiceClient::builder().engine(engine).encryption(policy).build()?;
-    Ok((service.table("crypt"), raw))
+    Ok((crypt_table(&engine, policy)?, raw))
+}
+
+/// Table `crypt` on `engine`, through a client with `policy`.
+fn crypt_table(engine: &Engine, policy: EncryptionPolicy) -> Result<TableClient> {
+    TableServiceClient::builder().engine(engine.clone()).encryption(policy).build().map(|s| s.table("crypt"))
 }
 
 fn policy(format: EncryptionFormat) -> EncryptionPolicy {
@@ -250,13 +254,7 @@ async fn v1_failures_are_typed_errors() -> Result<()> {
 #[tokio::test]
 async fn wrong_and_unknown_keys_fail_and_a_key_ring_reads_rotated_rows() -> Result<()> {
     let engine = Engine::new();
-    let with = |policy: EncryptionPolicy| {
-        TableServiceClient::builder()
-            .engine(engine.clone())
-            .encryption(policy)
-            .build()
-            .map(|s| s.table("crypt"))
-    };
+    let with = |policy: EncryptionPolicy| crypt_table(&engine, policy);
     TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
     for format in [EncryptionFormat::Authenticated, EncryptionFormat::V1] {
         let old = with(EncryptionPolicy::new(aes("old", 1)).encrypt_properties(secret).format(format))?;
@@ -365,13 +363,7 @@ async fn format_1_0_marks_every_row_as_the_older_libraries_do() -> Result<()> {
 #[tokio::test]
 async fn require_encryption_without_a_resolver_refuses_only_rows_without_metadata() -> Result<()> {
     let engine = Engine::new();
-    let with = |policy: EncryptionPolicy| {
-        TableServiceClient::builder()
-            .engine(engine.clone())
-            .encryption(policy)
-            .build()
-            .map(|s| s.table("crypt"))
-    };
+    let with = |policy: EncryptionPolicy| crypt_table(&engine, policy);
     let raw = TableServiceClient::embedded(engine.clone()).create_table("crypt").await?;
     // Format 1.0 marks a row with nothing to encrypt; a plain row has no metadata.
     with(EncryptionPolicy::new(aes("k1", 1)).format(EncryptionFormat::V1))?
