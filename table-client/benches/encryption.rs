@@ -34,6 +34,9 @@ use table_client::{
     Entity, EntityKey, TableEntity, TableServiceClient, TableServiceClientBuilder, TypedTable,
 };
 
+#[path = "support/rounds.rs"]
+mod rounds;
+
 const SECRET: usize = 1024;
 
 fn text() -> String {
@@ -314,19 +317,9 @@ fn interleaved(rounds: usize) {
                 times[i].push(elapsed.as_secs_f64() * 1e6 / 100.0);
             }
         }
-        let median = |mut v: Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let first = variants[0].0;
-        for (i, (name, _)) in variants.iter().enumerate() {
-            let ratios = times[i].iter().zip(&times[0]).map(|(t, base)| t / base).collect();
-            println!(
-                "{group:20} {name:14} median {:7.2} µs, {:.2}x {first}",
-                median(times[i].clone()),
-                median(ratios)
-            );
-        }
+        let names: Vec<_> =
+            variants.iter().map(|(name, _)| (format!("{group:20} {name:14}"), *name)).collect();
+        rounds::report(&names, &times, "µs", 2);
     });
 }
 

@@ -25,6 +25,8 @@ use uuid::Uuid;
 
 #[path = "support/page.rs"]
 mod page;
+#[path = "support/rounds.rs"]
+mod rounds;
 
 use page::{AZURITE_PAGE, Customer};
 
@@ -90,15 +92,8 @@ fn interleaved(rounds: usize, variants: &[Variant<'_>]) {
             times[i].push(start.elapsed().as_secs_f64() * 100.0);
         }
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let first = variants[0].0;
-    for (i, (name, _)) in variants.iter().enumerate() {
-        let ratios = times[i].iter().zip(&times[0]).map(|(t, base)| t / base).collect();
-        println!("{name:20} median {:.3} ms, {:.2}x {first}", median(times[i].clone()), median(ratios));
-    }
+    let names: Vec<_> = variants.iter().map(|(name, _)| (format!("{name:20}"), *name)).collect();
+    rounds::report(&names, &times, "ms", 3);
 }
 
 fn interleaved_all(rounds: usize) {
