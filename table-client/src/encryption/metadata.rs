@@ -130,6 +130,11 @@ impl Metadata {
     ) -> Result<String, String> {
         let mut envelope: Envelope<'_> = serde_json::from_str(text)
             .map_err(|e| format!("{METADATA} is not the expected JSON envelope: {e}"))?;
+        if let Some(field) = unknown_field(text) {
+            return Err(format!(
+                "{METADATA} has a field `{field}` this library does not write back; not re-wrapped, so that it is not lost"
+            ));
+        }
         envelope.wrapped_content_key = WrappedContentKey {
             key_id: Cow::Borrowed(key_id),
             encrypted_key: STANDARD.encode(wrapped_key).into(),
@@ -200,6 +205,26 @@ pub(crate) fn push_json_string(out: &mut String, text: &str) {
     }
 }
 
+/// The first field of the envelope `text` (at its top, or in `WrappedContentKey` or
+/// `EncryptionAgent`) that [`Envelope`] does not model, so a rewrite would drop it.
+/// `KeyWrappingMetadata` is kept whole, whatever it holds.
+fn unknown_field(text: &str) -> Option<String> {
+    const TOP: [&str; 4] =
+        ["WrappedContentKey", "EncryptionAgent", "ContentEncryptionIV", "KeyWrappingMetadata"];
+    const NESTED: [(&str, &[&str]); 2] = [
+        ("WrappedContentKey", &["KeyId", "EncryptedKey", "Algorithm"]),
+        ("EncryptionAgent", &["Protocol", "EncryptionAlgorithm"]),
+    ];
+    let envelope: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).ok()?;
+    let top = envelope.keys().find(|name| !TOP.contains(&name.as_str())).cloned();
+    top.or_else(|| {
+        NESTED.iter().find_map(|(object, known)| {
+            let fields = envelope.get(*object)?.as_object()?;
+            fields.keys().find(|name| !known.contains(&name.as_str())).map(|name| format!("{object}.{name}"))
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,6 +292,22 @@ mod tests {
         };
         assert_eq!(Metadata::parse(&rewrapped), Ok(expected));
         assert!(!rewrapped.contains("KeyWrappingMetadata"), "{rewrapped}");
+    }
+
+    #[test]
+    fn a_rewrap_refuses_an_envelope_with_fields_it_would_drop() {
+        let key = r#""WrappedContentKey":{"KeyId":"old","EncryptedKey":"AAAA","Algorithm":"A256KW""#;
+        let agent = r#""EncryptionAgent":{"Protocol":"rs-gcm-1","EncryptionAlgorithm":"AES_GCM_256""#;
+        let plain = format!("{{{key}}},{agent}}}}}");
+        assert!(Metadata::rewrap(&plain, "new", "A256KW", &[1; 40]).is_ok(), "{plain}");
+        for text in [
+            format!(r#"{{{key}}},{agent}}},"Extra":1}}"#),
+            format!(r#"{{{key},"Extra":1}},{agent}}}}}"#),
+            format!(r#"{{{key}}},{agent},"Extra":1}}}}"#),
+        ] {
+            let error = Metadata::rewrap(&text, "new", "A256KW", &[1; 40]).expect_err(&text);
+            assert!(error.contains("Extra") && error.contains("not lost"), "{error}");
+        }
     }
 
     #[test]
