@@ -423,13 +423,8 @@ fn key_local(f: &Field<'_>) -> Ident {
 fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     let mut decodes = Vec::new();
     for (key, template, parts, input) in [
-        (
-            KeyName::PartitionKey,
-            c.partition_key.template,
-            format_ident!("__pk_parts"),
-            quote!(&__entity.partition_key),
-        ),
-        (KeyName::RowKey, c.row_key.template, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
+        (KeyName::PartitionKey, c.partition_key.template, format_ident!("__pk_parts"), quote!(__entity.partition_key)),
+        (KeyName::RowKey, c.row_key.template, format_ident!("__rk_parts"), quote!(__entity.row_key)),
     ] {
         let konst = primary_const(key);
         let mine: Vec<(&Field<'_>, usize)> = c
@@ -441,14 +436,20 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
         if mine.is_empty() {
             continue;
         }
-        // A key that is one field of no fixed width is that field's text whole: `split` could
-        // only answer it, so every read spares its list.
-        decodes.push(match template.pieces.as_slice() {
-            [Piece::Field { spec, .. }] if spec.fixed_width().is_none() => {
-                quote!(let #parts: [&::core::primitive::str; 1] = [#input];)
-            }
-            _ => quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;),
-        });
+        // A key that is one field of no fixed width is that field's text whole: the field is
+        // read from the key itself, which nothing reads afterwards, so a `String` field takes
+        // it without a copy and no read splits it.
+        if let [Piece::Field { spec, .. }] = template.pieces.as_slice()
+            && spec.fixed_width().is_none()
+            && let [(f, _)] = mine.as_slice()
+        {
+            let (local, ty) = (key_local(f), f.ty);
+            decodes.push(quote!(
+                let #local = #p::KeyTemplate::decode_whole::<#ty>(&#konst, ::core::mem::take(&mut #input))?;
+            ));
+            continue;
+        }
+        decodes.push(quote!(let #parts = #p::KeyTemplate::split(&#konst, &#input)?;));
         for (f, position) in mine {
             let (local, ty) = (key_local(f), f.ty);
             let position = Literal::usize_unsuffixed(position);

@@ -197,6 +197,16 @@ pub trait KeyValue {
     fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError>
     where
         Self: Sized;
+
+    /// [`decode_key`](KeyValue::decode_key) of a segment the caller owns (a key that is one
+    /// field whole): a type that can keep the text (`String`) overrides it to spare a copy. On
+    /// error the text comes back, for the message.
+    fn decode_key_owned(text: String, spec: &KeySpec) -> Result<Self, (KeyCodecError, String)>
+    where
+        Self: Sized,
+    {
+        Self::decode_key(&text, spec).map_err(|e| (e, text))
+    }
 }
 
 /// A [`KeyValue`] whose order-preserving specs (a string as it is, integers zero padded or
@@ -261,6 +271,13 @@ impl KeyValue for String {
         match spec {
             KeySpec::Plain => Ok(text.to_owned()),
             _ => unsupported(spec, "String"),
+        }
+    }
+
+    fn decode_key_owned(text: String, spec: &KeySpec) -> Result<Self, (KeyCodecError, String)> {
+        match spec {
+            KeySpec::Plain => Ok(text),
+            _ => unsupported(spec, "String").map_err(|e| (e, text)),
         }
     }
 }
