@@ -363,6 +363,35 @@ impl Scalar<'_> {
     }
 }
 
+/// Reads the value of the type annotation `key`: the EDM type it names. Read as bytes, matched
+/// against the eight names (ASCII), so that it need not be checked to be UTF-8 first; not a
+/// string or naming no type, it is refused.
+struct AnnotationSeed<'k> {
+    key: &'k str,
+}
+
+impl<'de> DeserializeSeed<'de> for AnnotationSeed<'_> {
+    type Value = EdmType;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<EdmType, D::Error> {
+        d.deserialize_bytes(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AnnotationSeed<'_> {
+    type Value = EdmType;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "annotation {:?} to be a string naming an Edm type", self.key)
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<EdmType, E> {
+        EdmType::from_annotation_bytes(v).ok_or_else(|| {
+            let text = String::from_utf8_lossy(v);
+            E::custom(format!("annotation {:?} names the unknown type {text:?}", self.key))
+        })
+    }
+}
+
 /// Reads one entity object; `etag_header` is the fallback ETag, `slots` where the properties
 /// of the type read for go.
 #[derive(Clone, Copy)]
@@ -395,8 +424,13 @@ impl<'de> Visitor<'de> for EntitySeed<'_, 'de> {
         let mut slotted = self.scratch.take();
         let mut raw = RawEntity::new(self.slots, &mut slotted);
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
-            let value = map.next_value::<Scalar<'de>>()?;
-            raw.accept(key, value).map_err(de::Error::custom)?;
+            let accepted = if key.ends_with(TYPE_ANNOTATION) {
+                let edm = map.next_value_seed(AnnotationSeed { key: &key })?;
+                raw.annotate(key, edm)
+            } else {
+                raw.accept(key, map.next_value::<Scalar<'de>>()?)
+            };
+            accepted.map_err(de::Error::custom)?;
         }
         let read = raw.finish(self.etag_header).map_err(de::Error::custom);
         self.scratch.set(slotted);
@@ -499,31 +533,33 @@ impl<'s, 'de> RawEntity<'s, 'de> {
         (self.slots.slot)(name).and_then(|i| self.slotted.get_mut(i))
     }
 
-    fn accept(&mut self, key: Cow<'de, str>, value: Scalar<'de>) -> std::result::Result<(), String> {
-        if let Some(base) = key.strip_suffix(TYPE_ANNOTATION) {
-            let Scalar::Str(text) = value else {
-                return Err(format!("annotation {key:?} is {}, not a string", value.describe()));
-            };
-            let edm = EdmType::from_annotation(&text)
-                .ok_or_else(|| format!("annotation {key:?} names the unknown type {text:?}"))?;
-            if self.annotation_count == MAX_PROPERTIES {
-                return Err(format!("the entity has more than {MAX_PROPERTIES} type annotations"));
-            }
-            self.annotation_count += 1;
-            if let Some(slot) = self.slot(base) {
-                slot.annotation_repeated |= slot.annotation.replace(edm).is_some();
-                self.slot_repeated |= slot.annotation_repeated;
-                return Ok(());
-            }
-            // Kept also for the system properties, whose types are fixed, so that a repeated
-            // annotation is found for every name.
-            let base = match key {
-                Cow::Borrowed(k) => Cow::Borrowed(&k[..base.len()]),
-                Cow::Owned(_) => Cow::Owned(base.to_owned()),
-            };
-            self.annotations.push((base, edm));
+    /// Takes the type annotation `key` (a name ending in [`TYPE_ANNOTATION`]) naming `edm`.
+    fn annotate(&mut self, key: Cow<'de, str>, edm: EdmType) -> std::result::Result<(), String> {
+        if self.annotation_count == MAX_PROPERTIES {
+            return Err(format!("the entity has more than {MAX_PROPERTIES} type annotations"));
+        }
+        self.annotation_count += 1;
+        let base_len = key.len() - TYPE_ANNOTATION.len();
+        if let Some(slot) = self.slot(&key[..base_len]) {
+            slot.annotation_repeated |= slot.annotation.replace(edm).is_some();
+            self.slot_repeated |= slot.annotation_repeated;
             return Ok(());
         }
+        // Kept also for the system properties, whose types are fixed, so that a repeated
+        // annotation is found for every name.
+        let base = match key {
+            Cow::Borrowed(k) => Cow::Borrowed(&k[..base_len]),
+            Cow::Owned(mut k) => {
+                k.truncate(base_len);
+                Cow::Owned(k)
+            }
+        };
+        self.annotations.push((base, edm));
+        Ok(())
+    }
+
+    /// Takes the member `key` (not a type annotation) of value `value`.
+    fn accept(&mut self, key: Cow<'de, str>, value: Scalar<'de>) -> std::result::Result<(), String> {
         match &*key {
             "PartitionKey" => {
                 return once(&mut self.partition_key, key_text("PartitionKey", value)?, "PartitionKey");
