@@ -20,7 +20,11 @@
 //! time of this whole process (every thread: the runtime, the HTTP stack, decoding) over the
 //! scan, read from `CLOCK_PROCESS_CPUTIME_ID`, divided by the rows. Azurite runs in another
 //! process, so its own work is not counted. Shown for the embedded engine too (where the
-//! engine's work is in the process).
+//! engine's work is in the process). Against Azurite it is compared with its budget (issue 11):
+//! the serde-struct floor's share, the CPU per row of `serde_json::from_slice` of the captured
+//! Azurite page into a plain serde struct (`support/page.rs`, the `typed_decode` bench's floor),
+//! plus request handling, the median CPU of a query answered by an empty page times the
+//! scan's requests, divided by its rows.
 //!
 //! Memory: a query streamed to the end holds one page at a time, so the process's resident
 //! memory must not grow with the size of the result, unlike collecting it into a `Vec`. Shown
@@ -46,6 +50,11 @@ use table_client::engine::Engine;
 use table_client::{MAX_PAGE_SIZE, Operation, TableClient, TableEntity, TableServiceClient, TypedTable};
 use uuid::Uuid;
 
+// Only the captured page and its serde-struct floor are used here.
+#[allow(dead_code)]
+#[path = "support/page.rs"]
+mod page;
+
 /// Entities in the latency workload.
 const ENTITIES: u32 = 10_000;
 /// Partitions they are spread over.
@@ -54,8 +63,10 @@ const PARTITIONS: u32 = 10;
 const THROUGHPUT_ENTITIES: u32 = 100_000;
 /// Rows of the CPU-per-row scan.
 const CPU_SCAN_ROWS: u32 = 3000;
-/// Repetitions of the CPU-per-row scan.
+/// Repetitions of the CPU-per-row scan (and of the empty queries and floor decodes).
 const CPU_SCANS: usize = 15;
+/// Empty queries per repetition of the request-handling measurement.
+const CPU_EMPTY_QUERIES: u32 = 20;
 /// Result sizes of the memory demonstration on the embedded engine.
 const MEMORY_ROWS_EMBEDDED: [u32; 2] = [10_000, 100_000];
 /// Result sizes of the memory demonstration on Azurite (the table holds the largest).
@@ -103,6 +114,8 @@ struct Figures {
     scan_median: Duration,
     scans: usize,
     cpu_per_row: Duration,
+    /// Median client CPU of one query request answered by an empty page.
+    cpu_per_request: Duration,
     memory: Vec<Memory>,
 }
 
@@ -196,8 +209,9 @@ fn process_cpu() -> Duration {
     Duration::new(u64::try_from(t.tv_sec).unwrap_or(0), u32::try_from(t.tv_nsec).unwrap_or(0))
 }
 
-/// Median client CPU per row of a [`CPU_SCAN_ROWS`]-row typed scan, after one warm-up scan.
-async fn cpu_per_scanned_row(client: &TableServiceClient) -> Duration {
+/// Median client CPU per row of a [`CPU_SCAN_ROWS`]-row typed scan, after one warm-up scan,
+/// and median client CPU of one query request answered by an empty page.
+async fn cpu_per_scanned_row(client: &TableServiceClient) -> (Duration, Duration) {
     let table = fresh_table(client, "benchcpu").await;
     let report =
         table.bulk((0..CPU_SCAN_ROWS).map(|n| Operation::Insert(customer(n).to_entity().unwrap())), 8).await;
@@ -215,6 +229,35 @@ async fn cpu_per_scanned_row(client: &TableServiceClient) -> Duration {
             per_row.push((process_cpu() - before) / CPU_SCAN_ROWS);
         }
     }
+    per_row.sort_unstable();
+    // A partition the table does not have: the request, its answer and an empty page.
+    let mut per_request = Vec::with_capacity(CPU_SCANS);
+    for round in 0..=CPU_SCANS {
+        let before = process_cpu();
+        for _ in 0..CPU_EMPTY_QUERIES {
+            assert!(typed.query().partition("none").collect().await.expect("empty query").is_empty());
+        }
+        if round > 0 {
+            per_request.push((process_cpu() - before) / CPU_EMPTY_QUERIES);
+        }
+    }
+    per_request.sort_unstable();
+    (per_row[per_row.len() / 2], per_request[per_request.len() / 2])
+}
+
+/// Median CPU per row of the serde-struct floor: `serde_json::from_slice` of the captured
+/// Azurite page of 1000 rows into a plain serde struct with typed fields.
+fn floor_cpu_per_row() -> Duration {
+    let mut per_row: Vec<Duration> = (0..=CPU_SCANS)
+        .map(|_| {
+            let before = process_cpu();
+            for _ in 0..10 {
+                std::hint::black_box(page::floor(std::hint::black_box(page::AZURITE_PAGE)));
+            }
+            (process_cpu() - before) / (10 * page::AZURITE_PAGE_ROWS)
+        })
+        .skip(1)
+        .collect();
     per_row.sort_unstable();
     per_row[per_row.len() / 2]
 }
@@ -328,8 +371,16 @@ async fn latency_workload(client: &TableServiceClient, scans: usize) -> Figures 
         assert_eq!(rows, ENTITIES);
     }
     times.sort_unstable();
-    let cpu_per_row = cpu_per_scanned_row(client).await;
-    Figures { insert, read, scan_median: times[times.len() / 2], scans, cpu_per_row, memory: Vec::new() }
+    let (cpu_per_row, cpu_per_request) = cpu_per_scanned_row(client).await;
+    Figures {
+        insert,
+        read,
+        scan_median: times[times.len() / 2],
+        scans,
+        cpu_per_row,
+        cpu_per_request,
+        memory: Vec::new(),
+    }
 }
 
 /// How a child process reads one large result.
@@ -469,6 +520,26 @@ fn report(embedded: &Figures, azurite: Option<&Figures>, rate: Throughput) {
         micros(embedded.cpu_per_row),
         azurite.map_or_else(|| "-".to_owned(), |a| micros(a.cpu_per_row))
     );
+    if let Some(a) = azurite {
+        // The scan's requests: one per page of at most MAX_PAGE_SIZE rows.
+        let requests = CPU_SCAN_ROWS.div_ceil(MAX_PAGE_SIZE);
+        let floor = floor_cpu_per_row();
+        let handling = a.cpu_per_request * requests / CPU_SCAN_ROWS;
+        let budget = floor + handling;
+        println!(
+            "Azurite budget per row: serde-struct floor {} + request handling {} ({} per request x {requests} / {CPU_SCAN_ROWS} rows) = {}",
+            micros(floor),
+            micros(handling),
+            micros(a.cpu_per_request),
+            micros(budget)
+        );
+        let verdict = if a.cpu_per_row < budget { "below" } else { "NOT below" };
+        println!(
+            "CPU per row {} is {verdict} the budget ({:.2}x)",
+            micros(a.cpu_per_row),
+            a.cpu_per_row.as_secs_f64() / budget.as_secs_f64().max(1e-12)
+        );
+    }
     println!();
     println!(
         "{ENTITIES} entities of 8 properties in {PARTITIONS} partitions, through TypedTable, one request at a time"
