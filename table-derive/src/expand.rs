@@ -192,7 +192,8 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let (discriminator_consts, write_discriminator, check_discriminator) = discriminator(p, s);
     let writes = property_writes(p, s);
     let decodes = key_only_decodes(p, c);
-    let inits = field_inits(p, s);
+    let slot_names = slots::slot_names(read_properties(s));
+    let inits = field_inits(p, s, &slot_names);
     let upgrades = upgrades(p, s);
     let upgrade_asserts = upgrade_asserts(p, s);
     let select = select_fn(s);
@@ -201,7 +202,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let from_parts = match s.attrs.upgrade_from.get() {
         Some(_) => quote!(),
         None => {
-            let slots = slots::property_slots(p, read_properties(s));
+            let slots = slots::property_slots(p, &slot_names);
             quote! {
                 #slots
 
@@ -275,6 +276,8 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
             fn __table_read<__P: #p::PropertyBag>(mut __entity: #p::EntityParts<__P>) -> #p::Result<Self> {
                 #check_discriminator
                 #(#decodes)*
+                let mut __fields =
+                    #p::Fields::new(&mut __entity.properties, <Self as #p::TableEntity>::PROPERTY_SLOTS);
                 ::core::result::Result::Ok(Self { #(#inits),* })
             }
         }
@@ -459,18 +462,20 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     decodes
 }
 
-/// `from_entity`: every field's initialiser.
-fn field_inits(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
+/// `from_entity`: every field's initialiser; a property is read from `__fields` with its slot
+/// number, its position among `slot_names` (see `slots`).
+fn field_inits(p: &TokenStream, s: &Struct<'_>, slot_names: &[&str]) -> Vec<TokenStream> {
     s.fields
         .iter()
         .map(|f| {
             let (ident, ty, prop) = (f.ident, f.ty, &f.property);
             let span = ty.span();
+            // Every stored property is among the slot names (`read_properties`); were one not,
+            // its number would find no slot of its name and it would be read by name.
+            let slot = Literal::usize_unsuffixed(slot_names.binary_search(&prop.as_str()).unwrap_or(usize::MAX));
             let init = match f.attrs.role {
-                Role::Stored => {
-                    quote_spanned!(span=> #p::read_property::<#ty>(&mut __entity.properties, #prop)?)
-                }
-                Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __entity.properties, #prop)?),
+                Role::Stored => quote_spanned!(span=> #p::read_property::<#ty>(&mut __fields, #prop, #slot)?),
+                Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __fields, #prop, #slot)?),
                 Role::Skip => quote_spanned!(span=> <#ty as ::core::default::Default>::default()),
                 Role::Timestamp => quote_spanned!(span=> __entity.timestamp),
                 Role::ETag => quote_spanned!(span=> ::core::option::Option::take(&mut __entity.etag)),

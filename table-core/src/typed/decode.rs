@@ -94,6 +94,50 @@ pub trait PropertyBag {
 
     /// The property, left in place.
     fn peek(&self, name: &str) -> Option<&Value>;
+
+    /// Whether the bag is laid out by `slots` (a list read for the type whose slots they
+    /// are), so that [`slot_mut`](Self::slot_mut) finds their properties by number. A map has
+    /// no slots.
+    fn laid_out_by(&self, slots: &PropertySlots) -> bool {
+        let _ = slots;
+        false
+    }
+
+    /// The value waiting in slot number `slot` of the slots the bag is laid out by (`None`
+    /// when it has no such slot), once taken or absent `Some(None)`.
+    fn slot_mut(&mut self, slot: usize) -> Option<&mut Option<Value>> {
+        let _ = slot;
+        None
+    }
+}
+
+/// A decoder's reading of one entity's properties: each of its own properties by its slot
+/// number, when the bag is laid out by the decoder's slots (the reader was handed them, as a
+/// typed read is), else by name. Either way `take` answers what `PropertyBag::take` would.
+#[derive(Debug)]
+pub struct Fields<'b, B> {
+    bag: &'b mut B,
+    /// Whether the bag is laid out by the decoder's slots.
+    own: bool,
+}
+
+impl<'b, B: PropertyBag> Fields<'b, B> {
+    /// The properties of `bag`, read by a decoder whose slots are `slots`.
+    pub fn new(bag: &'b mut B, slots: &PropertySlots) -> Self {
+        // Checked once per entity, not once per property.
+        let own = bag.laid_out_by(slots);
+        Fields { bag, own }
+    }
+
+    /// Takes the property `name`, whose slot among the decoder's slots is `slot`.
+    pub fn take(&mut self, slot: usize, name: &str) -> Option<Value> {
+        if self.own
+            && let Some(value) = self.bag.slot_mut(slot)
+        {
+            return value.take();
+        }
+        self.bag.take(name)
+    }
 }
 
 impl PropertyBag for Properties {
@@ -207,6 +251,15 @@ impl PropertyBag for PropertyList<'_> {
         self.entries[at].1.take()
     }
 
+    fn laid_out_by(&self, slots: &PropertySlots) -> bool {
+        // The same constant, or slots of the same names (a constant may be copied per use).
+        !self.slotted.is_empty() && (std::ptr::eq(self.slots, slots) || self.slots.names == slots.names)
+    }
+
+    fn slot_mut(&mut self, slot: usize) -> Option<&mut Option<Value>> {
+        self.slotted.get_mut(slot)
+    }
+
     fn peek(&self, name: &str) -> Option<&Value> {
         if let Some(slot) = self.slot(name) {
             return self.slotted.get(slot)?.as_ref();
@@ -262,6 +315,37 @@ mod tests {
         assert!(slotted(None, &["D", "B"]).is_none());
         assert!(slotted(None, &["A"]).is_none(), "a slotted name outside its slot");
         assert!(PropertyList::from_slots(&AC, vec![None], Vec::new()).is_none(), "one value per slot");
+    }
+
+    /// Slots of the same names as `AC`, at another address (a copied constant).
+    const AC_AGAIN: PropertySlots = PropertySlots { names: &["A", "C"], slot: AC.slot };
+
+    /// Slots of other names.
+    const BD: PropertySlots = PropertySlots {
+        names: &["B", "D"],
+        slot: |name| match name {
+            "B" => Some(0),
+            "D" => Some(1),
+            _ => None,
+        },
+    };
+
+    #[test]
+    fn fields_read_by_slot_number_only_a_list_laid_out_by_their_slots() {
+        for slots in [&AC, &AC_AGAIN] {
+            let mut props = slotted(Some("A"), &["B"]).expect("laid out by AC");
+            let mut fields = Fields::new(&mut props, slots);
+            assert_eq!(fields.take(0, "A"), Some(Value::from("A")));
+            assert_eq!(fields.take(0, "A"), None);
+            assert_eq!(fields.take(usize::MAX, "B"), Some(Value::from("B")), "no slot: by name");
+        }
+        // Slot 0 of the list holds `A`: `B`, slot 0 of other slots, is found by name.
+        let mut props = slotted(Some("A"), &["B"]).expect("laid out by AC");
+        assert_eq!(Fields::new(&mut props, &BD).take(0, "B"), Some(Value::from("B")));
+        let mut props = list(&["A", "B"]).expect("sorted");
+        assert_eq!(Fields::new(&mut props, &PropertySlots::NONE).take(0, "B"), Some(Value::from("B")));
+        let mut map: Properties = [("B".to_owned(), Value::from("B"))].into_iter().collect();
+        assert_eq!(Fields::new(&mut map, &BD).take(0, "B"), Some(Value::from("B")));
     }
 
     #[test]

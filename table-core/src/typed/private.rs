@@ -16,7 +16,7 @@ pub use crate::value::{EdmType, Value};
 pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
-pub use super::decode::{EntityParts, PropertyBag, PropertySlots, ReadEntity};
+pub use super::decode::{EntityParts, Fields, PropertyBag, PropertySlots, ReadEntity};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
@@ -33,10 +33,10 @@ pub fn write_property<T: Property>(entity: &mut Entity, name: &str, field: &T) {
     }
 }
 
-/// Takes a property out of the entity's properties and converts it, naming the property on
-/// failure.
-pub fn read_property<T: Property>(properties: &mut impl PropertyBag, name: &str) -> Result<T> {
-    T::from_property(properties.take(name)).map_err(|e| value_error(name, e))
+/// Takes a property (of slot number `slot` among the type's slots) out of the entity's
+/// properties and converts it, naming the property on failure.
+pub fn read_property<T: Property>(properties: &mut Fields<'_, impl PropertyBag>, name: &str, slot: usize) -> Result<T> {
+    T::from_property(properties.take(slot, name)).map_err(|e| value_error(name, e))
 }
 
 /// Writes a `#[table(json)]` field as one JSON string property (nothing when it is `null`, so
@@ -50,9 +50,14 @@ pub fn write_json<T: serde::Serialize>(entity: &mut Entity, name: &str, field: &
     Ok(())
 }
 
-/// Reads a `#[table(json)]` field; an absent property reads as JSON `null`.
-pub fn read_json<T: serde::de::DeserializeOwned>(properties: &mut impl PropertyBag, name: &str) -> Result<T> {
-    let text = match properties.take(name) {
+/// Reads a `#[table(json)]` field (`slot` as for [`read_property`]); an absent property reads
+/// as JSON `null`.
+pub fn read_json<T: serde::de::DeserializeOwned>(
+    properties: &mut Fields<'_, impl PropertyBag>,
+    name: &str,
+    slot: usize,
+) -> Result<T> {
+    let text = match properties.take(slot, name) {
         Some(Value::String(text)) => text,
         Some(other) => {
             return Err(value_error(
