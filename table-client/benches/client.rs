@@ -622,7 +622,8 @@ fn report_cpu(embedded: Option<Duration>, azurite: Option<(Duration, Duration)>)
 
 /// The client CPU per scanned row on Azurite alone (the `cpu` filter).
 async fn cpu_on_azurite() {
-    let azurite = tokio::task::spawn_blocking(conformance::azurite::azurite).await.expect("the Azurite harness");
+    let azurite =
+        tokio::task::spawn_blocking(conformance::azurite::azurite).await.expect("the Azurite harness");
     let Some(azurite) = azurite else {
         eprintln!("no Azurite: nothing to measure");
         return;

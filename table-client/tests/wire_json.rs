@@ -246,7 +246,8 @@ fn hostile_entities_are_decode_errors() {
 
 #[test]
 fn annotation_values_are_read_unescaped_and_refused_unless_a_string_naming_a_type() {
-    let e = decode_entity(br#"{"PartitionKey":"p","RowKey":"r","a":"5","a@odata.type":"Edm\u002eInt64"}"#, None);
+    let e =
+        decode_entity(br#"{"PartitionKey":"p","RowKey":"r","a":"5","a@odata.type":"Edm\u002eInt64"}"#, None);
     assert_eq!(e.unwrap().get("a"), Some(&Value::Int64(5)));
     for body in [
         &br#"{"PartitionKey":"p","RowKey":"r","a":1,"a@odata.type":null}"#[..],

@@ -426,7 +426,12 @@ fn key_local(f: &Field<'_>) -> Ident {
 fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     let mut decodes = Vec::new();
     for (key, template, parts, input) in [
-        (KeyName::PartitionKey, c.partition_key.template, format_ident!("__pk_parts"), quote!(__entity.partition_key)),
+        (
+            KeyName::PartitionKey,
+            c.partition_key.template,
+            format_ident!("__pk_parts"),
+            quote!(__entity.partition_key),
+        ),
         (KeyName::RowKey, c.row_key.template, format_ident!("__rk_parts"), quote!(__entity.row_key)),
     ] {
         let konst = primary_const(key);
@@ -472,7 +477,8 @@ fn field_inits(p: &TokenStream, s: &Struct<'_>, slot_names: &[&str]) -> Vec<Toke
             let span = ty.span();
             // Every stored property is among the slot names (`read_properties`); were one not,
             // its number would find no slot of its name and it would be read by name.
-            let slot = Literal::usize_unsuffixed(slot_names.binary_search(&prop.as_str()).unwrap_or(usize::MAX));
+            let slot =
+                Literal::usize_unsuffixed(slot_names.binary_search(&prop.as_str()).unwrap_or(usize::MAX));
             let init = match f.attrs.role {
                 Role::Stored => quote_spanned!(span=> #p::read_property::<#ty>(&mut __fields, #prop, #slot)?),
                 Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __fields, #prop, #slot)?),

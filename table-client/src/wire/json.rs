@@ -459,7 +459,8 @@ impl<T> Copy for DecodeSeed<'_, '_, T> {}
 impl<'de, T> DeserializeSeed<'de> for DecodeSeed<'_, 'de, T> {
     type Value = Result<T>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        let read = EntitySeed { etag_header: self.etag_header, slots: self.decode.slots(), scratch: self.scratch };
+        let read =
+            EntitySeed { etag_header: self.etag_header, slots: self.decode.slots(), scratch: self.scratch };
         read.deserialize(d).map(|entity| self.decode.decode(entity))
     }
 }

@@ -35,7 +35,11 @@ pub fn write_property<T: Property>(entity: &mut Entity, name: &str, field: &T) {
 
 /// Takes a property (of slot number `slot` among the type's slots) out of the entity's
 /// properties and converts it, naming the property on failure.
-pub fn read_property<T: Property>(properties: &mut Fields<'_, impl PropertyBag>, name: &str, slot: usize) -> Result<T> {
+pub fn read_property<T: Property>(
+    properties: &mut Fields<'_, impl PropertyBag>,
+    name: &str,
+    slot: usize,
+) -> Result<T> {
     T::from_property(properties.take(slot, name)).map_err(|e| value_error(name, e))
 }
 

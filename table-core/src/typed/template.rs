@@ -536,7 +536,11 @@ mod tests {
             for key in ["", "ab", "0007", "00070", "-1"] {
                 let split = |key: &str| template.split(key).and_then(|p| template.decode::<u32>(&p, 0));
                 let whole = template.decode_whole::<u32>(key.to_owned());
-                assert_eq!(whole.map_err(|e| e.to_string()), split(key).map_err(|e| e.to_string()), "{key:?}");
+                assert_eq!(
+                    whole.map_err(|e| e.to_string()),
+                    split(key).map_err(|e| e.to_string()),
+                    "{key:?}"
+                );
             }
         }
         let key = String::from("ab");
