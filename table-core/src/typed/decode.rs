@@ -21,7 +21,9 @@
 //! read neither sorts nor searches its own fields. Slots change where a value waits, never
 //! which values or errors a read gives: [`PropertyList::take`] finds a name in its slot or in
 //! the list alike, and a list laid out by any slots (or by [`PropertySlots::NONE`]) reads the
-//! same for every type.
+//! same for every type. The derive's decoder reads through [`Fields`], which recognises a list
+//! laid out by the decoder's own slots once per entity and then takes each property by its
+//! slot number, without looking its name up.
 //!
 //! Invariants: the names of a [`PropertySlots`] are property names as
 //! [`validate_property_name`](crate::validate_property_name) accepts them (identifiers, so
