@@ -276,8 +276,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
             fn __table_read<__P: #p::PropertyBag>(mut __entity: #p::EntityParts<__P>) -> #p::Result<Self> {
                 #check_discriminator
                 #(#decodes)*
-                let mut __fields =
-                    #p::Fields::new(&mut __entity.properties, <Self as #p::TableEntity>::PROPERTY_SLOTS);
+                let __slots = <Self as #p::TableEntity>::PROPERTY_SLOTS;
                 ::core::result::Result::Ok(Self { #(#inits),* })
             }
         }
@@ -467,8 +466,8 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     decodes
 }
 
-/// `from_entity`: every field's initialiser; a property is read from `__fields` with its slot
-/// number, its position among `slot_names` (see `slots`).
+/// `from_entity`: every field's initialiser; a property is taken with its slot number, its
+/// position among `slot_names` (see `slots`).
 fn field_inits(p: &TokenStream, s: &Struct<'_>, slot_names: &[&str]) -> Vec<TokenStream> {
     s.fields
         .iter()
@@ -480,8 +479,8 @@ fn field_inits(p: &TokenStream, s: &Struct<'_>, slot_names: &[&str]) -> Vec<Toke
             let slot =
                 Literal::usize_unsuffixed(slot_names.binary_search(&prop.as_str()).unwrap_or(usize::MAX));
             let init = match f.attrs.role {
-                Role::Stored => quote_spanned!(span=> #p::read_property::<#ty>(&mut __fields, #prop, #slot)?),
-                Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __fields, #prop, #slot)?),
+                Role::Stored => quote_spanned!(span=> #p::read_property::<#ty>(&mut __entity.properties, #prop, __slots, #slot)?),
+                Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __entity.properties, #prop, __slots, #slot)?),
                 Role::Skip => quote_spanned!(span=> <#ty as ::core::default::Default>::default()),
                 Role::Timestamp => quote_spanned!(span=> __entity.timestamp),
                 Role::ETag => quote_spanned!(span=> ::core::option::Option::take(&mut __entity.etag)),

@@ -27,7 +27,7 @@ pub fn property_slots(p: &TokenStream, names: &[&str]) -> TokenStream {
         quote!(#name => ::core::option::Option::Some(#i))
     });
     // A `static`, so that the constant is one address wherever it is used: a list laid out by
-    // these slots is then recognised by that address (`PropertyBag::laid_out_by`).
+    // these slots is then recognised by that address (`PropertyBag::take_slot`).
     quote! {
         const PROPERTY_SLOTS: &'static #p::PropertySlots = {
             static __SLOTS: #p::PropertySlots = #p::PropertySlots {

@@ -21,9 +21,9 @@
 //! read neither sorts nor searches its own fields. Slots change where a value waits, never
 //! which values or errors a read gives: [`PropertyList::take`] finds a name in its slot or in
 //! the list alike, and a list laid out by any slots (or by [`PropertySlots::NONE`]) reads the
-//! same for every type. The derive's decoder reads through [`Fields`], which recognises a list
-//! laid out by the decoder's own slots once per entity and then takes each property by its
-//! slot number, without looking its name up.
+//! same for every type. The derive's decoder takes each property with its slot number
+//! ([`PropertyBag::take_slot`]): a list laid out by that type's own slots then finds it
+//! without looking its name up.
 //!
 //! Invariants: the names of a [`PropertySlots`] are property names as
 //! [`validate_property_name`](crate::validate_property_name) accepts them (identifiers, so
@@ -97,48 +97,12 @@ pub trait PropertyBag {
     /// The property, left in place.
     fn peek(&self, name: &str) -> Option<&Value>;
 
-    /// Whether the bag is laid out by `slots` (a list read for the type whose slots they
-    /// are), so that [`slot_mut`](Self::slot_mut) finds their properties by number. A map has
-    /// no slots.
-    fn laid_out_by(&self, slots: &PropertySlots) -> bool {
-        let _ = slots;
-        false
-    }
-
-    /// The value waiting in slot number `slot` of the slots the bag is laid out by (`None`
-    /// when it has no such slot), once taken or absent `Some(None)`.
-    fn slot_mut(&mut self, slot: usize) -> Option<&mut Option<Value>> {
-        let _ = slot;
-        None
-    }
-}
-
-/// A decoder's reading of one entity's properties: each of its own properties by its slot
-/// number, when the bag is laid out by the decoder's slots (the reader was handed them, as a
-/// typed read is), else by name. Either way `take` answers what `PropertyBag::take` would.
-#[derive(Debug)]
-pub struct Fields<'b, B> {
-    bag: &'b mut B,
-    /// Whether the bag is laid out by the decoder's slots.
-    own: bool,
-}
-
-impl<'b, B: PropertyBag> Fields<'b, B> {
-    /// The properties of `bag`, read by a decoder whose slots are `slots`.
-    pub fn new(bag: &'b mut B, slots: &PropertySlots) -> Self {
-        // Checked once per entity, not once per property.
-        let own = bag.laid_out_by(slots);
-        Fields { bag, own }
-    }
-
-    /// Takes the property `name`, whose slot among the decoder's slots is `slot`.
-    pub fn take(&mut self, slot: usize, name: &str) -> Option<Value> {
-        if self.own
-            && let Some(value) = self.bag.slot_mut(slot)
-        {
-            return value.take();
-        }
-        self.bag.take(name)
+    /// [`take`](Self::take) of `name`, whose slot among `slots` (the reading type's own) is
+    /// `slot`: a list laid out by those very slots finds it by that number, any other bag by
+    /// its name, with the same answer.
+    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+        let _ = (slots, slot);
+        self.take(name)
     }
 }
 
@@ -253,13 +217,15 @@ impl PropertyBag for PropertyList<'_> {
         self.entries[at].1.take()
     }
 
-    fn laid_out_by(&self, slots: &PropertySlots) -> bool {
-        // The same constant, or slots of the same names (a constant may be copied per use).
-        !self.slotted.is_empty() && (std::ptr::eq(self.slots, slots) || self.slots.names == slots.names)
-    }
-
-    fn slot_mut(&mut self, slot: usize) -> Option<&mut Option<Value>> {
-        self.slotted.get_mut(slot)
+    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+        // Laid out by the very slots the number is of (a derived type's slots are one static,
+        // so one address): the number finds the value with no lookup of the name.
+        if std::ptr::eq(self.slots, slots)
+            && let Some(value) = self.slotted.get_mut(slot)
+        {
+            return value.take();
+        }
+        self.take(name)
     }
 
     fn peek(&self, name: &str) -> Option<&Value> {
@@ -319,8 +285,8 @@ mod tests {
         assert!(PropertyList::from_slots(&AC, vec![None], Vec::new()).is_none(), "one value per slot");
     }
 
-    /// Slots of the same names as `AC`, at another address (a copied constant).
-    const AC_AGAIN: PropertySlots = PropertySlots { names: &["A", "C"], slot: AC.slot };
+    /// `AC` at one address, as the derive makes a type's slots.
+    static AC_STATIC: PropertySlots = PropertySlots { names: AC.names, slot: AC.slot };
 
     /// Slots of other names.
     const BD: PropertySlots = PropertySlots {
@@ -333,21 +299,25 @@ mod tests {
     };
 
     #[test]
-    fn fields_read_by_slot_number_only_a_list_laid_out_by_their_slots() {
-        for slots in [&AC, &AC_AGAIN] {
-            let mut props = slotted(Some("A"), &["B"]).expect("laid out by AC");
-            let mut fields = Fields::new(&mut props, slots);
-            assert_eq!(fields.take(0, "A"), Some(Value::from("A")));
-            assert_eq!(fields.take(0, "A"), None);
-            assert_eq!(fields.take(usize::MAX, "B"), Some(Value::from("B")), "no slot: by name");
+    fn a_slot_number_takes_what_the_name_takes() {
+        let laid_out = |slots: &'static PropertySlots| {
+            let others = vec![(Cow::Borrowed("B"), Some(Value::from("B")))];
+            PropertyList::from_slots(slots, vec![Some(Value::from("A")), None], others).expect("laid out")
+        };
+        for (slots, by) in [(&AC_STATIC, &AC_STATIC), (&AC_STATIC, &AC), (&AC, &AC_STATIC)] {
+            let mut props = laid_out(slots);
+            assert_eq!(props.take_slot(by, 0, "A"), Some(Value::from("A")));
+            assert_eq!(props.take_slot(by, 0, "A"), None);
+            assert_eq!(props.take_slot(by, 1, "C"), None);
+            assert_eq!(props.take_slot(by, usize::MAX, "B"), Some(Value::from("B")), "no slot: by name");
         }
         // Slot 0 of the list holds `A`: `B`, slot 0 of other slots, is found by name.
-        let mut props = slotted(Some("A"), &["B"]).expect("laid out by AC");
-        assert_eq!(Fields::new(&mut props, &BD).take(0, "B"), Some(Value::from("B")));
+        let mut props = laid_out(&AC_STATIC);
+        assert_eq!(props.take_slot(&BD, 0, "B"), Some(Value::from("B")));
         let mut props = list(&["A", "B"]).expect("sorted");
-        assert_eq!(Fields::new(&mut props, &PropertySlots::NONE).take(0, "B"), Some(Value::from("B")));
+        assert_eq!(props.take_slot(&AC_STATIC, 0, "A"), Some(Value::from("A")));
         let mut map: Properties = [("B".to_owned(), Value::from("B"))].into_iter().collect();
-        assert_eq!(Fields::new(&mut map, &BD).take(0, "B"), Some(Value::from("B")));
+        assert_eq!(map.take_slot(&BD, 0, "B"), Some(Value::from("B")));
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub use crate::value::{EdmType, Value};
 pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
-pub use super::decode::{EntityParts, Fields, PropertyBag, PropertySlots, ReadEntity};
+pub use super::decode::{EntityParts, PropertyBag, PropertySlots, ReadEntity};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
@@ -33,14 +33,15 @@ pub fn write_property<T: Property>(entity: &mut Entity, name: &str, field: &T) {
     }
 }
 
-/// Takes a property (of slot number `slot` among the type's slots) out of the entity's
+/// Takes a property (of slot number `slot` among the type's `slots`) out of the entity's
 /// properties and converts it, naming the property on failure.
 pub fn read_property<T: Property>(
-    properties: &mut Fields<'_, impl PropertyBag>,
+    properties: &mut impl PropertyBag,
     name: &str,
+    slots: &PropertySlots,
     slot: usize,
 ) -> Result<T> {
-    T::from_property(properties.take(slot, name)).map_err(|e| value_error(name, e))
+    T::from_property(properties.take_slot(slots, slot, name)).map_err(|e| value_error(name, e))
 }
 
 /// Writes a `#[table(json)]` field as one JSON string property (nothing when it is `null`, so
@@ -57,11 +58,12 @@ pub fn write_json<T: serde::Serialize>(entity: &mut Entity, name: &str, field: &
 /// Reads a `#[table(json)]` field (`slot` as for [`read_property`]); an absent property reads
 /// as JSON `null`.
 pub fn read_json<T: serde::de::DeserializeOwned>(
-    properties: &mut Fields<'_, impl PropertyBag>,
+    properties: &mut impl PropertyBag,
     name: &str,
+    slots: &PropertySlots,
     slot: usize,
 ) -> Result<T> {
-    let text = match properties.take(slot, name) {
+    let text = match properties.take_slot(slots, slot, name) {
         Some(Value::String(text)) => text,
         Some(other) => {
             return Err(value_error(
