@@ -409,8 +409,8 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// The entities listed by the index entity of `index` (a handle such as
     /// `Employee::BY_LAST_NAME`) stored at `key` (built with the handle's `key(..)`), fetched
-    /// up to `concurrency` at a time (0 counts as 1). When `key` cannot be a key of the index's templates, the
-    /// first poll fails with
+    /// up to `concurrency` at a time (0 counts as 1). When `key` cannot be a key of the index's
+    /// templates, the first poll fails with
     /// [`Violation::QueryKeyMismatch`](table_core::Violation::QueryKeyMismatch) before any
     /// request.
     pub fn lookup<I: LookupIndex<Entity = T>>(
