@@ -196,7 +196,7 @@ impl Engine {
                 select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
             Ok(())
         })?;
-        decode.decode(row.read(prepared.as_ref(), decode.slots()))
+        row.decode(prepared.as_ref(), decode)
     }
 
     /// [`get_as`](Self::get_as) with a `select` prepared once by the caller ([`Select::new`]
@@ -211,7 +211,7 @@ impl Engine {
         decode: Decoder<T>,
     ) -> Result<T> {
         let row = self.find_row(table, partition_key, row_key, || Ok(()))?;
-        decode.decode(row.read(select, decode.slots()))
+        row.decode(select, decode)
     }
 
     /// The stored row of one entity: the keys checked, then `check_select`, then the table and
@@ -340,7 +340,7 @@ impl Engine {
         // (collecting through `Result` would grow it by doubling, copying every decoded value).
         let mut items = Vec::with_capacity(found.rows.len());
         for row in &found.rows {
-            items.push(decode.decode(row.read(select.as_ref(), decode.slots()))?);
+            items.push(row.decode(select.as_ref(), decode)?);
         }
         Ok((items, found.next.as_ref().map(query::token)))
     }

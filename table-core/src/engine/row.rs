@@ -24,6 +24,7 @@
 //! data, never panic.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -31,10 +32,11 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::select::Select;
+use super::select::{Select, Selected};
 use crate::entity::{ETag, Entity};
+use crate::error::Result;
 use crate::filter::{Operand, Source, same_bytes};
-use crate::typed::{EntityParts, PropertyList, PropertySlots, ReadEntity};
+use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity};
 use crate::validate::MAX_PROPERTIES;
 use crate::value::Value;
 
@@ -92,19 +94,19 @@ impl Row {
     /// The `PartitionKey`.
     pub(crate) fn partition_key(&self) -> &str {
         let parts = self.parts();
-        text(parts.text.get(parts.partition_key()).unwrap_or_default())
+        parts.str(parts.partition_key())
     }
 
     /// The `RowKey`.
     pub(crate) fn row_key(&self) -> &str {
         let parts = self.parts();
-        text(parts.text.get(parts.row_key()).unwrap_or_default())
+        parts.str(parts.row_key())
     }
 
     /// The ETag text of the write that stored the row.
     pub(crate) fn etag(&self) -> &str {
         let parts = self.parts();
-        text(parts.text.get(parts.etag()).unwrap_or_default())
+        parts.str(parts.etag())
     }
 
     /// The `Timestamp` of the write that stored the row.
@@ -116,6 +118,16 @@ impl Row {
     /// (absent ones stay absent); keys, timestamp and ETag are always kept.
     pub(crate) fn to_entity(&self, select: Option<&Select>) -> Entity {
         self.read(select, &PropertySlots::NONE).into_entity()
+    }
+
+    /// The row decoded by `decoder`, projected by `select` as [`to_entity`](Self::to_entity)
+    /// projects it: straight through a [`RowReader`] when the decoder reads through one (a
+    /// derived type's), else from the parts [`read`](Self::read) lays out by its slots.
+    pub(crate) fn decode<T>(&self, select: Option<&Select>, decoder: Decoder<T>) -> Result<T> {
+        match decoder.reader() {
+            Some(from_reader) => from_reader(&mut RowReader::new(self, select)),
+            None => decoder.decode(self.read(select, decoder.slots())),
+        }
     }
 
     /// The row as a reader hands it to a decoder ([`ReadEntity`]): what
@@ -197,12 +209,91 @@ impl Source for Row {
     }
 
     fn custom(&self, name: &str) -> Option<Operand<'_>> {
-        let found =
-            self.parts().properties().find(|property| same_bytes(property.name.bytes, name.as_bytes()))?;
-        match found.value {
-            Encoded::Text(span) => std::str::from_utf8(span.bytes).ok().map(Operand::Str),
-            Encoded::Fixed(fixed) => fixed.decode(),
+        self.parts().find(name)?.operand()
+    }
+}
+
+/// A row read by a decoder that reads through an [`EntityReader`] (see the `typed` decode
+/// module's "Readers"): the keys and names stay borrowed from the row, a property's value is
+/// decoded only when taken, and only its text is copied (once, into the field it becomes).
+///
+/// Properties are found by a cursor that only moves forward, so that takes in ascending name
+/// order (a derived decoder's order) walk the row once in all; a take of a name not after the
+/// last property passed starts over from the first. `select` is applied the same way, by a
+/// cursor over its sorted names that starts over with it. Invariant: every property before
+/// `ahead` has a name not above `passed`, and `selected` has passed exactly the names below
+/// the properties taken since the last start.
+pub(crate) struct RowReader<'a> {
+    row: &'a Row,
+    select: Option<&'a Select>,
+    parts: Parts<'a>,
+    /// The properties not yet passed.
+    ahead: Properties<'a>,
+    /// The selected names a property still ahead may match.
+    selected: Option<Selected<'a>>,
+    /// The name of the last property passed (empty before the first).
+    passed: &'a [u8],
+}
+
+impl<'a> RowReader<'a> {
+    fn new(row: &'a Row, select: Option<&'a Select>) -> Self {
+        let parts = row.parts();
+        RowReader { row, select, ahead: parts.properties(), selected: select.map(Select::cursor), passed: &[], parts }
+    }
+
+    /// The value of the property `name` when the row has it and `select` admits it, leaving
+    /// the cursor after it.
+    fn seek(&mut self, name: &str) -> Option<Encoded<'a>> {
+        let wanted = name.as_bytes();
+        if wanted <= self.passed {
+            (self.ahead, self.selected, self.passed) =
+                (self.parts.properties(), self.select.map(Select::cursor), &[]);
         }
+        loop {
+            let mut after = self.ahead.clone();
+            let property = after.next()?;
+            let order = property.name.bytes.cmp(wanted);
+            if order == Ordering::Greater {
+                // Names ascend: `name` is not in the row. The cursor stays for a later name.
+                return None;
+            }
+            (self.ahead, self.passed) = (after, property.name.bytes);
+            if order == Ordering::Equal {
+                let admitted = self.selected.as_mut().is_none_or(|selected| selected.admits(name));
+                return admitted.then_some(property.value);
+            }
+        }
+    }
+}
+
+impl EntityReader for RowReader<'_> {
+    fn partition_key(&self) -> &str {
+        self.parts.str(self.parts.partition_key())
+    }
+
+    fn row_key(&self) -> &str {
+        self.parts.str(self.parts.row_key())
+    }
+
+    fn timestamp(&self) -> Option<DateTime<Utc>> {
+        self.row.timestamp()
+    }
+
+    fn take_etag(&mut self) -> Option<ETag> {
+        Some(ETag::new(self.parts.str(self.parts.etag())))
+    }
+
+    fn take(&mut self, name: &str) -> Option<Value> {
+        self.seek(name)?.operand().map(Operand::to_value)
+    }
+
+    fn peek(&self, name: &str) -> Option<Value> {
+        let admitted = self.select.is_none_or(|select| select.cursor().admits(name));
+        admitted.then(|| self.parts.find(name)?.operand().map(Operand::to_value)).flatten()
+    }
+
+    fn take_entity(&mut self) -> Entity {
+        self.row.to_entity(self.select)
     }
 }
 
@@ -222,6 +313,17 @@ struct Parts<'a> {
 }
 
 impl<'a> Parts<'a> {
+    /// The text at `at` (a key or the ETag).
+    fn str(&self, at: Range<usize>) -> &'a str {
+        text(self.text.get(at).unwrap_or_default())
+    }
+
+    /// The value of the custom property `name`.
+    fn find(&self, name: &str) -> Option<Encoded<'a>> {
+        let found = self.properties().find(|property| same_bytes(property.name.bytes, name.as_bytes()))?;
+        Some(found.value)
+    }
+
     fn partition_key(&self) -> Range<usize> {
         0..self.pk_len
     }
@@ -264,6 +366,17 @@ enum Encoded<'a> {
     Fixed(Fixed<'a>),
 }
 
+impl<'a> Encoded<'a> {
+    /// The value, borrowed from the row. A String is checked as UTF-8 on its own, so a read
+    /// of one property checks no other text.
+    fn operand(self) -> Option<Operand<'a>> {
+        match self {
+            Encoded::Text(span) => std::str::from_utf8(span.bytes).ok().map(Operand::Str),
+            Encoded::Fixed(fixed) => fixed.decode(),
+        }
+    }
+}
+
 /// A non-String value: its type tag and bytes.
 struct Fixed<'a> {
     tag: u8,
@@ -293,6 +406,7 @@ struct Property<'a> {
 }
 
 /// Walks the text and value sections side by side.
+#[derive(Clone)]
 struct Properties<'a> {
     text: &'a [u8],
     /// Where the next name starts in `text`.
@@ -346,6 +460,7 @@ impl<'a> Iterator for Properties<'a> {
 }
 
 /// Reads the encoding front to back.
+#[derive(Clone)]
 struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
