@@ -339,8 +339,11 @@ impl Engine {
         // Copies (and projections) are made after the lock is released, into a page sized once
         // (collecting through `Result` would grow it by doubling, copying every decoded value).
         let mut items = Vec::with_capacity(found.rows.len());
-        for row in &found.rows {
-            items.push(row.decode(select.as_ref(), decode)?);
+        for batch in found.rows.chunks(query::BATCH) {
+            row::touch_all(batch);
+            for row in batch {
+                items.push(row.decode(select.as_ref(), decode)?);
+            }
         }
         Ok((items, found.next.as_ref().map(query::token)))
     }
