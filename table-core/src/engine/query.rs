@@ -219,7 +219,7 @@ pub(crate) fn scan(
                     return ScanResult { rows, next: Some(key_of(row)) };
                 }
                 examined += 1;
-                if filter.is_none_or(|f| f.matches_in(row)) {
+                if filter.is_none_or(|f| f.matches_in(&row.source())) {
                     if rows.len() >= limits.size.get() {
                         return ScanResult { rows, next: Some(key_of(row)) };
                     }
