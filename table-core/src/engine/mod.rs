@@ -178,8 +178,9 @@ impl Engine {
     }
 
     /// [`get`](Self::get), the stored row handed to `decode` (a typed decoder, see
-    /// [`Decoder`]), its properties laid out by the decoder's slots, instead of becoming an
-    /// [`Entity`]; `decode`'s error is the answer's.
+    /// [`Decoder`]: read straight from the row's bytes when it has a reader, else with its
+    /// properties laid out by its slots) instead of becoming an [`Entity`]; `decode`'s error
+    /// is the answer's.
     #[doc(hidden)]
     pub fn get_as<T>(
         &self,
@@ -337,7 +338,8 @@ impl Engine {
             Ok((table.read(|data| query::scan(data, &plan, resume.as_ref(), limits)), select))
         })?;
         // Copies (and projections) are made after the lock is released, into a page sized once
-        // (collecting through `Result` would grow it by doubling, copying every decoded value).
+        // (collecting through `Result` would grow it by doubling, copying every decoded value),
+        // a batch of rows brought into cache together before each is decoded.
         let mut items = Vec::with_capacity(found.rows.len());
         for batch in found.rows.chunks(query::BATCH) {
             row::touch_all(batch);

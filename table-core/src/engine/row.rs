@@ -9,7 +9,7 @@
 //! `secs: i64, nanos: u32`; the lengths of the text section, partition key, row key and ETag;
 //! the number of custom properties, so a read sizes its list once), the text section, then
 //! the value section.
-//! - Text (valid UTF-8, checked once per decode): the partition key, the row key, then per
+//! - Text (valid UTF-8): the partition key, the row key, then per
 //!   custom property its name and, for a String, its value; the ETag last (only reads and
 //!   `If-Match` need it, filters never do). Properties are in ascending name order, so a
 //!   read hands them on as a sorted [`PropertyList`] without sorting.
@@ -18,10 +18,19 @@
 //!   nanoseconds), 16 (Guid), or a length (String, whose bytes are in the text; Binary,
 //!   followed by its bytes).
 //!
+//! Reads. [`Row::to_entity`] and [`Row::read`] (the generic entity, and the parts a decoder
+//! without a reader takes) check the whole text as UTF-8 once and copy every name and value.
+//! A typed decoder instead reads through a [`RowReader`]: keys and names stay borrowed, and a
+//! value is decoded (a String checked as UTF-8 and copied) only when taken. A filter reads a
+//! [`RowSource`], which checks only the strings it compares. Scans and page decodes first
+//! [`touch_all`] a batch of rows, so that the cache misses of rows scattered over the heap
+//! overlap instead of stalling one row after another.
+//!
 //! Invariants: a buffer is only made by [`Row::new`], from UTF-8 strings and in-range
 //! values, so decoding gives back exactly what was stored (property order, NaN bits, every
-//! value). Decoding still uses checked slicing and would read a malformed buffer as missing
-//! data, never panic.
+//! value), whichever way it is read. Decoding still uses checked slicing (and checks each
+//! string it hands on as UTF-8, since safe code cannot skip that) and would read a malformed
+//! buffer as missing data, never panic.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -133,7 +142,8 @@ impl Row {
     /// The row as a reader hands it to a decoder ([`ReadEntity`]): what
     /// [`to_entity`](Self::to_entity) returns, with names and string values still borrowed
     /// from the row until a decoder takes them, and each property that has one of `slots` in
-    /// it. The generic entity and typed decoders (`TableEntity::from_parts`) both start here.
+    /// it. The generic entity and decoders without a reader (`TableEntity::from_parts` through
+    /// [`Decoder::new`]) start here.
     pub(crate) fn read(&self, select: Option<&Select>, slots: &'static PropertySlots) -> ReadEntity<'_> {
         let parts = self.parts();
         // One UTF-8 check for the keys, names, string values and ETag; slicing is then free.

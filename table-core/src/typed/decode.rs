@@ -1,7 +1,7 @@
 //! The typed fast path: one read entity handed to a decoder without building an [`Entity`].
 //!
-//! Flow. A reader (the JSON reader of the client's `wire` module, or the engine's stored row)
-//! produces [`EntityParts`]: the keys, `Timestamp`, ETag and a [`PropertyList`] of the custom
+//! Flow. A reader (the JSON reader of the client's `wire` module, or the engine's stored row
+//! for an untyped read) produces [`EntityParts`]: the keys, `Timestamp`, ETag and a [`PropertyList`] of the custom
 //! properties, whose names borrow from the bytes read and whose values are already typed by
 //! the one set of EDM rules that reader has. Then exactly one of two things happens:
 //!
@@ -24,10 +24,11 @@
 //! same for every type.
 //!
 //! Readers. Decoders read through [`EntityReader`], the one interface over everything a
-//! read entity can be held in: the parts above (a reader's list, or an `Entity` taken apart by
-//! `from_entity`), or a reader that reads straight from what it read without handing over
-//! parts at all (the engine's stored row: keys and names stay borrowed, each value is decoded
-//! only when taken, and only strings are copied, once, into their field). A derived decoder is
+//! read entity can be held in: the parts above (a reader's list), an `Entity`
+//! (`from_entity`), or a reader that reads straight from what it read without handing over
+//! parts at all (`TableEntity::from_reader`; the engine's stored row: keys and names stay
+//! borrowed, no slot list is built, each value is decoded only when taken, and only strings
+//! are copied, once, into their field). A derived decoder is
 //! one generic function over `EntityReader`, so its checks, EDM conversions ([`Property`]) and
 //! error order are the same code whatever the reader. It takes the properties it reads in
 //! ascending name order, the order readers store them in, so that a reader over sorted
