@@ -595,6 +595,8 @@ fn the_first_faulty_field_in_field_order_is_the_error_on_every_reader() {
     };
     assert_eq!(faulty_property(Strict::from_entity(entity)), "s");
     assert_eq!(faulty_property(engine.get_as("tbl", "p", "r", None, Decoder::<Strict>::of())), "s");
-    let page = engine.query_as("tbl", &QueryRequest::default(), Decoder::<Strict>::of()).map(|(mut rows, _)| rows.remove(0));
+    let page = engine
+        .query_as("tbl", &QueryRequest::default(), Decoder::<Strict>::of())
+        .map(|(mut rows, _)| rows.remove(0));
     assert_eq!(faulty_property(page), "s");
 }

@@ -1036,8 +1036,11 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         }
         dispatch
     };
-    let (dispatch, dispatch_parts, dispatch_reader) =
-        (dispatch_with(quote!(from_entity)), dispatch_with(quote!(from_parts)), dispatch_with(quote!(from_reader)));
+    let (dispatch, dispatch_parts, dispatch_reader) = (
+        dispatch_with(quote!(from_entity)),
+        dispatch_with(quote!(from_parts)),
+        dispatch_with(quote!(from_reader)),
+    );
     // Constant checks need concrete types; generic enums skip them.
     let mut asserts = Vec::new();
     if e.original.generics.params.is_empty() {

@@ -287,7 +287,14 @@ pub(crate) struct RowReader<'a> {
 impl<'a> RowReader<'a> {
     fn new(row: &'a Row, select: Option<&'a Select>) -> Self {
         let parts = row.parts();
-        RowReader { row, select, ahead: parts.properties(), selected: select.map(Select::cursor), passed: &[], parts }
+        RowReader {
+            row,
+            select,
+            ahead: parts.properties(),
+            selected: select.map(Select::cursor),
+            passed: &[],
+            parts,
+        }
     }
 
     /// The value of the property `name` when the row has it and `select` admits it, leaving
@@ -751,7 +758,10 @@ mod tests {
         // Only the listed names pass the select, wherever the cursor is.
         let select = Select::new(vec!["B".to_owned()]).expect("a valid select");
         let mut reader = RowReader::new(&row, Some(&select));
-        assert_eq!((reader.take("C"), reader.take("B"), reader.take("A")), (None, Some(Value::Int32(2)), None));
+        assert_eq!(
+            (reader.take("C"), reader.take("B"), reader.take("A")),
+            (None, Some(Value::Int32(2)), None)
+        );
     }
 
     #[test]
