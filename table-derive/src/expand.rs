@@ -192,12 +192,13 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let (discriminator_consts, write_discriminator, check_discriminator) = discriminator(p, s);
     let writes = property_writes(p, s);
     let decodes = key_only_decodes(p, c);
+    let reads = property_reads(p, s);
     let inits = field_inits(p, s);
     let upgrades = upgrades(p, s);
     let upgrade_asserts = upgrade_asserts(p, s);
     let select = select_fn(s);
     // An older version's row is read as the older type, from an `Entity`: such types keep the
-    // default `from_parts`, which builds one, and need no slots.
+    // default `from_parts` and `from_reader`, which build one, and need no slots.
     let from_parts = match s.attrs.upgrade_from.get() {
         Some(_) => quote!(),
         None => {
@@ -205,8 +206,12 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
             quote! {
                 #slots
 
-                fn from_parts(__parts: #p::ReadEntity<'_>) -> #p::Result<Self> {
-                    Self::__table_read(__parts)
+                fn from_parts(mut __parts: #p::ReadEntity<'_>) -> #p::Result<Self> {
+                    Self::__table_read(&mut __parts)
+                }
+
+                fn from_reader(__reader: &mut dyn #p::EntityReader) -> #p::Result<Self> {
+                    Self::__table_read(__reader)
                 }
             }
         }
@@ -246,10 +251,9 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
                 ::core::result::Result::Ok(__entity)
             }
 
-            #[allow(unused_mut)]
             fn from_entity(mut __entity: #p::Entity) -> #p::Result<Self> {
                 #upgrades
-                Self::__table_read(#p::EntityParts::from(__entity))
+                Self::__table_read(&mut __entity)
             }
 
             #from_parts
@@ -269,12 +273,15 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
 
         #[automatically_derived]
         impl #impl_generics #ident #ty_generics #where_clause {
-            /// One reading of the fields, for `from_entity` (over the entity's map) and
-            /// `from_parts` (over a reader's list): the same checks in the same order.
-            #[allow(unused_mut)]
-            fn __table_read<__P: #p::PropertyBag>(mut __entity: #p::EntityParts<__P>) -> #p::Result<Self> {
+            /// One reading of the fields, for `from_entity` (over the entity's map),
+            /// `from_parts` (over a reader's list) and `from_reader` (straight from what a
+            /// reader read): the same checks, with faults reported in the same order.
+            fn __table_read<__R: #p::EntityReader + ?::core::marker::Sized>(
+                __entity: &mut __R,
+            ) -> #p::Result<Self> {
                 #check_discriminator
                 #(#decodes)*
+                #(#reads)*
                 ::core::result::Result::Ok(Self { #(#inits),* })
             }
         }
@@ -389,7 +396,7 @@ fn discriminator(p: &TokenStream, s: &Struct<'_>) -> (TokenStream, TokenStream, 
             const VERSION: ::core::option::Option<i32> = #version;
         },
         quote!(#p::write_discriminator(&mut __entity, #entity_type, #version);),
-        quote!(#p::check_discriminator(&mut __entity.properties, #entity_type, #version)?;),
+        quote!(#p::check_discriminator(__entity, #entity_type, #version)?;),
     )
 }
 
@@ -427,9 +434,14 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
             KeyName::PartitionKey,
             c.partition_key.template,
             format_ident!("__pk_parts"),
-            quote!(&__entity.partition_key),
+            quote!(#p::EntityReader::partition_key(__entity)),
         ),
-        (KeyName::RowKey, c.row_key.template, format_ident!("__rk_parts"), quote!(&__entity.row_key)),
+        (
+            KeyName::RowKey,
+            c.row_key.template,
+            format_ident!("__rk_parts"),
+            quote!(#p::EntityReader::row_key(__entity)),
+        ),
     ] {
         let konst = primary_const(key);
         let mine: Vec<(&Field<'_>, usize)> = c
@@ -458,21 +470,46 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     decodes
 }
 
-/// `from_entity`: every field's initialiser.
+/// The local a stored field's read (a `Result`) waits in until the fields are checked.
+fn read_local(f: &Field<'_>) -> Ident {
+    format_ident!("__read_{}", f.name)
+}
+
+/// `from_entity`: every field stored as a property read into its local, in ascending property
+/// name order (the order readers store properties in, so a reader over a stored row finds them
+/// in one forward pass); faults are reported later, in field order, by [`field_inits`].
+fn property_reads(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
+    let mut stored: Vec<&Field<'_>> = s.fields.iter().filter(|f| f.attrs.role.stores_property()).collect();
+    stored.sort_by(|a, b| a.property.cmp(&b.property));
+    stored
+        .into_iter()
+        .map(|f| {
+            let (local, ty, prop) = (read_local(f), f.ty, &f.property);
+            let read = match f.attrs.role {
+                Role::Json => quote!(read_json),
+                _ => quote!(read_property),
+            };
+            quote_spanned!(ty.span()=> let #local = #p::#read::<#ty>(__entity, #prop);)
+        })
+        .collect()
+}
+
+/// `from_entity`: every field's initialiser, in field order (so the first faulty field, in
+/// that order, is the error).
 fn field_inits(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
     s.fields
         .iter()
         .map(|f| {
-            let (ident, ty, prop) = (f.ident, f.ty, &f.property);
+            let (ident, ty) = (f.ident, f.ty);
             let span = ty.span();
             let init = match f.attrs.role {
-                Role::Stored => {
-                    quote_spanned!(span=> #p::read_property::<#ty>(&mut __entity.properties, #prop)?)
+                Role::Stored | Role::Json => {
+                    let local = read_local(f);
+                    quote!(#local?)
                 }
-                Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __entity.properties, #prop)?),
                 Role::Skip => quote_spanned!(span=> <#ty as ::core::default::Default>::default()),
-                Role::Timestamp => quote_spanned!(span=> __entity.timestamp),
-                Role::ETag => quote_spanned!(span=> ::core::option::Option::take(&mut __entity.etag)),
+                Role::Timestamp => quote_spanned!(span=> #p::EntityReader::timestamp(__entity)),
+                Role::ETag => quote_spanned!(span=> #p::EntityReader::take_etag(__entity)),
                 Role::KeyOnly => {
                     let local = key_local(f);
                     quote!(#local)
@@ -521,7 +558,7 @@ fn upgrades(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         }
     });
     quote! {
-        let __version = #p::readable_version(&__entity.properties, #entity_type, #current, &[#(#older),*])?;
+        let __version = #p::readable_version(&__entity, #entity_type, #current, &[#(#older),*])?;
         #(#arms)*
     }
 }
@@ -984,7 +1021,8 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         .map(|(_, ty)| quote!((<#ty as #p::TableEntity>::ENTITY_TYPE, <#ty as #p::TableEntity>::VERSION)))
         .collect::<Vec<_>>();
     // `variant_for` answers an index of `kinds`; the last variant takes what no other does.
-    // Over an `Entity` (`from_entity`) or a reader's parts (`from_parts`), alike.
+    // Over an `Entity` (`from_entity`), a reader's parts (`from_parts`) or a reader
+    // (`from_reader`), alike.
     let dispatch_with = |method: TokenStream| {
         let mut dispatch = TokenStream::new();
         for (i, (v, ty)) in e.variants.iter().enumerate().rev() {
@@ -998,7 +1036,11 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         }
         dispatch
     };
-    let (dispatch, dispatch_parts) = (dispatch_with(quote!(from_entity)), dispatch_with(quote!(from_parts)));
+    let (dispatch, dispatch_parts, dispatch_reader) = (
+        dispatch_with(quote!(from_entity)),
+        dispatch_with(quote!(from_parts)),
+        dispatch_with(quote!(from_reader)),
+    );
     // Constant checks need concrete types; generic enums skip them.
     let mut asserts = Vec::new();
     if e.original.generics.params.is_empty() {
@@ -1048,13 +1090,18 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
             fn to_entity(&self) -> #p::Result<#p::Entity> { #to_entity }
 
             fn from_entity(__entity: #p::Entity) -> #p::Result<Self> {
-                let __variant = #p::variant_for(&__entity.properties, &[#(#kinds),*])?;
+                let __variant = #p::variant_for(&__entity, &[#(#kinds),*])?;
                 #dispatch
             }
 
             fn from_parts(__entity: #p::ReadEntity<'_>) -> #p::Result<Self> {
-                let __variant = #p::variant_for(&__entity.properties, &[#(#kinds),*])?;
+                let __variant = #p::variant_for(&__entity, &[#(#kinds),*])?;
                 #dispatch_parts
+            }
+
+            fn from_reader(__entity: &mut dyn #p::EntityReader) -> #p::Result<Self> {
+                let __variant = #p::variant_for(__entity, &[#(#kinds),*])?;
+                #dispatch_reader
             }
 
             fn partition_key(&self) -> #p::Result<::std::string::String> { #partition_key }

@@ -178,8 +178,9 @@ impl Engine {
     }
 
     /// [`get`](Self::get), the stored row handed to `decode` (a typed decoder, see
-    /// [`Decoder`]), its properties laid out by the decoder's slots, instead of becoming an
-    /// [`Entity`]; `decode`'s error is the answer's.
+    /// [`Decoder`]: read straight from the row's bytes when it has a reader, else with its
+    /// properties laid out by its slots) instead of becoming an [`Entity`]; `decode`'s error
+    /// is the answer's.
     #[doc(hidden)]
     pub fn get_as<T>(
         &self,
@@ -196,7 +197,7 @@ impl Engine {
                 select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
             Ok(())
         })?;
-        decode.decode(row.read(prepared.as_ref(), decode.slots()))
+        row.decode(prepared.as_ref(), decode)
     }
 
     /// [`get_as`](Self::get_as) with a `select` prepared once by the caller ([`Select::new`]
@@ -211,7 +212,7 @@ impl Engine {
         decode: Decoder<T>,
     ) -> Result<T> {
         let row = self.find_row(table, partition_key, row_key, || Ok(()))?;
-        decode.decode(row.read(select, decode.slots()))
+        row.decode(select, decode)
     }
 
     /// The stored row of one entity: the keys checked, then `check_select`, then the table and
@@ -337,10 +338,14 @@ impl Engine {
             Ok((table.read(|data| query::scan(data, &plan, resume.as_ref(), limits)), select))
         })?;
         // Copies (and projections) are made after the lock is released, into a page sized once
-        // (collecting through `Result` would grow it by doubling, copying every decoded value).
+        // (collecting through `Result` would grow it by doubling, copying every decoded value),
+        // a batch of rows brought into cache together before each is decoded.
         let mut items = Vec::with_capacity(found.rows.len());
-        for row in &found.rows {
-            items.push(decode.decode(row.read(select.as_ref(), decode.slots()))?);
+        for batch in found.rows.chunks(query::BATCH) {
+            row::touch_all(batch);
+            for row in batch {
+                items.push(row.decode(select.as_ref(), decode)?);
+            }
         }
         Ok((items, found.next.as_ref().map(query::token)))
     }

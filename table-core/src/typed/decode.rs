@@ -1,7 +1,7 @@
 //! The typed fast path: one read entity handed to a decoder without building an [`Entity`].
 //!
-//! Flow. A reader (the JSON reader of the client's `wire` module, or the engine's stored row)
-//! produces [`EntityParts`]: the keys, `Timestamp`, ETag and a [`PropertyList`] of the custom
+//! Flow. A reader (the JSON reader of the client's `wire` module, or the engine's stored row
+//! for an untyped read) produces [`EntityParts`]: the keys, `Timestamp`, ETag and a [`PropertyList`] of the custom
 //! properties, whose names borrow from the bytes read and whose values are already typed by
 //! the one set of EDM rules that reader has. Then exactly one of two things happens:
 //!
@@ -22,6 +22,20 @@
 //! which values or errors a read gives: [`PropertyList::take`] finds a name in its slot or in
 //! the list alike, and a list laid out by any slots (or by [`PropertySlots::NONE`]) reads the
 //! same for every type.
+//!
+//! Readers. Decoders read through [`EntityReader`], the one interface over everything a
+//! read entity can be held in: the parts above (a reader's list), an `Entity`
+//! (`from_entity`), or a reader that reads straight from what it read without handing over
+//! parts at all (`TableEntity::from_reader`; the engine's stored row: keys and names stay
+//! borrowed, no slot list is built, each value is decoded only when taken, and only strings
+//! are copied, once, into their field). A derived decoder is
+//! one generic function over `EntityReader`, so its checks, EDM conversions ([`Property`]) and
+//! error order are the same code whatever the reader. It takes the properties it reads in
+//! ascending name order, the order readers store them in, so that a reader over sorted
+//! properties finds them all in one forward pass; it reports faults in field order all the
+//! same (each field's result is kept until every field is read).
+//!
+//! [`Property`]: super::Property
 //!
 //! Invariants: the names of a [`PropertySlots`] are property names as
 //! [`validate_property_name`](crate::validate_property_name) accepts them (identifiers, so
@@ -59,13 +73,6 @@ pub struct EntityParts<P> {
 /// The parts a reader hands over, properties borrowing from what it read.
 pub type ReadEntity<'a> = EntityParts<PropertyList<'a>>;
 
-impl From<Entity> for EntityParts<Properties> {
-    fn from(entity: Entity) -> Self {
-        let Entity { partition_key, row_key, timestamp, etag, properties } = entity;
-        EntityParts { partition_key, row_key, timestamp, etag, properties }
-    }
-}
-
 impl ReadEntity<'static> {
     /// The parts of an entity already built (e.g. one decrypted after reading), for a decoder.
     pub fn from_entity(entity: Entity) -> Self {
@@ -86,6 +93,74 @@ impl ReadEntity<'_> {
         Entity { partition_key, row_key, timestamp, etag, properties }
     }
 }
+
+/// A read entity as a decoder reads it (see the module's "Readers"): implemented by the parts a
+/// reader hands over ([`ReadEntity`], or an `Entity`'s parts) and by readers that decode
+/// straight from what they read. Object safe: a reader private to its crate is handed over as
+/// `&mut dyn EntityReader`.
+pub trait EntityReader {
+    /// The `PartitionKey`.
+    fn partition_key(&self) -> &str;
+
+    /// The `RowKey`.
+    fn row_key(&self) -> &str;
+
+    /// The `Timestamp`, when read.
+    fn timestamp(&self) -> Option<DateTime<Utc>>;
+
+    /// The ETag, when read (taken: a second call may answer `None`).
+    fn take_etag(&mut self) -> Option<ETag>;
+
+    /// Takes a custom property out. A decoder takes each name at most once (a derived type's
+    /// property names are distinct); what a second take of a name answers is up to the reader.
+    fn take(&mut self, name: &str) -> Option<Value>;
+
+    /// A copy of a custom property, left in place.
+    fn peek(&self, name: &str) -> Option<Value>;
+
+    /// The whole entity as read, for a decoder that reads through an `Entity` (call it instead
+    /// of taking properties, not after: which taken properties it still holds is up to the
+    /// reader).
+    fn take_entity(&mut self) -> Entity;
+}
+
+/// Implements [`EntityReader`] for a type with the fields of [`Entity`], its `properties` a
+/// [`PropertyBag`], and `$into_entity` making the whole of it an `Entity`.
+macro_rules! reader_over_fields {
+    ($ty:ty, $into_entity:expr) => {
+        impl EntityReader for $ty {
+            fn partition_key(&self) -> &str {
+                &self.partition_key
+            }
+
+            fn row_key(&self) -> &str {
+                &self.row_key
+            }
+
+            fn timestamp(&self) -> Option<DateTime<Utc>> {
+                self.timestamp
+            }
+
+            fn take_etag(&mut self) -> Option<ETag> {
+                self.etag.take()
+            }
+
+            fn take(&mut self, name: &str) -> Option<Value> {
+                self.properties.take(name)
+            }
+
+            fn peek(&self, name: &str) -> Option<Value> {
+                self.properties.peek(name).cloned()
+            }
+
+            fn take_entity(&mut self) -> Entity {
+                $into_entity(std::mem::take(self))
+            }
+        }
+    };
+}
+reader_over_fields!(Entity, std::convert::identity);
+reader_over_fields!(ReadEntity<'_>, ReadEntity::into_entity);
 
 /// Where a decoder finds custom properties by name: an `Entity`'s map or a [`PropertyList`].
 pub trait PropertyBag {

@@ -3,7 +3,7 @@
 use crate::entity::{Entity, EntityKey};
 use crate::error::Result;
 
-use super::decode::{PropertySlots, ReadEntity};
+use super::decode::{EntityReader, PropertySlots, ReadEntity};
 use super::grammar;
 use super::index::IndexDef;
 use super::template::KeyTemplates;
@@ -268,6 +268,14 @@ pub trait TableEntity: Sized {
     #[doc(hidden)]
     fn from_parts(parts: ReadEntity<'_>) -> Result<Self> {
         Self::from_entity(parts.into_entity())
+    }
+
+    /// The value of an entity read through `reader` (see the `decode` module): same value and
+    /// same errors as [`from_entity`](Self::from_entity). The derive implements it for types
+    /// without `upgrade_from`; the default takes the `Entity` and calls `from_entity`.
+    #[doc(hidden)]
+    fn from_reader(reader: &mut dyn EntityReader) -> Result<Self> {
+        Self::from_entity(reader.take_entity())
     }
 
     /// The `PartitionKey` built from the partition key template.

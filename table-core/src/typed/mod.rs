@@ -23,7 +23,7 @@ pub use column::{
     PARTITION_KEY, PartOfCompositeKey, ROW_KEY, TIMESTAMP, UnorderedWholeKey,
 };
 #[doc(hidden)]
-pub use decode::{EntityParts, PropertyBag, PropertyList, PropertySlots, ReadEntity};
+pub use decode::{EntityParts, EntityReader, PropertyBag, PropertyList, PropertySlots, ReadEntity};
 #[doc(hidden)]
 pub use decoder::Decoder;
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
