@@ -107,20 +107,6 @@ impl Value {
         }
     }
 
-    /// The value's size as the service counts it toward the 64 KiB property and 1 MiB entity
-    /// limits: strings as UTF-16 (2 bytes per code unit), binary by length, fixed-size types by
-    /// their storage width.
-    pub fn stored_size(&self) -> usize {
-        match self {
-            Value::String(s) => 2 * utf16_len(s),
-            Value::Binary(b) => b.len(),
-            Value::Int32(_) => 4,
-            Value::Int64(_) | Value::Double(_) | Value::DateTime(_) => 8,
-            Value::Boolean(_) => 1,
-            Value::Guid(_) => 16,
-        }
-    }
-
     /// The string inside, if this is a `String`.
     pub fn as_str(&self) -> Option<&str> {
         match self {
