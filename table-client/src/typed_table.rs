@@ -8,6 +8,13 @@
 //! checks and errors (see `table_core::typed`'s `decode` module). The exception is a client
 //! with an encryption policy: each row is built as an `Entity` and decrypted in place (the key
 //! unwrap is async, and the values change type), then handed to `from_parts`.
+//!
+//! Typed whole-entity writes (insert, replace, insert-or-replace) of a type without indexes
+//! build no generic `Entity` on the embedded engine either: the value's fields
+//! (`TableEntity::to_fields`) are checked by the entity rules and stored as the engine's row,
+//! with the errors and retries of the same write through `to_entity`. Merges (which combine
+//! with the stored row), indexed types (whose index rows are batched as entities), HTTP and
+//! clients that encrypt go through `to_entity`.
 
 use std::marker::PhantomData;
 

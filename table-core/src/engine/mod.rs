@@ -13,9 +13,10 @@
 //!
 //! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `row` (the
 //! stored form of an entity, its filter lookups and `$select` projection), `select` (a
-//! `$select` list checked and sorted once), `query` (key ranges, page scans, continuation
-//! tokens), `batch` (all-or-nothing transactions), `order` (UTF-16 ordinal key order),
-//! `clock` (timestamps), `faults`, `options`, `registry` (named engines).
+//! `$select` list checked and sorted once), `put` (a typed value's fields written whole),
+//! `query` (key ranges, page scans, continuation tokens), `batch` (all-or-nothing
+//! transactions), `order` (UTF-16 ordinal key order), `clock` (timestamps), `faults`,
+//! `options`, `registry` (named engines).
 
 mod batch;
 mod catalog;

@@ -90,6 +90,12 @@ impl Row {
         Row(buffer)
     }
 
+    /// The encoded buffer, for tests that compare encodings byte for byte.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     /// The `PartitionKey`.
     pub(crate) fn partition_key(&self) -> &str {
         let parts = self.parts();
