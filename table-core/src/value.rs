@@ -150,6 +150,11 @@ impl From<DateTime<Utc>> for Value {
 
 /// Number of UTF-16 code units in `s`: the unit the service measures keys and strings in.
 pub fn utf16_len(s: &str) -> usize {
+    // Most strings are ASCII, one unit per byte: told apart a word at a time, where the count
+    // below goes a byte at a time through the short strings that keys and names are.
+    if s.is_ascii() {
+        return s.len();
+    }
     // Counted on bytes, which vectorises (every write sizes every string): each character has
     // exactly one byte that is not a continuation byte (`10xxxxxx`), and the characters of four
     // bytes (lead `11110xxx`), the ones above U+FFFF, take two units.
