@@ -439,10 +439,8 @@ fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         let (ident, ty, prop) = (f.ident, f.ty, &f.property);
         let span = ty.span();
         match f.attrs.role {
-            Role::Stored => properties.push((
-                prop.clone(),
-                quote_spanned!(span=> <#ty as #p::Property>::to_field(&self.#ident)),
-            )),
+            Role::Stored => properties
+                .push((prop.clone(), quote_spanned!(span=> <#ty as #p::Property>::to_field(&self.#ident)))),
             Role::Json => {
                 let local = format_ident!("__json_{}", f.name);
                 json.push(quote_spanned!(span=> let #local = #p::json_field::<#ty>(#prop, &self.#ident)?;));
@@ -453,9 +451,8 @@ fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
     }
     properties.sort_by(|(a, _), (b, _)| a.cmp(b));
     let capacity = Literal::usize_unsuffixed(properties.len());
-    let pushes = properties
-        .iter()
-        .map(|(name, value)| quote!(#p::EntityFields::push(&mut __fields, #name, #value);));
+    let pushes =
+        properties.iter().map(|(name, value)| quote!(#p::EntityFields::push(&mut __fields, #name, #value);));
     quote! {
         fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> {
             let __partition_key = <Self as #p::TableEntity>::partition_key(self)?;

@@ -182,14 +182,25 @@ mod tests {
 
     fn every() -> impl Strategy<Value = Every> {
         let keys = (key_text(), instant(), prop_oneof![0u32..1_000_000, Just(1_000_000)]);
-        let scalars = (text(), any::<bool>(), any::<i32>(), any::<i64>(), any::<u32>(), any::<u64>(), any::<f64>());
-        let others = (instant(), any::<u128>(), bytes(), proptest::option::of(text()), proptest::option::of(instant()));
+        let scalars =
+            (text(), any::<bool>(), any::<i32>(), any::<i64>(), any::<u32>(), any::<u64>(), any::<f64>());
+        let others = (
+            instant(),
+            any::<u128>(),
+            bytes(),
+            proptest::option::of(text()),
+            proptest::option::of(instant()),
+        );
         let rest = (
             proptest::option::of(bytes()),
             mood(),
             proptest::option::of(mood()),
             proptest::collection::btree_map("[a-z]{1,3}", any::<i32>(), 0..3),
-            proptest::option::of(proptest::collection::btree_map(proptest::collection::vec(any::<u8>(), 1), any::<i32>(), 0..2)),
+            proptest::option::of(proptest::collection::btree_map(
+                proptest::collection::vec(any::<u8>(), 1),
+                any::<i32>(),
+                0..2,
+            )),
         );
         (keys, scalars, others, rest).prop_map(
             |(
@@ -293,7 +304,11 @@ mod tests {
         for (count, each) in [(252, 1), (253, 1), (16, 65_536), (15, 65_536), (17, 65_000)] {
             let mut fields = EntityFields::new("p".into(), "r".into(), count);
             for name in &names[..count] {
-                let value = if each == 1 { FieldValue::from(1) } else { FieldValue::owned(Value::Binary(vec![0; each])) };
+                let value = if each == 1 {
+                    FieldValue::from(1)
+                } else {
+                    FieldValue::owned(Value::Binary(vec![0; each]))
+                };
                 fields.push(name, Some(value));
             }
             let generic = validate_entity(&fields.to_entity());

@@ -170,7 +170,9 @@ fn write(slot: Entry<'_, SortKey, Row>, op: &impl RowWrite, timestamp: DateTime<
     let etag = ETag::from_timestamp(timestamp);
     let new = match (stores, &slot) {
         (Stores::Entity(entity), _) => Row::new(entity, timestamp, &etag),
-        (Stores::Merged(entity), Entry::Occupied(row)) => Row::new(&merged(row.get(), entity), timestamp, &etag),
+        (Stores::Merged(entity), Entry::Occupied(row)) => {
+            Row::new(&merged(row.get(), entity), timestamp, &etag)
+        }
         (Stores::Merged(entity), Entry::Vacant(_)) => Row::new(entity, timestamp, &etag),
     };
     match slot {

@@ -97,7 +97,11 @@ impl<'a> EntityFields<'a> {
             row_key: self.row_key.clone(),
             timestamp: None,
             etag: None,
-            properties: self.properties.iter().map(|(name, value)| ((*name).to_owned(), value.get().to_value())).collect(),
+            properties: self
+                .properties
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), value.get().to_value()))
+                .collect(),
         }
     }
 }
