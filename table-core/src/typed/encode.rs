@@ -3,9 +3,9 @@
 //! [`Entity`] (a `BTreeMap` of owned names and values, built and dropped on every write).
 //!
 //! [`EntityFields`] holds the keys and the custom properties in ascending name order, each name
-//! once, as the engine's row layout and the entity rules ([`validate`](crate::validate)) take
-//! them; [`TableEntity::to_fields`](super::TableEntity::to_fields), which the derive
-//! generates, builds it. Invariant: a type's fields hold exactly what its `to_entity` holds
+//! once, as the engine's row layout and the entity rules (the `validate` module) take them;
+//! [`TableEntity::to_fields`](super::TableEntity::to_fields), which the derive generates,
+//! builds it. Invariant: a type's fields hold exactly what its `to_entity` holds
 //! (same keys, names and values), so the stored row, and every error of the write, is the
 //! same on either path.
 
@@ -72,9 +72,9 @@ impl<'a> EntityFields<'a> {
     }
 
     /// Adds the property `name` (nothing for `None`), replacing one of that name, as
-    /// `Entity::insert` does. `name` must be a valid property name: the derive passes the
-    /// names it checked when the type compiled ([`EntityView::NAMES_CHECKED`]), in ascending
-    /// order, so each is appended after one comparison.
+    /// `Entity::insert` does. `name` must be a valid property name, which a write does not
+    /// check again: the derive passes the names it checked when the type compiled, in
+    /// ascending order, so each is appended after one comparison.
     pub fn push(&mut self, name: &'static str, value: Option<FieldValue<'a>>) {
         let Some(value) = value else {
             return;
