@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
-use table_core::engine::Select;
-use table_core::typed::ReadEntity;
+use table_core::engine::{Put, PutKind, Select};
+use table_core::typed::{EntityFields, ReadEntity};
 use table_core::{
     CheckedOperation, ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result,
     Violation, WriteOutcome, validate_key, validate_table_name,
@@ -320,6 +320,21 @@ impl TableClient {
 
     async fn write(&self, operation: Operation) -> Result<ETag> {
         require_etag(self.execute(operation).await?.etag)
+    }
+
+    /// `true` when [`put`](Self::put) stores a typed value's fields without building an
+    /// `Entity`: on the embedded engine, for a type that encrypts nothing and a client without
+    /// an encryption policy (sealing works on the `Entity`).
+    pub(crate) fn puts_fields(&self) -> bool {
+        matches!(self.backend, Backend::Embedded(_)) && self.encryption.is_none() && self.encrypted.is_empty()
+    }
+
+    /// Writes a typed value's fields whole: the write of the same entity as an [`Operation`]
+    /// of `kind`, with the same checks, errors and retries.
+    pub(crate) async fn put(&self, kind: PutKind, fields: EntityFields<'_>) -> Result<ETag> {
+        self.check_name()?;
+        let put = Put::new(kind, fields).map_err(Error::invalid)?;
+        require_etag(self.backend.put(&self.name, &put).await?.etag)
     }
 
     /// Reads one entity; `NotFound` (`ResourceNotFound`) if missing.

@@ -191,6 +191,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let templates = key_templates(p, c);
     let (discriminator_consts, write_discriminator, check_discriminator) = discriminator(p, s);
     let writes = property_writes(p, s);
+    let to_fields = to_fields(p, s);
     let decodes = key_only_decodes(p, c);
     let reads = property_reads(p, s);
     let inits = field_inits(p, s);
@@ -250,6 +251,8 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
                 #(#writes)*
                 ::core::result::Result::Ok(__entity)
             }
+
+            #to_fields
 
             fn from_entity(mut __entity: #p::Entity) -> #p::Result<Self> {
                 #upgrades
@@ -418,6 +421,56 @@ fn property_writes(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
             }
         })
         .collect()
+}
+
+/// `to_fields`: the entity of `to_entity`, as fields borrowed from `self`. JSON fields are
+/// serialised first, in field order, so that the first to fail is the one `to_entity` names;
+/// then every property is added in ascending name order (the order a row stores them in), each
+/// after one comparison.
+fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
+    let mut json = Vec::new();
+    let mut properties: Vec<(String, TokenStream)> = Vec::new();
+    if let Some(entity_type) = s.attrs.entity_type.get().map(|lit| lit.value()) {
+        properties.push((
+            grammar::ENTITY_TYPE.to_owned(),
+            quote!(::core::option::Option::Some(#p::FieldValue::from(#entity_type))),
+        ));
+        if let Some(version) = s.attrs.version.get() {
+            properties.push((
+                grammar::ENTITY_VERSION.to_owned(),
+                quote!(::core::option::Option::Some(#p::FieldValue::from(#version))),
+            ));
+        }
+    }
+    for f in &s.fields {
+        let (ident, ty, prop) = (f.ident, f.ty, &f.property);
+        let span = ty.span();
+        match f.attrs.role {
+            Role::Stored => properties
+                .push((prop.clone(), quote_spanned!(span=> <#ty as #p::Property>::to_field(&self.#ident)))),
+            Role::Json => {
+                let local = format_ident!("__json_{}", f.name);
+                json.push(quote_spanned!(span=> let #local = #p::json_field::<#ty>(#prop, &self.#ident)?;));
+                properties.push((prop.clone(), quote!(#local)));
+            }
+            Role::Skip | Role::Timestamp | Role::ETag | Role::KeyOnly => {}
+        }
+    }
+    properties.sort_by(|(a, _), (b, _)| a.cmp(b));
+    let capacity = Literal::usize_unsuffixed(properties.len());
+    let pushes =
+        properties.iter().map(|(name, value)| quote!(#p::EntityFields::push(&mut __fields, #name, #value);));
+    quote! {
+        fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> {
+            let __partition_key = <Self as #p::TableEntity>::partition_key(self)?;
+            let __row_key = <Self as #p::TableEntity>::row_key(self)?;
+            #(#json)*
+            #[allow(unused_mut)]
+            let mut __fields = #p::EntityFields::new(__partition_key, __row_key, #capacity);
+            #(#pushes)*
+            ::core::result::Result::Ok(::core::option::Option::Some(__fields))
+        }
+    }
 }
 
 /// The local a key-only field is decoded into.
@@ -1013,6 +1066,7 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         quote!(match self { #(#arms),* })
     };
     let to_entity = delegate(quote!(to_entity));
+    let to_fields = delegate(quote!(to_fields));
     let partition_key = delegate(quote!(partition_key));
     let row_key = delegate(quote!(row_key));
     let kinds = e
@@ -1089,6 +1143,8 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         impl #impl_generics #p::TableEntity for #ident #ty_generics #where_clause {
             fn to_entity(&self) -> #p::Result<#p::Entity> { #to_entity }
 
+            fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> { #to_fields }
+
             fn from_entity(__entity: #p::Entity) -> #p::Result<Self> {
                 let __variant = #p::variant_for(&__entity, &[#(#kinds),*])?;
                 #dispatch
@@ -1127,6 +1183,10 @@ fn expand_value_enum(p: &TokenStream, e: &ValueEnum<'_>) -> TokenStream {
 
             fn to_value(&self) -> #p::Value {
                 #p::Value::String(::std::string::String::from(#to_name))
+            }
+
+            fn to_field_value(&self) -> #p::FieldValue<'_> {
+                #p::FieldValue::from(#to_name)
             }
 
             fn from_value(__value: #p::Value) -> ::core::result::Result<Self, #p::ValueError> {

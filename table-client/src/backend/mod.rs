@@ -11,7 +11,7 @@
 mod embedded;
 mod http;
 
-use table_core::engine::{Engine, Select};
+use table_core::engine::{Engine, Put, Select};
 use table_core::{
     CheckedOperation, Continuation, Entity, Error, ErrorKind, Operation, QueryRequest, Result,
     ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, WriteOutcome,
@@ -107,6 +107,20 @@ impl Backend {
         };
         match result {
             Err(e) => self.settle_conditional_write(table, write.operation(), e).await,
+            outcome => outcome,
+        }
+    }
+
+    /// [`execute`](Self::execute) of a typed value's fields written whole: on the embedded
+    /// engine without building an `Entity`; over HTTP as the operation it is.
+    pub(crate) async fn put(&self, table: &str, put: &Put<'_>) -> Result<WriteOutcome> {
+        let result = match self {
+            Backend::Embedded(e) => e.put(table, put).await,
+            Backend::Http(h) => h.execute(table, &put.to_operation()).await,
+        };
+        match result {
+            // Settling needs the entity sent: built only then.
+            Err(e) => self.settle_conditional_write(table, &put.to_operation(), e).await,
             outcome => outcome,
         }
     }

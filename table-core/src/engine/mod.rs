@@ -13,9 +13,10 @@
 //!
 //! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `row` (the
 //! stored form of an entity, its filter lookups and `$select` projection), `select` (a
-//! `$select` list checked and sorted once), `query` (key ranges, page scans, continuation
-//! tokens), `batch` (all-or-nothing transactions), `order` (UTF-16 ordinal key order),
-//! `clock` (timestamps), `faults`, `options`, `registry` (named engines).
+//! `$select` list checked and sorted once), `put` (a typed value's fields written whole),
+//! `query` (key ranges, page scans, continuation tokens), `batch` (all-or-nothing
+//! transactions), `order` (UTF-16 ordinal key order), `clock` (timestamps), `faults`,
+//! `options`, `registry` (named engines).
 
 mod batch;
 mod catalog;
@@ -23,6 +24,7 @@ mod clock;
 mod faults;
 mod options;
 mod order;
+mod put;
 mod query;
 pub mod registry;
 mod row;
@@ -36,12 +38,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};
 pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
+#[doc(hidden)]
+pub use put::{Put, PutKind};
 pub use select::Select;
 
 use self::catalog::Catalog;
 use self::clock::Clock;
 use self::query::{KeyPlan, PageLimits};
 use self::row::Row;
+use self::table::{Requires, RowWrite};
 use crate::access_policy::{SignedIdentifier, validate_signed_identifiers};
 use crate::batch::{CheckedOperation, Operation, WriteOutcome, validate_batch, validate_operation};
 use crate::entity::{Entity, EntityKey, IfMatch};
@@ -244,27 +249,36 @@ impl Engine {
     /// Takes the operation by value or by reference: the engine copies what it stores, so a
     /// caller that may send the same operation again (a retry) keeps it without a clone.
     pub fn execute(&self, table: &str, operation: impl Borrow<Operation>) -> Result<WriteOutcome> {
-        self.write(table, operation.borrow(), true)
+        let operation = operation.borrow();
+        self.write(table, operation, || validate_operation(operation))
     }
 
     /// [`execute`](Self::execute) of an operation that already passed the entity and key
     /// checks: the rest runs as there, in the same order, with the same errors.
     pub fn execute_checked(&self, table: &str, operation: &CheckedOperation) -> Result<WriteOutcome> {
-        self.write(table, operation.operation(), false)
+        self.write(table, operation.operation(), || Ok(()))
     }
 
-    /// One write; `validate` is `false` only for a [`CheckedOperation`], which passed it.
-    fn write(&self, table: &str, operation: &Operation, validate: bool) -> Result<WriteOutcome> {
+    /// Stores a typed value's fields whole ([`Put`], checked when it was made), without
+    /// building an [`Entity`]: the rest runs as [`execute`](Self::execute) of the same
+    /// operation, in the same order, with the same errors.
+    #[doc(hidden)]
+    pub fn put(&self, table: &str, put: &Put<'_>) -> Result<WriteOutcome> {
+        self.write(table, put, || Ok(()))
+    }
+
+    /// One write, after `validate` (which passes at once for a write checked when it was made).
+    fn write(
+        &self,
+        table: &str,
+        op: &impl RowWrite,
+        validate: impl FnOnce() -> std::result::Result<(), Violation>,
+    ) -> Result<WriteOutcome> {
         self.serve(|s| {
-            if validate {
-                validate_operation(operation)?;
-            }
-            check_etag_syntax(operation)?;
-            let about = |e: Error, op: &Operation| e.about(table, Some((op.partition_key(), op.row_key())));
-            s.catalog
-                .table(table)
-                .map_err(|e| about(e, operation))?
-                .write(|data| data.execute(operation, &s.clock).map_err(|e| about(e, operation)))
+            validate()?;
+            check_etag_syntax(op.requires())?;
+            let about = |e: Error| e.about(table, Some(op.key()));
+            s.catalog.table(table).map_err(about)?.write(|data| data.execute(op, &s.clock).map_err(about))
         })
     }
 
@@ -365,7 +379,7 @@ impl Engine {
         self.serve(|s| {
             validate_batch(operations)?;
             for (index, op) in operations.iter().enumerate() {
-                check_etag_syntax(op).map_err(|e| e.with_batch_index(index))?;
+                check_etag_syntax(op.requires()).map_err(|e| e.with_batch_index(index))?;
             }
             let found = s.catalog.table(table).map_err(|e| e.with_batch_index(0).about(table, None))?;
             found.write(|data| batch::apply_batch(data, table, operations, &s.clock))
@@ -455,14 +469,8 @@ impl Shared {
 
 /// An `If-Match` ETag must look like one (`W/"..."` or `"..."`): the service answers 400
 /// `InvalidInput` otherwise, before looking at the entity.
-fn check_etag_syntax(op: &Operation) -> Result<()> {
-    let (Operation::Replace { if_match, .. }
-    | Operation::Merge { if_match, .. }
-    | Operation::Delete { if_match, .. }) = op
-    else {
-        return Ok(());
-    };
-    let IfMatch::ETag(etag) = if_match else {
+fn check_etag_syntax(requires: Requires<'_>) -> Result<()> {
+    let Requires::Present(IfMatch::ETag(etag)) = requires else {
         return Ok(());
     };
     let text = etag.as_str();

@@ -46,7 +46,7 @@ use crate::entity::{ETag, Entity};
 use crate::error::Result;
 use crate::filter::{Operand, Source, same_bytes};
 use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity};
-use crate::validate::MAX_PROPERTIES;
+use crate::validate::{EntityView, MAX_PROPERTIES};
 use crate::value::Value;
 
 /// Bytes before the text: timestamp seconds and nanoseconds, four lengths, the property count.
@@ -68,14 +68,15 @@ const BINARY: u8 = 7;
 pub(crate) struct Row(Arc<[u8]>);
 
 impl Row {
-    /// Encodes `entity`'s keys and custom properties, stamped with `timestamp` and `etag`
-    /// (the entity's own `timestamp` and `etag` fields are ignored, as on every write).
-    pub(crate) fn new(entity: &Entity, timestamp: DateTime<Utc>, etag: &ETag) -> Row {
+    /// Encodes `entity`'s keys and custom properties (an [`Entity`]'s own `timestamp` and
+    /// `etag` fields are ignored, as on every write), stamped with `timestamp` and `etag`.
+    /// Any [`EntityView`] of the same entity encodes to the same bytes.
+    pub(crate) fn new(entity: &impl EntityView, timestamp: DateTime<Utc>, etag: &ETag) -> Row {
         let (pk, rk, etag) =
-            (entity.partition_key.as_bytes(), entity.row_key.as_bytes(), etag.as_str().as_bytes());
+            (entity.partition_key().as_bytes(), entity.row_key().as_bytes(), etag.as_str().as_bytes());
         let (mut text_len, mut values_len) = (pk.len() + rk.len() + etag.len(), 0);
-        for (name, value) in &entity.properties {
-            text_len += name.len() + value.as_str().map_or(0, str::len);
+        for (name, value) in entity.properties() {
+            text_len += name.len() + text_size(value);
             values_len += 4 + 1 + value_size(value);
         }
         // Written in place in the shared allocation: one allocation per row, no copy.
@@ -85,12 +86,12 @@ impl Row {
             let (text, values) = rest.split_at_mut(text_len);
             let (mut header, mut text, mut values) = (Writer(header), Writer(text), Writer(values));
             put_datetime(&mut header, timestamp);
-            for len in [text_len, pk.len(), rk.len(), etag.len(), entity.properties.len()] {
+            for len in [text_len, pk.len(), rk.len(), etag.len(), entity.property_count()] {
                 header.len(len);
             }
             text.put(pk);
             text.put(rk);
-            for (name, value) in &entity.properties {
+            for (name, value) in entity.properties() {
                 text.put(name.as_bytes());
                 values.len(name.len());
                 put_value(&mut text, &mut values, value);
@@ -98,6 +99,12 @@ impl Row {
             text.put(etag);
         }
         Row(buffer)
+    }
+
+    /// The encoded buffer, for tests that compare encodings byte for byte.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0
     }
 
     /// The `PartitionKey`.
@@ -564,16 +571,24 @@ impl Writer<'_> {
     }
 }
 
-/// Bytes a value takes in the value section after its name length and tag.
-fn value_size(value: &Value) -> usize {
+/// Bytes a value takes in the text section: a String's text.
+fn text_size(value: Operand<'_>) -> usize {
     match value {
-        Value::String(_) => 4,
-        Value::Binary(b) => 4 + b.len(),
-        Value::Int32(_) => 4,
-        Value::Int64(_) | Value::Double(_) => 8,
-        Value::Boolean(_) => 1,
-        Value::DateTime(_) => 12,
-        Value::Guid(_) => 16,
+        Operand::Str(s) => s.len(),
+        _ => 0,
+    }
+}
+
+/// Bytes a value takes in the value section after its name length and tag.
+fn value_size(value: Operand<'_>) -> usize {
+    match value {
+        Operand::Str(_) => 4,
+        Operand::Binary(b) => 4 + b.len(),
+        Operand::Int32(_) => 4,
+        Operand::Int64(_) | Operand::Double(_) => 8,
+        Operand::Boolean(_) => 1,
+        Operand::DateTime(_) => 12,
+        Operand::Guid(_) => 16,
     }
 }
 
@@ -583,35 +598,35 @@ fn put_datetime(out: &mut Writer<'_>, t: DateTime<Utc>) {
 }
 
 /// Writes a value's tag and bytes to `values`, a String's text to `text`.
-fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, value: &Value) {
+fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, value: Operand<'_>) {
     match value {
-        Value::String(s) => {
+        Operand::Str(s) => {
             values.put(&[STRING]);
             values.len(s.len());
             text.put(s.as_bytes());
         }
-        Value::Int32(i) => {
+        Operand::Int32(i) => {
             values.put(&[INT32]);
             values.put(&i.to_le_bytes());
         }
-        Value::Int64(i) => {
+        Operand::Int64(i) => {
             values.put(&[INT64]);
             values.put(&i.to_le_bytes());
         }
-        Value::Double(d) => {
+        Operand::Double(d) => {
             values.put(&[DOUBLE]);
             values.put(&d.to_bits().to_le_bytes());
         }
-        Value::Boolean(b) => values.put(&[BOOLEAN, u8::from(*b)]),
-        Value::DateTime(t) => {
+        Operand::Boolean(b) => values.put(&[BOOLEAN, u8::from(b)]),
+        Operand::DateTime(t) => {
             values.put(&[DATETIME]);
-            put_datetime(values, *t);
+            put_datetime(values, t);
         }
-        Value::Guid(g) => {
+        Operand::Guid(g) => {
             values.put(&[GUID]);
             values.put(g.as_bytes());
         }
-        Value::Binary(b) => {
+        Operand::Binary(b) => {
             values.put(&[BINARY]);
             values.len(b.len());
             values.put(b);

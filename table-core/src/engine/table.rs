@@ -17,7 +17,7 @@ use super::row::Row;
 use crate::batch::{Operation, WriteOutcome};
 use crate::entity::{ETag, Entity, IfMatch};
 use crate::error::{Error, ErrorCode, Result};
-use crate::validate::validate_entity;
+use crate::validate::{EntityView, validate_entity};
 
 /// The rows of one partition, by row key.
 pub(crate) type Partition = BTreeMap<SortKey, Row>;
@@ -28,42 +28,106 @@ pub(crate) struct TableData {
     pub(crate) partitions: BTreeMap<SortKey, Partition>,
 }
 
+/// One write as a table applies it: the row it names, what it requires of the stored row, and
+/// what it leaves in the row's place. An [`Operation`], or a typed value's fields written
+/// whole (`engine::Put`).
+pub(crate) trait RowWrite {
+    /// What the write stores.
+    type Entity: EntityView;
+
+    /// `(PartitionKey, RowKey)` of the row.
+    fn key(&self) -> (&str, &str);
+
+    /// What the stored row must be for the write to apply.
+    fn requires(&self) -> Requires<'_>;
+
+    /// What the write stores in the row's place; `None` for a delete.
+    fn stores(&self) -> Option<Stores<'_, Self::Entity>>;
+}
+
+/// What a write requires of the row it names.
+pub(crate) enum Requires<'a> {
+    /// Nothing: an upsert.
+    Nothing,
+    /// No row: an insert.
+    Absent,
+    /// A row that matches the condition: a replace, merge or delete.
+    Present(&'a IfMatch),
+}
+
+/// What a write stores in its row's place.
+pub(crate) enum Stores<'a, E> {
+    /// This entity, whatever was stored.
+    Entity(&'a E),
+    /// This entity's properties over the stored row's, or the entity when none is stored.
+    Merged(&'a Entity),
+}
+
+impl RowWrite for Operation {
+    type Entity = Entity;
+
+    fn key(&self) -> (&str, &str) {
+        (self.partition_key(), self.row_key())
+    }
+
+    fn requires(&self) -> Requires<'_> {
+        match self {
+            Operation::Insert(_) => Requires::Absent,
+            Operation::Replace { if_match, .. }
+            | Operation::Merge { if_match, .. }
+            | Operation::Delete { if_match, .. } => Requires::Present(if_match),
+            Operation::InsertOrReplace(_) | Operation::InsertOrMerge(_) => Requires::Nothing,
+        }
+    }
+
+    fn stores(&self) -> Option<Stores<'_, Entity>> {
+        match self {
+            Operation::Delete { .. } => None,
+            Operation::Insert(e) | Operation::Replace { entity: e, .. } | Operation::InsertOrReplace(e) => {
+                Some(Stores::Entity(e))
+            }
+            Operation::Merge { entity: e, .. } | Operation::InsertOrMerge(e) => Some(Stores::Merged(e)),
+        }
+    }
+}
+
 impl TableData {
     /// The row with these keys.
     pub(crate) fn get(&self, partition_key: &str, row_key: &str) -> Option<&Row> {
         find(find(&self.partitions, partition_key)?, row_key)
     }
 
-    /// Checks the operation against the stored row ([`check_row`]). Touches nothing.
-    pub(crate) fn check(&self, op: &Operation) -> Result<()> {
-        check_row(op, self.get(op.partition_key(), op.row_key()))
+    /// Checks the write against the stored row ([`check_row`]). Touches nothing.
+    pub(crate) fn check(&self, op: &impl RowWrite) -> Result<()> {
+        let (partition_key, row_key) = op.key();
+        check_row(op, self.get(partition_key, row_key))
     }
 
-    /// Checks one operation against its row and, when it passes, applies it stamped with the
+    /// Checks one write against its row and, when it passes, applies it stamped with the
     /// next tick of `clock`: the row is looked up once, and checked and written in place.
-    /// Errors as [`check`](Self::check); a refused operation changes nothing and takes no
-    /// tick.
-    pub(crate) fn execute(&mut self, op: &Operation, clock: &Clock) -> Result<WriteOutcome> {
+    /// Errors as [`check`](Self::check); a refused write changes nothing and takes no tick.
+    pub(crate) fn execute(&mut self, op: &impl RowWrite, clock: &Clock) -> Result<WriteOutcome> {
         self.at_row(op, |slot| {
             check_row(op, stored(&slot))?;
             Ok(write(slot, op, clock.tick()))
         })
     }
 
-    /// Applies an operation that passed [`check`](Self::check), stamping written rows with
-    /// `timestamp`. Total: an operation that did not pass `check` is applied as its upsert
+    /// Applies a write that passed [`check`](Self::check), stamping written rows with
+    /// `timestamp`. Total: a write that did not pass `check` is applied as its upsert
     /// counterpart rather than panicking.
-    pub(crate) fn apply(&mut self, op: &Operation, timestamp: DateTime<Utc>) -> WriteOutcome {
+    pub(crate) fn apply(&mut self, op: &impl RowWrite, timestamp: DateTime<Utc>) -> WriteOutcome {
         self.at_row(op, |slot| write(slot, op, timestamp))
     }
 
     /// Runs `f` on the map slot of `op`'s row, making its partition if there is none and
     /// removing the partition if `f` leaves it empty (a delete of its last row, or a refused
     /// write to a new partition), so no partition is ever left empty.
-    fn at_row<T>(&mut self, op: &Operation, f: impl FnOnce(Entry<'_, SortKey, Row>) -> T) -> T {
-        let pk = sort_key(op.partition_key());
+    fn at_row<T>(&mut self, op: &impl RowWrite, f: impl FnOnce(Entry<'_, SortKey, Row>) -> T) -> T {
+        let (partition_key, row_key) = op.key();
+        let pk = sort_key(partition_key);
         let partition = self.partitions.entry(pk.clone()).or_default();
-        let out = f(partition.entry(sort_key(op.row_key())));
+        let out = f(partition.entry(sort_key(row_key)));
         if partition.is_empty() {
             self.partitions.remove(&pk);
         }
@@ -79,52 +143,44 @@ fn stored<'a>(slot: &'a Entry<'_, SortKey, Row>) -> Option<&'a Row> {
     }
 }
 
-/// Checks the operation against `current`, the stored row it names: existence, `If-Match`,
-/// and for a merge the limits of the merged entity (the service refuses a merge whose result
-/// is too large or has too many properties).
-fn check_row(op: &Operation, current: Option<&Row>) -> Result<()> {
-    if let (Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity), Some(row)) = (op, current) {
+/// Checks the write against `current`, the stored row it names: existence, `If-Match`, and
+/// for a merge the limits of the merged entity (the service refuses a merge whose result is
+/// too large or has too many properties).
+fn check_row(op: &impl RowWrite, current: Option<&Row>) -> Result<()> {
+    if let (Some(Stores::Merged(entity)), Some(row)) = (op.stores(), current) {
         validate_entity(&merged(row, entity)).map_err(Error::invalid)?;
     }
-    match op {
-        Operation::Insert(_) if current.is_some() => Err(Error::service(ErrorCode::EntityAlreadyExists)),
-        Operation::Replace { if_match, .. }
-        | Operation::Merge { if_match, .. }
-        | Operation::Delete { if_match, .. } => match current {
-            None => Err(Error::service(ErrorCode::ResourceNotFound)),
-            Some(row) => check_if_match(row, if_match),
-        },
-        _ => Ok(()),
+    match (op.requires(), current) {
+        (Requires::Absent, Some(_)) => Err(Error::service(ErrorCode::EntityAlreadyExists)),
+        (Requires::Present(_), None) => Err(Error::service(ErrorCode::ResourceNotFound)),
+        (Requires::Present(if_match), Some(row)) => check_if_match(row, if_match),
+        (Requires::Absent, None) | (Requires::Nothing, _) => Ok(()),
     }
 }
 
 /// Writes `op` into its row's `slot`, stamped with `timestamp`: a delete empties the slot, a
 /// merge over a stored row stores the merged entity, any other write stores its entity.
-fn write(slot: Entry<'_, SortKey, Row>, op: &Operation, timestamp: DateTime<Utc>) -> WriteOutcome {
-    let (written, merge) = match op {
-        Operation::Delete { .. } => {
-            if let Entry::Occupied(row) = slot {
-                row.remove();
-            }
-            return WriteOutcome { etag: None };
+fn write(slot: Entry<'_, SortKey, Row>, op: &impl RowWrite, timestamp: DateTime<Utc>) -> WriteOutcome {
+    let Some(stores) = op.stores() else {
+        if let Entry::Occupied(row) = slot {
+            row.remove();
         }
-        Operation::Insert(e) | Operation::Replace { entity: e, .. } | Operation::InsertOrReplace(e) => {
-            (e, false)
-        }
-        Operation::Merge { entity: e, .. } | Operation::InsertOrMerge(e) => (e, true),
+        return WriteOutcome { etag: None };
     };
     let etag = ETag::from_timestamp(timestamp);
+    let new = match (stores, &slot) {
+        (Stores::Entity(entity), _) => Row::new(entity, timestamp, &etag),
+        (Stores::Merged(entity), Entry::Occupied(row)) => {
+            Row::new(&merged(row.get(), entity), timestamp, &etag)
+        }
+        (Stores::Merged(entity), Entry::Vacant(_)) => Row::new(entity, timestamp, &etag),
+    };
     match slot {
         Entry::Occupied(mut row) => {
-            let new = if merge {
-                Row::new(&merged(row.get(), written), timestamp, &etag)
-            } else {
-                Row::new(written, timestamp, &etag)
-            };
             row.insert(new);
         }
         Entry::Vacant(slot) => {
-            slot.insert(Row::new(written, timestamp, &etag));
+            slot.insert(new);
         }
     }
     WriteOutcome { etag: Some(etag) }

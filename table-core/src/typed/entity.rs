@@ -4,6 +4,7 @@ use crate::entity::{Entity, EntityKey};
 use crate::error::Result;
 
 use super::decode::{EntityReader, PropertySlots, ReadEntity};
+use super::encode::EntityFields;
 use super::grammar;
 use super::index::IndexDef;
 use super::template::KeyTemplates;
@@ -254,6 +255,16 @@ pub trait TableEntity: Sized {
     /// The entity to write: keys, discriminator and every stored property (`None` fields are
     /// left out). Fails when a key cannot be built or a JSON field cannot be serialised.
     fn to_entity(&self) -> Result<Entity>;
+
+    /// The entity [`to_entity`](Self::to_entity) makes, as fields borrowed from `self` (see
+    /// the `encode` module), which the embedded engine stores without building an `Entity`;
+    /// same keys, properties and errors. `None` when the type does not provide them (the
+    /// default): writes then use `to_entity`. The derive implements it for structs, and enums
+    /// of entity types pass it on to their variants.
+    #[doc(hidden)]
+    fn to_fields(&self) -> Result<Option<EntityFields<'_>>> {
+        Ok(None)
+    }
 
     /// The value of a stored entity, upgraded when it was stored by an older version the type
     /// reads. Fails, naming the property, when a property is missing for a non-`Option` field

@@ -17,6 +17,7 @@ pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
 pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity};
+pub use super::encode::{EntityFields, FieldValue};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
@@ -41,12 +42,22 @@ pub fn read_property<T: Property>(entity: &mut (impl EntityReader + ?Sized), nam
 /// Writes a `#[table(json)]` field as one JSON string property (nothing when it is `null`, so
 /// an `Option` field's `None` is an absent property).
 pub fn write_json<T: serde::Serialize>(entity: &mut Entity, name: &str, field: &T) -> Result<()> {
-    // `to_string` keeps the struct's field order, which `to_value` (a sorted map) would lose.
-    let json = serde_json::to_string(field).map_err(|e| value_error(name, e))?;
-    if json != "null" {
+    if let Some(json) = json_text(name, field)? {
         entity.properties.insert(name.to_owned(), Value::String(json));
     }
     Ok(())
+}
+
+/// [`write_json`]'s property as a field value ([`TableEntity::to_fields`]).
+pub fn json_field<T: serde::Serialize>(name: &str, field: &T) -> Result<Option<FieldValue<'static>>> {
+    Ok(json_text(name, field)?.map(|json| FieldValue::owned(Value::String(json))))
+}
+
+/// A `#[table(json)]` field's JSON text, `None` for `null`.
+fn json_text<T: serde::Serialize>(name: &str, field: &T) -> Result<Option<String>> {
+    // `to_string` keeps the struct's field order, which `to_value` (a sorted map) would lose.
+    let json = serde_json::to_string(field).map_err(|e| value_error(name, e))?;
+    Ok(Some(json).filter(|json| json != "null"))
 }
 
 /// Reads a `#[table(json)]` field; an absent property reads as JSON `null`.
