@@ -19,7 +19,7 @@ use std::cell::OnceCell;
 use aes::cipher::KeyInit;
 use aes::{Aes256Dec, Aes256Enc};
 use cbc::cipher::block_padding::Pkcs7;
-use cbc::cipher::{BlockDecryptMut, BlockEncryptMut, InnerIvInit};
+use cbc::cipher::{BlockModeDecrypt, BlockModeEncrypt, InnerIvInit};
 use sha2::{Digest, Sha256};
 
 /// The content cipher of one "1.0" entity: its key (each direction's schedule expanded once,
@@ -63,8 +63,7 @@ impl<'a> Cipher<'a> {
     /// Encrypts the value of property `name`.
     pub(crate) fn seal(&self, name: &str, plaintext: &[u8]) -> Vec<u8> {
         let key = self.encrypt.get_or_init(|| Aes256Enc::new(self.key.into()));
-        cbc::Encryptor::inner_iv_init(key.clone(), &self.iv(name).into())
-            .encrypt_padded_vec_mut::<Pkcs7>(plaintext)
+        cbc::Encryptor::inner_iv_init(key, &self.iv(name).into()).encrypt_padded_vec::<Pkcs7>(plaintext)
     }
 
     /// Decrypts the value of property `name` in its own buffer, which then holds the
@@ -72,8 +71,8 @@ impl<'a> Cipher<'a> {
     /// cannot tell which).
     pub(crate) fn open(&self, name: &str, mut value: Vec<u8>) -> Option<Vec<u8>> {
         let key = self.decrypt.get_or_init(|| Aes256Dec::new(self.key.into()));
-        let len = cbc::Decryptor::inner_iv_init(key.clone(), &self.iv(name).into())
-            .decrypt_padded_mut::<Pkcs7>(&mut value)
+        let len = cbc::Decryptor::inner_iv_init(key, &self.iv(name).into())
+            .decrypt_padded::<Pkcs7>(&mut value)
             .ok()?
             .len();
         value.truncate(len);
