@@ -8,6 +8,7 @@
 //! property; decryption never yields garbage or a partial entity. The two metadata properties
 //! never reach the caller of a read. A merge never carries an encrypted property.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use table_core::{Entity, EntityKey, Error, Operation, Result, Value};
 use super::authenticated::{self, NONCE};
 use super::key::{KeyEncryptionKey, KeyResolver};
 use super::legacy;
-use super::metadata::{METADATA, Metadata, PROPERTY_LIST, Scheme, push_json_string};
+use super::metadata::{self, METADATA, Metadata, PROPERTY_LIST, Scheme, push_json_string};
 use crate::error::{crypto, invalid_input};
 
 /// The format of new writes. Reads take either, whatever the policy writes.
@@ -354,16 +355,15 @@ impl EncryptionPolicy {
                 }
             ))
         };
-        let names = cipher
-            .open(PROPERTY_LIST, list)
-            .and_then(|list| String::from_utf8(list).ok())
-            .and_then(|list| cipher.names(&list))
+        let list = cipher.open(PROPERTY_LIST, list).and_then(|list| String::from_utf8(list).ok());
+        let names = (list.as_deref())
+            .and_then(|list| cipher.names(list))
             .ok_or_else(|| failed(&entity, &format!("the list of encrypted properties ({PROPERTY_LIST})")))?;
         // Each value is opened in its own buffer and replaced where it lies; a failure drops the
         // whole entity, so no partly decrypted entity escapes.
         let mut properties = std::mem::take(&mut entity.properties);
         for name in &names {
-            match properties.get_mut(name) {
+            match properties.get_mut(name.as_ref()) {
                 // Not selected by a projection, or never written.
                 None => {}
                 Some(value) => {
@@ -394,7 +394,7 @@ impl EncryptionPolicy {
         &self,
         table: &str,
         entity: &Entity,
-        encrypted: Option<&[String]>,
+        encrypted: Option<&[Cow<'_, str>]>,
         typed: &[&str],
     ) -> Result<()> {
         if !self.require_encryption {
@@ -405,7 +405,7 @@ impl EncryptionPolicy {
             .keys()
             .find(|name| {
                 self.encrypts(&entity.partition_key, &entity.row_key, name, typed)
-                    && !encrypted.is_some_and(|list| list.contains(name))
+                    && !encrypted.is_some_and(|list| list.iter().any(|listed| listed == *name))
             })
             .map(|name| format!("property `{name}` is"))
             .or_else(|| (self.properties.is_none() && encrypted.is_none()).then(|| "the row is".to_owned()));
@@ -424,7 +424,7 @@ impl EncryptionPolicy {
     pub(crate) async fn unwrap(
         &self,
         at: &(dyn Fn() -> String + Sync),
-        metadata: &Metadata,
+        metadata: &Metadata<'_>,
     ) -> Result<[u8; 32]> {
         let key_id = &metadata.key_id;
         let mut key = None;
@@ -505,27 +505,30 @@ fn is_metadata(name: &str) -> bool {
 struct Draw {
     content_key: [u8; 32],
     entity_iv: [u8; 16],
-    /// The nonces, one after the other.
-    nonces: Vec<u8>,
+    /// Every byte drawn: the content key, the entity IV, then the nonces one after the other.
+    bytes: Vec<u8>,
 }
 
 impl Draw {
     /// A content key, an entity IV and `nonces` nonces, in one draw.
     fn new(nonces: usize) -> std::result::Result<Draw, rand_core::Error> {
         // One system call for all of them: it costs more than the copies.
-        let mut bytes = vec![0; 32 + 16 + nonces * NONCE];
+        let mut bytes = vec![0; NONCES_AT + nonces * NONCE];
         OsRng.try_fill_bytes(&mut bytes)?;
-        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: bytes.split_off(48) };
-        draw.content_key.copy_from_slice(&bytes[..32]);
-        draw.entity_iv.copy_from_slice(&bytes[32..]);
+        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], bytes };
+        draw.content_key.copy_from_slice(&draw.bytes[..32]);
+        draw.entity_iv.copy_from_slice(&draw.bytes[32..NONCES_AT]);
         Ok(draw)
     }
 
     /// Nonce `i`, if that many were drawn.
     fn nonce(&self, i: usize) -> Option<&[u8; NONCE]> {
-        self.nonces.get(i * NONCE..)?.first_chunk()
+        self.bytes.get(NONCES_AT + i * NONCE..)?.first_chunk()
     }
 }
+
+/// Where the nonces start in [`Draw::bytes`].
+const NONCES_AT: usize = 32 + 16;
 
 /// The content cipher of one entity, in its format.
 // Large (the expanded key schedules), but only ever a local of one call: boxing it would cost
@@ -568,10 +571,11 @@ impl<'a> ContentCipher<'a> {
         }
     }
 
-    fn names(&self, list: &str) -> Option<Vec<String>> {
+    /// The encrypted names from the decrypted name list.
+    fn names<'l>(&self, list: &'l str) -> Option<Vec<Cow<'l, str>>> {
         match self {
             ContentCipher::V1(c) => c.names(list),
-            ContentCipher::Gcm(_) => serde_json::from_str(list).ok(),
+            ContentCipher::Gcm(_) => metadata::names(list),
         }
     }
 }
