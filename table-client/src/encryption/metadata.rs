@@ -155,6 +155,50 @@ impl<'a> Metadata<'a> {
 
     /// Parses the envelope; the error says what is missing or wrong.
     pub(crate) fn parse(text: &'a str) -> Result<Metadata<'a>, String> {
+        // Envelopes this crate wrote take the short way, which costs a fraction of serde's on
+        // every read; any other text (another library's spacing or field order, an escape, a
+        // damaged envelope) goes through serde, whose errors say what is wrong.
+        match Self::parse_written(text) {
+            Some(metadata) => Ok(metadata),
+            None => Self::parse_any(text),
+        }
+    }
+
+    /// The envelope exactly as [`json`](Self::json) writes it, with strings free of escapes;
+    /// `None` for any other text. What it accepts, it reads as [`parse_any`](Self::parse_any)
+    /// does (a test pins that).
+    fn parse_written(text: &'a str) -> Option<Metadata<'a>> {
+        let mut json = Scanner(text);
+        json.literal(r#"{"WrappedContentKey":{"KeyId":"#)?;
+        let key_id = json.string()?;
+        json.literal(r#","EncryptedKey":"#)?;
+        let wrapped_key = STANDARD.decode(json.string()?).ok()?;
+        json.literal(r#","Algorithm":"#)?;
+        let algorithm = json.string()?;
+        json.literal(r#"},"EncryptionAgent":{"Protocol":"#)?;
+        let protocol = json.string()?;
+        json.literal(r#","EncryptionAlgorithm":"#)?;
+        let cipher = json.string()?;
+        json.literal("}")?;
+        let scheme = match (protocol, cipher) {
+            (PROTOCOL_GCM, CIPHER_GCM) => Scheme::Gcm,
+            (PROTOCOL_V1, CIPHER_V1) => {
+                json.literal(r#","ContentEncryptionIV":"#)?;
+                let entity_iv = decode_iv(json.string()?)?;
+                json.literal(r#","KeyWrappingMetadata":{"EncryptionLibrary":"#)?;
+                let java_v1 = json.string()?.contains("Java");
+                json.literal("}")?;
+                Scheme::V1 { entity_iv, java_v1 }
+            }
+            _ => return None,
+        };
+        json.literal("}")?;
+        json.end()?;
+        Some(Metadata { scheme, key_id: key_id.into(), algorithm: algorithm.into(), wrapped_key })
+    }
+
+    /// Parses any envelope, through serde.
+    fn parse_any(text: &'a str) -> Result<Metadata<'a>, String> {
         let envelope: Envelope<'_> = serde_json::from_str(text)
             .map_err(|e| format!("{METADATA} is not the expected JSON envelope: {e}"))?;
         let agent = &envelope.encryption_agent;
@@ -201,7 +245,56 @@ pub(crate) fn names(list: &str) -> Option<Vec<Cow<'_, str>>> {
     /// Borrows each name (a bare `Vec<Cow<str>>` would copy every one).
     #[derive(Deserialize)]
     struct Names<'a>(#[serde(borrow)] Vec<Cow<'a, str>>);
-    serde_json::from_str::<Names<'_>>(list).ok().map(|names| names.0)
+    // As for the envelope: the list as this crate writes it (no spaces, no escapes) the short
+    // way, any other through serde.
+    written_names(list).or_else(|| serde_json::from_str::<Names<'_>>(list).ok().map(|names| names.0))
+}
+
+/// The name list as this crate writes it (`["A","B"]`), or `None`.
+fn written_names(list: &str) -> Option<Vec<Cow<'_, str>>> {
+    let mut json = Scanner(list);
+    json.literal("[")?;
+    let mut names = Vec::new();
+    if json.literal("]").is_none() {
+        loop {
+            names.push(Cow::Borrowed(json.string()?));
+            if json.literal("]").is_some() {
+                break;
+            }
+            json.literal(",")?;
+        }
+    }
+    json.end()?;
+    Some(names)
+}
+
+/// A cursor over JSON text that expects a fixed layout: it takes exact literals, and strings
+/// free of escapes (as their content, borrowed). Any other text is `None`, for serde to read.
+struct Scanner<'a>(&'a str);
+
+impl<'a> Scanner<'a> {
+    /// Takes `expected`, exactly.
+    fn literal(&mut self, expected: &str) -> Option<()> {
+        self.0 = self.0.strip_prefix(expected)?;
+        Some(())
+    }
+
+    /// Takes a JSON string with no escape and no control character, and returns its content.
+    fn string(&mut self) -> Option<&'a str> {
+        let rest = self.0.strip_prefix('"')?;
+        let end = rest.bytes().position(|b| b == b'"' || b == b'\\' || b < 0x20)?;
+        // Stopped at an escape or a control character: serde's to read (or refuse).
+        if rest.as_bytes()[end] != b'"' {
+            return None;
+        }
+        self.0 = &rest[end + 1..];
+        Some(&rest[..end])
+    }
+
+    /// `Some` at the end of the text.
+    fn end(&self) -> Option<()> {
+        self.0.is_empty().then_some(())
+    }
 }
 
 /// A 16-byte IV from its base64, or `None` if it is not that (decoded on the stack: the
@@ -295,6 +388,58 @@ mod tests {
             let written = Metadata::json(scheme, key_id, "A256KW", &[1; 40]);
             assert_eq!(serde_json::to_string(&expected).ok(), Some(written));
         }
+    }
+
+    #[test]
+    fn the_short_way_reads_what_is_written_and_only_what_serde_reads_the_same() {
+        let ids = ["k1", "q\"b\\s", "é🦀 \u{7f}", "", "ctl\u{1}"];
+        let schemes = [
+            Scheme::Gcm,
+            Scheme::V1 { entity_iv: [9; 16], java_v1: false },
+            Scheme::V1 { entity_iv: [7; 16], java_v1: true },
+        ];
+        let mut texts = Vec::new();
+        for (scheme, id) in schemes.iter().flat_map(|s| ids.iter().map(move |id| (*s, *id))) {
+            let written = Metadata::json(scheme, id, "A256KW", &[3; 40]);
+            // What this crate writes takes the short way, unless a string needs an escape.
+            let plain = !id.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
+            assert_eq!(Metadata::parse_written(&written).is_some(), plain, "{written}");
+            texts.push(written.replace("Rust table-client", "Java 8"));
+            texts.push(written.replace(':', ": "));
+            texts.push(written.replace("}}", "}} "));
+            texts.push(written.replace(r#""Algorithm":"A256KW""#, r#""Algorithm":"A256KW","Algorithm":"X""#));
+            texts.push(written[..written.len() - 1].to_owned());
+            texts.push(written.replace("AwMD", "AwM*"));
+            texts.push(written.replace(r#""EncryptionLibrary""#, r#""Library""#));
+            texts.push(written);
+        }
+        for text in &texts {
+            if let Some(short) = Metadata::parse_written(text) {
+                assert_eq!(Metadata::parse_any(text).ok(), Some(short), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn name_lists_read_the_same_either_way() {
+        for list in [
+            r#"[]"#,
+            r#"["A"]"#,
+            r#"["A","B é"]"#,
+            r#"["A", "B"]"#,
+            r#"["A\"B"]"#,
+            r#"["A",]"#,
+            "[",
+            r#"["A"] "#,
+        ] {
+            let serde = serde_json::from_str::<Vec<String>>(list).ok();
+            let read = names(list).map(|names| names.into_iter().map(Cow::into_owned).collect::<Vec<_>>());
+            assert_eq!(read, serde, "{list}");
+            if let Some(short) = written_names(list) {
+                assert_eq!(Some(short.into_iter().map(Cow::into_owned).collect()), serde, "{list}");
+            }
+        }
+        assert!(written_names(r#"["A","B"]"#).is_some());
     }
 
     #[test]
