@@ -249,12 +249,7 @@ impl EncryptionPolicy {
                 first.map_or("", String::as_str)
             ))
         })?;
-        // A nonce per value and one for the name list; "1.0" derives its IVs instead.
-        let nonces = match self.format {
-            EncryptionFormat::Authenticated => count + 1,
-            EncryptionFormat::V1 => 0,
-        };
-        let draw = Draw::new(nonces)
+        let draw = Draw::new(self.format, count)
             .map_err(|e| crypto(format!("{}: the random source failed", at())).with_source(e))?;
         let wrapped_key = key.wrap_key(&draw.content_key).await.map_err(|e| {
             crypto(format!(
@@ -504,31 +499,43 @@ fn is_metadata(name: &str) -> bool {
 /// AES-GCM; a system call per entity is the price (about half a microsecond here).
 struct Draw {
     content_key: [u8; 32],
+    /// The entity IV ("1.0" only).
     entity_iv: [u8; 16],
-    /// Every byte drawn: the content key, the entity IV, then the nonces one after the other.
-    bytes: Vec<u8>,
+    /// The nonces one after the other (authenticated only).
+    nonces: Vec<u8>,
 }
 
 impl Draw {
-    /// A content key, an entity IV and `nonces` nonces, in one draw.
-    fn new(nonces: usize) -> std::result::Result<Draw, rand_core::Error> {
+    /// A content key, and what `format` needs for an entity of `values` encrypted values: an
+    /// entity IV ("1.0", which derives the IVs of its values from it), or a nonce per value and
+    /// one for the name list (authenticated). Only what is needed is drawn: the kernel's cost
+    /// grows with each 64 bytes.
+    fn new(format: EncryptionFormat, values: usize) -> std::result::Result<Draw, rand_core::Error> {
+        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: Vec::new() };
         // One system call for all of them: it costs more than the copies.
-        let mut bytes = vec![0; NONCES_AT + nonces * NONCE];
-        OsRng.try_fill_bytes(&mut bytes)?;
-        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], bytes };
-        draw.content_key.copy_from_slice(&draw.bytes[..32]);
-        draw.entity_iv.copy_from_slice(&draw.bytes[32..NONCES_AT]);
+        match format {
+            EncryptionFormat::V1 => {
+                let mut bytes = [0; 48];
+                OsRng.try_fill_bytes(&mut bytes)?;
+                draw.content_key.copy_from_slice(&bytes[..32]);
+                draw.entity_iv.copy_from_slice(&bytes[32..]);
+            }
+            EncryptionFormat::Authenticated => {
+                let mut bytes = vec![0; 32 + (values + 1) * NONCE];
+                OsRng.try_fill_bytes(&mut bytes)?;
+                draw.content_key.copy_from_slice(&bytes[..32]);
+                bytes.drain(..32);
+                draw.nonces = bytes;
+            }
+        }
         Ok(draw)
     }
 
     /// Nonce `i`, if that many were drawn.
     fn nonce(&self, i: usize) -> Option<&[u8; NONCE]> {
-        self.bytes.get(NONCES_AT + i * NONCE..)?.first_chunk()
+        self.nonces.get(i * NONCE..)?.first_chunk()
     }
 }
-
-/// Where the nonces start in [`Draw::bytes`].
-const NONCES_AT: usize = 32 + 16;
 
 /// The content cipher of one entity, in its format.
 // Large (the expanded key schedules), but only ever a local of one call: boxing it would cost
