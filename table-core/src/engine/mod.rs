@@ -15,7 +15,8 @@
 //! stored form of an entity, its filter lookups and `$select` projection), `select` (a
 //! `$select` list checked and sorted once), `query` (key ranges, page scans, continuation
 //! tokens), `batch` (all-or-nothing transactions), `order` (UTF-16 ordinal key order),
-//! `clock` (timestamps), `faults`, `options`, `registry` (named engines).
+//! `row_index` (rows hashed by key, for point reads), `clock` (timestamps), `faults`,
+//! `options`, `registry` (named engines).
 
 mod batch;
 mod catalog;
@@ -26,6 +27,7 @@ mod order;
 mod query;
 pub mod registry;
 mod row;
+mod row_index;
 mod select;
 mod table;
 
