@@ -75,5 +75,5 @@ impl std::fmt::Debug for RowIndex {
 
 /// Whether a stored row has these keys.
 fn has_keys<'k>(partition_key: &'k str, row_key: &'k str) -> impl Fn(&Row) -> bool + 'k {
-    move |row| row.row_key() == row_key && row.partition_key() == partition_key
+    move |row| row.has_keys(partition_key, row_key)
 }

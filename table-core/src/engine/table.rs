@@ -267,7 +267,8 @@ mod tests {
             (Version::Current, Some(etag)) => (IfMatch::ETag(etag.clone()), true),
             (Version::Current | Version::Stale, _) => (IfMatch::ETag(ETag::from_timestamp(ts(0))), false),
         };
-        let entity = Entity::new(pk, rk).with(if step.is_multiple_of(2) { "Even" } else { "Odd" }, step as i64);
+        let entity =
+            Entity::new(pk, rk).with(if step.is_multiple_of(2) { "Even" } else { "Odd" }, step as i64);
         match kind {
             Kind::Insert => (Operation::Insert(entity), stored.is_none()),
             Kind::Replace(v) => {
