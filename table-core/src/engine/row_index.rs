@@ -11,7 +11,9 @@
 //! shares its buffer), so the index costs one slot per row, not a copy of it.
 //!
 //! Keys are hashed with the standard library's randomly keyed hasher: keys come from callers,
-//! and a fixed hash would let chosen keys collide and turn every probe into a linear search.
+//! and a hash whose collisions do not depend on a secret would let chosen keys collide and
+//! turn every probe into a linear search. A key is hashed once per operation ([`IndexKey`]),
+//! and each slot keeps its row's hash, so growing the table never hashes a row again.
 
 use std::hash::{BuildHasher, RandomState};
 
@@ -23,57 +25,80 @@ use super::row::Row;
 /// One table's rows by `(PartitionKey, RowKey)` (see the module docs).
 #[derive(Default)]
 pub(crate) struct RowIndex {
-    rows: HashTable<Row>,
+    slots: HashTable<Slot>,
     hasher: RandomState,
 }
 
+/// A stored row and the hash of its keys.
+struct Slot {
+    hash: u64,
+    row: Row,
+}
+
+/// An entity's keys, hashed for one [`RowIndex`] ([`RowIndex::key`]): an operation that looks
+/// its row up and then stores it hashes the keys once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IndexKey<'k> {
+    hash: u64,
+    partition_key: &'k str,
+    row_key: &'k str,
+}
+
+impl<'k> IndexKey<'k> {
+    /// The `PartitionKey`.
+    pub(crate) fn partition_key(&self) -> &'k str {
+        self.partition_key
+    }
+
+    /// The `RowKey`.
+    pub(crate) fn row_key(&self) -> &'k str {
+        self.row_key
+    }
+
+    /// Whether `slot` holds the row with these keys.
+    fn matches(&self, slot: &Slot) -> bool {
+        slot.hash == self.hash && slot.row.has_keys(self.partition_key, self.row_key)
+    }
+}
+
 impl RowIndex {
-    /// The row with these keys.
-    pub(crate) fn get(&self, partition_key: &str, row_key: &str) -> Option<&Row> {
-        self.rows.find(self.hash(partition_key, row_key), has_keys(partition_key, row_key))
+    /// These keys, hashed for this index.
+    pub(crate) fn key<'k>(&self, partition_key: &'k str, row_key: &'k str) -> IndexKey<'k> {
+        // A tuple of two `str`s hashes each with a terminator, so ("ab", "c") and ("a", "bc")
+        // hash apart, as they must: they are different rows.
+        IndexKey { hash: self.hasher.hash_one((partition_key, row_key)), partition_key, row_key }
     }
 
-    /// Stores `row` under its keys, replacing the row stored there, if any.
-    pub(crate) fn insert(&mut self, row: Row) {
-        let (hash, hasher) = (self.hash(row.partition_key(), row.row_key()), &self.hasher);
-        let rehash = |stored: &Row| hasher.hash_one((stored.partition_key(), stored.row_key()));
-        match self.rows.entry(hash, has_keys(row.partition_key(), row.row_key()), rehash) {
-            Entry::Occupied(mut stored) => *stored.get_mut() = row,
-            Entry::Vacant(slot) => {
-                slot.insert(row);
+    /// The row with `key`.
+    pub(crate) fn get(&self, key: &IndexKey<'_>) -> Option<&Row> {
+        self.slots.find(key.hash, |slot| key.matches(slot)).map(|slot| &slot.row)
+    }
+
+    /// Stores `row` under `key` (which must be the row's own keys), replacing the row stored
+    /// there, if any; `None` removes that row.
+    pub(crate) fn put(&mut self, key: &IndexKey<'_>, row: Option<Row>) {
+        let entry = self.slots.entry(key.hash, |slot| key.matches(slot), |slot| slot.hash);
+        match (entry, row) {
+            (Entry::Occupied(mut slot), Some(row)) => slot.get_mut().row = row,
+            (Entry::Vacant(slot), Some(row)) => {
+                slot.insert(Slot { hash: key.hash, row });
             }
-        }
-    }
-
-    /// Removes the row with these keys, if one is stored.
-    pub(crate) fn remove(&mut self, partition_key: &str, row_key: &str) {
-        if let Ok(stored) =
-            self.rows.find_entry(self.hash(partition_key, row_key), has_keys(partition_key, row_key))
-        {
-            stored.remove();
+            (Entry::Occupied(slot), None) => {
+                slot.remove();
+            }
+            (Entry::Vacant(_), None) => {}
         }
     }
 
     /// The number of rows indexed.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    fn hash(&self, partition_key: &str, row_key: &str) -> u64 {
-        // A tuple of two `str`s hashes each with a terminator, so ("ab", "c") and ("a", "bc")
-        // hash apart, as they must: they are different rows.
-        self.hasher.hash_one((partition_key, row_key))
+        self.slots.len()
     }
 }
 
 impl std::fmt::Debug for RowIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RowIndex").field("rows", &self.rows.len()).finish_non_exhaustive()
+        f.debug_struct("RowIndex").field("rows", &self.slots.len()).finish_non_exhaustive()
     }
-}
-
-/// Whether a stored row has these keys.
-fn has_keys<'k>(partition_key: &'k str, row_key: &'k str) -> impl Fn(&Row) -> bool + 'k {
-    move |row| row.has_keys(partition_key, row_key)
 }

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use super::clock::Clock;
 use super::order::{SortKey, sort_key};
 use super::row::Row;
-use super::row_index::RowIndex;
+use super::row_index::{IndexKey, RowIndex};
 use crate::batch::{Operation, WriteOutcome};
 use crate::entity::{ETag, Entity, IfMatch};
 use crate::error::{Error, ErrorCode, Result};
@@ -40,7 +40,12 @@ impl TableData {
 
     /// The row with these keys.
     pub(crate) fn get(&self, partition_key: &str, row_key: &str) -> Option<&Row> {
-        self.index.get(partition_key, row_key)
+        self.index.get(&self.key(partition_key, row_key))
+    }
+
+    /// These keys, hashed once for the lookup and the [`store`](Self::store) of one operation.
+    pub(crate) fn key<'k>(&self, partition_key: &'k str, row_key: &'k str) -> IndexKey<'k> {
+        self.index.key(partition_key, row_key)
     }
 
     /// Checks the operation against the stored row ([`check_row`]). Touches nothing.
@@ -52,10 +57,11 @@ impl TableData {
     /// next tick of `clock`. Errors as [`check`](Self::check); a refused operation changes
     /// nothing and takes no tick.
     pub(crate) fn execute(&mut self, op: &Operation, clock: &Clock) -> Result<WriteOutcome> {
-        let current = self.get(op.partition_key(), op.row_key());
+        let key = self.key(op.partition_key(), op.row_key());
+        let current = self.index.get(&key);
         check_row(op, current)?;
         let (row, outcome) = write(current, op, clock.tick());
-        self.store(op.partition_key(), op.row_key(), row);
+        self.store(&key, row);
         Ok(outcome)
     }
 
@@ -63,28 +69,30 @@ impl TableData {
     /// `timestamp`. Total: an operation that did not pass `check` is applied as its upsert
     /// counterpart rather than panicking.
     pub(crate) fn apply(&mut self, op: &Operation, timestamp: DateTime<Utc>) -> WriteOutcome {
-        let (row, outcome) = write(self.get(op.partition_key(), op.row_key()), op, timestamp);
-        self.store(op.partition_key(), op.row_key(), row);
+        let key = self.key(op.partition_key(), op.row_key());
+        let (row, outcome) = write(self.index.get(&key), op, timestamp);
+        self.store(&key, row);
         outcome
     }
 
-    /// Puts `row` under these keys (`None`: removes the row stored there), in the ordered maps
-    /// and the index alike: the one place rows change. Makes the partition of a new row, and
-    /// removes a partition whose last row goes, so no partition is ever empty.
+    /// Puts `row` under `key` (`None`: removes the row stored there), in the ordered maps and
+    /// the index alike: the one place rows change. `row`'s keys must be `key`'s. Makes the
+    /// partition of a new row, and removes a partition whose last row goes, so no partition is
+    /// ever empty.
     ///
     /// None of its map calls can panic (short of allocation failure, which aborts), so the
     /// maps and the index never disagree, even under a poisoned lock.
-    pub(crate) fn store(&mut self, partition_key: &str, row_key: &str, row: Option<Row>) {
+    pub(crate) fn store(&mut self, key: &IndexKey<'_>, row: Option<Row>) {
+        let (pk, rk) = (sort_key(key.partition_key()), sort_key(key.row_key()));
         match row {
             Some(row) => {
-                self.index.insert(row.clone());
-                self.partitions.entry(sort_key(partition_key)).or_default().insert(sort_key(row_key), row);
+                self.index.put(key, Some(row.clone()));
+                self.partitions.entry(pk).or_default().insert(rk, row);
             }
             None => {
-                self.index.remove(partition_key, row_key);
-                let pk = sort_key(partition_key);
+                self.index.put(key, None);
                 if let Some(partition) = self.partitions.get_mut(&pk) {
-                    partition.remove(&sort_key(row_key));
+                    partition.remove(&rk);
                     if partition.is_empty() {
                         self.partitions.remove(&pk);
                     }
@@ -209,7 +217,7 @@ mod tests {
                 rows += 1;
                 let (partition_key, row_key) = (row.partition_key(), row.row_key());
                 assert_eq!((pk, rk), (&sort_key(partition_key), &sort_key(row_key)), "filed under its keys");
-                let indexed = t.index.get(partition_key, row_key).expect("every stored row is indexed");
+                let indexed = t.get(partition_key, row_key).expect("every stored row is indexed");
                 assert_eq!(indexed.to_entity(None), row.to_entity(None), "the index holds the same row");
             }
         }
