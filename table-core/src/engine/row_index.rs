@@ -8,7 +8,10 @@
 //! Invariant: the index holds exactly the rows of the ordered maps, each once, under the hash
 //! of its `(PartitionKey, RowKey)`. Only [`TableData::store`](super::table::TableData::store)
 //! changes either, and it changes both. The rows are shared with the maps (a [`Row`] clone
-//! shares its buffer), so the index costs one slot per row, not a copy of it.
+//! shares its buffer), so the index costs one slot per row, not a copy of it: 24 bytes (the
+//! hash and the row's pointer) and a control byte per bucket, at most 7/8 of the buckets
+//! used, so 29 to 57 bytes per row (33 at 100 000 rows), against a few hundred for the row
+//! itself and its place in the ordered maps.
 //!
 //! Keys are hashed with the standard library's randomly keyed hasher: keys come from callers,
 //! and a hash whose collisions do not depend on a secret would let chosen keys collide and
