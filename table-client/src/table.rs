@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use table_core::engine::{Put, PutKind, Select};
+use table_core::engine::{CheckedKeys, Put, PutKind, Select};
 use table_core::typed::{EntityFields, ReadEntity};
 use table_core::{
-    CheckedOperation, ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result,
-    Violation, WriteOutcome, validate_key, validate_table_name,
+    CheckedOperation, ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, Operation, Result, Violation,
+    WriteOutcome, validate_table_name,
 };
 
 use crate::backend::{Backend, Decode, Write};
@@ -386,15 +386,13 @@ impl TableClient {
         decode: Decode<T>,
     ) -> Result<T> {
         self.check_name()?;
-        validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
-        validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
+        let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
         let select = select.map_err(|rule| Error::invalid(rule.clone()))?;
         match &self.encryption {
-            None => self.backend.get_as(&self.name, partition_key, row_key, select, decode).await,
+            None => self.backend.get_as(&self.name, keys, select, decode).await,
             // The fast path reads ciphertext; decrypt the entity first, then decode it.
             Some(_) => {
-                let entity =
-                    self.backend.get_as(&self.name, partition_key, row_key, select, Decode::ENTITY).await?;
+                let entity = self.backend.get_as(&self.name, keys, select, Decode::ENTITY).await?;
                 self.open_as(entity, decode).await
             }
         }

@@ -15,7 +15,8 @@
 //! stored form of an entity, its filter lookups and `$select` projection), `select` (a
 //! `$select` list checked and sorted once), `put` (a typed value's fields written whole),
 //! `query` (key ranges, page scans, continuation tokens), `batch` (all-or-nothing
-//! transactions), `order` (UTF-16 ordinal key order), `clock` (timestamps), `faults`,
+//! transactions), `order` (UTF-16 ordinal key order), `row_index` (rows hashed by key, for
+//! point reads), `clock` (timestamps), `faults`,
 //! `options`, `registry` (named engines).
 
 mod batch;
@@ -28,6 +29,7 @@ mod put;
 mod query;
 pub mod registry;
 mod row;
+mod row_index;
 mod select;
 mod table;
 
@@ -195,50 +197,34 @@ impl Engine {
         select: Option<&[String]>,
         decode: Decoder<T>,
     ) -> Result<T> {
-        // Checked after the keys, in the service's order.
-        let mut prepared = None;
-        let row = self.find_row(table, partition_key, row_key, || {
-            prepared =
-                select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
-            Ok(())
-        })?;
-        row.decode(prepared.as_ref(), decode)
+        // In the service's order: the keys, the select, then the table and the entity.
+        let (row, select) = self
+            .serve(|s| {
+                let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
+                let select =
+                    select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
+                Ok((s.find_row(table, keys)?, select))
+            })
+            .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
+        row.decode(select.as_ref(), decode)
     }
 
-    /// [`get_as`](Self::get_as) with a `select` prepared once by the caller ([`Select::new`]
-    /// checked it), so that repeated reads of one projection neither check nor sort it again.
+    /// [`get_as`](Self::get_as) of keys the caller checked ([`CheckedKeys::new`]) with a
+    /// `select` it prepared once ([`Select::new`] checked it), so that repeated reads neither
+    /// check the keys again nor check and sort the projection again. Errors: 404
+    /// `TableNotFound`, 404 `ResourceNotFound`, then `decode`'s.
     #[doc(hidden)]
     pub fn get_selected_as<T>(
         &self,
         table: &str,
-        partition_key: &str,
-        row_key: &str,
+        keys: CheckedKeys<'_>,
         select: Option<&Select>,
         decode: Decoder<T>,
     ) -> Result<T> {
-        let row = self.find_row(table, partition_key, row_key, || Ok(()))?;
+        let row = self
+            .serve(|s| s.find_row(table, keys))
+            .map_err(|e| e.about(table, Some((keys.partition_key(), keys.row_key()))))?;
         row.decode(select, decode)
-    }
-
-    /// The stored row of one entity: the keys checked, then `check_select`, then the table and
-    /// the entity looked up. Only the row's shared buffer is taken under the table's lock.
-    fn find_row(
-        &self,
-        table: &str,
-        partition_key: &str,
-        row_key: &str,
-        check_select: impl FnOnce() -> Result<()>,
-    ) -> Result<Row> {
-        self.serve(|s| {
-            validate_key(KeyName::PartitionKey, partition_key)?;
-            validate_key(KeyName::RowKey, row_key)?;
-            check_select()?;
-            s.catalog
-                .table(table)?
-                .read(|data| data.get(partition_key, row_key).cloned())
-                .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
-        })
-        .map_err(|e| e.about(table, Some((partition_key, row_key))))
     }
 
     /// Runs one write. Errors, in the order checked: the entity or keys break a rule (400 with
@@ -454,6 +440,15 @@ impl Engine {
 }
 
 impl Shared {
+    /// The stored row with `keys` in `table`; only the row's shared buffer is taken under the
+    /// table's lock. Errors: 404 `TableNotFound`, 404 `ResourceNotFound`.
+    fn find_row(&self, table: &str, keys: CheckedKeys<'_>) -> Result<Row> {
+        self.catalog
+            .table(table)?
+            .read(|data| data.get(keys.partition_key(), keys.row_key()).cloned())
+            .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
+    }
+
     /// The page size for `$top`, capped by the options.
     fn page_size(&self, top: Option<u32>) -> Result<NonZeroUsize> {
         let cap = self.options.max_page_size;
@@ -464,6 +459,35 @@ impl Shared {
             Some(t) => Ok(cap.min(NonZeroUsize::try_from(t).unwrap_or(NonZeroUsize::MAX))),
             None => Err(Error::invalid(Violation::Top { value: u64::from(top) })),
         }
+    }
+}
+
+/// An entity's keys that passed [`validate_key`], built only by [`CheckedKeys::new`]: a read
+/// given them ([`Engine::get_selected_as`]) skips that check, since it could only pass again.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct CheckedKeys<'k> {
+    partition_key: &'k str,
+    row_key: &'k str,
+}
+
+impl<'k> CheckedKeys<'k> {
+    /// The keys, once [`validate_key`] accepts both (the `PartitionKey` first); the first
+    /// violation otherwise.
+    pub fn new(partition_key: &'k str, row_key: &'k str) -> std::result::Result<Self, Violation> {
+        validate_key(KeyName::PartitionKey, partition_key)?;
+        validate_key(KeyName::RowKey, row_key)?;
+        Ok(CheckedKeys { partition_key, row_key })
+    }
+
+    /// The `PartitionKey`.
+    pub fn partition_key(&self) -> &'k str {
+        self.partition_key
+    }
+
+    /// The `RowKey`.
+    pub fn row_key(&self) -> &'k str {
+        self.row_key
     }
 }
 

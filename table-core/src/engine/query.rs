@@ -187,7 +187,7 @@ pub(crate) fn scan(
     };
     let mut examined = 0usize;
     let mut batch = Vec::with_capacity(BATCH);
-    for (index, (pk, partition)) in data.partitions.range::<[u8], _>(pk_bounds).enumerate() {
+    for (index, (pk, partition)) in data.partitions().range::<[u8], _>(pk_bounds).enumerate() {
         if index > 0 && limits.split_at_partitions {
             let next = partition.values().next().map(|row| (row.partition_key().to_owned(), String::new()));
             return ScanResult { rows, next };

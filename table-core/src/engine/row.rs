@@ -119,6 +119,14 @@ impl Row {
         parts.str(parts.row_key())
     }
 
+    /// Whether the row's keys are these: compared as bytes, without checking the stored text
+    /// is UTF-8 (an index probe compares keys this way).
+    pub(crate) fn has_keys(&self, partition_key: &str, row_key: &str) -> bool {
+        let parts = self.parts();
+        parts.text.get(parts.row_key()) == Some(row_key.as_bytes())
+            && parts.text.get(parts.partition_key()) == Some(partition_key.as_bytes())
+    }
+
     /// The ETag text of the write that stored the row.
     pub(crate) fn etag(&self) -> &str {
         let parts = self.parts();
