@@ -21,10 +21,10 @@
 use std::hint::black_box;
 
 use aes::Aes256;
-use aes_gcm::aead::{AeadInPlace, KeyInit};
+use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
 use cbc::cipher::block_padding::Pkcs7;
-use cbc::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit};
+use cbc::cipher::{BlockModeDecrypt, BlockModeEncrypt, KeyIvInit};
 use conformance::azurite::{azurite, unique_table_name};
 use criterion::{BatchSize, Criterion, criterion_group};
 use futures::executor::block_on;
@@ -61,17 +61,19 @@ fn policy(format: EncryptionFormat) -> EncryptionPolicy {
 /// The floor of the authenticated format: AES-256-GCM over four 1 KiB values under one
 /// expanded key, sealed in place.
 fn floor_gcm_seal(aead: &Aes256Gcm, buffers: &mut [Vec<u8>; 4]) -> [aes_gcm::Tag; 4] {
-    let nonce = Nonce::from_slice(&[3; 12]);
-    std::array::from_fn(|i| aead.encrypt_in_place_detached(nonce, b"aad", &mut buffers[i]).unwrap())
+    let nonce = Nonce::from([3; 12]);
+    std::array::from_fn(|i| {
+        aead.encrypt_inout_detached(&nonce, b"aad", buffers[i].as_mut_slice().into()).unwrap()
+    })
 }
 
 /// The floor of opening: each sealed value copied into a buffer (the sealed bytes stay as
 /// read), then opened there.
 fn floor_gcm_open(aead: &Aes256Gcm, sealed: &[Vec<u8>; 4], tags: &[aes_gcm::Tag; 4]) -> [Vec<u8>; 4] {
-    let nonce = Nonce::from_slice(&[3; 12]);
+    let nonce = Nonce::from([3; 12]);
     std::array::from_fn(|i| {
         let mut buffer = sealed[i].clone();
-        aead.decrypt_in_place_detached(nonce, b"aad", &mut buffer, &tags[i]).unwrap();
+        aead.decrypt_inout_detached(&nonce, b"aad", buffer.as_mut_slice().into(), &tags[i]).unwrap();
         buffer
     })
 }
@@ -81,14 +83,14 @@ fn floor_gcm_open(aead: &Aes256Gcm, sealed: &[Vec<u8>; 4], tags: &[aes_gcm::Tag;
 fn floor_cbc_encrypt(plain: &[u8]) -> [Vec<u8>; 4] {
     std::array::from_fn(|i| {
         cbc::Encryptor::<Aes256>::new(&[9; 32].into(), &[i as u8; 16].into())
-            .encrypt_padded_vec_mut::<Pkcs7>(plain)
+            .encrypt_padded_vec::<Pkcs7>(plain)
     })
 }
 
 fn floor_cbc_decrypt(sealed: &[Vec<u8>; 4]) -> [Vec<u8>; 4] {
     std::array::from_fn(|i| {
         cbc::Decryptor::<Aes256>::new(&[9; 32].into(), &[i as u8; 16].into())
-            .decrypt_padded_vec_mut::<Pkcs7>(&sealed[i])
+            .decrypt_padded_vec::<Pkcs7>(&sealed[i])
             .unwrap()
     })
 }

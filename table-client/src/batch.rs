@@ -170,8 +170,8 @@ impl TableClient {
     }
 
     /// Applies any number of operations as transactions grouped by partition, at most
-    /// `concurrency` transactions in flight. NOT atomic across transactions: the report says
-    /// which transactions failed and which succeeded.
+    /// `concurrency` transactions in flight (0 counts as 1: one at a time). NOT atomic across
+    /// transactions: the report says which transactions failed and which succeeded.
     pub async fn bulk(
         &self,
         operations: impl IntoIterator<Item = Operation>,

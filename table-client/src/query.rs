@@ -455,9 +455,9 @@ impl<T: Send + 'static> Query<T> {
         Ok(out)
     }
 
-    /// Runs this query once per partition, at most `concurrency` partitions at a time, merging
-    /// the results into one stream (ordered within a partition, interleaved across them). Each
-    /// of those queries reads one partition, so none of them is a table scan.
+    /// Runs this query once per partition, at most `concurrency` partitions at a time (0 counts
+    /// as 1), merging the results into one stream (ordered within a partition, interleaved
+    /// across them). Each of those queries reads one partition, so none of them is a table scan.
     pub fn across_partitions<P: Into<String>>(
         self,
         partitions: impl IntoIterator<Item = P>,

@@ -35,9 +35,14 @@ impl Replay {
     /// How a single-entity write may be replayed: an insert's replay would fail with 409 after
     /// a lost success; every other write sent twice has the effect of sending it once.
     pub(crate) fn of(operation: &Operation) -> Replay {
-        match operation {
-            Operation::Insert(_) => Replay::NotIdempotent,
-            _ => Replay::Idempotent,
+        Replay::of_write(matches!(operation, Operation::Insert(_)))
+    }
+
+    /// [`of`](Self::of) a write that is an insert, or another write.
+    pub(crate) fn of_write(insert: bool) -> Replay {
+        match insert {
+            true => Replay::NotIdempotent,
+            false => Replay::Idempotent,
         }
     }
 }

@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use table_core::engine::Select;
-use table_core::typed::ReadEntity;
+use table_core::engine::{CheckedKeys, Put, PutKind, Select};
+use table_core::typed::{EntityFields, ReadEntity};
 use table_core::{
-    CheckedOperation, ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, KeyName, Operation, Result,
-    Violation, WriteOutcome, validate_key, validate_table_name,
+    CheckedOperation, ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, Operation, Result, Violation,
+    WriteOutcome, validate_table_name,
 };
 
 use crate::backend::{Backend, Decode, Write};
@@ -322,6 +322,21 @@ impl TableClient {
         require_etag(self.execute(operation).await?.etag)
     }
 
+    /// `true` when [`put`](Self::put) stores a typed value's fields without building an
+    /// `Entity`: on the embedded engine, for a type that encrypts nothing and a client without
+    /// an encryption policy (sealing works on the `Entity`).
+    pub(crate) fn puts_fields(&self) -> bool {
+        matches!(self.backend, Backend::Embedded(_)) && self.encryption.is_none() && self.encrypted.is_empty()
+    }
+
+    /// Writes a typed value's fields whole: the write of the same entity as an [`Operation`]
+    /// of `kind`, with the same checks, errors and retries.
+    pub(crate) async fn put(&self, kind: PutKind, fields: EntityFields<'_>) -> Result<ETag> {
+        self.check_name()?;
+        let put = Put::new(kind, fields).map_err(Error::invalid)?;
+        require_etag(self.backend.put(&self.name, &put).await?.etag)
+    }
+
     /// Reads one entity; `NotFound` (`ResourceNotFound`) if missing.
     pub async fn get(&self, partition_key: &str, row_key: &str) -> Result<Entity> {
         self.get_with_select(partition_key, row_key, None).await
@@ -371,15 +386,13 @@ impl TableClient {
         decode: Decode<T>,
     ) -> Result<T> {
         self.check_name()?;
-        validate_key(KeyName::PartitionKey, partition_key).map_err(Error::invalid)?;
-        validate_key(KeyName::RowKey, row_key).map_err(Error::invalid)?;
+        let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
         let select = select.map_err(|rule| Error::invalid(rule.clone()))?;
         match &self.encryption {
-            None => self.backend.get_as(&self.name, partition_key, row_key, select, decode).await,
+            None => self.backend.get_as(&self.name, keys, select, decode).await,
             // The fast path reads ciphertext; decrypt the entity first, then decode it.
             Some(_) => {
-                let entity =
-                    self.backend.get_as(&self.name, partition_key, row_key, select, Decode::ENTITY).await?;
+                let entity = self.backend.get_as(&self.name, keys, select, Decode::ENTITY).await?;
                 self.open_as(entity, decode).await
             }
         }

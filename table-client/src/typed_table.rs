@@ -8,10 +8,17 @@
 //! checks and errors (see `table_core::typed`'s `decode` module). The exception is a client
 //! with an encryption policy: each row is built as an `Entity` and decrypted in place (the key
 //! unwrap is async, and the values change type), then handed to `from_parts`.
+//!
+//! Typed whole-entity writes (insert, replace, insert-or-replace) of a type without indexes
+//! build no generic `Entity` on the embedded engine either: the value's fields
+//! (`TableEntity::to_fields`) are checked by the entity rules and stored as the engine's row,
+//! with the errors and retries of the same write through `to_entity`. Merges (which combine
+//! with the stored row), indexed types (whose index rows are batched as entities), HTTP and
+//! clients that encrypt go through `to_entity`.
 
 use std::marker::PhantomData;
 
-use table_core::engine::Select;
+use table_core::engine::{PutKind, Select};
 use table_core::typed::{LookupIndex, ReadEntity, SecondaryIndex, TableEntity};
 use table_core::{
     ETag, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Result, Violation, WriteOutcome,
@@ -161,13 +168,30 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         require_etag(index::apply::<T>(&self.table, change).await?.and_then(|written| written.etag))
     }
 
+    /// Writes `value` whole (a type without indexes): as its fields
+    /// ([`TableEntity::to_fields`]) when the client stores them without building an `Entity`
+    /// (see [`TableClient::puts_fields`]) and the type provides them, else as `to_entity`.
+    async fn write_whole(&self, value: &T, kind: PutKind) -> Result<ETag> {
+        if self.table.puts_fields()
+            && let Some(fields) = value.to_fields()?
+        {
+            return self.table.put(kind, fields).await;
+        }
+        let entity = value.to_entity()?;
+        match kind {
+            PutKind::Insert => self.table.insert(entity).await,
+            PutKind::Replace(if_match) => self.table.replace(entity, if_match).await,
+            PutKind::InsertOrReplace => self.table.insert_or_replace(entity).await,
+        }
+    }
+
     /// Inserts `value`; `AlreadyExists` if its key (or a unique same-partition index key) is
     /// taken. Returns the new ETag.
     pub async fn insert(&self, value: &T) -> Result<ETag> {
         if Self::indexed() {
             return self.indexed_write(Change::Insert(value.to_entity()?)).await;
         }
-        self.table.insert(value.to_entity()?).await
+        self.write_whole(value, PutKind::Insert).await
     }
 
     /// Replaces the stored entity with `value`, if it matches `if_match`.
@@ -175,7 +199,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         if Self::indexed() {
             return self.indexed_write(Change::Replace(value.to_entity()?, if_match)).await;
         }
-        self.table.replace(value.to_entity()?, if_match).await
+        self.write_whole(value, PutKind::Replace(if_match)).await
     }
 
     /// Merges `value`'s stored properties into the stored entity, if it matches `if_match`
@@ -199,7 +223,7 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         if Self::indexed() {
             return self.indexed_write(Change::InsertOrReplace(value.to_entity()?)).await;
         }
-        self.table.insert_or_replace(value.to_entity()?).await
+        self.write_whole(value, PutKind::InsertOrReplace).await
     }
 
     /// Inserts `value` or merges it into whatever has its key. Refused for a type with
@@ -409,8 +433,8 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// The entities listed by the index entity of `index` (a handle such as
     /// `Employee::BY_LAST_NAME`) stored at `key` (built with the handle's `key(..)`), fetched
-    /// up to `concurrency` at a time. When `key` cannot be a key of the index's templates, the
-    /// first poll fails with
+    /// up to `concurrency` at a time (0 counts as 1). When `key` cannot be a key of the index's
+    /// templates, the first poll fails with
     /// [`Violation::QueryKeyMismatch`](table_core::Violation::QueryKeyMismatch) before any
     /// request.
     pub fn lookup<I: LookupIndex<Entity = T>>(

@@ -1057,6 +1057,39 @@ async fn update_rereads_and_applies_again_when_another_writer_got_in_between() -
     Ok(())
 }
 
+/// A writer that gets in before every one of `update`'s replaces exhausts the contention
+/// budget: the error is `Contention`, naming the attempts, with the last lost race as its
+/// source, and the change ran once per attempt. The paused clock skips the pauses in between
+/// (seconds each near the end of the budget).
+#[tokio::test(start_paused = true)]
+async fn update_gives_up_with_contention_when_every_attempt_loses_its_race() -> Result<()> {
+    let (table, _raw) = clients(policy(EncryptionFormat::Authenticated)).await?;
+    let typed = table.typed::<Note>();
+    let note = notes().remove(1);
+    let key = note.entity_key()?;
+    typed.insert(&note).await?;
+    let mut runs = 0_i32;
+    let e = typed
+        .update(&key, |n| {
+            runs += 1;
+            write_meanwhile(typed.replace(&Note { views: 1000 + runs, ..n.clone() }, IfMatch::Any));
+            n.views = 0;
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Contention, "{e}");
+    assert!(e.to_string().contains("on each of its 256 attempts"), "{e}");
+    assert!(!e.may_have_applied(), "every replace was refused by its ETag: {e}");
+    let source = std::error::Error::source(&e).expect("the last lost race");
+    assert!(
+        source.to_string().contains("412") || source.to_string().contains("UpdateConditionNotSatisfied"),
+        "{source}"
+    );
+    assert_eq!(runs, 256, "the change runs once per attempt");
+    assert_eq!(typed.get(&key).await?.views, 1256, "the other writer's last value stands");
+    Ok(())
+}
+
 #[tokio::test]
 async fn update_settles_a_lost_answer_and_reports_what_may_have_applied() -> Result<()> {
     use std::num::NonZeroU64;

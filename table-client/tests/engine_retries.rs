@@ -183,3 +183,49 @@ async fn a_typed_point_read_is_retried_and_invalid_input_never_reaches_the_engin
     }
     assert_eq!(engine.faults().calls(), before, "nothing invalid reaches the engine");
 }
+
+#[tokio::test]
+async fn typed_whole_writes_are_retried_and_settled_as_untyped_ones() {
+    let (engine, table) = table_with(fast_retries()).await;
+    let people = table.typed::<Person>();
+    let person = |name: &str| Person { part: "p".into(), id: "r".into(), name: name.into() };
+    // An insert's lost answer is not replayed.
+    engine.faults().fail_call(next_call(), lost());
+    let err = people.insert(&person("ann")).await.unwrap_err();
+    assert!(err.may_have_applied(), "{err:?}");
+    assert_eq!(people.get(&Person::key("p", "r").unwrap()).await.unwrap(), person("ann"), "it applied");
+    let etag = table.get("p", "r").await.unwrap().etag.unwrap();
+
+    // A replace's lost answer: the retry's If-Match fails, and the read-back shows the write.
+    engine.faults().fail_call(next_call(), lost());
+    let new_etag = people.replace(&person("bob"), IfMatch::ETag(etag.clone())).await.unwrap();
+    let stored = table.get("p", "r").await.unwrap();
+    assert_eq!(stored.properties, entity("bob").properties);
+    assert_eq!(stored.etag, Some(new_etag.clone()));
+    assert_ne!(new_etag, etag);
+
+    // An upsert is replayed after a throttled attempt.
+    engine.faults().fail_call(next_call(), FaultSpec::server_busy());
+    let before = engine.faults().calls();
+    people.insert_or_replace(&person("cy")).await.unwrap();
+    assert_eq!(engine.faults().calls() - before, 2, "one throttled attempt, one retry");
+    assert_eq!(table.get("p", "r").await.unwrap().properties, entity("cy").properties);
+}
+
+#[tokio::test]
+async fn a_typed_write_the_entity_rules_refuse_fails_as_the_untyped_write_before_the_engine() {
+    let (engine, table) = table_with(fast_retries()).await;
+    let people = table.typed::<Person>();
+    let long = Person { part: "p".into(), id: "r".into(), name: "x".repeat(32_769) };
+    let before = engine.faults().calls();
+    let typed = people.insert(&long).await.unwrap_err();
+    let untyped = table.insert(long.to_entity().unwrap()).await.unwrap_err();
+    assert_eq!(typed.to_string(), untyped.to_string());
+    assert_eq!(typed.violation(), untyped.violation());
+    assert_eq!(typed.origin(), untyped.origin());
+    let bad_etag = IfMatch::ETag(table_client::ETag::new("W/\"a\u{1}\""));
+    let typed = people.replace(&long, bad_etag.clone()).await.unwrap_err();
+    let untyped = table.replace(long.to_entity().unwrap(), bad_etag).await.unwrap_err();
+    assert_eq!(typed.violation(), untyped.violation(), "the If-Match is checked first");
+    assert_eq!(engine.faults().calls(), before, "nothing invalid reaches the engine");
+}

@@ -19,7 +19,7 @@ use table_client::wire::{
 };
 use table_client::{
     ETag, Entity, EntityKey, PropertyValue, Result, RetryPolicy, TableClient, TableEntity,
-    TableServiceClient, Value,
+    TableServiceClient, Value, Violation,
 };
 use table_core::QueryRequest;
 use table_core::typed::{Decoder, PropertySlots};
@@ -563,4 +563,49 @@ fn slotted_faults_are_reported_in_name_order_with_the_others() {
     let generic = messages(&decode_entity(twice, None).unwrap_err());
     assert!(generic.contains("\"Extra\" appears twice"), "{generic}");
     assert_eq!(messages(&decode_entity_as::<Every>(twice, None).unwrap_err()), generic);
+}
+
+#[test]
+fn the_first_faulty_field_in_field_order_is_the_error_on_every_reader() {
+    // Fields are read in property name order (`b` before `s`), the order rows store them in,
+    // but `s` is declared first: its fault is the one reported, by every reader.
+    let strict = Strict {
+        pk: "p".into(),
+        rk: "r".into(),
+        s: "text".into(),
+        b: true,
+        i: 1,
+        l: 2,
+        u: 3,
+        ul: 4,
+        d: 0.5,
+        t: DateTime::from_timestamp(0, 0).unwrap(),
+        g: Uuid::nil(),
+        bin: vec![1],
+        color: Color::Red,
+        note: Note { text: "n".into() },
+    };
+    let entity = strict.to_entity().unwrap().with("s", 1).with("b", 2);
+    let engine = Engine::new();
+    engine.create_table("tbl").unwrap();
+    engine.insert("tbl", entity.clone()).unwrap();
+    let faulty_property = |read: Result<Strict>| match read.unwrap_err().violation() {
+        Some(Violation::Value { property, .. }) => property.clone(),
+        other => panic!("not a value error: {other:?}"),
+    };
+    assert_eq!(faulty_property(Strict::from_entity(entity)), "s");
+    assert_eq!(faulty_property(engine.get_as("tbl", "p", "r", None, Decoder::<Strict>::of())), "s");
+    let page = engine
+        .query_as("tbl", &QueryRequest::default(), Decoder::<Strict>::of())
+        .map(|(mut rows, _)| rows.remove(0));
+    assert_eq!(faulty_property(page), "s");
+}
+
+#[test]
+fn a_key_only_string_that_is_its_whole_key_is_the_read_key_itself() {
+    let entity = Entity::new("p", "r").with("EntityType", "Other");
+    let (pk_at, rk_at) = (entity.partition_key.as_ptr(), entity.row_key.as_ptr());
+    let other = Other::from_entity(entity).unwrap();
+    assert_eq!((other.pk.as_str(), other.rk.as_str()), ("p", "r"));
+    assert_eq!((other.pk.as_ptr(), other.rk.as_ptr()), (pk_at, rk_at), "the keys, not copies");
 }

@@ -29,7 +29,7 @@ use chrono::{DateTime, Utc};
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use table_core::datetime::{format_datetime, parse_datetime};
-use table_core::engine::{Engine, Select};
+use table_core::engine::{CheckedKeys, Engine, Select};
 use table_core::typed::{Decoder, PropertySlots, TableEntity};
 use table_core::{CompareOp, ETag, Entity, Filter, IfMatch, Operation, QueryRequest};
 use table_derive::TableEntity;
@@ -176,7 +176,8 @@ fn benches(c: &mut Criterion<Clock>) {
             b.iter(|| {
                 let (pk, rk) = &keys[i % keys.len()];
                 i += 1;
-                black_box(engine.get_selected_as(T, pk, rk, Some(&prepared), decoder).expect("present"))
+                let checked = CheckedKeys::new(pk, rk).expect("valid keys");
+                black_box(engine.get_selected_as(T, checked, Some(&prepared), decoder).expect("present"))
             });
         });
     }

@@ -119,12 +119,11 @@ impl CheckedOperation {
 /// the `If-Match` ETag (which must be sendable as a header), and for writes of an entity the
 /// whole entity ([`validate_entity`]).
 pub fn validate_operation(operation: &Operation) -> Result<(), Violation> {
-    if let Operation::Replace { if_match: IfMatch::ETag(etag), .. }
-    | Operation::Merge { if_match: IfMatch::ETag(etag), .. }
-    | Operation::Delete { if_match: IfMatch::ETag(etag), .. } = operation
-        && etag.as_str().chars().any(char::is_control)
+    if let Operation::Replace { if_match, .. }
+    | Operation::Merge { if_match, .. }
+    | Operation::Delete { if_match, .. } = operation
     {
-        return Err(Violation::ETag { etag: etag.as_str().to_owned() });
+        validate_if_match(if_match)?;
     }
     match operation.entity() {
         Some(entity) => validate_entity(entity),
@@ -132,6 +131,17 @@ pub fn validate_operation(operation: &Operation) -> Result<(), Violation> {
             validate_key(KeyName::PartitionKey, operation.partition_key())?;
             validate_key(KeyName::RowKey, operation.row_key())
         }
+    }
+}
+
+/// Checks an `If-Match` condition: an ETag must be sendable as a header (no control
+/// characters).
+pub(crate) fn validate_if_match(if_match: &IfMatch) -> Result<(), Violation> {
+    match if_match {
+        IfMatch::ETag(etag) if etag.as_str().chars().any(char::is_control) => {
+            Err(Violation::ETag { etag: etag.as_str().to_owned() })
+        }
+        _ => Ok(()),
     }
 }
 

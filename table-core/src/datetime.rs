@@ -48,31 +48,34 @@ pub(crate) fn write_datetime(t: DateTime<Utc>, colon: &str, out: &mut String) {
         leap @ 1_000_000_000.. => (60, leap - 1_000_000_000),
         nanos => (time.second(), nanos),
     };
-    push_digits(out, year, 4);
-    out.push('-');
-    push_digits(out, date.month(), 2);
-    out.push('-');
-    push_digits(out, date.day(), 2);
-    out.push('T');
-    push_digits(out, time.hour(), 2);
-    out.push_str(colon);
-    push_digits(out, time.minute(), 2);
-    out.push_str(colon);
-    push_digits(out, second, 2);
-    out.push('.');
-    push_digits(out, nanos / 100, 7);
-    out.push('Z');
+    // Digits go into fixed buffers appended whole: one capacity and UTF-8 check per buffer
+    // rather than per field.
+    let mut head = *b"0000-00-00T00";
+    let mut minute = *b"00";
+    let mut tail = *b"00.0000000Z";
+    put_digits(&mut head[0..4], year);
+    put_digits(&mut head[5..7], date.month());
+    put_digits(&mut head[8..10], date.day());
+    put_digits(&mut head[11..13], time.hour());
+    put_digits(&mut minute, time.minute());
+    put_digits(&mut tail[0..2], second);
+    put_digits(&mut tail[3..10], nanos / 100);
+    out.reserve(head.len() + minute.len() + tail.len() + 2 * colon.len());
+    for (i, part) in [&head[..], &minute, &tail].into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(colon);
+        }
+        // ASCII digits and punctuation are always UTF-8.
+        out.push_str(std::str::from_utf8(part).unwrap_or_default());
+    }
 }
 
-/// Appends the last `width` (at most 7) decimal digits of `n`, zero-padded.
-fn push_digits(out: &mut String, mut n: u32, width: usize) {
-    let mut digits = [b'0'; 7];
-    for slot in digits.iter_mut().take(width).rev() {
-        *slot = b'0' + (n % 10) as u8;
+/// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded.
+fn put_digits(slot: &mut [u8], mut n: u32) {
+    for digit in slot.iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
         n /= 10;
     }
-    // ASCII digits are always UTF-8.
-    out.push_str(std::str::from_utf8(digits.get(..width).unwrap_or_default()).unwrap_or_default());
 }
 
 fn write_with_chrono(t: DateTime<Utc>, colon: &str, out: &mut String) {

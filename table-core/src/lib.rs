@@ -27,6 +27,11 @@
 
 #![deny(missing_docs)]
 
+// The derives name `table_core::__private` (with `crate = "table_core"`): unit tests of derived
+// types inside this crate find it here.
+#[cfg(test)]
+extern crate self as table_core;
+
 mod access_policy;
 mod batch;
 pub mod datetime;

@@ -4,10 +4,15 @@
 //! are counted as the service counts them: strings in UTF-16 code units, entity size by the
 //! published formula `4 + 2 * len(PK + RK) + Σ (8 + 2 * len(name) + size(value))`, where a
 //! string or binary value also pays a 4-byte length prefix.
+//!
+//! The entity rules run on an [`EntityView`]: an [`Entity`], or the borrowed fields of a typed
+//! value that the embedded engine stores without building one. Both meet the same checks, in
+//! the same order, with the same errors.
 
 use crate::datetime::{max_datetime, min_datetime};
-use crate::entity::Entity;
+use crate::entity::{Entity, EntityKey};
 use crate::error::{KeyName, Result, Violation};
+use crate::filter::Operand;
 use crate::identifier::{is_identifier_part, is_identifier_start};
 use crate::value::{Value, utf16_len};
 
@@ -126,11 +131,12 @@ pub fn check_select(select: &[String]) -> crate::Result<()> {
 
 /// Checks one property value's size and range.
 pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
-    validate_sized_value(name, value, value.stored_size())
+    let value = Operand::of(value);
+    validate_sized_value(name, value, stored_size(value))
 }
 
-/// [`validate_value`] with the value's [`Value::stored_size`] already known.
-fn validate_sized_value(name: &str, value: &Value, size: usize) -> Result<(), Violation> {
+/// [`validate_value`] with the value's [`stored_size`] already known.
+fn validate_sized_value(name: &str, value: Operand<'_>, size: usize) -> Result<(), Violation> {
     if size > MAX_PROPERTY_VALUE_SIZE {
         return Err(Violation::PropertyValueTooLarge {
             property: name.to_owned(),
@@ -138,62 +144,130 @@ fn validate_sized_value(name: &str, value: &Value, size: usize) -> Result<(), Vi
             max: MAX_PROPERTY_VALUE_SIZE,
         });
     }
-    if let Value::DateTime(t) = value
-        && (*t < min_datetime() || *t > max_datetime())
+    if let Operand::DateTime(t) = value
+        && (t < min_datetime() || t > max_datetime())
     {
         return Err(Violation::DateTimeOutOfRange { property: name.to_owned(), value: t.to_rfc3339() });
     }
     Ok(())
 }
 
+impl Value {
+    /// The value's size as the service counts it toward the 64 KiB property and 1 MiB entity
+    /// limits: strings as UTF-16 (2 bytes per code unit), binary by length, fixed-size types by
+    /// their storage width.
+    pub fn stored_size(&self) -> usize {
+        stored_size(Operand::of(self))
+    }
+}
+
+/// [`Value::stored_size`], of a value owned or borrowed.
+fn stored_size(value: Operand<'_>) -> usize {
+    match value {
+        Operand::Str(s) => 2 * utf16_len(s),
+        Operand::Binary(b) => b.len(),
+        Operand::Int32(_) => 4,
+        Operand::Int64(_) | Operand::Double(_) | Operand::DateTime(_) => 8,
+        Operand::Boolean(_) => 1,
+        Operand::Guid(_) => 16,
+    }
+}
+
 /// An entity's size as the service counts it toward [`MAX_ENTITY_SIZE`].
 pub fn entity_size(entity: &Entity) -> usize {
-    keys_size(entity)
+    keys_size(&entity.partition_key, &entity.row_key)
         + entity.properties.iter().map(|(name, value)| property_size(name, value)).sum::<usize>()
 }
 
 /// One property's share of [`entity_size`].
 pub fn property_size(name: &str, value: &Value) -> usize {
-    sized_property_size(name, value, value.stored_size())
+    let value = Operand::of(value);
+    sized_property_size(name, value, stored_size(value))
 }
 
-fn keys_size(entity: &Entity) -> usize {
-    4 + 2 * (utf16_len(&entity.partition_key) + utf16_len(&entity.row_key))
+fn keys_size(partition_key: &str, row_key: &str) -> usize {
+    4 + 2 * (utf16_len(partition_key) + utf16_len(row_key))
 }
 
 /// One property's share of the entity size, given its value's stored size; strings and binary
 /// also pay a 4-byte length prefix.
-fn sized_property_size(name: &str, value: &Value, value_size: usize) -> usize {
+fn sized_property_size(name: &str, value: Operand<'_>, value_size: usize) -> usize {
     let prefix = match value {
-        Value::String(_) | Value::Binary(_) => 4,
+        Operand::Str(_) | Operand::Binary(_) => 4,
         _ => 0,
     };
     8 + 2 * utf16_len(name) + prefix + value_size
 }
 
+/// An entity as a write checks and stores it: its keys, and its custom properties in
+/// ascending name order, each name once. Implemented by [`Entity`] and by the borrowed fields
+/// of a typed value (`typed::EntityFields`).
+pub(crate) trait EntityView {
+    /// `true` when every property name is known to pass [`validate_property_name`]: the names
+    /// of a derived type, which the derive checks with that function when the type compiles.
+    const NAMES_CHECKED: bool;
+
+    /// The `PartitionKey`.
+    fn partition_key(&self) -> &str;
+
+    /// The `RowKey`.
+    fn row_key(&self) -> &str;
+
+    /// The number of custom properties.
+    fn property_count(&self) -> usize;
+
+    /// The custom properties, in ascending name order.
+    fn properties(&self) -> impl Iterator<Item = (&str, Operand<'_>)>;
+}
+
+impl EntityView for Entity {
+    const NAMES_CHECKED: bool = false;
+
+    fn partition_key(&self) -> &str {
+        &self.partition_key
+    }
+
+    fn row_key(&self) -> &str {
+        &self.row_key
+    }
+
+    fn property_count(&self) -> usize {
+        self.properties.len()
+    }
+
+    fn properties(&self) -> impl Iterator<Item = (&str, Operand<'_>)> {
+        self.properties.iter().map(|(name, value)| (name.as_str(), Operand::of(value)))
+    }
+}
+
 /// Checks everything the service checks on an entity a client writes: keys, property names,
 /// values, property count and total size, in the service's order (keys first).
 pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
-    validate_key(KeyName::PartitionKey, &entity.partition_key)?;
-    validate_key(KeyName::RowKey, &entity.row_key)?;
-    let count = entity.properties.len() + SYSTEM_PROPERTIES;
+    validate_view(entity)
+}
+
+/// [`validate_entity`] of any [`EntityView`]: the same rules in the same order.
+pub(crate) fn validate_view<E: EntityView>(entity: &E) -> Result<(), Violation> {
+    let (partition_key, row_key) = (entity.partition_key(), entity.row_key());
+    validate_key(KeyName::PartitionKey, partition_key)?;
+    validate_key(KeyName::RowKey, row_key)?;
+    let key = || EntityKey::new(partition_key, row_key).to_string();
+    let count = entity.property_count() + SYSTEM_PROPERTIES;
     if count > MAX_PROPERTIES {
-        return Err(Violation::TooManyProperties {
-            key: entity.key().to_string(),
-            count,
-            max: MAX_PROPERTIES,
-        });
+        return Err(Violation::TooManyProperties { key: key(), count, max: MAX_PROPERTIES });
     }
     // One pass: each value's stored size (a UTF-16 scan for strings) is computed once.
-    let mut size = keys_size(entity);
-    for (name, value) in &entity.properties {
-        validate_property_name(name)?;
-        let value_size = value.stored_size();
+    let mut size = keys_size(partition_key, row_key);
+    for (name, value) in entity.properties() {
+        if !E::NAMES_CHECKED {
+            validate_property_name(name)?;
+        }
+        let value_size = stored_size(value);
         validate_sized_value(name, value, value_size)?;
         size += sized_property_size(name, value, value_size);
     }
     if size > MAX_ENTITY_SIZE {
-        return Err(Violation::EntityTooLarge { key: entity.key().to_string(), size, max: MAX_ENTITY_SIZE });
+        return Err(Violation::EntityTooLarge { key: key(), size, max: MAX_ENTITY_SIZE });
     }
     Ok(())
 }

@@ -113,20 +113,6 @@ impl Value {
         }
     }
 
-    /// The value's size as the service counts it toward the 64 KiB property and 1 MiB entity
-    /// limits: strings as UTF-16 (2 bytes per code unit), binary by length, fixed-size types by
-    /// their storage width.
-    pub fn stored_size(&self) -> usize {
-        match self {
-            Value::String(s) => 2 * utf16_len(s),
-            Value::Binary(b) => b.len(),
-            Value::Int32(_) => 4,
-            Value::Int64(_) | Value::Double(_) | Value::DateTime(_) => 8,
-            Value::Boolean(_) => 1,
-            Value::Guid(_) => 16,
-        }
-    }
-
     /// The string inside, if this is a `String`.
     pub fn as_str(&self) -> Option<&str> {
         match self {
@@ -170,6 +156,11 @@ impl From<DateTime<Utc>> for Value {
 
 /// Number of UTF-16 code units in `s`: the unit the service measures keys and strings in.
 pub fn utf16_len(s: &str) -> usize {
+    // Most strings are ASCII, one unit per byte: told apart a word at a time, where the count
+    // below goes a byte at a time through the short strings that keys and names are.
+    if s.is_ascii() {
+        return s.len();
+    }
     // Counted on bytes, which vectorises (every write sizes every string): each character has
     // exactly one byte that is not a continuation byte (`10xxxxxx`), and the characters of four
     // bytes (lead `11110xxx`), the ones above U+FFFF, take two units.

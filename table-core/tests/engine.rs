@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::time::Duration;
 
-use table_core::engine::{Engine, EngineOptions, FaultSpec, Select, registry};
+use table_core::engine::{CheckedKeys, Engine, EngineOptions, FaultSpec, Select, registry};
 use table_core::typed::Decoder;
 use table_core::{
     CompareOp, Continuation, Entity, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Origin,
@@ -475,9 +475,22 @@ fn a_prepared_select_reads_what_the_same_list_unprepared_reads() {
         let prepared = Select::new(list.clone()).unwrap();
         assert_eq!(prepared.names(), list, "kept as given");
         let unprepared = e.get_as(T, "p", "r", Some(&list), Decoder::ENTITY).unwrap();
-        let from_prepared = e.get_selected_as(T, "p", "r", Some(&prepared), Decoder::ENTITY).unwrap();
+        let keys = CheckedKeys::new("p", "r").unwrap();
+        let from_prepared = e.get_selected_as(T, keys, Some(&prepared), Decoder::ENTITY).unwrap();
         assert_eq!(from_prepared, unprepared, "{list:?}");
     }
+}
+
+#[test]
+fn checked_keys_refuse_what_a_read_refuses_partition_key_first() {
+    let e = engine();
+    for (pk, rk) in [("a/b", "c#d"), ("ok", "c#d"), ("a\u{7f}", "ok"), (&*"k".repeat(1025), "ok")] {
+        let read = e.get(T, pk, rk, None).unwrap_err();
+        let rule = CheckedKeys::new(pk, rk).unwrap_err();
+        assert_eq!(read.violation(), Some(&rule), "{pk:?} {rk:?}");
+    }
+    let keys = CheckedKeys::new("p", "r").unwrap();
+    assert_eq!((keys.partition_key(), keys.row_key()), ("p", "r"));
 }
 
 #[test]

@@ -191,14 +191,16 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let templates = key_templates(p, c);
     let (discriminator_consts, write_discriminator, check_discriminator) = discriminator(p, s);
     let writes = property_writes(p, s);
+    let to_fields = to_fields(p, s);
     let decodes = key_only_decodes(p, c);
     let slot_names = slots::slot_names(read_properties(s));
-    let inits = field_inits(p, s, &slot_names);
+    let reads = property_reads(p, s, &slot_names);
+    let inits = field_inits(p, s);
     let upgrades = upgrades(p, s);
     let upgrade_asserts = upgrade_asserts(p, s);
     let select = select_fn(s);
     // An older version's row is read as the older type, from an `Entity`: such types keep the
-    // default `from_parts`, which builds one, and need no slots.
+    // default `from_parts` and `from_reader`, which build one, and need no slots.
     let from_parts = match s.attrs.upgrade_from.get() {
         Some(_) => quote!(),
         None => {
@@ -206,8 +208,12 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
             quote! {
                 #slots
 
-                fn from_parts(__parts: #p::ReadEntity<'_>) -> #p::Result<Self> {
-                    Self::__table_read(__parts)
+                fn from_parts(mut __parts: #p::ReadEntity<'_>) -> #p::Result<Self> {
+                    Self::__table_read(&mut __parts)
+                }
+
+                fn from_reader(__reader: &mut dyn #p::EntityReader) -> #p::Result<Self> {
+                    Self::__table_read(__reader)
                 }
             }
         }
@@ -247,10 +253,11 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
                 ::core::result::Result::Ok(__entity)
             }
 
-            #[allow(unused_mut)]
+            #to_fields
+
             fn from_entity(mut __entity: #p::Entity) -> #p::Result<Self> {
                 #upgrades
-                Self::__table_read(#p::EntityParts::from(__entity))
+                Self::__table_read(&mut __entity)
             }
 
             #from_parts
@@ -270,13 +277,15 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
 
         #[automatically_derived]
         impl #impl_generics #ident #ty_generics #where_clause {
-            /// One reading of the fields, for `from_entity` (over the entity's map) and
-            /// `from_parts` (over a reader's list): the same checks in the same order.
-            #[allow(unused_mut)]
-            fn __table_read<__P: #p::PropertyBag>(mut __entity: #p::EntityParts<__P>) -> #p::Result<Self> {
+            /// One reading of the fields, for `from_entity` (over the entity's map),
+            /// `from_parts` (over a reader's list) and `from_reader` (straight from what a
+            /// reader read): the same checks, with faults reported in the same order.
+            fn __table_read<__R: #p::EntityReader + ?::core::marker::Sized>(
+                __entity: &mut __R,
+            ) -> #p::Result<Self> {
                 #check_discriminator
                 #(#decodes)*
-                let __slots = <Self as #p::TableEntity>::PROPERTY_SLOTS;
+                #(#reads)*
                 ::core::result::Result::Ok(Self { #(#inits),* })
             }
         }
@@ -391,7 +400,7 @@ fn discriminator(p: &TokenStream, s: &Struct<'_>) -> (TokenStream, TokenStream, 
             const VERSION: ::core::option::Option<i32> = #version;
         },
         quote!(#p::write_discriminator(&mut __entity, #entity_type, #version);),
-        quote!(#p::check_discriminator(&mut __entity.properties, #entity_type, #version)?;),
+        quote!(#p::check_discriminator(__entity, #entity_type, #version)?;),
     )
 }
 
@@ -415,6 +424,56 @@ fn property_writes(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
         .collect()
 }
 
+/// `to_fields`: the entity of `to_entity`, as fields borrowed from `self`. JSON fields are
+/// serialised first, in field order, so that the first to fail is the one `to_entity` names;
+/// then every property is added in ascending name order (the order a row stores them in), each
+/// after one comparison.
+fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
+    let mut json = Vec::new();
+    let mut properties: Vec<(String, TokenStream)> = Vec::new();
+    if let Some(entity_type) = s.attrs.entity_type.get().map(|lit| lit.value()) {
+        properties.push((
+            grammar::ENTITY_TYPE.to_owned(),
+            quote!(::core::option::Option::Some(#p::FieldValue::from(#entity_type))),
+        ));
+        if let Some(version) = s.attrs.version.get() {
+            properties.push((
+                grammar::ENTITY_VERSION.to_owned(),
+                quote!(::core::option::Option::Some(#p::FieldValue::from(#version))),
+            ));
+        }
+    }
+    for f in &s.fields {
+        let (ident, ty, prop) = (f.ident, f.ty, &f.property);
+        let span = ty.span();
+        match f.attrs.role {
+            Role::Stored => properties
+                .push((prop.clone(), quote_spanned!(span=> <#ty as #p::Property>::to_field(&self.#ident)))),
+            Role::Json => {
+                let local = format_ident!("__json_{}", f.name);
+                json.push(quote_spanned!(span=> let #local = #p::json_field::<#ty>(#prop, &self.#ident)?;));
+                properties.push((prop.clone(), quote!(#local)));
+            }
+            Role::Skip | Role::Timestamp | Role::ETag | Role::KeyOnly => {}
+        }
+    }
+    properties.sort_by(|(a, _), (b, _)| a.cmp(b));
+    let capacity = Literal::usize_unsuffixed(properties.len());
+    let pushes =
+        properties.iter().map(|(name, value)| quote!(#p::EntityFields::push(&mut __fields, #name, #value);));
+    quote! {
+        fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> {
+            let __partition_key = <Self as #p::TableEntity>::partition_key(self)?;
+            let __row_key = <Self as #p::TableEntity>::row_key(self)?;
+            #(#json)*
+            #[allow(unused_mut)]
+            let mut __fields = #p::EntityFields::new(__partition_key, __row_key, #capacity);
+            #(#pushes)*
+            ::core::result::Result::Ok(::core::option::Option::Some(__fields))
+        }
+    }
+}
+
 /// The local a key-only field is decoded into.
 fn key_local(f: &Field<'_>) -> Ident {
     format_ident!("__key_{}", f.name)
@@ -424,14 +483,21 @@ fn key_local(f: &Field<'_>) -> Ident {
 /// the properties are taken out of the entity.
 fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     let mut decodes = Vec::new();
-    for (key, template, parts, input) in [
+    for (key, template, parts, input, take) in [
         (
             KeyName::PartitionKey,
             c.partition_key.template,
             format_ident!("__pk_parts"),
-            quote!(__entity.partition_key),
+            quote!(#p::EntityReader::partition_key(__entity)),
+            quote!(#p::EntityReader::take_partition_key(__entity)),
         ),
-        (KeyName::RowKey, c.row_key.template, format_ident!("__rk_parts"), quote!(__entity.row_key)),
+        (
+            KeyName::RowKey,
+            c.row_key.template,
+            format_ident!("__rk_parts"),
+            quote!(#p::EntityReader::row_key(__entity)),
+            quote!(#p::EntityReader::take_row_key(__entity)),
+        ),
     ] {
         let konst = primary_const(key);
         let mine: Vec<(&Field<'_>, usize)> = c
@@ -444,19 +510,17 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
             continue;
         }
         // A key that is one field of no fixed width is that field's text whole: the field is
-        // read from the key itself, which nothing reads afterwards, so a `String` field takes
-        // it without a copy and no read splits it.
+        // read from the key itself, which nothing reads afterwards, so no read splits it and a
+        // `String` field keeps a key its reader owns without a copy.
         if let [Piece::Field { spec, .. }] = template.pieces.as_slice()
             && spec.fixed_width().is_none()
             && let [(f, _)] = mine.as_slice()
         {
             let (local, ty) = (key_local(f), f.ty);
-            decodes.push(quote!(
-                let #local = #p::KeyTemplate::decode_whole::<#ty>(&#konst, ::core::mem::take(&mut #input))?;
-            ));
+            decodes.push(quote!(let #local = #p::KeyTemplate::decode_whole::<#ty>(&#konst, #take)?;));
             continue;
         }
-        decodes.push(quote!(let #parts = #p::KeyTemplate::split(&#konst, &#input)?;));
+        decodes.push(quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;));
         for (f, position) in mine {
             let (local, ty) = (key_local(f), f.ty);
             let position = Literal::usize_unsuffixed(position);
@@ -466,24 +530,56 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     decodes
 }
 
-/// `from_entity`: every field's initialiser; a property is taken with its slot number, its
-/// position among `slot_names` (see `slots`).
-fn field_inits(p: &TokenStream, s: &Struct<'_>, slot_names: &[&str]) -> Vec<TokenStream> {
-    s.fields
-        .iter()
+/// The local a stored field's read (a `Result`) waits in until the fields are checked.
+fn read_local(f: &Field<'_>) -> Ident {
+    format_ident!("__read_{}", f.name)
+}
+
+/// `from_entity`: every field stored as a property read into its local, in ascending property
+/// name order (the order readers store properties in, so a reader over a stored row finds them
+/// in one forward pass); faults are reported later, in field order, by [`field_inits`]. Each
+/// is taken with its slot number, its position among `slot_names` (see `slots`).
+fn property_reads(p: &TokenStream, s: &Struct<'_>, slot_names: &[&str]) -> Vec<TokenStream> {
+    let mut stored: Vec<&Field<'_>> = s.fields.iter().filter(|f| f.attrs.role.stores_property()).collect();
+    stored.sort_by(|a, b| a.property.cmp(&b.property));
+    stored
+        .into_iter()
         .map(|f| {
-            let (ident, ty, prop) = (f.ident, f.ty, &f.property);
-            let span = ty.span();
+            let (local, ty, prop) = (read_local(f), f.ty, &f.property);
+            let read = match f.attrs.role {
+                Role::Json => quote!(read_json),
+                _ => quote!(read_property),
+            };
             // Every stored property is among the slot names (`read_properties`); were one not,
             // its number would find no slot of its name and it would be read by name.
             let slot =
                 Literal::usize_unsuffixed(slot_names.binary_search(&prop.as_str()).unwrap_or(usize::MAX));
+            quote_spanned!(ty.span()=> let #local = #p::#read::<#ty>(
+                __entity,
+                #prop,
+                <Self as #p::TableEntity>::PROPERTY_SLOTS,
+                #slot,
+            );)
+        })
+        .collect()
+}
+
+/// `from_entity`: every field's initialiser, in field order (so the first faulty field, in
+/// that order, is the error).
+fn field_inits(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
+    s.fields
+        .iter()
+        .map(|f| {
+            let (ident, ty) = (f.ident, f.ty);
+            let span = ty.span();
             let init = match f.attrs.role {
-                Role::Stored => quote_spanned!(span=> #p::read_property::<#ty>(&mut __entity.properties, #prop, __slots, #slot)?),
-                Role::Json => quote_spanned!(span=> #p::read_json::<#ty>(&mut __entity.properties, #prop, __slots, #slot)?),
+                Role::Stored | Role::Json => {
+                    let local = read_local(f);
+                    quote!(#local?)
+                }
                 Role::Skip => quote_spanned!(span=> <#ty as ::core::default::Default>::default()),
-                Role::Timestamp => quote_spanned!(span=> __entity.timestamp),
-                Role::ETag => quote_spanned!(span=> ::core::option::Option::take(&mut __entity.etag)),
+                Role::Timestamp => quote_spanned!(span=> #p::EntityReader::timestamp(__entity)),
+                Role::ETag => quote_spanned!(span=> #p::EntityReader::take_etag(__entity)),
                 Role::KeyOnly => {
                     let local = key_local(f);
                     quote!(#local)
@@ -532,7 +628,7 @@ fn upgrades(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         }
     });
     quote! {
-        let __version = #p::readable_version(&__entity.properties, #entity_type, #current, &[#(#older),*])?;
+        let __version = #p::readable_version(&__entity, #entity_type, #current, &[#(#older),*])?;
         #(#arms)*
     }
 }
@@ -987,6 +1083,7 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         quote!(match self { #(#arms),* })
     };
     let to_entity = delegate(quote!(to_entity));
+    let to_fields = delegate(quote!(to_fields));
     let partition_key = delegate(quote!(partition_key));
     let row_key = delegate(quote!(row_key));
     let kinds = e
@@ -995,7 +1092,8 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         .map(|(_, ty)| quote!((<#ty as #p::TableEntity>::ENTITY_TYPE, <#ty as #p::TableEntity>::VERSION)))
         .collect::<Vec<_>>();
     // `variant_for` answers an index of `kinds`; the last variant takes what no other does.
-    // Over an `Entity` (`from_entity`) or a reader's parts (`from_parts`), alike.
+    // Over an `Entity` (`from_entity`), a reader's parts (`from_parts`) or a reader
+    // (`from_reader`), alike.
     let dispatch_with = |method: TokenStream| {
         let mut dispatch = TokenStream::new();
         for (i, (v, ty)) in e.variants.iter().enumerate().rev() {
@@ -1009,7 +1107,11 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         }
         dispatch
     };
-    let (dispatch, dispatch_parts) = (dispatch_with(quote!(from_entity)), dispatch_with(quote!(from_parts)));
+    let (dispatch, dispatch_parts, dispatch_reader) = (
+        dispatch_with(quote!(from_entity)),
+        dispatch_with(quote!(from_parts)),
+        dispatch_with(quote!(from_reader)),
+    );
     // Constant checks need concrete types; generic enums skip them.
     let mut asserts = Vec::new();
     if e.original.generics.params.is_empty() {
@@ -1058,14 +1160,21 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         impl #impl_generics #p::TableEntity for #ident #ty_generics #where_clause {
             fn to_entity(&self) -> #p::Result<#p::Entity> { #to_entity }
 
+            fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> { #to_fields }
+
             fn from_entity(__entity: #p::Entity) -> #p::Result<Self> {
-                let __variant = #p::variant_for(&__entity.properties, &[#(#kinds),*])?;
+                let __variant = #p::variant_for(&__entity, &[#(#kinds),*])?;
                 #dispatch
             }
 
             fn from_parts(__entity: #p::ReadEntity<'_>) -> #p::Result<Self> {
-                let __variant = #p::variant_for(&__entity.properties, &[#(#kinds),*])?;
+                let __variant = #p::variant_for(&__entity, &[#(#kinds),*])?;
                 #dispatch_parts
+            }
+
+            fn from_reader(__entity: &mut dyn #p::EntityReader) -> #p::Result<Self> {
+                let __variant = #p::variant_for(__entity, &[#(#kinds),*])?;
+                #dispatch_reader
             }
 
             fn partition_key(&self) -> #p::Result<::std::string::String> { #partition_key }
@@ -1091,6 +1200,10 @@ fn expand_value_enum(p: &TokenStream, e: &ValueEnum<'_>) -> TokenStream {
 
             fn to_value(&self) -> #p::Value {
                 #p::Value::String(::std::string::String::from(#to_name))
+            }
+
+            fn to_field_value(&self) -> #p::FieldValue<'_> {
+                #p::FieldValue::from(#to_name)
             }
 
             fn from_value(__value: #p::Value) -> ::core::result::Result<Self, #p::ValueError> {

@@ -8,7 +8,7 @@
 //! applied" marker and the settling above this module behave offline as they do over HTTP.
 //! Only `Retry-After` has no counterpart: the engine asks for no pause.
 
-use table_core::engine::{Engine, Select};
+use table_core::engine::{CheckedKeys, Engine, Put, PutKind, Select};
 use table_core::{Continuation, Operation, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
 
 use super::{Decode, Write};
@@ -42,12 +42,11 @@ impl EmbeddedBackend {
     pub(crate) async fn get_as<T>(
         &self,
         table: &str,
-        partition_key: &str,
-        row_key: &str,
+        keys: CheckedKeys<'_>,
         select: Option<&Select>,
         decode: Decode<T>,
     ) -> Result<T> {
-        self.serve(Replay::Read, |e| e.get_selected_as(table, partition_key, row_key, select, decode)).await
+        self.serve(Replay::Read, |e| e.get_selected_as(table, keys, select, decode)).await
     }
 
     pub(crate) async fn execute(&self, table: &str, write: &Write) -> Result<WriteOutcome> {
@@ -56,6 +55,11 @@ impl EmbeddedBackend {
             Write::Checked(checked) => self.serve(replay, |e| e.execute_checked(table, checked)).await,
             Write::Unchecked(operation) => self.serve(replay, |e| e.execute(table, operation)).await,
         }
+    }
+
+    pub(crate) async fn put(&self, table: &str, put: &Put<'_>) -> Result<WriteOutcome> {
+        let replay = Replay::of_write(*put.kind() == PutKind::Insert);
+        self.serve(replay, |e| e.put(table, put)).await
     }
 
     pub(crate) async fn query_as<T>(

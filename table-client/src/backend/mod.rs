@@ -11,7 +11,7 @@
 mod embedded;
 mod http;
 
-use table_core::engine::{Engine, Select};
+use table_core::engine::{CheckedKeys, Engine, Put, Select};
 use table_core::{
     CheckedOperation, Continuation, Entity, Error, ErrorKind, Operation, QueryRequest, Result,
     ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, WriteOutcome,
@@ -82,21 +82,22 @@ impl Backend {
         row_key: &str,
         select: Option<&Select>,
     ) -> Result<Entity> {
-        self.get_as(table, partition_key, row_key, select, Decode::ENTITY).await
+        let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
+        self.get_as(table, keys, select, Decode::ENTITY).await
     }
 
-    /// [`get`](Self::get), the entity as read handed to `decode` (see [`Decode`]).
+    /// [`get`](Self::get) of keys already checked, the entity as read handed to `decode` (see
+    /// [`Decode`]).
     pub(crate) async fn get_as<T>(
         &self,
         table: &str,
-        partition_key: &str,
-        row_key: &str,
+        keys: CheckedKeys<'_>,
         select: Option<&Select>,
         decode: Decode<T>,
     ) -> Result<T> {
         match self {
-            Backend::Embedded(e) => e.get_as(table, partition_key, row_key, select, decode).await,
-            Backend::Http(h) => h.get_as(table, partition_key, row_key, select, decode).await,
+            Backend::Embedded(e) => e.get_as(table, keys, select, decode).await,
+            Backend::Http(h) => h.get_as(table, keys.partition_key(), keys.row_key(), select, decode).await,
         }
     }
 
@@ -107,6 +108,20 @@ impl Backend {
         };
         match result {
             Err(e) => self.settle_conditional_write(table, write.operation(), e).await,
+            outcome => outcome,
+        }
+    }
+
+    /// [`execute`](Self::execute) of a typed value's fields written whole: on the embedded
+    /// engine without building an `Entity`; over HTTP as the operation it is.
+    pub(crate) async fn put(&self, table: &str, put: &Put<'_>) -> Result<WriteOutcome> {
+        let result = match self {
+            Backend::Embedded(e) => e.put(table, put).await,
+            Backend::Http(h) => h.execute(table, &put.to_operation()).await,
+        };
+        match result {
+            // Settling needs the entity sent: built only then.
+            Err(e) => self.settle_conditional_write(table, &put.to_operation(), e).await,
             outcome => outcome,
         }
     }

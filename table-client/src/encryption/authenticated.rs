@@ -22,7 +22,7 @@
 
 use aes::Aes256Enc;
 use aes_gcm::aead::consts::U12;
-use aes_gcm::aead::{AeadInPlace, KeyInit};
+use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::{AesGcm, Nonce, Tag};
 
 use super::metadata::PROTOCOL_GCM;
@@ -73,10 +73,8 @@ impl Cipher {
         out.extend_from_slice(nonce);
         out.extend_from_slice(plaintext);
         self.associated_data(name);
-        let tag = self
-            .aead
-            .encrypt_in_place_detached(Nonce::from_slice(nonce), &self.aad, &mut out[NONCE..])
-            .ok()?;
+        let plaintext = &mut out[NONCE..];
+        let tag = self.aead.encrypt_inout_detached(&Nonce::from(*nonce), &self.aad, plaintext.into()).ok()?;
         out.extend_from_slice(&tag);
         Some(out)
     }
@@ -89,9 +87,8 @@ impl Cipher {
         self.associated_data(name);
         let (nonce, sealed) = value.split_at_mut(NONCE);
         let (ciphertext, tag) = sealed.split_at_mut(end - NONCE);
-        self.aead
-            .decrypt_in_place_detached(Nonce::from_slice(nonce), &self.aad, ciphertext, Tag::from_slice(tag))
-            .ok()?;
+        let (nonce, tag) = (Nonce::try_from(&*nonce).ok()?, Tag::try_from(&*tag).ok()?);
+        self.aead.decrypt_inout_detached(&nonce, &self.aad, ciphertext.into(), &tag).ok()?;
         value.truncate(end);
         value.drain(..NONCE);
         Some(value)

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use aes_kw::KekAes256;
+use aes_kw::{KeyInit, KwAes256};
 use rsa::pkcs1::DecodeRsaPrivateKey;
 use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey};
 use rsa::{Oaep, RsaPrivateKey, RsaPublicKey};
@@ -158,13 +158,13 @@ pub const RSA_OAEP: &str = "RSA-OAEP";
 #[derive(Clone)]
 pub struct AesKeyWrap {
     key_id: String,
-    kek: KekAes256,
+    kek: KwAes256,
 }
 
 impl AesKeyWrap {
     /// The KEK `key` under the id `key_id`.
     pub fn new(key_id: impl Into<String>, key: [u8; 32]) -> Self {
-        AesKeyWrap { key_id: key_id.into(), kek: KekAes256::new(&key.into()) }
+        AesKeyWrap { key_id: key_id.into(), kek: KwAes256::new(&key.into()) }
     }
 }
 
@@ -184,17 +184,27 @@ impl KeyEncryptionKey for AesKeyWrap {
     }
 
     fn wrap_key<'a>(&'a self, key: &'a [u8]) -> KeyFuture<'a> {
-        let wrapped = self.kek.wrap_vec(key).map_err(|e| KeyError::from(format!("A256KW wrap failed: {e}")));
+        let mut wrapped = vec![0; key.len() + aes_kw::IV_LEN];
+        let wrapped = match self.kek.wrap_key(key, &mut wrapped) {
+            Ok(_) => Ok(wrapped),
+            Err(e) => Err(KeyError::from(format!("A256KW wrap failed: {e}"))),
+        };
         Box::pin(async move { wrapped })
     }
 
     fn unwrap_key<'a>(&'a self, wrapped: &'a [u8], algorithm: &'a str) -> KeyFuture<'a> {
         let key = check_algorithm(algorithm, A256KW).and_then(|()| {
-            self.kek.unwrap_vec(wrapped).map_err(|_| {
-                KeyError::from(
+            let mut key = vec![0; wrapped.len().saturating_sub(aes_kw::IV_LEN)];
+            match self.kek.unwrap_key(wrapped, &mut key) {
+                Ok(_) => Ok(key),
+                Err(aes_kw::Error::IntegrityCheckFailed) => Err(KeyError::from(
                     "A256KW unwrap failed its integrity check: the wrapped key was not made by this key",
-                )
-            })
+                )),
+                Err(_) => Err(KeyError::from(format!(
+                    "A256KW unwrap failed: a wrapped key is a whole number of 8-byte blocks, this one has {} bytes",
+                    wrapped.len()
+                ))),
+            }
         });
         Box::pin(async move { key })
     }
@@ -301,6 +311,19 @@ mod tests {
         assert_eq!(kek.unwrap_key(&wrapped, A256KW).await.ok(), Some(vec![2; 32]));
         let e = kek.unwrap_key(&wrapped, "RSA").await.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains(r#"wrapped with "RSA""#) && e.contains("only A256KW"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a256kw_unwrap_says_why_it_failed() {
+        let kek = AesKeyWrap::new("k", [1; 32]);
+        let kek = &kek;
+        let error = |wrapped: Vec<u8>| async move {
+            kek.unwrap_key(&wrapped, A256KW).await.err().map(|e| e.to_string()).unwrap_or_default()
+        };
+        let other = AesKeyWrap::new("other", [2; 32]).wrap_key(&[2; 32]).await.unwrap_or_default();
+        assert!(error(other).await.contains("integrity check"));
+        let e = error(vec![0; 41]).await;
+        assert!(e.contains("8-byte blocks") && e.contains("41 bytes"), "{e}");
     }
 
     #[tokio::test]

@@ -14,13 +14,16 @@
 //!   encrypted names (the Java variant: `[a, b]`, names joined by `, `), with the IV derived
 //!   for the name `_ClientEncryptionMetadata2`.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use aes::cipher::KeyInit;
 use aes::{Aes256Dec, Aes256Enc};
 use cbc::cipher::block_padding::Pkcs7;
-use cbc::cipher::{BlockDecryptMut, BlockEncryptMut, InnerIvInit};
+use cbc::cipher::{BlockModeDecrypt, BlockModeEncrypt, InnerIvInit};
 use sha2::{Digest, Sha256};
+
+use super::metadata;
 
 /// The content cipher of one "1.0" entity: its key (each direction's schedule expanded once,
 /// on first use, for all its properties) and the hash of its IVs' common prefix.
@@ -63,8 +66,7 @@ impl<'a> Cipher<'a> {
     /// Encrypts the value of property `name`.
     pub(crate) fn seal(&self, name: &str, plaintext: &[u8]) -> Vec<u8> {
         let key = self.encrypt.get_or_init(|| Aes256Enc::new(self.key.into()));
-        cbc::Encryptor::inner_iv_init(key.clone(), &self.iv(name).into())
-            .encrypt_padded_vec_mut::<Pkcs7>(plaintext)
+        cbc::Encryptor::inner_iv_init(key, &self.iv(name).into()).encrypt_padded_vec::<Pkcs7>(plaintext)
     }
 
     /// Decrypts the value of property `name` in its own buffer, which then holds the
@@ -72,8 +74,8 @@ impl<'a> Cipher<'a> {
     /// cannot tell which).
     pub(crate) fn open(&self, name: &str, mut value: Vec<u8>) -> Option<Vec<u8>> {
         let key = self.decrypt.get_or_init(|| Aes256Dec::new(self.key.into()));
-        let len = cbc::Decryptor::inner_iv_init(key.clone(), &self.iv(name).into())
-            .decrypt_padded_mut::<Pkcs7>(&mut value)
+        let len = cbc::Decryptor::inner_iv_init(key, &self.iv(name).into())
+            .decrypt_padded::<Pkcs7>(&mut value)
             .ok()?
             .len();
         value.truncate(len);
@@ -81,12 +83,12 @@ impl<'a> Cipher<'a> {
     }
 
     /// The encrypted names from the decrypted list: JSON, or the Java variant's `[a, b]`.
-    pub(crate) fn names(&self, list: &str) -> Option<Vec<String>> {
+    pub(crate) fn names<'l>(&self, list: &'l str) -> Option<Vec<Cow<'l, str>>> {
         match self.java_v1 {
-            false => serde_json::from_str(list).ok(),
+            false => metadata::names(list),
             true => {
                 let inner = list.strip_prefix('[')?.strip_suffix(']')?;
-                Some(inner.split(", ").filter(|s| !s.is_empty()).map(str::to_owned).collect())
+                Some(inner.split(", ").filter(|s| !s.is_empty()).map(Cow::Borrowed).collect())
             }
         }
     }
@@ -120,9 +122,9 @@ mod tests {
 
     #[test]
     fn java_v1_name_lists_are_bracketed_and_comma_separated() {
-        assert_eq!(cipher(true).names("[A, B]"), Some(vec!["A".to_owned(), "B".to_owned()]));
+        assert_eq!(cipher(true).names("[A, B]"), Some(vec!["A".into(), "B".into()]));
         assert_eq!(cipher(true).names("[]"), Some(vec![]));
-        assert_eq!(cipher(false).names(r#"["A", "B"]"#), Some(vec!["A".to_owned(), "B".to_owned()]));
+        assert_eq!(cipher(false).names(r#"["A", "B"]"#), Some(vec!["A".into(), "B".into()]));
         assert_eq!(cipher(true).names("A, B"), None);
     }
 }

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// The JSON envelope (a string property): how the content key is wrapped, and the format.
 pub(crate) const METADATA: &str = "_ClientEncryptionMetadata1";
@@ -40,8 +41,17 @@ struct Envelope<'a> {
     encryption_agent: EncryptionAgent<'a>,
     #[serde(rename = "ContentEncryptionIV", default, skip_serializing_if = "Option::is_none", borrow)]
     content_encryption_iv: Option<Cow<'a, str>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    key_wrapping_metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Kept as written: a rewrite puts it back byte for byte, and a read parses it only for
+    /// the "1.0" format, whose variant it tells ([`KeyWrapping`]).
+    #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
+    key_wrapping_metadata: Option<&'a RawValue>,
+}
+
+/// What a read takes from `KeyWrappingMetadata`: the library that wrote the row.
+#[derive(Debug, Deserialize)]
+struct KeyWrapping<'a> {
+    #[serde(rename = "EncryptionLibrary", default, borrow)]
+    library: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -74,16 +84,16 @@ pub(crate) enum Scheme {
     Gcm,
 }
 
-/// The parsed envelope.
+/// The parsed envelope; its strings borrow from the text parsed, unless JSON escapes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Metadata {
+pub(crate) struct Metadata<'a> {
     pub(crate) scheme: Scheme,
-    pub(crate) key_id: String,
-    pub(crate) algorithm: String,
+    pub(crate) key_id: Cow<'a, str>,
+    pub(crate) algorithm: Cow<'a, str>,
     pub(crate) wrapped_key: Vec<u8>,
 }
 
-impl Metadata {
+impl<'a> Metadata<'a> {
     /// The envelope's JSON text, as serde would write [`Envelope`] (a test pins that), but
     /// written straight into one buffer: it is on every encrypted write.
     pub(crate) fn json(scheme: Scheme, key_id: &str, algorithm: &str, wrapped_key: &[u8]) -> String {
@@ -144,7 +154,51 @@ impl Metadata {
     }
 
     /// Parses the envelope; the error says what is missing or wrong.
-    pub(crate) fn parse(text: &str) -> Result<Metadata, String> {
+    pub(crate) fn parse(text: &'a str) -> Result<Metadata<'a>, String> {
+        // Envelopes this crate wrote take the short way, which costs a fraction of serde's on
+        // every read; any other text (another library's spacing or field order, an escape, a
+        // damaged envelope) goes through serde, whose errors say what is wrong.
+        match Self::parse_written(text) {
+            Some(metadata) => Ok(metadata),
+            None => Self::parse_any(text),
+        }
+    }
+
+    /// The envelope exactly as [`json`](Self::json) writes it, with strings free of escapes;
+    /// `None` for any other text. What it accepts, it reads as [`parse_any`](Self::parse_any)
+    /// does (a test pins that).
+    fn parse_written(text: &'a str) -> Option<Metadata<'a>> {
+        let mut json = Scanner(text);
+        json.literal(r#"{"WrappedContentKey":{"KeyId":"#)?;
+        let key_id = json.string()?;
+        json.literal(r#","EncryptedKey":"#)?;
+        let wrapped_key = STANDARD.decode(json.string()?).ok()?;
+        json.literal(r#","Algorithm":"#)?;
+        let algorithm = json.string()?;
+        json.literal(r#"},"EncryptionAgent":{"Protocol":"#)?;
+        let protocol = json.string()?;
+        json.literal(r#","EncryptionAlgorithm":"#)?;
+        let cipher = json.string()?;
+        json.literal("}")?;
+        let scheme = match (protocol, cipher) {
+            (PROTOCOL_GCM, CIPHER_GCM) => Scheme::Gcm,
+            (PROTOCOL_V1, CIPHER_V1) => {
+                json.literal(r#","ContentEncryptionIV":"#)?;
+                let entity_iv = decode_iv(json.string()?)?;
+                json.literal(r#","KeyWrappingMetadata":{"EncryptionLibrary":"#)?;
+                let java_v1 = json.string()?.contains("Java");
+                json.literal("}")?;
+                Scheme::V1 { entity_iv, java_v1 }
+            }
+            _ => return None,
+        };
+        json.literal("}")?;
+        json.end()?;
+        Some(Metadata { scheme, key_id: key_id.into(), algorithm: algorithm.into(), wrapped_key })
+    }
+
+    /// Parses any envelope, through serde.
+    fn parse_any(text: &'a str) -> Result<Metadata<'a>, String> {
         let envelope: Envelope<'_> = serde_json::from_str(text)
             .map_err(|e| format!("{METADATA} is not the expected JSON envelope: {e}"))?;
         let agent = &envelope.encryption_agent;
@@ -154,19 +208,17 @@ impl Metadata {
                     .content_encryption_iv
                     .as_deref()
                     .ok_or_else(|| format!("{METADATA} of protocol 1.0 has no ContentEncryptionIV"))?;
-                let entity_iv = STANDARD
-                    .decode(iv.as_bytes())
-                    .ok()
-                    .and_then(|iv| <[u8; 16]>::try_from(iv).ok())
-                    .ok_or_else(|| {
-                        format!("{METADATA} has a ContentEncryptionIV that is not 16 bytes of base64")
-                    })?;
+                let entity_iv = decode_iv(iv).ok_or_else(|| {
+                    format!("{METADATA} has a ContentEncryptionIV that is not 16 bytes of base64")
+                })?;
                 // As the older libraries decide it: no wrapping metadata, or a Java library's.
-                let java_v1 = match &envelope.key_wrapping_metadata {
+                let java_v1 = match envelope.key_wrapping_metadata {
                     None => true,
-                    Some(map) => map
-                        .get("EncryptionLibrary")
-                        .and_then(|v| v.as_str())
+                    Some(raw) => serde_json::from_str::<KeyWrapping<'_>>(raw.get())
+                        .map_err(|e| {
+                            format!("{METADATA} has a KeyWrappingMetadata that is not an object: {e}")
+                        })?
+                        .library
                         .is_some_and(|library| library.contains("Java")),
                 };
                 Scheme::V1 { entity_iv, java_v1 }
@@ -183,13 +235,74 @@ impl Metadata {
         let wrapped_key = STANDARD
             .decode(key.encrypted_key.as_bytes())
             .map_err(|_| format!("{METADATA} has a WrappedContentKey.EncryptedKey that is not base64"))?;
-        Ok(Metadata {
-            scheme,
-            key_id: key.key_id.into_owned(),
-            algorithm: key.algorithm.into_owned(),
-            wrapped_key,
-        })
+        Ok(Metadata { scheme, key_id: key.key_id, algorithm: key.algorithm, wrapped_key })
     }
+}
+
+/// The encrypted names from the decrypted name list, a JSON array of strings; they borrow
+/// from `list` unless JSON escapes them.
+pub(crate) fn names(list: &str) -> Option<Vec<Cow<'_, str>>> {
+    /// Borrows each name (a bare `Vec<Cow<str>>` would copy every one).
+    #[derive(Deserialize)]
+    struct Names<'a>(#[serde(borrow)] Vec<Cow<'a, str>>);
+    // As for the envelope: the list as this crate writes it (no spaces, no escapes) the short
+    // way, any other through serde.
+    written_names(list).or_else(|| serde_json::from_str::<Names<'_>>(list).ok().map(|names| names.0))
+}
+
+/// The name list as this crate writes it (`["A","B"]`), or `None`.
+fn written_names(list: &str) -> Option<Vec<Cow<'_, str>>> {
+    let mut json = Scanner(list);
+    json.literal("[")?;
+    let mut names = Vec::new();
+    if json.literal("]").is_none() {
+        loop {
+            names.push(Cow::Borrowed(json.string()?));
+            if json.literal("]").is_some() {
+                break;
+            }
+            json.literal(",")?;
+        }
+    }
+    json.end()?;
+    Some(names)
+}
+
+/// A cursor over JSON text that expects a fixed layout: it takes exact literals, and strings
+/// free of escapes (as their content, borrowed). Any other text is `None`, for serde to read.
+struct Scanner<'a>(&'a str);
+
+impl<'a> Scanner<'a> {
+    /// Takes `expected`, exactly.
+    fn literal(&mut self, expected: &str) -> Option<()> {
+        self.0 = self.0.strip_prefix(expected)?;
+        Some(())
+    }
+
+    /// Takes a JSON string with no escape and no control character, and returns its content.
+    fn string(&mut self) -> Option<&'a str> {
+        let rest = self.0.strip_prefix('"')?;
+        let end = rest.bytes().position(|b| b == b'"' || b == b'\\' || b < 0x20)?;
+        // Stopped at an escape or a control character: serde's to read (or refuse).
+        if rest.as_bytes()[end] != b'"' {
+            return None;
+        }
+        self.0 = &rest[end + 1..];
+        Some(&rest[..end])
+    }
+
+    /// `Some` at the end of the text.
+    fn end(&self) -> Option<()> {
+        self.0.is_empty().then_some(())
+    }
+}
+
+/// A 16-byte IV from its base64, or `None` if it is not that (decoded on the stack: the
+/// decoder wants room for its estimate, 18 bytes for 24 characters).
+fn decode_iv(text: &str) -> Option<[u8; 16]> {
+    let mut buffer = [0; 18];
+    let len = STANDARD.decode_slice(text.as_bytes(), &mut buffer).ok()?;
+    buffer[..len].try_into().ok()
 }
 
 /// Appends `text` as a JSON string: quoted, with `"`, `\` and control characters escaped
@@ -249,7 +362,9 @@ mod tests {
     fn the_written_envelope_is_what_serde_writes() {
         let schemes = [Scheme::V1 { entity_iv: [9; 16], java_v1: false }, Scheme::Gcm];
         for (scheme, key_id) in schemes.into_iter().zip(["plain-key", "q\"b\\s\n\u{1}\u{7f}é🦀"]) {
-            let library = serde_json::json!({ "EncryptionLibrary": LIBRARY });
+            let library =
+                serde_json::value::to_raw_value(&serde_json::json!({ "EncryptionLibrary": LIBRARY }))
+                    .expect("a JSON value serializes");
             let expected = Envelope {
                 wrapped_content_key: WrappedContentKey {
                     key_id: key_id.into(),
@@ -268,12 +383,63 @@ mod tests {
                 },
                 content_encryption_iv: matches!(scheme, Scheme::V1 { .. })
                     .then(|| STANDARD.encode([9; 16]).into()),
-                key_wrapping_metadata: matches!(scheme, Scheme::V1 { .. })
-                    .then(|| library.as_object().cloned().unwrap_or_default()),
+                key_wrapping_metadata: matches!(scheme, Scheme::V1 { .. }).then_some(&*library),
             };
             let written = Metadata::json(scheme, key_id, "A256KW", &[1; 40]);
             assert_eq!(serde_json::to_string(&expected).ok(), Some(written));
         }
+    }
+
+    #[test]
+    fn the_short_way_reads_what_is_written_and_only_what_serde_reads_the_same() {
+        let ids = ["k1", "q\"b\\s", "é🦀 \u{7f}", "", "ctl\u{1}"];
+        let schemes = [
+            Scheme::Gcm,
+            Scheme::V1 { entity_iv: [9; 16], java_v1: false },
+            Scheme::V1 { entity_iv: [7; 16], java_v1: true },
+        ];
+        let mut texts = Vec::new();
+        for (scheme, id) in schemes.iter().flat_map(|s| ids.iter().map(move |id| (*s, *id))) {
+            let written = Metadata::json(scheme, id, "A256KW", &[3; 40]);
+            // What this crate writes takes the short way, unless a string needs an escape.
+            let plain = !id.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
+            assert_eq!(Metadata::parse_written(&written).is_some(), plain, "{written}");
+            texts.push(written.replace("Rust table-client", "Java 8"));
+            texts.push(written.replace(':', ": "));
+            texts.push(written.replace("}}", "}} "));
+            texts.push(written.replace(r#""Algorithm":"A256KW""#, r#""Algorithm":"A256KW","Algorithm":"X""#));
+            texts.push(written[..written.len() - 1].to_owned());
+            texts.push(written.replace("AwMD", "AwM*"));
+            texts.push(written.replace(r#""EncryptionLibrary""#, r#""Library""#));
+            texts.push(written);
+        }
+        for text in &texts {
+            if let Some(short) = Metadata::parse_written(text) {
+                assert_eq!(Metadata::parse_any(text).ok(), Some(short), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn name_lists_read_the_same_either_way() {
+        for list in [
+            r#"[]"#,
+            r#"["A"]"#,
+            r#"["A","B é"]"#,
+            r#"["A", "B"]"#,
+            r#"["A\"B"]"#,
+            r#"["A",]"#,
+            "[",
+            r#"["A"] "#,
+        ] {
+            let serde = serde_json::from_str::<Vec<String>>(list).ok();
+            let read = names(list).map(|names| names.into_iter().map(Cow::into_owned).collect::<Vec<_>>());
+            assert_eq!(read, serde, "{list}");
+            if let Some(short) = written_names(list) {
+                assert_eq!(Some(short.into_iter().map(Cow::into_owned).collect()), serde, "{list}");
+            }
+        }
+        assert!(written_names(r#"["A","B"]"#).is_some());
     }
 
     #[test]
@@ -292,6 +458,19 @@ mod tests {
         };
         assert_eq!(Metadata::parse(&rewrapped), Ok(expected));
         assert!(!rewrapped.contains("KeyWrappingMetadata"), "{rewrapped}");
+    }
+
+    #[test]
+    fn a_rewrap_keeps_the_key_wrapping_metadata_as_written() {
+        let iv = STANDARD.encode([4u8; 16]);
+        let wrapping = r#"{"Zeta": [1, 2], "EncryptionLibrary": "Java 5.3.0"}"#;
+        let text = format!(
+            r#"{{"WrappedContentKey":{{"KeyId":"old","EncryptedKey":"AAAA","Algorithm":"A256KW"}},"EncryptionAgent":{{"Protocol":"1.0","EncryptionAlgorithm":"AES_CBC_256"}},"ContentEncryptionIV":"{iv}","KeyWrappingMetadata":{wrapping}}}"#
+        );
+        let rewrapped = Metadata::rewrap(&text, "new", "A256KW", &[1; 40]).unwrap_or_default();
+        assert!(rewrapped.ends_with(&format!(r#","KeyWrappingMetadata":{wrapping}}}"#)), "{rewrapped}");
+        let parsed = Metadata::parse(&rewrapped).map(|m| m.scheme);
+        assert_eq!(parsed, Ok(Scheme::V1 { entity_iv: [4; 16], java_v1: true }));
     }
 
     #[test]
@@ -343,6 +522,7 @@ mod tests {
 
     #[test]
     fn broken_envelopes_say_what_is_wrong() {
+        let iv = STANDARD.encode([0u8; 16]);
         let agent = r#""EncryptionAgent":{"Protocol":"1.0","EncryptionAlgorithm":"AES_CBC_256"}"#;
         let key = r#""WrappedContentKey":{"KeyId":"k","EncryptedKey":"AAAA","Algorithm":"A256KW"}"#;
         let cases = [
@@ -350,6 +530,10 @@ mod tests {
             (format!("{{{key},{agent}}}"), "no ContentEncryptionIV"),
             (format!(r#"{{{key},{agent},"ContentEncryptionIV":"AAAA"}}"#), "not 16 bytes"),
             (format!(r#"{{{key},{}}}"#, agent.replace("1.0", "2.0")), "not supported"),
+            (
+                format!(r#"{{{key},{agent},"ContentEncryptionIV":"{iv}","KeyWrappingMetadata":"Java"}}"#),
+                "KeyWrappingMetadata that is not an object",
+            ),
         ];
         for (text, says) in cases {
             let e = Metadata::parse(&text).unwrap_err();

@@ -8,6 +8,7 @@
 //! property; decryption never yields garbage or a partial entity. The two metadata properties
 //! never reach the caller of a read. A merge never carries an encrypted property.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use table_core::{Entity, EntityKey, Error, Operation, Result, Value};
 use super::authenticated::{self, NONCE};
 use super::key::{KeyEncryptionKey, KeyResolver};
 use super::legacy;
-use super::metadata::{METADATA, Metadata, PROPERTY_LIST, Scheme, push_json_string};
+use super::metadata::{self, METADATA, Metadata, PROPERTY_LIST, Scheme, push_json_string};
 use crate::error::{crypto, invalid_input};
 
 /// The format of new writes. Reads take either, whatever the policy writes.
@@ -248,12 +249,7 @@ impl EncryptionPolicy {
                 first.map_or("", String::as_str)
             ))
         })?;
-        // A nonce per value and one for the name list; "1.0" derives its IVs instead.
-        let nonces = match self.format {
-            EncryptionFormat::Authenticated => count + 1,
-            EncryptionFormat::V1 => 0,
-        };
-        let draw = Draw::new(nonces)
+        let draw = Draw::new(self.format, count)
             .map_err(|e| crypto(format!("{}: the random source failed", at())).with_source(e))?;
         let wrapped_key = key.wrap_key(&draw.content_key).await.map_err(|e| {
             crypto(format!(
@@ -354,16 +350,15 @@ impl EncryptionPolicy {
                 }
             ))
         };
-        let names = cipher
-            .open(PROPERTY_LIST, list)
-            .and_then(|list| String::from_utf8(list).ok())
-            .and_then(|list| cipher.names(&list))
+        let list = cipher.open(PROPERTY_LIST, list).and_then(|list| String::from_utf8(list).ok());
+        let names = (list.as_deref())
+            .and_then(|list| cipher.names(list))
             .ok_or_else(|| failed(&entity, &format!("the list of encrypted properties ({PROPERTY_LIST})")))?;
         // Each value is opened in its own buffer and replaced where it lies; a failure drops the
         // whole entity, so no partly decrypted entity escapes.
         let mut properties = std::mem::take(&mut entity.properties);
         for name in &names {
-            match properties.get_mut(name) {
+            match properties.get_mut(name.as_ref()) {
                 // Not selected by a projection, or never written.
                 None => {}
                 Some(value) => {
@@ -394,7 +389,7 @@ impl EncryptionPolicy {
         &self,
         table: &str,
         entity: &Entity,
-        encrypted: Option<&[String]>,
+        encrypted: Option<&[Cow<'_, str>]>,
         typed: &[&str],
     ) -> Result<()> {
         if !self.require_encryption {
@@ -405,7 +400,7 @@ impl EncryptionPolicy {
             .keys()
             .find(|name| {
                 self.encrypts(&entity.partition_key, &entity.row_key, name, typed)
-                    && !encrypted.is_some_and(|list| list.contains(name))
+                    && !encrypted.is_some_and(|list| list.iter().any(|listed| listed == *name))
             })
             .map(|name| format!("property `{name}` is"))
             .or_else(|| (self.properties.is_none() && encrypted.is_none()).then(|| "the row is".to_owned()));
@@ -424,7 +419,7 @@ impl EncryptionPolicy {
     pub(crate) async fn unwrap(
         &self,
         at: &(dyn Fn() -> String + Sync),
-        metadata: &Metadata,
+        metadata: &Metadata<'_>,
     ) -> Result<[u8; 32]> {
         let key_id = &metadata.key_id;
         let mut key = None;
@@ -504,20 +499,35 @@ fn is_metadata(name: &str) -> bool {
 /// AES-GCM; a system call per entity is the price (about half a microsecond here).
 struct Draw {
     content_key: [u8; 32],
+    /// The entity IV ("1.0" only).
     entity_iv: [u8; 16],
-    /// The nonces, one after the other.
+    /// The nonces one after the other (authenticated only).
     nonces: Vec<u8>,
 }
 
 impl Draw {
-    /// A content key, an entity IV and `nonces` nonces, in one draw.
-    fn new(nonces: usize) -> std::result::Result<Draw, rand_core::Error> {
+    /// A content key, and what `format` needs for an entity of `values` encrypted values: an
+    /// entity IV ("1.0", which derives the IVs of its values from it), or a nonce per value and
+    /// one for the name list (authenticated). Only what is needed is drawn: the kernel's cost
+    /// grows with each 64 bytes.
+    fn new(format: EncryptionFormat, values: usize) -> std::result::Result<Draw, rand_core::Error> {
+        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: Vec::new() };
         // One system call for all of them: it costs more than the copies.
-        let mut bytes = vec![0; 32 + 16 + nonces * NONCE];
-        OsRng.try_fill_bytes(&mut bytes)?;
-        let mut draw = Draw { content_key: [0; 32], entity_iv: [0; 16], nonces: bytes.split_off(48) };
-        draw.content_key.copy_from_slice(&bytes[..32]);
-        draw.entity_iv.copy_from_slice(&bytes[32..]);
+        match format {
+            EncryptionFormat::V1 => {
+                let mut bytes = [0; 48];
+                OsRng.try_fill_bytes(&mut bytes)?;
+                draw.content_key.copy_from_slice(&bytes[..32]);
+                draw.entity_iv.copy_from_slice(&bytes[32..]);
+            }
+            EncryptionFormat::Authenticated => {
+                let mut bytes = vec![0; 32 + (values + 1) * NONCE];
+                OsRng.try_fill_bytes(&mut bytes)?;
+                draw.content_key.copy_from_slice(&bytes[..32]);
+                bytes.drain(..32);
+                draw.nonces = bytes;
+            }
+        }
         Ok(draw)
     }
 
@@ -568,10 +578,11 @@ impl<'a> ContentCipher<'a> {
         }
     }
 
-    fn names(&self, list: &str) -> Option<Vec<String>> {
+    /// The encrypted names from the decrypted name list.
+    fn names<'l>(&self, list: &'l str) -> Option<Vec<Cow<'l, str>>> {
         match self {
             ContentCipher::V1(c) => c.names(list),
-            ContentCipher::Gcm(_) => serde_json::from_str(list).ok(),
+            ContentCipher::Gcm(_) => metadata::names(list),
         }
     }
 }

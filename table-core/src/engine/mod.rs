@@ -13,9 +13,11 @@
 //!
 //! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `row` (the
 //! stored form of an entity, its filter lookups and `$select` projection), `select` (a
-//! `$select` list checked and sorted once), `query` (key ranges, page scans, continuation
-//! tokens), `batch` (all-or-nothing transactions), `order` (UTF-16 ordinal key order),
-//! `clock` (timestamps), `faults`, `options`, `registry` (named engines).
+//! `$select` list checked and sorted once), `put` (a typed value's fields written whole),
+//! `query` (key ranges, page scans, continuation tokens), `batch` (all-or-nothing
+//! transactions), `order` (UTF-16 ordinal key order), `row_index` (rows hashed by key, for
+//! point reads), `clock` (timestamps), `faults`,
+//! `options`, `registry` (named engines).
 
 mod batch;
 mod catalog;
@@ -23,9 +25,11 @@ mod clock;
 mod faults;
 mod options;
 mod order;
+mod put;
 mod query;
 pub mod registry;
 mod row;
+mod row_index;
 mod select;
 mod table;
 
@@ -36,12 +40,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};
 pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
+#[doc(hidden)]
+pub use put::{Put, PutKind};
 pub use select::Select;
 
 use self::catalog::Catalog;
 use self::clock::Clock;
 use self::query::{KeyPlan, PageLimits};
 use self::row::Row;
+use self::table::{Requires, RowWrite};
 use crate::access_policy::{SignedIdentifier, validate_signed_identifiers};
 use crate::batch::{CheckedOperation, Operation, WriteOutcome, validate_batch, validate_operation};
 use crate::entity::{Entity, EntityKey, IfMatch};
@@ -178,8 +185,9 @@ impl Engine {
     }
 
     /// [`get`](Self::get), the stored row handed to `decode` (a typed decoder, see
-    /// [`Decoder`]), its properties laid out by the decoder's slots, instead of becoming an
-    /// [`Entity`]; `decode`'s error is the answer's.
+    /// [`Decoder`]: read straight from the row's bytes when it has a reader, else with its
+    /// properties laid out by its slots) instead of becoming an [`Entity`]; `decode`'s error
+    /// is the answer's.
     #[doc(hidden)]
     pub fn get_as<T>(
         &self,
@@ -189,50 +197,34 @@ impl Engine {
         select: Option<&[String]>,
         decode: Decoder<T>,
     ) -> Result<T> {
-        // Checked after the keys, in the service's order.
-        let mut prepared = None;
-        let row = self.find_row(table, partition_key, row_key, || {
-            prepared =
-                select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
-            Ok(())
-        })?;
-        decode.decode(row.read(prepared.as_ref(), decode.slots()))
+        // In the service's order: the keys, the select, then the table and the entity.
+        let (row, select) = self
+            .serve(|s| {
+                let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
+                let select =
+                    select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
+                Ok((s.find_row(table, keys)?, select))
+            })
+            .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
+        row.decode(select.as_ref(), decode)
     }
 
-    /// [`get_as`](Self::get_as) with a `select` prepared once by the caller ([`Select::new`]
-    /// checked it), so that repeated reads of one projection neither check nor sort it again.
+    /// [`get_as`](Self::get_as) of keys the caller checked ([`CheckedKeys::new`]) with a
+    /// `select` it prepared once ([`Select::new`] checked it), so that repeated reads neither
+    /// check the keys again nor check and sort the projection again. Errors: 404
+    /// `TableNotFound`, 404 `ResourceNotFound`, then `decode`'s.
     #[doc(hidden)]
     pub fn get_selected_as<T>(
         &self,
         table: &str,
-        partition_key: &str,
-        row_key: &str,
+        keys: CheckedKeys<'_>,
         select: Option<&Select>,
         decode: Decoder<T>,
     ) -> Result<T> {
-        let row = self.find_row(table, partition_key, row_key, || Ok(()))?;
-        decode.decode(row.read(select, decode.slots()))
-    }
-
-    /// The stored row of one entity: the keys checked, then `check_select`, then the table and
-    /// the entity looked up. Only the row's shared buffer is taken under the table's lock.
-    fn find_row(
-        &self,
-        table: &str,
-        partition_key: &str,
-        row_key: &str,
-        check_select: impl FnOnce() -> Result<()>,
-    ) -> Result<Row> {
-        self.serve(|s| {
-            validate_key(KeyName::PartitionKey, partition_key)?;
-            validate_key(KeyName::RowKey, row_key)?;
-            check_select()?;
-            s.catalog
-                .table(table)?
-                .read(|data| data.get(partition_key, row_key).cloned())
-                .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
-        })
-        .map_err(|e| e.about(table, Some((partition_key, row_key))))
+        let row = self
+            .serve(|s| s.find_row(table, keys))
+            .map_err(|e| e.about(table, Some((keys.partition_key(), keys.row_key()))))?;
+        row.decode(select, decode)
     }
 
     /// Runs one write. Errors, in the order checked: the entity or keys break a rule (400 with
@@ -243,27 +235,36 @@ impl Engine {
     /// Takes the operation by value or by reference: the engine copies what it stores, so a
     /// caller that may send the same operation again (a retry) keeps it without a clone.
     pub fn execute(&self, table: &str, operation: impl Borrow<Operation>) -> Result<WriteOutcome> {
-        self.write(table, operation.borrow(), true)
+        let operation = operation.borrow();
+        self.write(table, operation, || validate_operation(operation))
     }
 
     /// [`execute`](Self::execute) of an operation that already passed the entity and key
     /// checks: the rest runs as there, in the same order, with the same errors.
     pub fn execute_checked(&self, table: &str, operation: &CheckedOperation) -> Result<WriteOutcome> {
-        self.write(table, operation.operation(), false)
+        self.write(table, operation.operation(), || Ok(()))
     }
 
-    /// One write; `validate` is `false` only for a [`CheckedOperation`], which passed it.
-    fn write(&self, table: &str, operation: &Operation, validate: bool) -> Result<WriteOutcome> {
+    /// Stores a typed value's fields whole ([`Put`], checked when it was made), without
+    /// building an [`Entity`]: the rest runs as [`execute`](Self::execute) of the same
+    /// operation, in the same order, with the same errors.
+    #[doc(hidden)]
+    pub fn put(&self, table: &str, put: &Put<'_>) -> Result<WriteOutcome> {
+        self.write(table, put, || Ok(()))
+    }
+
+    /// One write, after `validate` (which passes at once for a write checked when it was made).
+    fn write(
+        &self,
+        table: &str,
+        op: &impl RowWrite,
+        validate: impl FnOnce() -> std::result::Result<(), Violation>,
+    ) -> Result<WriteOutcome> {
         self.serve(|s| {
-            if validate {
-                validate_operation(operation)?;
-            }
-            check_etag_syntax(operation)?;
-            let about = |e: Error, op: &Operation| e.about(table, Some((op.partition_key(), op.row_key())));
-            s.catalog
-                .table(table)
-                .map_err(|e| about(e, operation))?
-                .write(|data| data.execute(operation, &s.clock).map_err(|e| about(e, operation)))
+            validate()?;
+            check_etag_syntax(op.requires())?;
+            let about = |e: Error| e.about(table, Some(op.key()));
+            s.catalog.table(table).map_err(about)?.write(|data| data.execute(op, &s.clock).map_err(about))
         })
     }
 
@@ -337,10 +338,14 @@ impl Engine {
             Ok((table.read(|data| query::scan(data, &plan, resume.as_ref(), limits)), select))
         })?;
         // Copies (and projections) are made after the lock is released, into a page sized once
-        // (collecting through `Result` would grow it by doubling, copying every decoded value).
+        // (collecting through `Result` would grow it by doubling, copying every decoded value),
+        // a batch of rows brought into cache together before each is decoded.
         let mut items = Vec::with_capacity(found.rows.len());
-        for row in &found.rows {
-            items.push(decode.decode(row.read(select.as_ref(), decode.slots()))?);
+        for batch in found.rows.chunks(query::BATCH) {
+            row::touch_all(batch);
+            for row in batch {
+                items.push(row.decode(select.as_ref(), decode)?);
+            }
         }
         Ok((items, found.next.as_ref().map(query::token)))
     }
@@ -360,7 +365,7 @@ impl Engine {
         self.serve(|s| {
             validate_batch(operations)?;
             for (index, op) in operations.iter().enumerate() {
-                check_etag_syntax(op).map_err(|e| e.with_batch_index(index))?;
+                check_etag_syntax(op.requires()).map_err(|e| e.with_batch_index(index))?;
             }
             let found = s.catalog.table(table).map_err(|e| e.with_batch_index(0).about(table, None))?;
             found.write(|data| batch::apply_batch(data, table, operations, &s.clock))
@@ -435,6 +440,15 @@ impl Engine {
 }
 
 impl Shared {
+    /// The stored row with `keys` in `table`; only the row's shared buffer is taken under the
+    /// table's lock. Errors: 404 `TableNotFound`, 404 `ResourceNotFound`.
+    fn find_row(&self, table: &str, keys: CheckedKeys<'_>) -> Result<Row> {
+        self.catalog
+            .table(table)?
+            .read(|data| data.get(keys.partition_key(), keys.row_key()).cloned())
+            .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
+    }
+
     /// The page size for `$top`, capped by the options.
     fn page_size(&self, top: Option<u32>) -> Result<NonZeroUsize> {
         let cap = self.options.max_page_size;
@@ -448,16 +462,39 @@ impl Shared {
     }
 }
 
+/// An entity's keys that passed [`validate_key`], built only by [`CheckedKeys::new`]: a read
+/// given them ([`Engine::get_selected_as`]) skips that check, since it could only pass again.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct CheckedKeys<'k> {
+    partition_key: &'k str,
+    row_key: &'k str,
+}
+
+impl<'k> CheckedKeys<'k> {
+    /// The keys, once [`validate_key`] accepts both (the `PartitionKey` first); the first
+    /// violation otherwise.
+    pub fn new(partition_key: &'k str, row_key: &'k str) -> std::result::Result<Self, Violation> {
+        validate_key(KeyName::PartitionKey, partition_key)?;
+        validate_key(KeyName::RowKey, row_key)?;
+        Ok(CheckedKeys { partition_key, row_key })
+    }
+
+    /// The `PartitionKey`.
+    pub fn partition_key(&self) -> &'k str {
+        self.partition_key
+    }
+
+    /// The `RowKey`.
+    pub fn row_key(&self) -> &'k str {
+        self.row_key
+    }
+}
+
 /// An `If-Match` ETag must look like one (`W/"..."` or `"..."`): the service answers 400
 /// `InvalidInput` otherwise, before looking at the entity.
-fn check_etag_syntax(op: &Operation) -> Result<()> {
-    let (Operation::Replace { if_match, .. }
-    | Operation::Merge { if_match, .. }
-    | Operation::Delete { if_match, .. }) = op
-    else {
-        return Ok(());
-    };
-    let IfMatch::ETag(etag) = if_match else {
+fn check_etag_syntax(requires: Requires<'_>) -> Result<()> {
+    let Requires::Present(IfMatch::ETag(etag)) = requires else {
         return Ok(());
     };
     let text = etag.as_str();

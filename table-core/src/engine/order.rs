@@ -19,7 +19,6 @@
 
 use std::borrow::{Borrow, Cow};
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 /// Longest key kept inline in a [`SortKey`] (keeps the type at 32 bytes).
 const INLINE: usize = 30;
@@ -129,22 +128,12 @@ pub(crate) fn sort_key(key: &str) -> SortKey {
     SortKey::from(encode(key).as_ref())
 }
 
-/// The value stored under `key` in a map of sort keys: looked up by an inline [`SortKey`]
-/// when the key is short (the fast comparisons of its `Ord`), by its bytes otherwise (no
-/// allocation per lookup).
-pub(crate) fn find<'m, V>(map: &'m BTreeMap<SortKey, V>, key: &str) -> Option<&'m V> {
-    let encoded = encode(key);
-    match SortKey::inline(&encoded) {
-        Some(short) => map.get(&short),
-        None => map.get(encoded.as_ref()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::value::compare_ordinal;
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     #[test]
     fn private_use_sorts_after_supplementary_characters() {
@@ -192,9 +181,9 @@ mod tests {
         }
         let map: BTreeMap<SortKey, &str> = keys.iter().map(|k| (sort_key(k), *k)).collect();
         for k in keys {
-            assert_eq!(find(&map, k), Some(&k), "{k:?}");
+            assert_eq!(map.get(&sort_key(k)), Some(&k), "{k:?}");
         }
-        assert_eq!(find(&map, "abcdefg"), None);
+        assert_eq!(map.get(&sort_key("abcdefg")), None);
     }
 
     fn interesting_char() -> impl Strategy<Value = char> {

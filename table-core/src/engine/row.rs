@@ -9,7 +9,7 @@
 //! `secs: i64, nanos: u32`; the lengths of the text section, partition key, row key and ETag;
 //! the number of custom properties, so a read sizes its list once), the text section, then
 //! the value section.
-//! - Text (valid UTF-8, checked once per decode): the partition key, the row key, then per
+//! - Text (valid UTF-8): the partition key, the row key, then per
 //!   custom property its name and, for a String, its value; the ETag last (only reads and
 //!   `If-Match` need it, filters never do). Properties are in ascending name order, so a
 //!   read hands them on as a sorted [`PropertyList`] without sorting.
@@ -18,12 +18,22 @@
 //!   nanoseconds), 16 (Guid), or a length (String, whose bytes are in the text; Binary,
 //!   followed by its bytes).
 //!
+//! Reads. [`Row::to_entity`] and [`Row::read`] (the generic entity, and the parts a decoder
+//! without a reader takes) check the whole text as UTF-8 once and copy every name and value.
+//! A typed decoder instead reads through a [`RowReader`]: keys and names stay borrowed, and a
+//! value is decoded (a String checked as UTF-8 and copied) only when taken. A filter reads a
+//! [`RowSource`], which checks only the strings it compares. Scans and page decodes first
+//! [`touch_all`] a batch of rows, so that the cache misses of rows scattered over the heap
+//! overlap instead of stalling one row after another.
+//!
 //! Invariants: a buffer is only made by [`Row::new`], from UTF-8 strings and in-range
 //! values, so decoding gives back exactly what was stored (property order, NaN bits, every
-//! value). Decoding still uses checked slicing and would read a malformed buffer as missing
-//! data, never panic.
+//! value), whichever way it is read. Decoding still uses checked slicing (and checks each
+//! string it hands on as UTF-8, since safe code cannot skip that) and would read a malformed
+//! buffer as missing data, never panic.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -31,11 +41,12 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::select::Select;
+use super::select::{Select, Selected};
 use crate::entity::{ETag, Entity};
+use crate::error::Result;
 use crate::filter::{Operand, Source, same_bytes};
-use crate::typed::{EntityParts, PropertyList, PropertySlots, ReadEntity};
-use crate::validate::MAX_PROPERTIES;
+use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity};
+use crate::validate::{EntityView, MAX_PROPERTIES};
 use crate::value::Value;
 
 /// Bytes before the text: timestamp seconds and nanoseconds, four lengths, the property count.
@@ -57,14 +68,15 @@ const BINARY: u8 = 7;
 pub(crate) struct Row(Arc<[u8]>);
 
 impl Row {
-    /// Encodes `entity`'s keys and custom properties, stamped with `timestamp` and `etag`
-    /// (the entity's own `timestamp` and `etag` fields are ignored, as on every write).
-    pub(crate) fn new(entity: &Entity, timestamp: DateTime<Utc>, etag: &ETag) -> Row {
+    /// Encodes `entity`'s keys and custom properties (an [`Entity`]'s own `timestamp` and
+    /// `etag` fields are ignored, as on every write), stamped with `timestamp` and `etag`.
+    /// Any [`EntityView`] of the same entity encodes to the same bytes.
+    pub(crate) fn new(entity: &impl EntityView, timestamp: DateTime<Utc>, etag: &ETag) -> Row {
         let (pk, rk, etag) =
-            (entity.partition_key.as_bytes(), entity.row_key.as_bytes(), etag.as_str().as_bytes());
+            (entity.partition_key().as_bytes(), entity.row_key().as_bytes(), etag.as_str().as_bytes());
         let (mut text_len, mut values_len) = (pk.len() + rk.len() + etag.len(), 0);
-        for (name, value) in &entity.properties {
-            text_len += name.len() + value.as_str().map_or(0, str::len);
+        for (name, value) in entity.properties() {
+            text_len += name.len() + text_size(value);
             values_len += 4 + 1 + value_size(value);
         }
         // Written in place in the shared allocation: one allocation per row, no copy.
@@ -74,12 +86,12 @@ impl Row {
             let (text, values) = rest.split_at_mut(text_len);
             let (mut header, mut text, mut values) = (Writer(header), Writer(text), Writer(values));
             put_datetime(&mut header, timestamp);
-            for len in [text_len, pk.len(), rk.len(), etag.len(), entity.properties.len()] {
+            for len in [text_len, pk.len(), rk.len(), etag.len(), entity.property_count()] {
                 header.len(len);
             }
             text.put(pk);
             text.put(rk);
-            for (name, value) in &entity.properties {
+            for (name, value) in entity.properties() {
                 text.put(name.as_bytes());
                 values.len(name.len());
                 put_value(&mut text, &mut values, value);
@@ -89,22 +101,36 @@ impl Row {
         Row(buffer)
     }
 
+    /// The encoded buffer, for tests that compare encodings byte for byte.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     /// The `PartitionKey`.
     pub(crate) fn partition_key(&self) -> &str {
         let parts = self.parts();
-        text(parts.text.get(parts.partition_key()).unwrap_or_default())
+        parts.str(parts.partition_key())
     }
 
     /// The `RowKey`.
     pub(crate) fn row_key(&self) -> &str {
         let parts = self.parts();
-        text(parts.text.get(parts.row_key()).unwrap_or_default())
+        parts.str(parts.row_key())
+    }
+
+    /// Whether the row's keys are these: compared as bytes, without checking the stored text
+    /// is UTF-8 (an index probe compares keys this way).
+    pub(crate) fn has_keys(&self, partition_key: &str, row_key: &str) -> bool {
+        let parts = self.parts();
+        parts.text.get(parts.row_key()) == Some(row_key.as_bytes())
+            && parts.text.get(parts.partition_key()) == Some(partition_key.as_bytes())
     }
 
     /// The ETag text of the write that stored the row.
     pub(crate) fn etag(&self) -> &str {
         let parts = self.parts();
-        text(parts.text.get(parts.etag()).unwrap_or_default())
+        parts.str(parts.etag())
     }
 
     /// The `Timestamp` of the write that stored the row.
@@ -118,10 +144,21 @@ impl Row {
         self.read(select, &PropertySlots::NONE).into_entity()
     }
 
+    /// The row decoded by `decoder`, projected by `select` as [`to_entity`](Self::to_entity)
+    /// projects it: straight through a [`RowReader`] when the decoder reads through one (a
+    /// derived type's), else from the parts [`read`](Self::read) lays out by its slots.
+    pub(crate) fn decode<T>(&self, select: Option<&Select>, decoder: Decoder<T>) -> Result<T> {
+        match decoder.reader() {
+            Some(from_reader) => from_reader(&mut RowReader::new(self, select)),
+            None => decoder.decode(self.read(select, decoder.slots())),
+        }
+    }
+
     /// The row as a reader hands it to a decoder ([`ReadEntity`]): what
     /// [`to_entity`](Self::to_entity) returns, with names and string values still borrowed
     /// from the row until a decoder takes them, and each property that has one of `slots` in
-    /// it. The generic entity and typed decoders (`TableEntity::from_parts`) both start here.
+    /// it. The generic entity and decoders without a reader (`TableEntity::from_parts` through
+    /// [`Decoder::new`]) start here.
     pub(crate) fn read(&self, select: Option<&Select>, slots: &'static PropertySlots) -> ReadEntity<'_> {
         let parts = self.parts();
         // One UTF-8 check for the keys, names, string values and ETag; slicing is then free.
@@ -161,6 +198,14 @@ impl Row {
         }
     }
 
+    /// Loads one byte of each cache line of the row's first [`TOUCHED`] bytes and answers
+    /// their sum, so that a caller can take the cache misses of several rows at once (see
+    /// [`touch_all`]) instead of one row after another.
+    fn touch(&self) -> u8 {
+        let head = self.0.get(..TOUCHED).unwrap_or(&self.0);
+        head.iter().step_by(CACHE_LINE).fold(0, |acc, byte| acc ^ byte)
+    }
+
     /// Slices the buffer into its sections; a malformed buffer gives empty sections.
     fn parts(&self) -> Parts<'_> {
         let bytes: &[u8] = &self.0;
@@ -177,32 +222,153 @@ impl Row {
     }
 }
 
+/// Bytes of a cache line (x86-64 and most ARM cores).
+const CACHE_LINE: usize = 64;
+/// Bytes of a row [`Row::touch`] loads: a filter or a read of a typical row finds every byte
+/// it reads in them, and a large row costs no more than a small one.
+const TOUCHED: usize = 8 * CACHE_LINE;
+
+/// Touches each of `rows` ([`Row::touch`]) before any is read. A scan or a page decode reads
+/// rows one after another, each read starting with a cache miss (a table larger than the cache
+/// holds rows scattered over the heap); the loads here do not depend on each other, so the
+/// processor takes their misses together, and the reads that follow find the rows in cache.
+/// A hint only: it changes no result.
+pub(crate) fn touch_all<'a>(rows: impl IntoIterator<Item = &'a Row>) {
+    let touched = rows.into_iter().fold(0, |acc, row| acc ^ row.touch());
+    // Kept, or the compiler would drop the loads as unused.
+    std::hint::black_box(touched);
+}
+
 impl fmt::Debug for Row {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.to_entity(None).fmt(f)
     }
 }
 
-impl Source for Row {
+/// A row as a filter reads it: sliced into its sections once, however many comparisons the
+/// filter makes on it.
+pub(crate) struct RowSource<'a> {
+    row: &'a Row,
+    parts: Parts<'a>,
+}
+
+impl Row {
+    /// The row for a filter to test ([`Filter::matches_in`](crate::Filter)).
+    pub(crate) fn source(&self) -> RowSource<'_> {
+        RowSource { row: self, parts: self.parts() }
+    }
+}
+
+impl Source for RowSource<'_> {
     fn partition_key(&self) -> &str {
-        Row::partition_key(self)
+        self.parts.str(self.parts.partition_key())
     }
 
     fn row_key(&self) -> &str {
-        Row::row_key(self)
+        self.parts.str(self.parts.row_key())
     }
 
     fn timestamp(&self) -> Option<DateTime<Utc>> {
-        Row::timestamp(self)
+        self.row.timestamp()
     }
 
     fn custom(&self, name: &str) -> Option<Operand<'_>> {
-        let found =
-            self.parts().properties().find(|property| same_bytes(property.name.bytes, name.as_bytes()))?;
-        match found.value {
-            Encoded::Text(span) => std::str::from_utf8(span.bytes).ok().map(Operand::Str),
-            Encoded::Fixed(fixed) => fixed.decode(),
+        self.parts.find(name)?.operand()
+    }
+}
+
+/// A row read by a decoder that reads through an [`EntityReader`] (see the `typed` decode
+/// module's "Readers"): the keys and names stay borrowed from the row, a property's value is
+/// decoded only when taken, and only its text is copied (once, into the field it becomes).
+///
+/// Properties are found by a cursor that only moves forward, so that takes in ascending name
+/// order (a derived decoder's order) walk the row once in all; a take of a name not after the
+/// last property passed starts over from the first. `select` is applied the same way, by a
+/// cursor over its sorted names that starts over with it. Invariant: every property before
+/// `ahead` has a name not above `passed`, and `selected` has passed exactly the names below
+/// the properties taken since the last start.
+pub(crate) struct RowReader<'a> {
+    row: &'a Row,
+    select: Option<&'a Select>,
+    parts: Parts<'a>,
+    /// The properties not yet passed.
+    ahead: Properties<'a>,
+    /// The selected names a property still ahead may match.
+    selected: Option<Selected<'a>>,
+    /// The name of the last property passed (empty before the first).
+    passed: &'a [u8],
+}
+
+impl<'a> RowReader<'a> {
+    fn new(row: &'a Row, select: Option<&'a Select>) -> Self {
+        let parts = row.parts();
+        RowReader {
+            row,
+            select,
+            ahead: parts.properties(),
+            selected: select.map(Select::cursor),
+            passed: &[],
+            parts,
         }
+    }
+
+    /// The value of the property `name` when the row has it and `select` admits it, leaving
+    /// the cursor after it.
+    fn seek(&mut self, name: &str) -> Option<Encoded<'a>> {
+        let wanted = name.as_bytes();
+        if wanted <= self.passed {
+            (self.ahead, self.selected, self.passed) =
+                (self.parts.properties(), self.select.map(Select::cursor), &[]);
+        }
+        loop {
+            let mut after = self.ahead.clone();
+            let property = after.next()?;
+            // Equality first, inlined: a derived decoder's takes nearly always find their name.
+            let order = match same_bytes(property.name.bytes, wanted) {
+                true => Ordering::Equal,
+                false => property.name.bytes.cmp(wanted),
+            };
+            if order == Ordering::Greater {
+                // Names ascend: `name` is not in the row. The cursor stays for a later name.
+                return None;
+            }
+            (self.ahead, self.passed) = (after, property.name.bytes);
+            if order == Ordering::Equal {
+                let admitted = self.selected.as_mut().is_none_or(|selected| selected.admits(name));
+                return admitted.then_some(property.value);
+            }
+        }
+    }
+}
+
+impl EntityReader for RowReader<'_> {
+    fn partition_key(&self) -> &str {
+        self.parts.str(self.parts.partition_key())
+    }
+
+    fn row_key(&self) -> &str {
+        self.parts.str(self.parts.row_key())
+    }
+
+    fn timestamp(&self) -> Option<DateTime<Utc>> {
+        self.row.timestamp()
+    }
+
+    fn take_etag(&mut self) -> Option<ETag> {
+        Some(ETag::new(self.parts.str(self.parts.etag())))
+    }
+
+    fn take(&mut self, name: &str) -> Option<Value> {
+        self.seek(name)?.operand().map(Operand::to_value)
+    }
+
+    fn peek(&self, name: &str) -> Option<Value> {
+        let admitted = self.select.is_none_or(|select| select.cursor().admits(name));
+        admitted.then(|| self.parts.find(name)?.operand().map(Operand::to_value)).flatten()
+    }
+
+    fn take_entity(&mut self) -> Entity {
+        self.row.to_entity(self.select)
     }
 }
 
@@ -222,6 +388,17 @@ struct Parts<'a> {
 }
 
 impl<'a> Parts<'a> {
+    /// The text at `at` (a key or the ETag).
+    fn str(&self, at: Range<usize>) -> &'a str {
+        text(self.text.get(at).unwrap_or_default())
+    }
+
+    /// The value of the custom property `name`.
+    fn find(&self, name: &str) -> Option<Encoded<'a>> {
+        let found = self.properties().find(|property| same_bytes(property.name.bytes, name.as_bytes()))?;
+        Some(found.value)
+    }
+
     fn partition_key(&self) -> Range<usize> {
         0..self.pk_len
     }
@@ -264,6 +441,17 @@ enum Encoded<'a> {
     Fixed(Fixed<'a>),
 }
 
+impl<'a> Encoded<'a> {
+    /// The value, borrowed from the row. A String is checked as UTF-8 on its own, so a read
+    /// of one property checks no other text.
+    fn operand(self) -> Option<Operand<'a>> {
+        match self {
+            Encoded::Text(span) => std::str::from_utf8(span.bytes).ok().map(Operand::Str),
+            Encoded::Fixed(fixed) => fixed.decode(),
+        }
+    }
+}
+
 /// A non-String value: its type tag and bytes.
 struct Fixed<'a> {
     tag: u8,
@@ -293,6 +481,7 @@ struct Property<'a> {
 }
 
 /// Walks the text and value sections side by side.
+#[derive(Clone)]
 struct Properties<'a> {
     text: &'a [u8],
     /// Where the next name starts in `text`.
@@ -346,6 +535,7 @@ impl<'a> Iterator for Properties<'a> {
 }
 
 /// Reads the encoding front to back.
+#[derive(Clone)]
 struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
@@ -389,16 +579,24 @@ impl Writer<'_> {
     }
 }
 
-/// Bytes a value takes in the value section after its name length and tag.
-fn value_size(value: &Value) -> usize {
+/// Bytes a value takes in the text section: a String's text.
+fn text_size(value: Operand<'_>) -> usize {
     match value {
-        Value::String(_) => 4,
-        Value::Binary(b) => 4 + b.len(),
-        Value::Int32(_) => 4,
-        Value::Int64(_) | Value::Double(_) => 8,
-        Value::Boolean(_) => 1,
-        Value::DateTime(_) => 12,
-        Value::Guid(_) => 16,
+        Operand::Str(s) => s.len(),
+        _ => 0,
+    }
+}
+
+/// Bytes a value takes in the value section after its name length and tag.
+fn value_size(value: Operand<'_>) -> usize {
+    match value {
+        Operand::Str(_) => 4,
+        Operand::Binary(b) => 4 + b.len(),
+        Operand::Int32(_) => 4,
+        Operand::Int64(_) | Operand::Double(_) => 8,
+        Operand::Boolean(_) => 1,
+        Operand::DateTime(_) => 12,
+        Operand::Guid(_) => 16,
     }
 }
 
@@ -408,35 +606,35 @@ fn put_datetime(out: &mut Writer<'_>, t: DateTime<Utc>) {
 }
 
 /// Writes a value's tag and bytes to `values`, a String's text to `text`.
-fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, value: &Value) {
+fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, value: Operand<'_>) {
     match value {
-        Value::String(s) => {
+        Operand::Str(s) => {
             values.put(&[STRING]);
             values.len(s.len());
             text.put(s.as_bytes());
         }
-        Value::Int32(i) => {
+        Operand::Int32(i) => {
             values.put(&[INT32]);
             values.put(&i.to_le_bytes());
         }
-        Value::Int64(i) => {
+        Operand::Int64(i) => {
             values.put(&[INT64]);
             values.put(&i.to_le_bytes());
         }
-        Value::Double(d) => {
+        Operand::Double(d) => {
             values.put(&[DOUBLE]);
             values.put(&d.to_bits().to_le_bytes());
         }
-        Value::Boolean(b) => values.put(&[BOOLEAN, u8::from(*b)]),
-        Value::DateTime(t) => {
+        Operand::Boolean(b) => values.put(&[BOOLEAN, u8::from(b)]),
+        Operand::DateTime(t) => {
             values.put(&[DATETIME]);
-            put_datetime(values, *t);
+            put_datetime(values, t);
         }
-        Value::Guid(g) => {
+        Operand::Guid(g) => {
             values.put(&[GUID]);
             values.put(g.as_bytes());
         }
-        Value::Binary(b) => {
+        Operand::Binary(b) => {
             values.put(&[BINARY]);
             values.len(b.len());
             values.put(b);
@@ -497,10 +695,10 @@ mod tests {
             prop_assert_eq!(row.etag(), etag.as_str());
             // The filter reads every property as it reads the entity's.
             for (name, value) in &entity.properties {
-                let on_row = Source::custom(&row, name).map(Operand::to_value);
+                let on_row = Source::custom(&row.source(), name).map(Operand::to_value);
                 prop_assert_eq!(on_row.as_ref(), Some(value));
             }
-            prop_assert!(Source::custom(&row, "Absent").is_none());
+            prop_assert!(Source::custom(&row.source(), "Absent").is_none());
         }
 
         #[test]
@@ -523,6 +721,70 @@ mod tests {
             prop_assert_eq!(projected.properties, expected);
             prop_assert_eq!(projected.partition_key, entity.partition_key);
         }
+    }
+
+    /// A `$select` of the entity's names picked by the bits of `pick` (bit 15: none at all),
+    /// with names the entity does not have.
+    fn some_select(entity: &Entity, pick: u16) -> Option<Select> {
+        let names = entity.properties.keys().enumerate().filter(|(i, _)| pick & (1 << (i % 15)) != 0);
+        let names = names.map(|(_, n)| n.clone()).chain(["Missing".to_owned(), "zz".to_owned()]).collect();
+        (pick & (1 << 15) == 0).then(|| Select::new(names).expect("entity property names are valid"))
+    }
+
+    proptest! {
+        #[test]
+        fn a_reader_reads_what_a_read_lists_whatever_the_order_of_its_takes(
+            entity in any_entity(),
+            pick in any::<u16>(),
+            order in proptest::collection::vec(any::<prop::sample::Index>(), 0..24),
+            peeks in proptest::collection::vec(any::<prop::sample::Index>(), 0..4),
+        ) {
+            let (t, etag) = stamp(7);
+            let row = Row::new(&entity, t, &etag);
+            let select = some_select(&entity, pick);
+            let expected = row.to_entity(select.as_ref());
+            // The entity's names, some absent ones (below, between and above them), and
+            // repeats: takes come in any order, ascending runs and restarts alike.
+            let names: Vec<&str> = entity.properties.keys().map(String::as_str).chain(["A", "Missing", "zz"]).collect();
+            let mut reader = RowReader::new(&row, select.as_ref());
+            let mut taken = std::collections::BTreeSet::new();
+            for (step, at) in order.iter().enumerate() {
+                let name = *at.get(&names);
+                // A decoder takes each name at most once (the `EntityReader::take` contract).
+                if taken.insert(name) {
+                    prop_assert_eq!(reader.take(name), expected.properties.get(name).cloned(), "take {}", name);
+                }
+                // A peek finds any name, taken or not, and leaves the cursor where it was.
+                if let Some(peek) = peeks.get(step) {
+                    let name = *peek.get(&names);
+                    prop_assert_eq!(reader.peek(name), expected.properties.get(name).cloned(), "peek {}", name);
+                }
+            }
+            prop_assert_eq!(EntityReader::partition_key(&reader), expected.partition_key.as_str());
+            prop_assert_eq!(EntityReader::row_key(&reader), expected.row_key.as_str());
+            prop_assert_eq!(EntityReader::timestamp(&reader), expected.timestamp);
+            prop_assert_eq!(reader.take_etag(), expected.etag.clone());
+            prop_assert_eq!(RowReader::new(&row, select.as_ref()).take_entity(), expected);
+        }
+    }
+
+    #[test]
+    fn a_reader_starts_over_for_a_name_it_has_passed() {
+        let (t, etag) = stamp(1);
+        let entity = Entity::new("p", "r").with("A", 1).with("B", 2).with("C", 3);
+        let row = Row::new(&entity, t, &etag);
+        let mut reader = RowReader::new(&row, None);
+        assert_eq!(reader.take("C"), Some(Value::Int32(3)));
+        assert_eq!(reader.take("A"), Some(Value::Int32(1)), "before the cursor");
+        assert_eq!(reader.take("AB"), None, "between two names");
+        assert_eq!(reader.take("B"), Some(Value::Int32(2)), "after a name not found");
+        // Only the listed names pass the select, wherever the cursor is.
+        let select = Select::new(vec!["B".to_owned()]).expect("a valid select");
+        let mut reader = RowReader::new(&row, Some(&select));
+        assert_eq!(
+            (reader.take("C"), reader.take("B"), reader.take("A")),
+            (None, Some(Value::Int32(2)), None)
+        );
     }
 
     #[test]
@@ -558,7 +820,11 @@ mod tests {
         for cut in 0..full.len() {
             let row = Row(Arc::from(&full[..cut]));
             // Every prefix decodes to something, without panicking.
-            let _ = (row.to_entity(None), Source::custom(&row, "N"), row.timestamp());
+            let _ = (row.to_entity(None), Source::custom(&row.source(), "N"), row.timestamp(), row.touch());
+            let mut reader = RowReader::new(&row, None);
+            let _ = (reader.take("N"), reader.take("Name"), reader.take("N"), reader.peek("Name"));
+            let _ = EntityReader::partition_key(&reader).len() + EntityReader::row_key(&reader).len();
+            let _ = reader.take_etag();
         }
         let mut bad_tag = full.to_vec();
         // The value section follows the text "p", "r", "N", "Name", "value" and the ETag; it
@@ -566,7 +832,8 @@ mod tests {
         let tag_at = HEADER + 2 + 4 + 5 + 1 + etag.as_str().len() + 4;
         bad_tag[tag_at] = 99;
         let row = Row(Arc::from(bad_tag));
-        assert!(Source::custom(&row, "N").is_none());
+        assert!(Source::custom(&row.source(), "N").is_none());
         assert!(row.to_entity(None).properties.is_empty());
+        assert_eq!(RowReader::new(&row, None).take("Name"), None, "nothing after a bad tag is read");
     }
 }

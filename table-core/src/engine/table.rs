@@ -4,130 +4,199 @@
 //! partition by [`SortKey`] of `RowKey` (the service's UTF-16 ordinal order); no partition is
 //! empty; every stored row is a [`Row`] stamped with the timestamp of its last write and the
 //! ETag derived from it. Rows share their buffer when cloned, so a query can take a page out
-//! of the lock without copying rows it does not return.
+//! of the lock without copying rows it does not return. The same rows are indexed by key for
+//! point reads (`row_index`); [`TableData::store`] is the only place rows change, and it
+//! changes the maps and the index together.
 
 use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
 
 use chrono::{DateTime, Utc};
 
 use super::clock::Clock;
-use super::order::{SortKey, find, sort_key};
+use super::order::{SortKey, sort_key};
 use super::row::Row;
+use super::row_index::{IndexKey, RowIndex};
 use crate::batch::{Operation, WriteOutcome};
 use crate::entity::{ETag, Entity, IfMatch};
 use crate::error::{Error, ErrorCode, Result};
-use crate::validate::validate_entity;
+use crate::validate::{EntityView, validate_entity};
 
 /// The rows of one partition, by row key.
 pub(crate) type Partition = BTreeMap<SortKey, Row>;
 
-/// The rows of one table.
+/// The rows of one table: ordered for scans, and hashed by key for point reads.
 #[derive(Debug, Default)]
 pub(crate) struct TableData {
-    pub(crate) partitions: BTreeMap<SortKey, Partition>,
+    partitions: BTreeMap<SortKey, Partition>,
+    /// The rows of `partitions` again (see `row_index`); changed only by [`store`](Self::store).
+    index: RowIndex,
+}
+
+/// One write as a table applies it: the row it names, what it requires of the stored row, and
+/// what it leaves in the row's place. An [`Operation`], or a typed value's fields written
+/// whole (`engine::Put`).
+pub(crate) trait RowWrite {
+    /// What the write stores.
+    type Entity: EntityView;
+
+    /// `(PartitionKey, RowKey)` of the row.
+    fn key(&self) -> (&str, &str);
+
+    /// What the stored row must be for the write to apply.
+    fn requires(&self) -> Requires<'_>;
+
+    /// What the write stores in the row's place; `None` for a delete.
+    fn stores(&self) -> Option<Stores<'_, Self::Entity>>;
+}
+
+/// What a write requires of the row it names.
+pub(crate) enum Requires<'a> {
+    /// Nothing: an upsert.
+    Nothing,
+    /// No row: an insert.
+    Absent,
+    /// A row that matches the condition: a replace, merge or delete.
+    Present(&'a IfMatch),
+}
+
+/// What a write stores in its row's place.
+pub(crate) enum Stores<'a, E> {
+    /// This entity, whatever was stored.
+    Entity(&'a E),
+    /// This entity's properties over the stored row's, or the entity when none is stored.
+    Merged(&'a Entity),
+}
+
+impl RowWrite for Operation {
+    type Entity = Entity;
+
+    fn key(&self) -> (&str, &str) {
+        (self.partition_key(), self.row_key())
+    }
+
+    fn requires(&self) -> Requires<'_> {
+        match self {
+            Operation::Insert(_) => Requires::Absent,
+            Operation::Replace { if_match, .. }
+            | Operation::Merge { if_match, .. }
+            | Operation::Delete { if_match, .. } => Requires::Present(if_match),
+            Operation::InsertOrReplace(_) | Operation::InsertOrMerge(_) => Requires::Nothing,
+        }
+    }
+
+    fn stores(&self) -> Option<Stores<'_, Entity>> {
+        match self {
+            Operation::Delete { .. } => None,
+            Operation::Insert(e) | Operation::Replace { entity: e, .. } | Operation::InsertOrReplace(e) => {
+                Some(Stores::Entity(e))
+            }
+            Operation::Merge { entity: e, .. } | Operation::InsertOrMerge(e) => Some(Stores::Merged(e)),
+        }
+    }
 }
 
 impl TableData {
+    /// The partitions in key order, each with its rows in key order.
+    pub(crate) fn partitions(&self) -> &BTreeMap<SortKey, Partition> {
+        &self.partitions
+    }
+
     /// The row with these keys.
     pub(crate) fn get(&self, partition_key: &str, row_key: &str) -> Option<&Row> {
-        find(find(&self.partitions, partition_key)?, row_key)
+        self.index.get(&self.key(partition_key, row_key))
     }
 
-    /// Checks the operation against the stored row ([`check_row`]). Touches nothing.
-    pub(crate) fn check(&self, op: &Operation) -> Result<()> {
-        check_row(op, self.get(op.partition_key(), op.row_key()))
+    /// These keys, hashed once for the lookup and the [`store`](Self::store) of one operation.
+    pub(crate) fn key<'k>(&self, partition_key: &'k str, row_key: &'k str) -> IndexKey<'k> {
+        self.index.key(partition_key, row_key)
     }
 
-    /// Checks one operation against its row and, when it passes, applies it stamped with the
-    /// next tick of `clock`: the row is looked up once, and checked and written in place.
-    /// Errors as [`check`](Self::check); a refused operation changes nothing and takes no
-    /// tick.
-    pub(crate) fn execute(&mut self, op: &Operation, clock: &Clock) -> Result<WriteOutcome> {
-        self.at_row(op, |slot| {
-            check_row(op, stored(&slot))?;
-            Ok(write(slot, op, clock.tick()))
-        })
+    /// Checks the write against the stored row ([`check_row`]). Touches nothing.
+    pub(crate) fn check(&self, op: &impl RowWrite) -> Result<()> {
+        let (partition_key, row_key) = op.key();
+        check_row(op, self.get(partition_key, row_key))
     }
 
-    /// Applies an operation that passed [`check`](Self::check), stamping written rows with
-    /// `timestamp`. Total: an operation that did not pass `check` is applied as its upsert
+    /// Checks one write against its row and, when it passes, applies it stamped with the
+    /// next tick of `clock`: the row is looked up once. Errors as [`check`](Self::check); a
+    /// refused write changes nothing and takes no tick.
+    pub(crate) fn execute(&mut self, op: &impl RowWrite, clock: &Clock) -> Result<WriteOutcome> {
+        let (partition_key, row_key) = op.key();
+        let key = self.key(partition_key, row_key);
+        let current = self.index.get(&key);
+        check_row(op, current)?;
+        let (row, outcome) = write(current, op, clock.tick());
+        self.store(&key, row);
+        Ok(outcome)
+    }
+
+    /// Applies a write that passed [`check`](Self::check), stamping written rows with
+    /// `timestamp`. Total: a write that did not pass `check` is applied as its upsert
     /// counterpart rather than panicking.
-    pub(crate) fn apply(&mut self, op: &Operation, timestamp: DateTime<Utc>) -> WriteOutcome {
-        self.at_row(op, |slot| write(slot, op, timestamp))
+    pub(crate) fn apply(&mut self, op: &impl RowWrite, timestamp: DateTime<Utc>) -> WriteOutcome {
+        let (partition_key, row_key) = op.key();
+        let key = self.key(partition_key, row_key);
+        let (row, outcome) = write(self.index.get(&key), op, timestamp);
+        self.store(&key, row);
+        outcome
     }
 
-    /// Runs `f` on the map slot of `op`'s row, making its partition if there is none and
-    /// removing the partition if `f` leaves it empty (a delete of its last row, or a refused
-    /// write to a new partition), so no partition is ever left empty.
-    fn at_row<T>(&mut self, op: &Operation, f: impl FnOnce(Entry<'_, SortKey, Row>) -> T) -> T {
-        let pk = sort_key(op.partition_key());
-        let partition = self.partitions.entry(pk.clone()).or_default();
-        let out = f(partition.entry(sort_key(op.row_key())));
-        if partition.is_empty() {
-            self.partitions.remove(&pk);
+    /// Puts `row` under `key` (`None`: removes the row stored there), in the ordered maps and
+    /// the index alike: the one place rows change. `row`'s keys must be `key`'s. Makes the
+    /// partition of a new row, and removes a partition whose last row goes, so no partition is
+    /// ever empty.
+    ///
+    /// None of its map calls can panic (short of allocation failure, which aborts), so the
+    /// maps and the index never disagree, even under a poisoned lock.
+    pub(crate) fn store(&mut self, key: &IndexKey<'_>, row: Option<Row>) {
+        let (pk, rk) = (sort_key(key.partition_key()), sort_key(key.row_key()));
+        match row {
+            Some(row) => {
+                self.index.put(key, Some(row.clone()));
+                self.partitions.entry(pk).or_default().insert(rk, row);
+            }
+            None => {
+                self.index.put(key, None);
+                if let Some(partition) = self.partitions.get_mut(&pk) {
+                    partition.remove(&rk);
+                    if partition.is_empty() {
+                        self.partitions.remove(&pk);
+                    }
+                }
+            }
         }
-        out
     }
 }
 
-/// The row in `slot`, if one is stored.
-fn stored<'a>(slot: &'a Entry<'_, SortKey, Row>) -> Option<&'a Row> {
-    match slot {
-        Entry::Occupied(row) => Some(row.get()),
-        Entry::Vacant(_) => None,
-    }
-}
-
-/// Checks the operation against `current`, the stored row it names: existence, `If-Match`,
-/// and for a merge the limits of the merged entity (the service refuses a merge whose result
-/// is too large or has too many properties).
-fn check_row(op: &Operation, current: Option<&Row>) -> Result<()> {
-    if let (Operation::Merge { entity, .. } | Operation::InsertOrMerge(entity), Some(row)) = (op, current) {
+/// Checks the write against `current`, the stored row it names: existence, `If-Match`, and
+/// for a merge the limits of the merged entity (the service refuses a merge whose result is
+/// too large or has too many properties).
+fn check_row(op: &impl RowWrite, current: Option<&Row>) -> Result<()> {
+    if let (Some(Stores::Merged(entity)), Some(row)) = (op.stores(), current) {
         validate_entity(&merged(row, entity)).map_err(Error::invalid)?;
     }
-    match op {
-        Operation::Insert(_) if current.is_some() => Err(Error::service(ErrorCode::EntityAlreadyExists)),
-        Operation::Replace { if_match, .. }
-        | Operation::Merge { if_match, .. }
-        | Operation::Delete { if_match, .. } => match current {
-            None => Err(Error::service(ErrorCode::ResourceNotFound)),
-            Some(row) => check_if_match(row, if_match),
-        },
-        _ => Ok(()),
+    match (op.requires(), current) {
+        (Requires::Absent, Some(_)) => Err(Error::service(ErrorCode::EntityAlreadyExists)),
+        (Requires::Present(_), None) => Err(Error::service(ErrorCode::ResourceNotFound)),
+        (Requires::Present(if_match), Some(row)) => check_if_match(row, if_match),
+        (Requires::Absent, None) | (Requires::Nothing, _) => Ok(()),
     }
 }
 
-/// Writes `op` into its row's `slot`, stamped with `timestamp`: a delete empties the slot, a
-/// merge over a stored row stores the merged entity, any other write stores its entity.
-fn write(slot: Entry<'_, SortKey, Row>, op: &Operation, timestamp: DateTime<Utc>) -> WriteOutcome {
-    let (written, merge) = match op {
-        Operation::Delete { .. } => {
-            if let Entry::Occupied(row) = slot {
-                row.remove();
-            }
-            return WriteOutcome { etag: None };
-        }
-        Operation::Insert(e) | Operation::Replace { entity: e, .. } | Operation::InsertOrReplace(e) => {
-            (e, false)
-        }
-        Operation::Merge { entity: e, .. } | Operation::InsertOrMerge(e) => (e, true),
+/// What `op` makes of its row, `current`, stamped with `timestamp`: the row to store (`None`
+/// for a delete) and the outcome. A merge over a stored row stores the merged entity, any
+/// other write stores its entity.
+fn write(current: Option<&Row>, op: &impl RowWrite, timestamp: DateTime<Utc>) -> (Option<Row>, WriteOutcome) {
+    let Some(stores) = op.stores() else {
+        return (None, WriteOutcome { etag: None });
     };
     let etag = ETag::from_timestamp(timestamp);
-    match slot {
-        Entry::Occupied(mut row) => {
-            let new = if merge {
-                Row::new(&merged(row.get(), written), timestamp, &etag)
-            } else {
-                Row::new(written, timestamp, &etag)
-            };
-            row.insert(new);
-        }
-        Entry::Vacant(slot) => {
-            slot.insert(Row::new(written, timestamp, &etag));
-        }
-    }
-    WriteOutcome { etag: Some(etag) }
+    let row = match (stores, current) {
+        (Stores::Entity(entity), _) => Row::new(entity, timestamp, &etag),
+        (Stores::Merged(entity), Some(current)) => Row::new(&merged(current, entity), timestamp, &etag),
+        (Stores::Merged(entity), None) => Row::new(entity, timestamp, &etag),
+    };
+    (Some(row), WriteOutcome { etag: Some(etag) })
 }
 
 /// The stored row with `entity`'s properties merged over its own.
@@ -147,7 +216,12 @@ fn check_if_match(row: &Row, if_match: &IfMatch) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+
     use super::*;
+    use crate::engine::batch::apply_batch;
     use crate::entity::EntityKey;
 
     fn ts(secs: i64) -> DateTime<Utc> {
@@ -190,5 +264,152 @@ mod tests {
         assert_eq!(row.timestamp, Some(ts(5)));
         assert_eq!(row.etag, outcome.etag);
         assert_eq!(row.etag, Some(ETag::from_timestamp(ts(5))));
+    }
+
+    /// Panics unless the index holds exactly the rows of the ordered maps, each filed under
+    /// its own keys, and no partition is empty.
+    fn assert_index_agrees(t: &TableData) {
+        let mut rows = 0;
+        for (pk, partition) in &t.partitions {
+            assert!(!partition.is_empty(), "an empty partition");
+            for (rk, row) in partition {
+                rows += 1;
+                let (partition_key, row_key) = (row.partition_key(), row.row_key());
+                assert_eq!((pk, rk), (&sort_key(partition_key), &sort_key(row_key)), "filed under its keys");
+                let indexed = t.get(partition_key, row_key).expect("every stored row is indexed");
+                assert_eq!(indexed.to_entity(None), row.to_entity(None), "the index holds the same row");
+            }
+        }
+        assert_eq!(t.index.len(), rows, "the index holds no other rows");
+    }
+
+    /// Keys that take every path of the key encoding: plain ASCII, a character the UTF-16
+    /// order moves, and a key too long to be kept inline.
+    fn key_strategy() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("a".to_owned()),
+            Just("b".to_owned()),
+            Just("\u{e000}z".to_owned()),
+            Just("k".repeat(40))
+        ]
+    }
+
+    /// How an operation names the stored version: any, the current one, or one long gone.
+    #[derive(Debug, Clone, Copy)]
+    enum Version {
+        Any,
+        Current,
+        Stale,
+    }
+
+    /// One operation's shape; the keys and the version are filled in per step.
+    #[derive(Debug, Clone, Copy)]
+    enum Kind {
+        Insert,
+        Replace(Version),
+        Merge(Version),
+        InsertOrReplace,
+        InsertOrMerge,
+        Delete(Version),
+    }
+
+    fn kind_strategy() -> impl Strategy<Value = Kind> {
+        let version = prop_oneof![Just(Version::Any), Just(Version::Current), Just(Version::Stale)];
+        prop_oneof![
+            Just(Kind::Insert),
+            version.clone().prop_map(Kind::Replace),
+            version.clone().prop_map(Kind::Merge),
+            Just(Kind::InsertOrReplace),
+            Just(Kind::InsertOrMerge),
+            version.prop_map(Kind::Delete),
+        ]
+    }
+
+    /// The operation `kind` on (`pk`, `rk`), its `If-Match` read from `t`; and whether it
+    /// must pass its check against `t`.
+    fn operation(t: &TableData, kind: Kind, pk: &str, rk: &str, step: usize) -> (Operation, bool) {
+        let stored = t.get(pk, rk).map(|row| ETag::new(row.etag()));
+        let if_match = |version| match (version, &stored) {
+            (Version::Any, _) => (IfMatch::Any, stored.is_some()),
+            (Version::Current, Some(etag)) => (IfMatch::ETag(etag.clone()), true),
+            (Version::Current | Version::Stale, _) => (IfMatch::ETag(ETag::from_timestamp(ts(0))), false),
+        };
+        let entity =
+            Entity::new(pk, rk).with(if step.is_multiple_of(2) { "Even" } else { "Odd" }, step as i64);
+        match kind {
+            Kind::Insert => (Operation::Insert(entity), stored.is_none()),
+            Kind::Replace(v) => {
+                let (if_match, passes) = if_match(v);
+                (Operation::Replace { entity, if_match }, passes)
+            }
+            Kind::Merge(v) => {
+                let (if_match, passes) = if_match(v);
+                (Operation::Merge { entity, if_match }, passes)
+            }
+            Kind::InsertOrReplace => (Operation::InsertOrReplace(entity), true),
+            Kind::InsertOrMerge => (Operation::InsertOrMerge(entity), true),
+            Kind::Delete(v) => {
+                let (if_match, passes) = if_match(v);
+                (Operation::Delete { key: EntityKey::new(pk, rk), if_match }, passes)
+            }
+        }
+    }
+
+    /// The keys `ops` leave stored, from `keys` before them, when they all apply.
+    fn keys_after(mut keys: BTreeSet<(String, String)>, ops: &[Operation]) -> BTreeSet<(String, String)> {
+        for op in ops {
+            let key = (op.partition_key().to_owned(), op.row_key().to_owned());
+            match op {
+                Operation::Delete { .. } => keys.remove(&key),
+                _ => keys.insert(key),
+            };
+        }
+        keys
+    }
+
+    proptest! {
+        /// Random single writes and batches (same partition, distinct rows), many of which
+        /// fail: after each, the index agrees with the ordered maps, and exactly the keys
+        /// a model of the rules expects are stored (a failing batch leaves both untouched).
+        #[test]
+        fn the_index_agrees_with_the_ordered_maps(
+            steps in proptest::collection::vec(
+                (key_strategy(), proptest::collection::vec((key_strategy(), kind_strategy()), 1..5)),
+                1..40,
+            ),
+        ) {
+            let (clock, mut t) = (Clock::default(), TableData::default());
+            let mut model = BTreeSet::new();
+            for (step, (pk, writes)) in steps.into_iter().enumerate() {
+                let mut seen = BTreeSet::new();
+                let mut checked: Vec<(Operation, bool)> = writes
+                    .into_iter()
+                    .filter(|(rk, _)| seen.insert(rk.clone()))
+                    .map(|(rk, kind)| operation(&t, kind, &pk, &rk, step))
+                    .collect();
+                let passes = checked.iter().all(|(_, passes)| *passes);
+                if checked.len() == 1 {
+                    let (op, _) = checked.remove(0);
+                    let result = t.execute(&op, &clock);
+                    prop_assert_eq!(result.is_ok(), passes, "{:?}", op);
+                    checked.push((op, passes));
+                } else {
+                    let ops: Vec<Operation> = checked.iter().map(|(op, _)| op.clone()).collect();
+                    prop_assert_eq!(apply_batch(&mut t, "T", &ops, &clock).is_ok(), passes);
+                }
+                if passes {
+                    let ops: Vec<Operation> = checked.into_iter().map(|(op, _)| op).collect();
+                    model = keys_after(model, &ops);
+                }
+                assert_index_agrees(&t);
+                let stored: BTreeSet<(String, String)> = t
+                    .partitions
+                    .values()
+                    .flat_map(|p| p.values())
+                    .map(|row| (row.partition_key().to_owned(), row.row_key().to_owned()))
+                    .collect();
+                prop_assert_eq!(&stored, &model);
+            }
+        }
     }
 }

@@ -112,7 +112,8 @@ pub(crate) enum Operand<'a> {
 }
 
 impl<'a> Operand<'a> {
-    fn of(value: &'a Value) -> Self {
+    /// The value, borrowed.
+    pub(crate) fn of(value: &'a Value) -> Self {
         match value {
             Value::String(s) => Operand::Str(s),
             Value::Int32(i) => Operand::Int32(*i),

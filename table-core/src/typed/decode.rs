@@ -1,7 +1,7 @@
 //! The typed fast path: one read entity handed to a decoder without building an [`Entity`].
 //!
-//! Flow. A reader (the JSON reader of the client's `wire` module, or the engine's stored row)
-//! produces [`EntityParts`]: the keys, `Timestamp`, ETag and a [`PropertyList`] of the custom
+//! Flow. A reader (the JSON reader of the client's `wire` module, or the engine's stored row
+//! for an untyped read) produces [`EntityParts`]: the keys, `Timestamp`, ETag and a [`PropertyList`] of the custom
 //! properties, whose names borrow from the bytes read and whose values are already typed by
 //! the one set of EDM rules that reader has. Then exactly one of two things happens:
 //!
@@ -22,8 +22,25 @@
 //! which values or errors a read gives: [`PropertyList::take`] finds a name in its slot or in
 //! the list alike, and a list laid out by any slots (or by [`PropertySlots::NONE`]) reads the
 //! same for every type. The derive's decoder takes each property with its slot number
-//! ([`PropertyBag::take_slot`]): a list laid out by that type's own slots then finds it
-//! without looking its name up.
+//! ([`EntityReader::take_slot`], for a list [`PropertyBag::take_slot`]): a list laid out by
+//! that type's own slots then finds it without looking its name up.
+//!
+//! Readers. Decoders read through [`EntityReader`], the one interface over everything a
+//! read entity can be held in: the parts above (a reader's list), an `Entity`
+//! (`from_entity`), or a reader that reads straight from what it read without handing over
+//! parts at all (`TableEntity::from_reader`; the engine's stored row: keys and names stay
+//! borrowed, no slot list is built, each value is decoded only when taken, and only strings
+//! are copied, once, into their field). A derived decoder is
+//! one generic function over `EntityReader`, so its checks, EDM conversions ([`Property`]) and
+//! error order are the same code whatever the reader. It takes the properties it reads in
+//! ascending name order, the order readers store them in, so that a reader over sorted
+//! properties finds them all in one forward pass; it reports faults in field order all the
+//! same (each field's result is kept until every field is read). A `key_only` field that is
+//! its key whole is read from the key a reader hands over ([`EntityReader::take_partition_key`]):
+//! parts give their owned key up, so a `String` field keeps it; the stored row lends its own,
+//! copied once, into the field.
+//!
+//! [`Property`]: super::Property
 //!
 //! Invariants: the names of a [`PropertySlots`] are property names as
 //! [`validate_property_name`](crate::validate_property_name) accepts them (identifiers, so
@@ -61,13 +78,6 @@ pub struct EntityParts<P> {
 /// The parts a reader hands over, properties borrowing from what it read.
 pub type ReadEntity<'a> = EntityParts<PropertyList<'a>>;
 
-impl From<Entity> for EntityParts<Properties> {
-    fn from(entity: Entity) -> Self {
-        let Entity { partition_key, row_key, timestamp, etag, properties } = entity;
-        EntityParts { partition_key, row_key, timestamp, etag, properties }
-    }
-}
-
 impl ReadEntity<'static> {
     /// The parts of an entity already built (e.g. one decrypted after reading), for a decoder.
     pub fn from_entity(entity: Entity) -> Self {
@@ -88,6 +98,107 @@ impl ReadEntity<'_> {
         Entity { partition_key, row_key, timestamp, etag, properties }
     }
 }
+
+/// A read entity as a decoder reads it (see the module's "Readers"): implemented by the parts a
+/// reader hands over ([`ReadEntity`], or an `Entity`'s parts) and by readers that decode
+/// straight from what they read. Object safe: a reader private to its crate is handed over as
+/// `&mut dyn EntityReader`.
+pub trait EntityReader {
+    /// The `PartitionKey`.
+    fn partition_key(&self) -> &str;
+
+    /// The `RowKey`.
+    fn row_key(&self) -> &str;
+
+    /// The `Timestamp`, when read.
+    fn timestamp(&self) -> Option<DateTime<Utc>>;
+
+    /// The ETag, when read (taken: a second call may answer `None`).
+    fn take_etag(&mut self) -> Option<ETag>;
+
+    /// Takes a custom property out. A decoder takes each name at most once (a derived type's
+    /// property names are distinct); what a second take of a name answers is up to the reader.
+    fn take(&mut self, name: &str) -> Option<Value>;
+
+    /// [`take`](Self::take) of `name`, whose slot among `slots` (the reading type's own) is
+    /// `slot`: a reader that lays properties out by slots finds it by that number when they
+    /// are those very slots; the answer is the same either way.
+    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+        let _ = (slots, slot);
+        self.take(name)
+    }
+
+    /// The `PartitionKey`, for a decoder that reads a field from it whole and then reads it no
+    /// more: a reader that owns the key hands it over (spares a `String` field a copy), and
+    /// [`partition_key`](Self::partition_key) may then answer `""`; one that borrows it lends it.
+    fn take_partition_key(&mut self) -> Cow<'_, str> {
+        Cow::Borrowed(self.partition_key())
+    }
+
+    /// The `RowKey`, as [`take_partition_key`](Self::take_partition_key) hands the
+    /// `PartitionKey`.
+    fn take_row_key(&mut self) -> Cow<'_, str> {
+        Cow::Borrowed(self.row_key())
+    }
+
+    /// A copy of a custom property, left in place.
+    fn peek(&self, name: &str) -> Option<Value>;
+
+    /// The whole entity as read, for a decoder that reads through an `Entity` (call it instead
+    /// of taking properties, not after: which taken properties it still holds is up to the
+    /// reader).
+    fn take_entity(&mut self) -> Entity;
+}
+
+/// Implements [`EntityReader`] for a type with the fields of [`Entity`], its `properties` a
+/// [`PropertyBag`], and `$into_entity` making the whole of it an `Entity`.
+macro_rules! reader_over_fields {
+    ($ty:ty, $into_entity:expr) => {
+        impl EntityReader for $ty {
+            fn partition_key(&self) -> &str {
+                &self.partition_key
+            }
+
+            fn row_key(&self) -> &str {
+                &self.row_key
+            }
+
+            fn timestamp(&self) -> Option<DateTime<Utc>> {
+                self.timestamp
+            }
+
+            fn take_etag(&mut self) -> Option<ETag> {
+                self.etag.take()
+            }
+
+            fn take(&mut self, name: &str) -> Option<Value> {
+                self.properties.take(name)
+            }
+
+            fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+                self.properties.take_slot(slots, slot, name)
+            }
+
+            fn take_partition_key(&mut self) -> Cow<'_, str> {
+                Cow::Owned(std::mem::take(&mut self.partition_key))
+            }
+
+            fn take_row_key(&mut self) -> Cow<'_, str> {
+                Cow::Owned(std::mem::take(&mut self.row_key))
+            }
+
+            fn peek(&self, name: &str) -> Option<Value> {
+                self.properties.peek(name).cloned()
+            }
+
+            fn take_entity(&mut self) -> Entity {
+                $into_entity(std::mem::take(self))
+            }
+        }
+    };
+}
+reader_over_fields!(Entity, std::convert::identity);
+reader_over_fields!(ReadEntity<'_>, ReadEntity::into_entity);
 
 /// Where a decoder finds custom properties by name: an `Entity`'s map or a [`PropertyList`].
 pub trait PropertyBag {

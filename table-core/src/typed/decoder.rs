@@ -1,19 +1,23 @@
 //! A type's decoder as a reader takes it: the slots to lay each entity's properties out by (see
-//! the `decode` module) and the function they are then handed to. Apart from `decode`, so that
-//! the read layout knows nothing of [`TableEntity`], which names it.
+//! the `decode` module) and the function they are then handed to, or, for a reader that
+//! decodes straight from what it read, the function that reads through it. Apart from
+//! `decode`, so that the read layout knows nothing of [`TableEntity`], which names it.
 
-use super::decode::{PropertySlots, ReadEntity};
+use super::decode::{EntityReader, PropertySlots, ReadEntity};
 use super::entity::TableEntity;
 use crate::entity::Entity;
 use crate::error::Result;
 
 /// What a reader makes of each entity it reads: the slots to lay its properties out by, and the
 /// decoder they are then handed to (`TableEntity::from_parts`, or [`Decoder::ENTITY`]'s
-/// generic [`Entity`]). Plain data (a reference and a function pointer), so a query that holds
-/// one stays `Clone` and `Send` whatever it decodes into.
+/// generic [`Entity`]); and, for [`Decoder::of`], `TableEntity::from_reader`, which a reader
+/// that need not hand over parts (the engine's stored row) calls instead. Plain data (a
+/// reference and function pointers), so a query that holds one stays `Clone` and `Send`
+/// whatever it decodes into.
 pub struct Decoder<T> {
     slots: &'static PropertySlots,
     from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
+    from_reader: Option<fn(&mut dyn EntityReader) -> Result<T>>,
 }
 
 impl<T> Decoder<T> {
@@ -23,7 +27,7 @@ impl<T> Decoder<T> {
         slots: &'static PropertySlots,
         from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
     ) -> Self {
-        Decoder { slots, from_parts }
+        Decoder { slots, from_parts, from_reader: None }
     }
 
     /// The slots a reader lays the properties out by.
@@ -35,12 +39,18 @@ impl<T> Decoder<T> {
     pub fn decode(&self, read: ReadEntity<'_>) -> Result<T> {
         (self.from_parts)(read)
     }
+
+    /// The decoder that reads through an [`EntityReader`], when there is one (same value and
+    /// errors as [`decode`](Self::decode) of the same entity); `None` asks for parts.
+    pub fn reader(&self) -> Option<fn(&mut dyn EntityReader) -> Result<T>> {
+        self.from_reader
+    }
 }
 
 impl<T: TableEntity> Decoder<T> {
-    /// `T`'s own decoder, through `T`'s property slots.
+    /// `T`'s own decoder: through `T`'s property slots, or straight through a reader.
     pub const fn of() -> Self {
-        Decoder::new(T::PROPERTY_SLOTS, T::from_parts)
+        Decoder { slots: T::PROPERTY_SLOTS, from_parts: T::from_parts, from_reader: Some(T::from_reader) }
     }
 }
 

@@ -3,7 +3,8 @@
 use crate::entity::{Entity, EntityKey};
 use crate::error::Result;
 
-use super::decode::{PropertySlots, ReadEntity};
+use super::decode::{EntityReader, PropertySlots, ReadEntity};
+use super::encode::EntityFields;
 use super::grammar;
 use super::index::IndexDef;
 use super::template::KeyTemplates;
@@ -255,6 +256,16 @@ pub trait TableEntity: Sized {
     /// left out). Fails when a key cannot be built or a JSON field cannot be serialised.
     fn to_entity(&self) -> Result<Entity>;
 
+    /// The entity [`to_entity`](Self::to_entity) makes, as fields borrowed from `self` (see
+    /// the `encode` module), which the embedded engine stores without building an `Entity`;
+    /// same keys, properties and errors. `None` when the type does not provide them (the
+    /// default): writes then use `to_entity`. The derive implements it for structs, and enums
+    /// of entity types pass it on to their variants.
+    #[doc(hidden)]
+    fn to_fields(&self) -> Result<Option<EntityFields<'_>>> {
+        Ok(None)
+    }
+
     /// The value of a stored entity, upgraded when it was stored by an older version the type
     /// reads. Fails, naming the property, when a property is missing for a non-`Option` field
     /// or has another EDM type, when the discriminator does not match or the version is one the
@@ -268,6 +279,14 @@ pub trait TableEntity: Sized {
     #[doc(hidden)]
     fn from_parts(parts: ReadEntity<'_>) -> Result<Self> {
         Self::from_entity(parts.into_entity())
+    }
+
+    /// The value of an entity read through `reader` (see the `decode` module): same value and
+    /// same errors as [`from_entity`](Self::from_entity). The derive implements it for types
+    /// without `upgrade_from`; the default takes the `Entity` and calls `from_entity`.
+    #[doc(hidden)]
+    fn from_reader(reader: &mut dyn EntityReader) -> Result<Self> {
+        Self::from_entity(reader.take_entity())
     }
 
     /// The `PartitionKey` built from the partition key template.

@@ -19,6 +19,7 @@
 //! Reading never panics: a missing property or one of another EDM type is a [`ValueError`],
 //! which the derive turns into an error naming the property.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use chrono::{DateTime, Datelike, Utc};
@@ -27,6 +28,8 @@ use uuid::Uuid;
 use crate::datetime::{format_datetime, truncate_to_ticks};
 use crate::keys::{self, KeyCodecError, KeySpec};
 use crate::value::{EdmType, Value};
+
+use super::encode::FieldValue;
 
 /// Why a property value cannot become a field.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -61,6 +64,13 @@ pub trait PropertyValue: Sized {
 
     /// The field from a stored value.
     fn from_value(value: Value) -> Result<Self, ValueError>;
+
+    /// [`to_value`](Self::to_value), borrowed from the field where it can be, for writes that
+    /// build no `Value` (the embedded engine's). Must equal `to_value`, as the default does.
+    #[doc(hidden)]
+    fn to_field_value(&self) -> FieldValue<'_> {
+        FieldValue::owned(self.to_value())
+    }
 }
 
 /// A field stored as one property: a [`PropertyValue`] (the property must be present) or an
@@ -74,6 +84,13 @@ pub trait Property: Sized {
 
     /// The field from the property, `None` when the entity does not have it.
     fn from_property(value: Option<Value>) -> Result<Self, ValueError>;
+
+    /// [`to_property`](Self::to_property), borrowed from the field where it can be (see
+    /// [`PropertyValue::to_field_value`]).
+    #[doc(hidden)]
+    fn to_field(&self) -> Option<FieldValue<'_>> {
+        self.to_property().map(FieldValue::owned)
+    }
 }
 
 impl<T: PropertyValue> Property for T {
@@ -81,6 +98,10 @@ impl<T: PropertyValue> Property for T {
 
     fn to_property(&self) -> Option<Value> {
         Some(self.to_value())
+    }
+
+    fn to_field(&self) -> Option<FieldValue<'_>> {
+        Some(self.to_field_value())
     }
 
     fn from_property(value: Option<Value>) -> Result<Self, ValueError> {
@@ -95,6 +116,10 @@ impl<T: PropertyValue> Property for Option<T> {
         self.as_ref().map(T::to_value)
     }
 
+    fn to_field(&self) -> Option<FieldValue<'_>> {
+        self.as_ref().map(T::to_field_value)
+    }
+
     fn from_property(value: Option<Value>) -> Result<Self, ValueError> {
         value.map(T::from_value).transpose()
     }
@@ -104,14 +129,19 @@ fn wrong_type<T>(expected: EdmType, found: &Value) -> Result<T, ValueError> {
     Err(ValueError::WrongType { expected, found: found.edm_type() })
 }
 
-/// Implements `PropertyValue` for a type stored as exactly one `Value` variant.
+/// Implements `PropertyValue` for a type stored as exactly one `Value` variant; `$field`
+/// borrows the field as the value.
 macro_rules! exact_value {
-    ($($ty:ty => $variant:ident),* $(,)?) => {$(
+    ($($ty:ty => $variant:ident, $field:expr);* $(;)?) => {$(
         impl PropertyValue for $ty {
             const EDM_TYPE: EdmType = EdmType::$variant;
 
             fn to_value(&self) -> Value {
                 Value::$variant(self.clone())
+            }
+
+            fn to_field_value(&self) -> FieldValue<'_> {
+                FieldValue::from($field(self))
             }
 
             fn from_value(value: Value) -> Result<Self, ValueError> {
@@ -123,14 +153,18 @@ macro_rules! exact_value {
         }
     )*};
 }
-exact_value!(String => String, bool => Boolean, i32 => Int32, i64 => Int64, f64 => Double,
-    Uuid => Guid, Vec<u8> => Binary);
+exact_value!(String => String, String::as_str; bool => Boolean, bool::clone; i32 => Int32, i32::clone;
+    i64 => Int64, i64::clone; f64 => Double, f64::clone; Uuid => Guid, Uuid::clone; Vec<u8> => Binary, Vec::as_slice);
 
 impl PropertyValue for DateTime<Utc> {
     const EDM_TYPE: EdmType = EdmType::DateTime;
 
     fn to_value(&self) -> Value {
         Value::DateTime(truncate_to_ticks(*self))
+    }
+
+    fn to_field_value(&self) -> FieldValue<'_> {
+        FieldValue::from(truncate_to_ticks(*self))
     }
 
     fn from_value(value: Value) -> Result<Self, ValueError> {
@@ -149,6 +183,10 @@ impl PropertyValue for u32 {
         Value::Int64(i64::from(*self))
     }
 
+    fn to_field_value(&self) -> FieldValue<'_> {
+        FieldValue::from(i64::from(*self))
+    }
+
     fn from_value(value: Value) -> Result<Self, ValueError> {
         let n = match value {
             Value::Int64(n) => n,
@@ -165,6 +203,10 @@ impl PropertyValue for u64 {
 
     fn to_value(&self) -> Value {
         Value::Int64(i64::from_ne_bytes(self.to_ne_bytes()))
+    }
+
+    fn to_field_value(&self) -> FieldValue<'_> {
+        FieldValue::from(i64::from_ne_bytes(self.to_ne_bytes()))
     }
 
     fn from_value(value: Value) -> Result<Self, ValueError> {
@@ -198,10 +240,10 @@ pub trait KeyValue {
     where
         Self: Sized;
 
-    /// [`decode_key`](KeyValue::decode_key) of a segment the caller owns (a key that is one
-    /// field whole): a type that can keep the text (`String`) overrides it to spare a copy. On
-    /// error the text comes back, for the message.
-    fn decode_key_owned(text: String, spec: &KeySpec) -> Result<Self, (KeyCodecError, String)>
+    /// [`decode_key`](KeyValue::decode_key) of a segment the caller may own (a key that is one
+    /// field whole, handed over by a reader that owns it): a type that can keep owned text
+    /// (`String`) overrides it to spare a copy. On error the text comes back, for the message.
+    fn decode_key_cow<'t>(text: Cow<'t, str>, spec: &KeySpec) -> Result<Self, (KeyCodecError, Cow<'t, str>)>
     where
         Self: Sized,
     {
@@ -274,9 +316,9 @@ impl KeyValue for String {
         }
     }
 
-    fn decode_key_owned(text: String, spec: &KeySpec) -> Result<Self, (KeyCodecError, String)> {
+    fn decode_key_cow<'t>(text: Cow<'t, str>, spec: &KeySpec) -> Result<Self, (KeyCodecError, Cow<'t, str>)> {
         match spec {
-            KeySpec::Plain => Ok(text),
+            KeySpec::Plain => Ok(text.into_owned()),
             _ => unsupported(spec, "String").map_err(|e| (e, text)),
         }
     }

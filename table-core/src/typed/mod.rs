@@ -5,11 +5,13 @@
 //! heterogeneous tables, projection, and index declarations ([`IndexDef`]). [`PropertyValue`] and
 //! [`Property`] convert single fields, [`KeyValue`] writes them into keys, and [`Column`] builds
 //! typed filters. Readers hand a typed decoder each entity as read, without building an
-//! `Entity` (the hidden `EntityParts`/`PropertyList` of the `decode` module).
+//! `Entity` (the hidden `EntityParts`/`PropertyList` of the `decode` module), and the embedded
+//! engine stores a typed value's fields without building one either (`encode`).
 
 mod column;
 mod decode;
 mod decoder;
+mod encode;
 mod entity;
 mod field;
 #[doc(hidden)]
@@ -23,9 +25,11 @@ pub use column::{
     PARTITION_KEY, PartOfCompositeKey, ROW_KEY, TIMESTAMP, UnorderedWholeKey,
 };
 #[doc(hidden)]
-pub use decode::{EntityParts, PropertyBag, PropertyList, PropertySlots, ReadEntity};
+pub use decode::{EntityParts, EntityReader, PropertyBag, PropertyList, PropertySlots, ReadEntity};
 #[doc(hidden)]
 pub use decoder::Decoder;
+#[doc(hidden)]
+pub use encode::{EntityFields, FieldValue};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
 pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};

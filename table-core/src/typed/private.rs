@@ -16,7 +16,8 @@ pub use crate::value::{EdmType, Value};
 pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
-pub use super::decode::{EntityParts, PropertyBag, PropertySlots, ReadEntity};
+pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity};
+pub use super::encode::{EntityFields, FieldValue};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
@@ -33,37 +34,47 @@ pub fn write_property<T: Property>(entity: &mut Entity, name: &str, field: &T) {
     }
 }
 
-/// Takes a property (of slot number `slot` among the type's `slots`) out of the entity's
-/// properties and converts it, naming the property on failure.
+/// Takes a property (of slot number `slot` among the type's `slots`) out of the entity and
+/// converts it, naming the property on failure.
 pub fn read_property<T: Property>(
-    properties: &mut impl PropertyBag,
+    entity: &mut (impl EntityReader + ?Sized),
     name: &str,
     slots: &PropertySlots,
     slot: usize,
 ) -> Result<T> {
-    T::from_property(properties.take_slot(slots, slot, name)).map_err(|e| value_error(name, e))
+    T::from_property(entity.take_slot(slots, slot, name)).map_err(|e| value_error(name, e))
 }
 
 /// Writes a `#[table(json)]` field as one JSON string property (nothing when it is `null`, so
 /// an `Option` field's `None` is an absent property).
 pub fn write_json<T: serde::Serialize>(entity: &mut Entity, name: &str, field: &T) -> Result<()> {
-    // `to_string` keeps the struct's field order, which `to_value` (a sorted map) would lose.
-    let json = serde_json::to_string(field).map_err(|e| value_error(name, e))?;
-    if json != "null" {
+    if let Some(json) = json_text(name, field)? {
         entity.properties.insert(name.to_owned(), Value::String(json));
     }
     Ok(())
 }
 
+/// [`write_json`]'s property as a field value ([`TableEntity::to_fields`]).
+pub fn json_field<T: serde::Serialize>(name: &str, field: &T) -> Result<Option<FieldValue<'static>>> {
+    Ok(json_text(name, field)?.map(|json| FieldValue::owned(Value::String(json))))
+}
+
+/// A `#[table(json)]` field's JSON text, `None` for `null`.
+fn json_text<T: serde::Serialize>(name: &str, field: &T) -> Result<Option<String>> {
+    // `to_string` keeps the struct's field order, which `to_value` (a sorted map) would lose.
+    let json = serde_json::to_string(field).map_err(|e| value_error(name, e))?;
+    Ok(Some(json).filter(|json| json != "null"))
+}
+
 /// Reads a `#[table(json)]` field (`slot` as for [`read_property`]); an absent property reads
 /// as JSON `null`.
 pub fn read_json<T: serde::de::DeserializeOwned>(
-    properties: &mut impl PropertyBag,
+    entity: &mut (impl EntityReader + ?Sized),
     name: &str,
     slots: &PropertySlots,
     slot: usize,
 ) -> Result<T> {
-    let text = match properties.take_slot(slots, slot, name) {
+    let text = match entity.take_slot(slots, slot, name) {
         Some(Value::String(text)) => text,
         Some(other) => {
             return Err(value_error(
@@ -89,12 +100,12 @@ pub fn write_discriminator(entity: &mut Entity, entity_type: &str, version: Opti
 
 /// A discriminator property, read without taking it out of the entity (an older type it is
 /// handed to reads it again).
-fn peek<T: Property>(properties: &impl PropertyBag, name: &str) -> Result<T> {
-    T::from_property(properties.peek(name).cloned()).map_err(|e| value_error(name, e))
+fn peek<T: Property>(entity: &(impl EntityReader + ?Sized), name: &str) -> Result<T> {
+    T::from_property(entity.peek(name)).map_err(|e| value_error(name, e))
 }
 
-fn check_entity_type(properties: &impl PropertyBag, entity_type: &str) -> Result<()> {
-    let found: String = peek(properties, ENTITY_TYPE_PROPERTY)?;
+fn check_entity_type(entity: &(impl EntityReader + ?Sized), entity_type: &str) -> Result<()> {
+    let found: String = peek(entity, ENTITY_TYPE_PROPERTY)?;
     if found != entity_type {
         return Err(value_error(
             ENTITY_TYPE_PROPERTY,
@@ -108,13 +119,13 @@ fn check_entity_type(properties: &impl PropertyBag, entity_type: &str) -> Result
 /// the `older` versions the type upgrades from. A newer version and an older one without an
 /// upgrade are errors saying which versions the type reads.
 pub fn readable_version(
-    properties: &impl PropertyBag,
+    entity: &(impl EntityReader + ?Sized),
     entity_type: &str,
     current: i32,
     older: &[i32],
 ) -> Result<i32> {
-    check_entity_type(properties, entity_type)?;
-    let found: i32 = peek(properties, ENTITY_VERSION_PROPERTY)?;
+    check_entity_type(entity, entity_type)?;
+    let found: i32 = peek(entity, ENTITY_VERSION_PROPERTY)?;
     if found == current || older.contains(&found) {
         return Ok(found);
     }
@@ -132,19 +143,19 @@ pub fn readable_version(
 /// Checks, then removes, the discriminator properties of an entity read at the type's own
 /// version.
 pub fn check_discriminator(
-    properties: &mut impl PropertyBag,
+    entity: &mut (impl EntityReader + ?Sized),
     entity_type: &str,
     version: Option<i32>,
 ) -> Result<()> {
     match version {
         Some(version) => {
-            readable_version(properties, entity_type, version, &[])?;
+            readable_version(entity, entity_type, version, &[])?;
         }
-        None => check_entity_type(properties, entity_type)?,
+        None => check_entity_type(entity, entity_type)?,
     }
-    properties.take(ENTITY_TYPE_PROPERTY);
+    entity.take(ENTITY_TYPE_PROPERTY);
     if version.is_some() {
-        properties.take(ENTITY_VERSION_PROPERTY);
+        entity.take(ENTITY_VERSION_PROPERTY);
     }
     Ok(())
 }
@@ -190,8 +201,11 @@ pub const fn upgrade_source<Old: TableEntity, Out, F: FnOnce(Old) -> Out>(
 /// VERSION)`: the only variant of the stored type, or, when several share it, the one of the
 /// stored version, else the oldest newer one (which may upgrade it). A version newer than every
 /// variant's is an error.
-pub fn variant_for(properties: &impl PropertyBag, variants: &[(Option<&str>, Option<i32>)]) -> Result<usize> {
-    let found: String = peek(properties, ENTITY_TYPE_PROPERTY)?;
+pub fn variant_for(
+    entity: &(impl EntityReader + ?Sized),
+    variants: &[(Option<&str>, Option<i32>)],
+) -> Result<usize> {
+    let found: String = peek(entity, ENTITY_TYPE_PROPERTY)?;
     let found = found.as_str();
     let candidates: Vec<(usize, Option<i32>)> = variants
         .iter()
@@ -207,7 +221,7 @@ pub fn variant_for(properties: &impl PropertyBag, variants: &[(Option<&str>, Opt
             let Some(newest) = candidates.iter().filter_map(|(_, v)| *v).max() else {
                 return Ok(*first);
             };
-            let version: i32 = peek(properties, ENTITY_VERSION_PROPERTY)?;
+            let version: i32 = peek(entity, ENTITY_VERSION_PROPERTY)?;
             match candidates.iter().filter_map(|(i, v)| Some((v.filter(|v| *v >= version)?, *i))).min() {
                 Some((_, i)) => Ok(i),
                 None => Err(Error::invalid(Violation::NewerEntityVersion {

@@ -9,6 +9,7 @@
 //! shape at compile time; the value check happens when the key is built, for a key-only field
 //! and every variable-width field before it).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Bound;
 
@@ -250,12 +251,12 @@ impl KeyTemplate {
     }
 
     /// [`decode`](Self::decode) of the one field of a template that is that field whole, from
-    /// the key itself (owned, so that a `String` field keeps it without a copy): the same value
+    /// the key itself (when owned, a `String` field keeps it without a copy): the same value
     /// and error as `decode(&split(&key)?, 0)`.
-    pub fn decode_whole<T: KeyValue>(&self, key: String) -> Result<T> {
+    pub fn decode_whole<T: KeyValue>(&self, key: Cow<'_, str>) -> Result<T> {
         match self.segments {
             [Segment::Field { name, spec, .. }] if spec.fixed_width().is_none() => {
-                T::decode_key_owned(key, spec).map_err(|(e, part)| self.unreadable(name, &part, e))
+                T::decode_key_cow(key, spec).map_err(|(e, part)| self.unreadable(name, &part, e))
             }
             _ => self.decode(&self.split(&key)?, 0),
         }
@@ -535,19 +536,19 @@ mod tests {
         for template in &WHOLE {
             for key in ["", "ab", "0007", "00070", "-1"] {
                 let split = |key: &str| template.split(key).and_then(|p| template.decode::<u32>(&p, 0));
-                let whole = template.decode_whole::<u32>(key.to_owned());
-                assert_eq!(
-                    whole.map_err(|e| e.to_string()),
-                    split(key).map_err(|e| e.to_string()),
-                    "{key:?}"
-                );
+                let split = split(key).map_err(|e| e.to_string());
+                for whole in [Cow::Borrowed(key), Cow::Owned(key.to_owned())] {
+                    let whole = template.decode_whole::<u32>(whole);
+                    assert_eq!(whole.map_err(|e| e.to_string()), split, "{key:?}");
+                }
             }
         }
         let key = String::from("ab");
         let at = key.as_ptr();
-        let name = WHOLE[0].decode_whole::<String>(key).unwrap();
+        let name = WHOLE[0].decode_whole::<String>(Cow::Owned(key)).unwrap();
         assert_eq!((name.as_str(), name.as_ptr()), ("ab", at), "the key itself, not a copy");
-        let err = WHOLE[1].decode_whole::<String>("0007".to_owned()).unwrap_err();
+        assert_eq!(WHOLE[0].decode_whole::<String>(Cow::Borrowed("ab")).unwrap(), "ab");
+        let err = WHOLE[1].decode_whole::<String>(Cow::Borrowed("0007")).unwrap_err();
         let split = WHOLE[1].decode::<String>(&WHOLE[1].split("0007").unwrap(), 0).unwrap_err();
         assert_eq!(err.to_string(), split.to_string());
     }

@@ -1,0 +1,145 @@
+//! The write side of the typed layer: a typed value as the fields it is stored as, borrowed
+//! from the value where they can be, so that the embedded engine stores it without a generic
+//! [`Entity`] (a `BTreeMap` of owned names and values, built and dropped on every write).
+//!
+//! [`EntityFields`] holds the keys and the custom properties in ascending name order, each name
+//! once, as the engine's row layout and the entity rules (the `validate` module) take them;
+//! [`TableEntity::to_fields`](super::TableEntity::to_fields), which the derive generates,
+//! builds it. Invariant: a type's fields hold exactly what its `to_entity` holds
+//! (same keys, names and values), so the stored row, and every error of the write, is the
+//! same on either path.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::entity::Entity;
+use crate::filter::Operand;
+use crate::validate::EntityView;
+use crate::value::Value;
+
+/// One property value to write: borrowed from the field, or owned when the field's type makes
+/// its value (a JSON field, a newtype's [`PropertyValue::to_value`](super::PropertyValue)).
+#[derive(Debug, Clone)]
+pub struct FieldValue<'a>(Field<'a>);
+
+#[derive(Debug, Clone)]
+enum Field<'a> {
+    Borrowed(Operand<'a>),
+    Owned(Value),
+}
+
+impl<'a> FieldValue<'a> {
+    /// An owned value.
+    pub fn owned(value: Value) -> Self {
+        FieldValue(Field::Owned(value))
+    }
+
+    /// The value, borrowed.
+    pub(crate) fn get(&self) -> Operand<'_> {
+        match &self.0 {
+            Field::Borrowed(value) => *value,
+            Field::Owned(value) => Operand::of(value),
+        }
+    }
+}
+
+/// Borrowed values, each of the EDM type its source type maps to (as `Value::from` does).
+macro_rules! borrowed {
+    ($($source:ty => $variant:ident),* $(,)?) => {$(
+        impl<'a> From<$source> for FieldValue<'a> {
+            fn from(value: $source) -> Self {
+                FieldValue(Field::Borrowed(Operand::$variant(value)))
+            }
+        }
+    )*};
+}
+borrowed!(&'a str => Str, &'a [u8] => Binary, i32 => Int32, i64 => Int64, f64 => Double,
+    bool => Boolean, DateTime<Utc> => DateTime, Uuid => Guid);
+
+/// A typed value's keys and custom properties, to be written whole (see the module docs).
+#[derive(Debug, Clone)]
+pub struct EntityFields<'a> {
+    partition_key: String,
+    row_key: String,
+    /// In ascending name order, each name once.
+    properties: Vec<(&'static str, FieldValue<'a>)>,
+}
+
+impl<'a> EntityFields<'a> {
+    /// The keys, with room for `capacity` properties.
+    pub fn new(partition_key: String, row_key: String, capacity: usize) -> Self {
+        EntityFields { partition_key, row_key, properties: Vec::with_capacity(capacity) }
+    }
+
+    /// Adds the property `name` (nothing for `None`), replacing one of that name, as
+    /// `Entity::insert` does. `name` must be a valid property name, which a write does not
+    /// check again: the derive passes the names it checked when the type compiled, in
+    /// ascending order, so each is appended after one comparison.
+    pub fn push(&mut self, name: &'static str, value: Option<FieldValue<'a>>) {
+        let Some(value) = value else {
+            return;
+        };
+        match self.properties.last() {
+            Some((last, _)) if *last >= name => {
+                match self.properties.binary_search_by(|(existing, _)| existing.cmp(&name)) {
+                    Ok(at) => self.properties[at].1 = value,
+                    Err(at) => self.properties.insert(at, (name, value)),
+                }
+            }
+            _ => self.properties.push((name, value)),
+        }
+    }
+
+    /// The same entity as an [`Entity`]: what the type's `to_entity` makes.
+    pub fn to_entity(&self) -> Entity {
+        Entity {
+            partition_key: self.partition_key.clone(),
+            row_key: self.row_key.clone(),
+            timestamp: None,
+            etag: None,
+            properties: self
+                .properties
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), value.get().to_value()))
+                .collect(),
+        }
+    }
+}
+
+impl EntityView for EntityFields<'_> {
+    const NAMES_CHECKED: bool = true;
+
+    fn partition_key(&self) -> &str {
+        &self.partition_key
+    }
+
+    fn row_key(&self) -> &str {
+        &self.row_key
+    }
+
+    fn property_count(&self) -> usize {
+        self.properties.len()
+    }
+
+    fn properties(&self) -> impl Iterator<Item = (&str, Operand<'_>)> {
+        self.properties.iter().map(|(name, value)| (*name, value.get()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_stay_in_name_order_whatever_order_they_come_in() {
+        let mut fields = EntityFields::new("p".into(), "r".into(), 2);
+        for (name, n) in [("B", 1), ("D", 2), ("A", 3), ("C", 4), ("B", 5)] {
+            fields.push(name, Some(FieldValue::from(n)));
+        }
+        fields.push("E", None);
+        let expected = Entity::new("p", "r").with("A", 3).with("B", 5).with("C", 4).with("D", 2);
+        assert_eq!(fields.to_entity(), expected);
+        let names: Vec<&str> = fields.properties().map(|(name, _)| name).collect();
+        assert_eq!(names, ["A", "B", "C", "D"]);
+    }
+}
