@@ -20,7 +20,12 @@
 //! time of this whole process (every thread: the runtime, the HTTP stack, decoding) over the
 //! scan, read from `CLOCK_PROCESS_CPUTIME_ID`, divided by the rows. Azurite runs in another
 //! process, so its own work is not counted. Shown for the embedded engine too (where the
-//! engine's work is in the process).
+//! engine's work is in the process). Against Azurite it is compared with its budget (issue 11):
+//! the serde-struct floor's share, the CPU per row of `serde_json::from_slice` of the captured
+//! Azurite page into a plain serde struct (`support/page.rs`, the `typed_decode` bench's floor),
+//! plus request handling, the median CPU of a query answered by an empty page times the
+//! scan's requests, divided by its rows. Azurite's figure alone:
+//! `cargo bench -p table-client --bench client -- cpu`.
 //!
 //! Memory: a query streamed to the end holds one page at a time, so the process's resident
 //! memory must not grow with the size of the result, unlike collecting it into a `Vec`. Shown
@@ -46,6 +51,11 @@ use table_client::engine::Engine;
 use table_client::{MAX_PAGE_SIZE, Operation, TableClient, TableEntity, TableServiceClient, TypedTable};
 use uuid::Uuid;
 
+// Only the captured page and its serde-struct floor are used here.
+#[allow(dead_code)]
+#[path = "support/page.rs"]
+mod page;
+
 /// Entities in the latency workload.
 const ENTITIES: u32 = 10_000;
 /// Partitions they are spread over.
@@ -54,8 +64,10 @@ const PARTITIONS: u32 = 10;
 const THROUGHPUT_ENTITIES: u32 = 100_000;
 /// Rows of the CPU-per-row scan.
 const CPU_SCAN_ROWS: u32 = 3000;
-/// Repetitions of the CPU-per-row scan.
+/// Repetitions of the CPU-per-row scan (and of the empty queries and floor decodes).
 const CPU_SCANS: usize = 15;
+/// Empty queries per repetition of the request-handling measurement.
+const CPU_EMPTY_QUERIES: u32 = 20;
 /// Result sizes of the memory demonstration on the embedded engine.
 const MEMORY_ROWS_EMBEDDED: [u32; 2] = [10_000, 100_000];
 /// Result sizes of the memory demonstration on Azurite (the table holds the largest).
@@ -103,6 +115,8 @@ struct Figures {
     scan_median: Duration,
     scans: usize,
     cpu_per_row: Duration,
+    /// Median client CPU of one query request answered by an empty page.
+    cpu_per_request: Duration,
     memory: Vec<Memory>,
 }
 
@@ -196,8 +210,9 @@ fn process_cpu() -> Duration {
     Duration::new(u64::try_from(t.tv_sec).unwrap_or(0), u32::try_from(t.tv_nsec).unwrap_or(0))
 }
 
-/// Median client CPU per row of a [`CPU_SCAN_ROWS`]-row typed scan, after one warm-up scan.
-async fn cpu_per_scanned_row(client: &TableServiceClient) -> Duration {
+/// Median client CPU per row of a [`CPU_SCAN_ROWS`]-row typed scan, after one warm-up scan,
+/// and median client CPU of one query request answered by an empty page.
+async fn cpu_per_scanned_row(client: &TableServiceClient) -> (Duration, Duration) {
     let table = fresh_table(client, "benchcpu").await;
     let report =
         table.bulk((0..CPU_SCAN_ROWS).map(|n| Operation::Insert(customer(n).to_entity().unwrap())), 8).await;
@@ -215,6 +230,36 @@ async fn cpu_per_scanned_row(client: &TableServiceClient) -> Duration {
             per_row.push((process_cpu() - before) / CPU_SCAN_ROWS);
         }
     }
+    per_row.sort_unstable();
+    // A partition the table does not have (the rows are in the first PARTITIONS): the
+    // request, its answer and an empty page.
+    let mut per_request = Vec::with_capacity(CPU_SCANS);
+    for round in 0..=CPU_SCANS {
+        let before = process_cpu();
+        for _ in 0..CPU_EMPTY_QUERIES {
+            assert!(typed.query().partition("region99").collect().await.expect("empty query").is_empty());
+        }
+        if round > 0 {
+            per_request.push((process_cpu() - before) / CPU_EMPTY_QUERIES);
+        }
+    }
+    per_request.sort_unstable();
+    (per_row[per_row.len() / 2], per_request[per_request.len() / 2])
+}
+
+/// Median CPU per row of the serde-struct floor: `serde_json::from_slice` of the captured
+/// Azurite page of 1000 rows into a plain serde struct with typed fields.
+fn floor_cpu_per_row() -> Duration {
+    let mut per_row: Vec<Duration> = (0..=CPU_SCANS)
+        .map(|_| {
+            let before = process_cpu();
+            for _ in 0..10 {
+                std::hint::black_box(page::floor(std::hint::black_box(page::AZURITE_PAGE)));
+            }
+            (process_cpu() - before) / (10 * page::AZURITE_PAGE_ROWS)
+        })
+        .skip(1)
+        .collect();
     per_row.sort_unstable();
     per_row[per_row.len() / 2]
 }
@@ -328,8 +373,16 @@ async fn latency_workload(client: &TableServiceClient, scans: usize) -> Figures 
         assert_eq!(rows, ENTITIES);
     }
     times.sort_unstable();
-    let cpu_per_row = cpu_per_scanned_row(client).await;
-    Figures { insert, read, scan_median: times[times.len() / 2], scans, cpu_per_row, memory: Vec::new() }
+    let (cpu_per_row, cpu_per_request) = cpu_per_scanned_row(client).await;
+    Figures {
+        insert,
+        read,
+        scan_median: times[times.len() / 2],
+        scans,
+        cpu_per_row,
+        cpu_per_request,
+        memory: Vec::new(),
+    }
 }
 
 /// How a child process reads one large result.
@@ -460,15 +513,7 @@ fn report(embedded: &Figures, azurite: Option<&Figures>, rate: Throughput) {
     println!();
     report_throughput(rate);
     println!();
-    println!("client CPU per scanned row, {CPU_SCAN_ROWS}-row typed scan, median of {CPU_SCANS}");
-    let micros = |d: Duration| format!("{:.3} us", d.as_secs_f64() * 1e6);
-    println!("{:<28} {:>14} {:>14}", "", "embedded", "Azurite");
-    println!(
-        "{:<28} {:>14} {:>14}",
-        "CPU per row",
-        micros(embedded.cpu_per_row),
-        azurite.map_or_else(|| "-".to_owned(), |a| micros(a.cpu_per_row))
-    );
+    report_cpu(Some(embedded.cpu_per_row), azurite.map(|a| (a.cpu_per_row, a.cpu_per_request)));
     println!();
     println!(
         "{ENTITIES} entities of 8 properties in {PARTITIONS} partitions, through TypedTable, one request at a time"
@@ -541,6 +586,53 @@ async fn run() {
     report(&embedded, azurite.as_ref(), rate);
 }
 
+/// Prints the client CPU per scanned row (embedded and Azurite), and Azurite's against its
+/// budget; Azurite's figures are CPU per row and CPU per empty-page request.
+fn report_cpu(embedded: Option<Duration>, azurite: Option<(Duration, Duration)>) {
+    println!("client CPU per scanned row, {CPU_SCAN_ROWS}-row typed scan, median of {CPU_SCANS}");
+    let micros = |d: Duration| format!("{:.3} us", d.as_secs_f64() * 1e6);
+    println!("{:<28} {:>14} {:>14}", "", "embedded", "Azurite");
+    println!(
+        "{:<28} {:>14} {:>14}",
+        "CPU per row",
+        embedded.map_or_else(|| "-".to_owned(), micros),
+        azurite.map_or_else(|| "-".to_owned(), |(a, _)| micros(a))
+    );
+    if let Some((per_row, per_request)) = azurite {
+        // The scan's requests: one per page of at most MAX_PAGE_SIZE rows.
+        let requests = CPU_SCAN_ROWS.div_ceil(MAX_PAGE_SIZE);
+        let floor = floor_cpu_per_row();
+        let handling = per_request * requests / CPU_SCAN_ROWS;
+        let budget = floor + handling;
+        println!(
+            "Azurite budget per row: serde-struct floor {} + request handling {} ({} per request x {requests} / {CPU_SCAN_ROWS} rows) = {}",
+            micros(floor),
+            micros(handling),
+            micros(per_request),
+            micros(budget)
+        );
+        let verdict = if per_row < budget { "below" } else { "NOT below" };
+        println!(
+            "CPU per row {} is {verdict} the budget ({:.2}x)",
+            micros(per_row),
+            per_row.as_secs_f64() / budget.as_secs_f64().max(1e-12)
+        );
+    }
+}
+
+/// The client CPU per scanned row on Azurite alone (the `cpu` filter).
+async fn cpu_on_azurite() {
+    let azurite =
+        tokio::task::spawn_blocking(conformance::azurite::azurite).await.expect("the Azurite harness");
+    let Some(azurite) = azurite else {
+        eprintln!("no Azurite: nothing to measure");
+        return;
+    };
+    let client = TableServiceClient::from_connection_string(&azurite.connection_string)
+        .expect("the harness's connection string");
+    report_cpu(None, Some(cpu_per_scanned_row(&client).await));
+}
+
 /// Prints the embedded throughput alone (the `throughput` filter).
 fn report_throughput(rate: Throughput) {
     println!("embedded, through TypedTable, {THROUGHPUT_ENTITIES} entities, one thread");
@@ -584,6 +676,8 @@ fn main() {
             let table = args.get(i + 3).map(String::as_str);
             runtime.block_on(memory_child(consume, rows, table));
         }
+        // `cargo bench -p table-client --bench client -- cpu`: the Azurite CPU per row alone.
+        None if args.iter().skip(1).any(|a| a == "cpu") => runtime.block_on(cpu_on_azurite()),
         None => runtime.block_on(run()),
     }
 }

@@ -80,8 +80,17 @@ fn engine_scan(c: &mut Criterion) {
 type Variant<'a> = (&'a str, Box<dyn Fn() + 'a>);
 
 /// Each variant timed once per round, in turn; per variant the median time of ten runs and
-/// the median ratio to the first variant within a round.
+/// the median ratio to the first variant within a round. With `TYPED_DECODE_ONLY=<name>`,
+/// only that variant runs (to profile it alone, e.g. under callgrind) and nothing is reported.
 fn interleaved(rounds: usize, variants: &[Variant<'_>]) {
+    if let Ok(only) = std::env::var("TYPED_DECODE_ONLY") {
+        for (_, run) in variants.iter().filter(|(name, _)| *name == only) {
+            for _ in 0..rounds * 10 {
+                run();
+            }
+        }
+        return;
+    }
     let mut times = vec![Vec::new(); variants.len()];
     for _ in 0..rounds {
         for (i, (_, run)) in variants.iter().enumerate() {

@@ -600,3 +600,12 @@ fn the_first_faulty_field_in_field_order_is_the_error_on_every_reader() {
         .map(|(mut rows, _)| rows.remove(0));
     assert_eq!(faulty_property(page), "s");
 }
+
+#[test]
+fn a_key_only_string_that_is_its_whole_key_is_the_read_key_itself() {
+    let entity = Entity::new("p", "r").with("EntityType", "Other");
+    let (pk_at, rk_at) = (entity.partition_key.as_ptr(), entity.row_key.as_ptr());
+    let other = Other::from_entity(entity).unwrap();
+    assert_eq!((other.pk.as_str(), other.rk.as_str()), ("p", "r"));
+    assert_eq!((other.pk.as_ptr(), other.rk.as_ptr()), (pk_at, rk_at), "the keys, not copies");
+}

@@ -245,6 +245,24 @@ fn hostile_entities_are_decode_errors() {
 }
 
 #[test]
+fn annotation_values_are_read_unescaped_and_refused_unless_a_string_naming_a_type() {
+    let e =
+        decode_entity(br#"{"PartitionKey":"p","RowKey":"r","a":"5","a@odata.type":"Edm\u002eInt64"}"#, None);
+    assert_eq!(e.unwrap().get("a"), Some(&Value::Int64(5)));
+    for body in [
+        &br#"{"PartitionKey":"p","RowKey":"r","a":1,"a@odata.type":null}"#[..],
+        br#"{"PartitionKey":"p","RowKey":"r","a":1,"a@odata.type":true}"#,
+        br#"{"PartitionKey":"p","RowKey":"r","a":1,"a@odata.type":["Edm.Int32"]}"#,
+        br#"{"PartitionKey":"p","RowKey":"r","a":1,"a@odata.type":{"t":"Edm.Int32"}}"#,
+        br#"{"PartitionKey":"p","RowKey":"r","a":1,"a@odata.type":"Edm.Int32\u0000"}"#,
+        b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"a\":1,\"a@odata.type\":\"Edm.\xff\"}",
+    ] {
+        let err = decode_entity(body, None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode, "{}: {err:?}", String::from_utf8_lossy(body));
+    }
+}
+
+#[test]
 fn decode_errors_name_the_property_in_their_source() {
     let err = decode_error_of(r#"{"PartitionKey":"p","RowKey":"r","g":"nope","g@odata.type":"Edm.Guid"}"#);
     let source = std::error::Error::source(&err).unwrap().to_string();

@@ -47,15 +47,21 @@ impl EdmType {
 
     /// Parses an annotation value; only the eight names the service accepts.
     pub fn from_annotation(s: &str) -> Option<EdmType> {
-        Some(match s {
-            "Edm.String" => EdmType::String,
-            "Edm.Int32" => EdmType::Int32,
-            "Edm.Int64" => EdmType::Int64,
-            "Edm.Double" => EdmType::Double,
-            "Edm.Boolean" => EdmType::Boolean,
-            "Edm.DateTime" => EdmType::DateTime,
-            "Edm.Guid" => EdmType::Guid,
-            "Edm.Binary" => EdmType::Binary,
+        Self::from_annotation_bytes(s.as_bytes())
+    }
+
+    /// [`from_annotation`](Self::from_annotation) of bytes not checked to be UTF-8 (a reader
+    /// spares the check: the eight names are ASCII, so no other bytes name a type).
+    pub fn from_annotation_bytes(b: &[u8]) -> Option<EdmType> {
+        Some(match b {
+            b"Edm.String" => EdmType::String,
+            b"Edm.Int32" => EdmType::Int32,
+            b"Edm.Int64" => EdmType::Int64,
+            b"Edm.Double" => EdmType::Double,
+            b"Edm.Boolean" => EdmType::Boolean,
+            b"Edm.DateTime" => EdmType::DateTime,
+            b"Edm.Guid" => EdmType::Guid,
+            b"Edm.Binary" => EdmType::Binary,
             _ => return None,
         })
     }
@@ -267,6 +273,10 @@ mod tests {
             EdmType::Binary,
         ] {
             assert_eq!(EdmType::from_annotation(t.as_str()), Some(t));
+            assert_eq!(EdmType::from_annotation_bytes(t.as_str().as_bytes()), Some(t));
+        }
+        for bytes in [&b"Edm.\xff"[..], b"edm.string", b"Edm.String ", b""] {
+            assert_eq!(EdmType::from_annotation_bytes(bytes), None, "{bytes:?}");
         }
         assert_eq!(EdmType::from_annotation("Edm.Foo"), None);
     }

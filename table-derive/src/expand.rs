@@ -193,7 +193,8 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let writes = property_writes(p, s);
     let to_fields = to_fields(p, s);
     let decodes = key_only_decodes(p, c);
-    let reads = property_reads(p, s);
+    let slot_names = slots::slot_names(read_properties(s));
+    let reads = property_reads(p, s, &slot_names);
     let inits = field_inits(p, s);
     let upgrades = upgrades(p, s);
     let upgrade_asserts = upgrade_asserts(p, s);
@@ -203,7 +204,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let from_parts = match s.attrs.upgrade_from.get() {
         Some(_) => quote!(),
         None => {
-            let slots = slots::property_slots(p, read_properties(s));
+            let slots = slots::property_slots(p, &slot_names);
             quote! {
                 #slots
 
@@ -482,18 +483,20 @@ fn key_local(f: &Field<'_>) -> Ident {
 /// the properties are taken out of the entity.
 fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
     let mut decodes = Vec::new();
-    for (key, template, parts, input) in [
+    for (key, template, parts, input, take) in [
         (
             KeyName::PartitionKey,
             c.partition_key.template,
             format_ident!("__pk_parts"),
             quote!(#p::EntityReader::partition_key(__entity)),
+            quote!(#p::EntityReader::take_partition_key(__entity)),
         ),
         (
             KeyName::RowKey,
             c.row_key.template,
             format_ident!("__rk_parts"),
             quote!(#p::EntityReader::row_key(__entity)),
+            quote!(#p::EntityReader::take_row_key(__entity)),
         ),
     ] {
         let konst = primary_const(key);
@@ -506,14 +509,18 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
         if mine.is_empty() {
             continue;
         }
-        // A key that is one field of no fixed width is that field's text whole: `split` could
-        // only answer it, so every read spares its list.
-        decodes.push(match template.pieces.as_slice() {
-            [Piece::Field { spec, .. }] if spec.fixed_width().is_none() => {
-                quote!(let #parts: [&::core::primitive::str; 1] = [#input];)
-            }
-            _ => quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;),
-        });
+        // A key that is one field of no fixed width is that field's text whole: the field is
+        // read from the key itself, which nothing reads afterwards, so no read splits it and a
+        // `String` field keeps a key its reader owns without a copy.
+        if let [Piece::Field { spec, .. }] = template.pieces.as_slice()
+            && spec.fixed_width().is_none()
+            && let [(f, _)] = mine.as_slice()
+        {
+            let (local, ty) = (key_local(f), f.ty);
+            decodes.push(quote!(let #local = #p::KeyTemplate::decode_whole::<#ty>(&#konst, #take)?;));
+            continue;
+        }
+        decodes.push(quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;));
         for (f, position) in mine {
             let (local, ty) = (key_local(f), f.ty);
             let position = Literal::usize_unsuffixed(position);
@@ -530,8 +537,9 @@ fn read_local(f: &Field<'_>) -> Ident {
 
 /// `from_entity`: every field stored as a property read into its local, in ascending property
 /// name order (the order readers store properties in, so a reader over a stored row finds them
-/// in one forward pass); faults are reported later, in field order, by [`field_inits`].
-fn property_reads(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
+/// in one forward pass); faults are reported later, in field order, by [`field_inits`]. Each
+/// is taken with its slot number, its position among `slot_names` (see `slots`).
+fn property_reads(p: &TokenStream, s: &Struct<'_>, slot_names: &[&str]) -> Vec<TokenStream> {
     let mut stored: Vec<&Field<'_>> = s.fields.iter().filter(|f| f.attrs.role.stores_property()).collect();
     stored.sort_by(|a, b| a.property.cmp(&b.property));
     stored
@@ -542,7 +550,16 @@ fn property_reads(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
                 Role::Json => quote!(read_json),
                 _ => quote!(read_property),
             };
-            quote_spanned!(ty.span()=> let #local = #p::#read::<#ty>(__entity, #prop);)
+            // Every stored property is among the slot names (`read_properties`); were one not,
+            // its number would find no slot of its name and it would be read by name.
+            let slot =
+                Literal::usize_unsuffixed(slot_names.binary_search(&prop.as_str()).unwrap_or(usize::MAX));
+            quote_spanned!(ty.span()=> let #local = #p::#read::<#ty>(
+                __entity,
+                #prop,
+                <Self as #p::TableEntity>::PROPERTY_SLOTS,
+                #slot,
+            );)
         })
         .collect()
 }

@@ -17,6 +17,9 @@ use uuid::Uuid;
 /// The captured page.
 pub const AZURITE_PAGE: &[u8] = include_bytes!("../fixtures/azurite_page_1000.json");
 
+/// The rows of [`AZURITE_PAGE`].
+pub const AZURITE_PAGE_ROWS: u32 = 1000;
+
 /// The page's rows as a derived entity.
 #[derive(Debug, Clone, TableEntity)]
 #[table(partition_key = "{partition}", row_key = "{row}", rename_all = "PascalCase")]
@@ -97,7 +100,7 @@ pub fn typed_via_entity(page: &[u8]) -> Vec<Customer> {
 /// Checks that every reader reads the whole page, and the typed one the system properties.
 pub fn check_readers() {
     let decoded = typed(AZURITE_PAGE);
-    assert_eq!(decoded.len(), 1000);
+    assert_eq!(decoded.len(), AZURITE_PAGE_ROWS as usize);
     assert!(decoded.iter().all(|c| c.timestamp.is_some() && c.etag.is_some()));
     assert_eq!(typed_via_entity(AZURITE_PAGE).len(), 1000);
     assert_eq!(floor(AZURITE_PAGE).value.len(), 1000);

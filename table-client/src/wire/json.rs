@@ -37,6 +37,7 @@
 //! straight from the bytes with serde visitors, without an intermediate `serde_json::Value`.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::RangeInclusive;
@@ -140,13 +141,15 @@ pub fn read_entity<'b>(
     etag_header: Option<&str>,
     slots: &'static PropertySlots,
 ) -> Result<ReadEntity<'b>> {
-    from_slice(body, EntitySeed { etag_header, slots }, "entity")
+    let scratch = Cell::default();
+    from_slice(body, EntitySeed { etag_header, slots, scratch: &scratch }, "entity")
 }
 
 /// [`decode_entity`] straight into `T`: the same value and the same error as
 /// `T::from_entity(decode_entity(body, etag_header)?)`, read through `T`'s property slots.
 pub fn decode_entity_as<T: TableEntity>(body: &[u8], etag_header: Option<&str>) -> Result<T> {
-    from_slice(body, DecodeSeed { etag_header, decode: Decoder::<T>::of() }, "entity")?
+    let scratch = Cell::default();
+    from_slice(body, DecodeSeed { etag_header, decode: Decoder::<T>::of(), scratch: &scratch }, "entity")?
 }
 
 /// Reads the entities of one query page: `{"value":[{entity}, ...]}`.
@@ -160,7 +163,8 @@ pub fn decode_query_page(body: &[u8]) -> Result<Vec<Entity>> {
 /// [`decode_query_page`], stopping at the entities as read, laid out by `slots` (see
 /// [`read_entity`]).
 pub fn read_query_page<'b>(body: &'b [u8], slots: &'static PropertySlots) -> Result<Vec<ReadEntity<'b>>> {
-    decode_page(body, EntitySeed { etag_header: None, slots }, "query page")
+    let scratch = Cell::default();
+    decode_page(body, EntitySeed { etag_header: None, slots, scratch: &scratch }, "query page")
 }
 
 /// [`decode_query_page`] straight into `T`s: the same values and the same error as decoding
@@ -175,7 +179,8 @@ pub fn decode_query_page_as<T: TableEntity>(body: &[u8]) -> Result<Vec<T>> {
 /// its place: the page's own faults fail the call, and the caller's checks of the page can
 /// still come before any entity's error.
 pub fn decode_query_page_each<T>(body: &[u8], decode: Decoder<T>) -> Result<Vec<Result<T>>> {
-    decode_page(body, DecodeSeed { etag_header: None, decode }, "query page")
+    let scratch = Cell::default();
+    decode_page(body, DecodeSeed { etag_header: None, decode, scratch: &scratch }, "query page")
 }
 
 /// Reads the table names of a Query Tables page: `{"value":[{"TableName":"t1"}, ...]}`.
@@ -358,22 +363,57 @@ impl Scalar<'_> {
     }
 }
 
+/// Reads the value of the type annotation `key`: the EDM type it names. Read as bytes, matched
+/// against the eight names (ASCII), so that it need not be checked to be UTF-8 first; not a
+/// string or naming no type, it is refused.
+struct AnnotationSeed<'k> {
+    key: &'k str,
+}
+
+impl<'de> DeserializeSeed<'de> for AnnotationSeed<'_> {
+    type Value = EdmType;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<EdmType, D::Error> {
+        d.deserialize_bytes(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AnnotationSeed<'_> {
+    type Value = EdmType;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "annotation {:?} to be a string naming an Edm type", self.key)
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<EdmType, E> {
+        EdmType::from_annotation_bytes(v).ok_or_else(|| {
+            let text = String::from_utf8_lossy(v);
+            E::custom(format!("annotation {:?} names the unknown type {text:?}", self.key))
+        })
+    }
+}
+
 /// Reads one entity object; `etag_header` is the fallback ETag, `slots` where the properties
 /// of the type read for go.
 #[derive(Clone, Copy)]
-struct EntitySeed<'h> {
+struct EntitySeed<'h, 'de> {
     etag_header: Option<&'h str>,
     slots: &'static PropertySlots,
+    scratch: &'h SlotScratch<'de>,
 }
 
-impl<'de> DeserializeSeed<'de> for EntitySeed<'_> {
+/// The buffer of [`SlotMembers`] that each entity of a page reads its slots into in turn, so
+/// that a typed read allocates it once per page, not once per entity. Taken out while an
+/// entity is read (entities do not nest) and put back once it is read.
+type SlotScratch<'de> = Cell<Vec<SlotMembers<'de>>>;
+
+impl<'de> DeserializeSeed<'de> for EntitySeed<'_, 'de> {
     type Value = ReadEntity<'de>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for EntitySeed<'_> {
+impl<'de> Visitor<'de> for EntitySeed<'_, 'de> {
     type Value = ReadEntity<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -381,51 +421,61 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-        let mut raw = RawEntity::new(self.slots);
+        let mut slotted = self.scratch.take();
+        let mut raw = RawEntity::new(self.slots, &mut slotted);
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
-            let value = map.next_value::<Scalar<'de>>()?;
-            raw.accept(key, value).map_err(de::Error::custom)?;
+            let accepted = if key.ends_with(TYPE_ANNOTATION) {
+                let edm = map.next_value_seed(AnnotationSeed { key: &key })?;
+                raw.annotate(key, edm)
+            } else {
+                raw.accept(key, map.next_value::<Scalar<'de>>()?)
+            };
+            accepted.map_err(de::Error::custom)?;
         }
-        raw.finish(self.etag_header).map_err(de::Error::custom)
+        let read = raw.finish(self.etag_header).map_err(de::Error::custom);
+        self.scratch.set(slotted);
+        read
     }
 }
 
 /// Reads one entity object through the decoder's property slots and decodes it at once,
 /// while it is fresh in the cache. A decoding error is this seed's value, not its failure: it
 /// waits while the rest of the page is read, so that the page's own faults are reported first.
-struct DecodeSeed<'h, T> {
+struct DecodeSeed<'h, 'de, T> {
     etag_header: Option<&'h str>,
     decode: Decoder<T>,
+    scratch: &'h SlotScratch<'de>,
 }
 
 // Derived, they would demand `T: Clone`.
-impl<T> Clone for DecodeSeed<'_, T> {
+impl<T> Clone for DecodeSeed<'_, '_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for DecodeSeed<'_, T> {}
+impl<T> Copy for DecodeSeed<'_, '_, T> {}
 
-impl<'de, T> DeserializeSeed<'de> for DecodeSeed<'_, T> {
+impl<'de, T> DeserializeSeed<'de> for DecodeSeed<'_, 'de, T> {
     type Value = Result<T>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        let read = EntitySeed { etag_header: self.etag_header, slots: self.decode.slots() };
+        let read =
+            EntitySeed { etag_header: self.etag_header, slots: self.decode.slots(), scratch: self.scratch };
         read.deserialize(d).map(|entity| self.decode.decode(entity))
     }
 }
 
 /// The members of an entity object as read, before annotations are applied. A member that
 /// may appear once is an `Option` that is `Some` once seen (holding `None` for a `null`).
-struct RawEntity<'de> {
+struct RawEntity<'s, 'de> {
     partition_key: Option<Option<String>>,
     row_key: Option<Option<String>>,
     timestamp: Option<Option<Cow<'de, str>>>,
     etag: Option<ETag>,
     /// Where the properties of the type read for go.
     slots: &'static PropertySlots,
-    /// One per slot of `slots`.
-    slotted: Vec<SlotMembers<'de>>,
+    /// One per slot of `slots` (a page's [`SlotScratch`]).
+    slotted: &'s mut Vec<SlotMembers<'de>>,
     /// The properties without a slot, as met.
     values: Vec<(Cow<'de, str>, Scalar<'de>)>,
     /// The annotations of names without a slot, as met.
@@ -453,15 +503,18 @@ type Fault = (String, String);
 /// Properties without a slot, typed, in name order (as `PropertyList` takes them).
 type Listed<'de> = Vec<(Cow<'de, str>, Option<Value>)>;
 
-impl<'de> RawEntity<'de> {
-    fn new(slots: &'static PropertySlots) -> Self {
+impl<'s, 'de> RawEntity<'s, 'de> {
+    /// An entity about to be read, its slots' members in `slotted` (emptied first).
+    fn new(slots: &'static PropertySlots, slotted: &'s mut Vec<SlotMembers<'de>>) -> Self {
+        slotted.clear();
+        slotted.resize_with(slots.names.len(), SlotMembers::default);
         RawEntity {
             partition_key: None,
             row_key: None,
             timestamp: None,
             etag: None,
             slots,
-            slotted: slots.names.iter().map(|_| SlotMembers::default()).collect(),
+            slotted,
             // Sized for a typical untyped entity, so that reading one does not grow the lists
             // member by member; a typed read rarely meets a property without a slot.
             values: Vec::with_capacity(if slots.names.is_empty() { 16 } else { 0 }),
@@ -481,69 +534,76 @@ impl<'de> RawEntity<'de> {
         (self.slots.slot)(name).and_then(|i| self.slotted.get_mut(i))
     }
 
-    fn accept(&mut self, key: Cow<'de, str>, value: Scalar<'de>) -> std::result::Result<(), String> {
-        if let Some(base) = key.strip_suffix(TYPE_ANNOTATION) {
-            let Scalar::Str(text) = value else {
-                return Err(format!("annotation {key:?} is {}, not a string", value.describe()));
-            };
-            let edm = EdmType::from_annotation(&text)
-                .ok_or_else(|| format!("annotation {key:?} names the unknown type {text:?}"))?;
-            if self.annotation_count == MAX_PROPERTIES {
-                return Err(format!("the entity has more than {MAX_PROPERTIES} type annotations"));
-            }
-            self.annotation_count += 1;
-            if let Some(slot) = self.slot(base) {
-                slot.annotation_repeated |= slot.annotation.replace(edm).is_some();
-                self.slot_repeated |= slot.annotation_repeated;
-                return Ok(());
-            }
-            // Kept also for the system properties, whose types are fixed, so that a repeated
-            // annotation is found for every name.
-            let base = match key {
-                Cow::Borrowed(k) => Cow::Borrowed(&k[..base.len()]),
-                Cow::Owned(_) => Cow::Owned(base.to_owned()),
-            };
-            self.annotations.push((base, edm));
+    /// Takes the type annotation `key` (a name ending in [`TYPE_ANNOTATION`]) naming `edm`.
+    fn annotate(&mut self, key: Cow<'de, str>, edm: EdmType) -> std::result::Result<(), String> {
+        if self.annotation_count == MAX_PROPERTIES {
+            return Err(format!("the entity has more than {MAX_PROPERTIES} type annotations"));
+        }
+        self.annotation_count += 1;
+        let base_len = key.len() - TYPE_ANNOTATION.len();
+        if let Some(slot) = self.slot(&key[..base_len]) {
+            slot.annotation_repeated |= slot.annotation.replace(edm).is_some();
+            self.slot_repeated |= slot.annotation_repeated;
             return Ok(());
         }
-        // A slot's name is a property name, an identifier (see `PropertySlots`), so none of the
-        // members matched below: the type's own properties go to their slots at once.
-        if let Some(slot) = self.slot(&key) {
-            // A repeat is reported once the object is read, in name order with the others.
-            slot.value_repeated |= slot.value.replace(value).is_some();
-            self.slot_repeated |= slot.value_repeated;
-            return self.count_property();
-        }
+        // Kept also for the system properties, whose types are fixed, so that a repeated
+        // annotation is found for every name.
+        let base = match key {
+            Cow::Borrowed(k) => Cow::Borrowed(&k[..base_len]),
+            Cow::Owned(mut k) => {
+                k.truncate(base_len);
+                Cow::Owned(k)
+            }
+        };
+        self.annotations.push((base, edm));
+        Ok(())
+    }
+
+    /// Takes the member `key` (not a type annotation) of value `value`.
+    fn accept(&mut self, key: Cow<'de, str>, value: Scalar<'de>) -> std::result::Result<(), String> {
         match &*key {
-            "PartitionKey" => once(&mut self.partition_key, key_text("PartitionKey", value)?, "PartitionKey"),
-            "RowKey" => once(&mut self.row_key, key_text("RowKey", value)?, "RowKey"),
+            "PartitionKey" => {
+                return once(&mut self.partition_key, key_text("PartitionKey", value)?, "PartitionKey");
+            }
+            "RowKey" => return once(&mut self.row_key, key_text("RowKey", value)?, "RowKey"),
             "Timestamp" => {
                 let text = match value {
                     Scalar::Null => None,
                     Scalar::Str(t) => Some(t),
                     other => return Err(format!("Timestamp is {}, not a string", other.describe())),
                 };
-                once(&mut self.timestamp, text, "Timestamp")
+                return once(&mut self.timestamp, text, "Timestamp");
             }
-            "odata.etag" => match value {
-                Scalar::Str(t) => {
-                    let etag = received_etag(&t).map_err(|e| format!("odata.etag: {}", e.message()))?;
-                    once(&mut self.etag, etag, "odata.etag")
-                }
-                other => Err(format!("odata.etag is {}, not a string", other.describe())),
-            },
+            "odata.etag" => {
+                return match value {
+                    Scalar::Str(t) => {
+                        let etag = received_etag(&t).map_err(|e| format!("odata.etag: {}", e.message()))?;
+                        once(&mut self.etag, etag, "odata.etag")
+                    }
+                    other => Err(format!("odata.etag is {}, not a string", other.describe())),
+                };
+            }
             // An error answered as a success would otherwise read as an entity without keys.
-            "odata.error" => Err("the entity object carries a service error (odata.error)".to_owned()),
-            // Control information (`odata.metadata`, `odata.id`, ...) and annotations other
-            // than the type describe the response, not the entity.
-            // (Looking for `@` first spares most names the substring search.)
-            k if k.starts_with("odata.") || (k.as_bytes().contains(&b'@') && k.contains("@odata.")) => Ok(()),
-            _ => {
-                self.count_property()?;
-                self.values.push((key, value));
-                Ok(())
-            }
+            "odata.error" => return Err("the entity object carries a service error (odata.error)".to_owned()),
+            _ => {}
         }
+        // A slot's name is a property name, an identifier (see `PropertySlots`), so none of the
+        // members above or below: the type's own properties go to their slots at once.
+        if let Some(slot) = self.slot(&key) {
+            // A repeat is reported once the object is read, in name order with the others.
+            slot.value_repeated |= slot.value.replace(value).is_some();
+            self.slot_repeated |= slot.value_repeated;
+            return self.count_property();
+        }
+        // Control information (`odata.metadata`, `odata.id`, ...) and annotations other than
+        // the type describe the response, not the entity.
+        // (Looking for `@` first spares most names the substring search.)
+        if key.starts_with("odata.") || (key.as_bytes().contains(&b'@') && key.contains("@odata.")) {
+            return Ok(());
+        }
+        self.count_property()?;
+        self.values.push((key, value));
+        Ok(())
     }
 
     /// Counts one more custom property, refusing more than an entity can have.
@@ -586,7 +646,7 @@ impl<'de> RawEntity<'de> {
             return Err(message);
         }
         let (entries, listed_fault) = listed_values(self.values, &self.annotations);
-        let (slotted, slotted_fault) = slotted_values(self.slots, self.slotted);
+        let (slotted, slotted_fault) = slotted_values(self.slots, self.slotted.drain(..));
         if let Some(message) = first_fault(listed_fault, slotted_fault) {
             return Err(message);
         }
@@ -656,9 +716,9 @@ fn listed_values<'de>(
 
 /// The typed value of each slot's property (`None` when absent or `null`), in slot order,
 /// which is name order. Stops at the first fault.
-fn slotted_values(
+fn slotted_values<'de>(
     slots: &PropertySlots,
-    members: Vec<SlotMembers<'_>>,
+    members: impl ExactSizeIterator<Item = SlotMembers<'de>>,
 ) -> (Vec<Option<Value>>, Option<Fault>) {
     let mut values = Vec::with_capacity(members.len());
     for (name, slot) in slots.names.iter().zip(members) {

@@ -21,7 +21,9 @@
 //! read neither sorts nor searches its own fields. Slots change where a value waits, never
 //! which values or errors a read gives: [`PropertyList::take`] finds a name in its slot or in
 //! the list alike, and a list laid out by any slots (or by [`PropertySlots::NONE`]) reads the
-//! same for every type.
+//! same for every type. The derive's decoder takes each property with its slot number
+//! ([`EntityReader::take_slot`], for a list [`PropertyBag::take_slot`]): a list laid out by
+//! that type's own slots then finds it without looking its name up.
 //!
 //! Readers. Decoders read through [`EntityReader`], the one interface over everything a
 //! read entity can be held in: the parts above (a reader's list), an `Entity`
@@ -33,7 +35,10 @@
 //! error order are the same code whatever the reader. It takes the properties it reads in
 //! ascending name order, the order readers store them in, so that a reader over sorted
 //! properties finds them all in one forward pass; it reports faults in field order all the
-//! same (each field's result is kept until every field is read).
+//! same (each field's result is kept until every field is read). A `key_only` field that is
+//! its key whole is read from the key a reader hands over ([`EntityReader::take_partition_key`]):
+//! parts give their owned key up, so a `String` field keeps it; the stored row lends its own,
+//! copied once, into the field.
 //!
 //! [`Property`]: super::Property
 //!
@@ -115,6 +120,27 @@ pub trait EntityReader {
     /// property names are distinct); what a second take of a name answers is up to the reader.
     fn take(&mut self, name: &str) -> Option<Value>;
 
+    /// [`take`](Self::take) of `name`, whose slot among `slots` (the reading type's own) is
+    /// `slot`: a reader that lays properties out by slots finds it by that number when they
+    /// are those very slots; the answer is the same either way.
+    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+        let _ = (slots, slot);
+        self.take(name)
+    }
+
+    /// The `PartitionKey`, for a decoder that reads a field from it whole and then reads it no
+    /// more: a reader that owns the key hands it over (spares a `String` field a copy), and
+    /// [`partition_key`](Self::partition_key) may then answer `""`; one that borrows it lends it.
+    fn take_partition_key(&mut self) -> Cow<'_, str> {
+        Cow::Borrowed(self.partition_key())
+    }
+
+    /// The `RowKey`, as [`take_partition_key`](Self::take_partition_key) hands the
+    /// `PartitionKey`.
+    fn take_row_key(&mut self) -> Cow<'_, str> {
+        Cow::Borrowed(self.row_key())
+    }
+
     /// A copy of a custom property, left in place.
     fn peek(&self, name: &str) -> Option<Value>;
 
@@ -149,6 +175,18 @@ macro_rules! reader_over_fields {
                 self.properties.take(name)
             }
 
+            fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+                self.properties.take_slot(slots, slot, name)
+            }
+
+            fn take_partition_key(&mut self) -> Cow<'_, str> {
+                Cow::Owned(std::mem::take(&mut self.partition_key))
+            }
+
+            fn take_row_key(&mut self) -> Cow<'_, str> {
+                Cow::Owned(std::mem::take(&mut self.row_key))
+            }
+
             fn peek(&self, name: &str) -> Option<Value> {
                 self.properties.peek(name).cloned()
             }
@@ -169,6 +207,14 @@ pub trait PropertyBag {
 
     /// The property, left in place.
     fn peek(&self, name: &str) -> Option<&Value>;
+
+    /// [`take`](Self::take) of `name`, whose slot among `slots` (the reading type's own) is
+    /// `slot`: a list laid out by those very slots finds it by that number, any other bag by
+    /// its name, with the same answer.
+    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+        let _ = (slots, slot);
+        self.take(name)
+    }
 }
 
 impl PropertyBag for Properties {
@@ -282,6 +328,17 @@ impl PropertyBag for PropertyList<'_> {
         self.entries[at].1.take()
     }
 
+    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+        // Laid out by the very slots the number is of (a derived type's slots are one static,
+        // so one address): the number finds the value with no lookup of the name.
+        if std::ptr::eq(self.slots, slots)
+            && let Some(value) = self.slotted.get_mut(slot)
+        {
+            return value.take();
+        }
+        self.take(name)
+    }
+
     fn peek(&self, name: &str) -> Option<&Value> {
         if let Some(slot) = self.slot(name) {
             return self.slotted.get(slot)?.as_ref();
@@ -337,6 +394,41 @@ mod tests {
         assert!(slotted(None, &["D", "B"]).is_none());
         assert!(slotted(None, &["A"]).is_none(), "a slotted name outside its slot");
         assert!(PropertyList::from_slots(&AC, vec![None], Vec::new()).is_none(), "one value per slot");
+    }
+
+    /// `AC` at one address, as the derive makes a type's slots.
+    static AC_STATIC: PropertySlots = PropertySlots { names: AC.names, slot: AC.slot };
+
+    /// Slots of other names.
+    const BD: PropertySlots = PropertySlots {
+        names: &["B", "D"],
+        slot: |name| match name {
+            "B" => Some(0),
+            "D" => Some(1),
+            _ => None,
+        },
+    };
+
+    #[test]
+    fn a_slot_number_takes_what_the_name_takes() {
+        let laid_out = |slots: &'static PropertySlots| {
+            let others = vec![(Cow::Borrowed("B"), Some(Value::from("B")))];
+            PropertyList::from_slots(slots, vec![Some(Value::from("A")), None], others).expect("laid out")
+        };
+        for (slots, by) in [(&AC_STATIC, &AC_STATIC), (&AC_STATIC, &AC), (&AC, &AC_STATIC)] {
+            let mut props = laid_out(slots);
+            assert_eq!(props.take_slot(by, 0, "A"), Some(Value::from("A")));
+            assert_eq!(props.take_slot(by, 0, "A"), None);
+            assert_eq!(props.take_slot(by, 1, "C"), None);
+            assert_eq!(props.take_slot(by, usize::MAX, "B"), Some(Value::from("B")), "no slot: by name");
+        }
+        // Slot 0 of the list holds `A`: `B`, slot 0 of other slots, is found by name.
+        let mut props = laid_out(&AC_STATIC);
+        assert_eq!(props.take_slot(&BD, 0, "B"), Some(Value::from("B")));
+        let mut props = list(&["A", "B"]).expect("sorted");
+        assert_eq!(props.take_slot(&AC_STATIC, 0, "A"), Some(Value::from("A")));
+        let mut map: Properties = [("B".to_owned(), Value::from("B"))].into_iter().collect();
+        assert_eq!(map.take_slot(&BD, 0, "B"), Some(Value::from("B")));
     }
 
     #[test]

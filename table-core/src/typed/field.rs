@@ -19,6 +19,7 @@
 //! Reading never panics: a missing property or one of another EDM type is a [`ValueError`],
 //! which the derive turns into an error naming the property.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use chrono::{DateTime, Datelike, Utc};
@@ -238,6 +239,16 @@ pub trait KeyValue {
     fn decode_key(text: &str, spec: &KeySpec) -> Result<Self, KeyCodecError>
     where
         Self: Sized;
+
+    /// [`decode_key`](KeyValue::decode_key) of a segment the caller may own (a key that is one
+    /// field whole, handed over by a reader that owns it): a type that can keep owned text
+    /// (`String`) overrides it to spare a copy. On error the text comes back, for the message.
+    fn decode_key_cow<'t>(text: Cow<'t, str>, spec: &KeySpec) -> Result<Self, (KeyCodecError, Cow<'t, str>)>
+    where
+        Self: Sized,
+    {
+        Self::decode_key(&text, spec).map_err(|e| (e, text))
+    }
 }
 
 /// A [`KeyValue`] whose order-preserving specs (a string as it is, integers zero padded or
@@ -302,6 +313,13 @@ impl KeyValue for String {
         match spec {
             KeySpec::Plain => Ok(text.to_owned()),
             _ => unsupported(spec, "String"),
+        }
+    }
+
+    fn decode_key_cow<'t>(text: Cow<'t, str>, spec: &KeySpec) -> Result<Self, (KeyCodecError, Cow<'t, str>)> {
+        match spec {
+            KeySpec::Plain => Ok(text.into_owned()),
+            _ => unsupported(spec, "String").map_err(|e| (e, text)),
         }
     }
 }

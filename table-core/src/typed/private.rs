@@ -34,9 +34,15 @@ pub fn write_property<T: Property>(entity: &mut Entity, name: &str, field: &T) {
     }
 }
 
-/// Takes a property out of the entity and converts it, naming the property on failure.
-pub fn read_property<T: Property>(entity: &mut (impl EntityReader + ?Sized), name: &str) -> Result<T> {
-    T::from_property(entity.take(name)).map_err(|e| value_error(name, e))
+/// Takes a property (of slot number `slot` among the type's `slots`) out of the entity and
+/// converts it, naming the property on failure.
+pub fn read_property<T: Property>(
+    entity: &mut (impl EntityReader + ?Sized),
+    name: &str,
+    slots: &PropertySlots,
+    slot: usize,
+) -> Result<T> {
+    T::from_property(entity.take_slot(slots, slot, name)).map_err(|e| value_error(name, e))
 }
 
 /// Writes a `#[table(json)]` field as one JSON string property (nothing when it is `null`, so
@@ -60,12 +66,15 @@ fn json_text<T: serde::Serialize>(name: &str, field: &T) -> Result<Option<String
     Ok(Some(json).filter(|json| json != "null"))
 }
 
-/// Reads a `#[table(json)]` field; an absent property reads as JSON `null`.
+/// Reads a `#[table(json)]` field (`slot` as for [`read_property`]); an absent property reads
+/// as JSON `null`.
 pub fn read_json<T: serde::de::DeserializeOwned>(
     entity: &mut (impl EntityReader + ?Sized),
     name: &str,
+    slots: &PropertySlots,
+    slot: usize,
 ) -> Result<T> {
-    let text = match entity.take(name) {
+    let text = match entity.take_slot(slots, slot, name) {
         Some(Value::String(text)) => text,
         Some(other) => {
             return Err(value_error(

@@ -9,13 +9,14 @@
 //! shape at compile time; the value check happens when the key is built, for a key-only field
 //! and every variable-width field before it).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Bound;
 
 use crate::entity::EntityKey;
 use crate::error::{Error, KeyName, Result, Violation};
 use crate::filter::{CompareOp, Filter};
-use crate::keys::{KeySpec, prefix_successor};
+use crate::keys::{KeyCodecError, KeySpec, prefix_successor};
 use crate::validate::validate_key;
 use crate::value::Value;
 use crate::value::compare_ordinal;
@@ -246,8 +247,24 @@ impl KeyTemplate {
         let (Some((name, spec)), Some(part)) = (field, parts.get(index)) else {
             return Err(self.mismatch(&parts.concat(), format_args!("it has no field number {index}")));
         };
-        T::decode_key(part, spec)
-            .map_err(|e| field_error(name, format!("cannot be read from {} {part:?}: {e}", self.key)))
+        T::decode_key(part, spec).map_err(|e| self.unreadable(name, part, e))
+    }
+
+    /// [`decode`](Self::decode) of the one field of a template that is that field whole, from
+    /// the key itself (when owned, a `String` field keeps it without a copy): the same value
+    /// and error as `decode(&split(&key)?, 0)`.
+    pub fn decode_whole<T: KeyValue>(&self, key: Cow<'_, str>) -> Result<T> {
+        match self.segments {
+            [Segment::Field { name, spec, .. }] if spec.fixed_width().is_none() => {
+                T::decode_key_cow(key, spec).map_err(|(e, part)| self.unreadable(name, &part, e))
+            }
+            _ => self.decode(&self.split(&key)?, 0),
+        }
+    }
+
+    /// The error of a field `name` that cannot be read from its key segment `part`.
+    fn unreadable(&self, name: &str, part: &str, e: KeyCodecError) -> Error {
+        field_error(name, format!("cannot be read from {} {part:?}: {e}", self.key))
     }
 }
 
@@ -493,6 +510,47 @@ mod tests {
         assert_eq!(parts, ["ab", "0007"]);
         assert_eq!(RK.decode::<u32>(&parts, 1).unwrap(), 7);
         assert_eq!(RK.decode::<String>(&parts, 0).unwrap(), "ab");
+    }
+
+    /// A key that is one field whole, of each kind `decode_whole` reads differently.
+    const WHOLE: [KeyTemplate; 3] = [
+        KeyTemplate {
+            key: KeyName::PartitionKey,
+            text: "{name}",
+            segments: &[Segment::Field { name: "name", spec: KeySpec::Plain, parsed: true }],
+        },
+        KeyTemplate {
+            key: KeyName::PartitionKey,
+            text: "{id:04}",
+            segments: &[Segment::Field { name: "id", spec: KeySpec::ZeroPad(4), parsed: true }],
+        },
+        KeyTemplate {
+            key: KeyName::PartitionKey,
+            text: "{id:ordered}",
+            segments: &[Segment::Field { name: "id", spec: KeySpec::Ordered, parsed: true }],
+        },
+    ];
+
+    #[test]
+    fn a_whole_key_reads_as_its_split_and_a_string_keeps_it() {
+        for template in &WHOLE {
+            for key in ["", "ab", "0007", "00070", "-1"] {
+                let split = |key: &str| template.split(key).and_then(|p| template.decode::<u32>(&p, 0));
+                let split = split(key).map_err(|e| e.to_string());
+                for whole in [Cow::Borrowed(key), Cow::Owned(key.to_owned())] {
+                    let whole = template.decode_whole::<u32>(whole);
+                    assert_eq!(whole.map_err(|e| e.to_string()), split, "{key:?}");
+                }
+            }
+        }
+        let key = String::from("ab");
+        let at = key.as_ptr();
+        let name = WHOLE[0].decode_whole::<String>(Cow::Owned(key)).unwrap();
+        assert_eq!((name.as_str(), name.as_ptr()), ("ab", at), "the key itself, not a copy");
+        assert_eq!(WHOLE[0].decode_whole::<String>(Cow::Borrowed("ab")).unwrap(), "ab");
+        let err = WHOLE[1].decode_whole::<String>(Cow::Borrowed("0007")).unwrap_err();
+        let split = WHOLE[1].decode::<String>(&WHOLE[1].split("0007").unwrap(), 0).unwrap_err();
+        assert_eq!(err.to_string(), split.to_string());
     }
 
     #[test]
