@@ -1,9 +1,9 @@
 //! The typed fast path: one read entity handed to a decoder without building an [`Entity`].
 //!
 //! Flow. A reader (the JSON reader of the client's `wire` module, or the engine's stored row
-//! for an untyped read) produces [`EntityParts`]: the keys, `Timestamp`, ETag and a [`PropertyList`] of the custom
-//! properties, whose names borrow from the bytes read and whose values are already typed by
-//! the one set of EDM rules that reader has. Then exactly one of two things happens:
+//! for an untyped read) produces [`EntityParts`]: the keys, `Timestamp`, ETag and a
+//! [`PropertyList`] of the custom properties, whose names borrow from the bytes read and whose
+//! values are already typed by the one set of EDM rules that reader has. Then exactly one of two things happens:
 //!
 //! - untyped access calls [`EntityParts::into_entity`], the generic `Entity`;
 //! - typed access calls [`TableEntity::from_parts`](super::TableEntity::from_parts), which
@@ -30,15 +30,15 @@
 //! (`from_entity`), or a reader that reads straight from what it read without handing over
 //! parts at all (`TableEntity::from_reader`; the engine's stored row: keys and names stay
 //! borrowed, no slot list is built, each value is decoded only when taken, and only strings
-//! are copied, once, into their field). A derived decoder is
-//! one generic function over `EntityReader`, so its checks, EDM conversions ([`Property`]) and
-//! error order are the same code whatever the reader. It takes the properties it reads in
+//! are copied, once, into their field). A derived decoder is one generic function over
+//! `EntityReader`, so its checks, EDM conversions ([`Property`]) and error order are the same
+//! code whatever the reader. It takes the properties it reads in
 //! ascending name order, the order readers store them in, so that a reader over sorted
 //! properties finds them all in one forward pass; it reports faults in field order all the
 //! same (each field's result is kept until every field is read). A `key_only` field that is
-//! its key whole is read from the key a reader hands over ([`EntityReader::take_partition_key`]):
-//! parts give their owned key up, so a `String` field keeps it; the stored row lends its own,
-//! copied once, into the field.
+//! its key whole is read from the key a reader hands over
+//! ([`EntityReader::take_partition_key`]): parts give their owned key up, so a `String` field
+//! keeps it; the stored row lends its own, copied once, into the field.
 //!
 //! [`Property`]: super::Property
 //!
