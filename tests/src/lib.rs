@@ -10,6 +10,9 @@
 //! - [`token`]: bearer tokens that Azurite accepts and a scriptable counting token credential.
 //! - [`python`]: the official Python SDK in a cached venv (`python::python()`), running the
 //!   helper scripts in `tests/python/` (interop: every EDM type written and read by the SDK).
+//! - [`javascript`]: the official JavaScript SDK (`@azure/data-tables` from npm), running the
+//!   scenarios of `tests/js/scenarios.cjs` (every EDM type, batches, paging, ETags, SAS,
+//!   errors, table listing) against an endpoint, strictly or with Azurite's deviations.
 //! - [`fault_proxy`]: a seeded fault-injecting HTTP proxy to put in front of Azurite (resets,
 //!   stalls past the client's timeout, 500/503/429, before or after the request is applied).
 //! - [`fuzz`]: deterministic mutation fuzzers for every parser and decoder (run by
@@ -21,7 +24,8 @@
 //! |---|---|
 //! | `AZURITE_TABLE_ENDPOINT` | use this Azurite (e.g. `http://127.0.0.1:10002/devstoreaccount1`); nothing is started |
 //! | `AZURITE_CACHE_DIR` | where Azurite is installed (default `<target>/azurite-cache`) |
-//! | `REQUIRE_AZURITE=1` | missing node/npm fails the tests instead of skipping them |
+//! | `REQUIRE_AZURITE=1` | missing node/npm fails the tests (Azurite and the JavaScript SDK) instead of skipping them |
+//! | `JS_SDK_CACHE_DIR` | where the JavaScript SDK is installed (default `<target>/js-sdk-cache`) |
 //! | `PYTHON_VENV_DIR` | where the Python SDK venv lives (default `<target>/python-venv`) |
 //! | `REQUIRE_PYTHON=1` | missing `python3` fails the tests instead of skipping them |
 //! | `CARGO_TARGET_DIR` | honoured for the default cache folders |
@@ -35,7 +39,9 @@
 pub mod azurite;
 pub mod fault_proxy;
 pub mod fuzz;
+pub mod javascript;
 pub mod python;
+pub mod script;
 pub mod target;
 pub mod token;
 mod tooling;

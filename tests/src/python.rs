@@ -25,12 +25,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use base64::Engine as _;
 use table_core::{ETag, Entity, Value};
 
+use crate::script::ScriptError;
 use crate::tooling;
 
 /// The `azure-data-tables` version the suite is pinned to.
@@ -49,43 +50,6 @@ pub const CONNECTION_STRING_VAR: &str = "INTEROP_CONNECTION_STRING";
 pub struct Python {
     interpreter: PathBuf,
     scripts: PathBuf,
-}
-
-/// Why a helper script did not give a usable answer.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ScriptError {
-    /// The interpreter could not be started.
-    #[error("cannot start `{command}`")]
-    Spawn {
-        /// The command line.
-        command: String,
-        /// Why the start failed.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The script exited unsuccessfully; its output is kept (the SDK's traceback is in `stderr`).
-    #[error("`{command}` failed ({status})\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}")]
-    Failed {
-        /// The command line.
-        command: String,
-        /// The exit status.
-        status: ExitStatus,
-        /// Everything the script printed on stdout.
-        stdout: String,
-        /// Everything the script printed on stderr.
-        stderr: String,
-    },
-    /// The script succeeded but printed something other than what the caller expects.
-    #[error("`{command}` printed unexpected output: {reason}\n--- stdout ---\n{stdout}")]
-    Output {
-        /// The command line.
-        command: String,
-        /// What is wrong with the output.
-        reason: String,
-        /// Everything the script printed on stdout.
-        stdout: String,
-    },
 }
 
 impl Python {
@@ -107,22 +71,7 @@ impl Python {
             .env("PYTHONUTF8", "1")
             .stdin(Stdio::null());
         let shown = format!("{} {script} {}", self.interpreter.display(), args.join(" "));
-        let output =
-            command.output().map_err(|source| ScriptError::Spawn { command: shown.clone(), source })?;
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        if !output.status.success() {
-            return Err(ScriptError::Failed {
-                command: shown,
-                status: output.status,
-                stdout,
-                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            });
-        }
-        String::from_utf8(output.stdout).map_err(|e| ScriptError::Output {
-            command: shown,
-            reason: format!("not UTF-8: {e}"),
-            stdout,
-        })
+        crate::script::run(&mut command, shown)
     }
 
     /// `interop.py write`: the SDK creates `table` if needed and upserts its corpus of every
