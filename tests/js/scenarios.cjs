@@ -3,8 +3,8 @@
 //
 // Usage: node scenarios.cjs <scenario>   (the SDK resolved through NODE_PATH)
 //        node scenarios.cjs --list       (the scenario names, one per line)
-// Environment: JS_SDK_CONNECTION_STRING (AccountName, AccountKey, TableEndpoint) and
-// JS_SDK_STRICT=1 where the endpoint follows the service's rules (table-server); without it the
+// Environment: SCENARIO_CONNECTION_STRING (AccountName, AccountKey, TableEndpoint) and
+// SCENARIO_STRICT=1 where the endpoint follows the service's rules (table-server); without it the
 // scenarios accept Azurite's documented deviations (protocol doc, section 10), and only those.
 // Each scenario creates its own tables, checks every answer with `assert`, and exits non-zero
 // with the failed expectation on stderr; it prints `ok <scenario>` when every check passed.
@@ -20,7 +20,7 @@ const {
   odata,
 } = require('@azure/data-tables');
 
-const STRICT = process.env.JS_SDK_STRICT === '1';
+const STRICT = process.env.SCENARIO_STRICT === '1';
 // Loopback endpoints are plain HTTP; a failed request must fail the scenario, not be retried.
 const OPTIONS = { allowInsecureConnection: true, retryOptions: { maxRetries: 0 } };
 // Set by `main` before a scenario runs.
@@ -33,7 +33,7 @@ function parseConnectionString(text) {
     if (at > 0) settings[part.slice(0, at)] = part.slice(at + 1);
   }
   for (const key of ['AccountName', 'AccountKey', 'TableEndpoint']) {
-    if (!settings[key]) throw new Error(`JS_SDK_CONNECTION_STRING lacks ${key}`);
+    if (!settings[key]) throw new Error(`SCENARIO_CONNECTION_STRING lacks ${key}`);
   }
   return settings;
 }
@@ -346,7 +346,7 @@ async function main() {
     console.error(`unknown scenario ${name}; known: ${Object.keys(scenarios).join(', ')}`);
     process.exit(2);
   }
-  settings = parseConnectionString(process.env.JS_SDK_CONNECTION_STRING || '');
+  settings = parseConnectionString(process.env.SCENARIO_CONNECTION_STRING || '');
   credential = new AzureNamedKeyCredential(settings.AccountName, settings.AccountKey);
   service = new TableServiceClient(settings.TableEndpoint, credential, OPTIONS);
   await scenario();

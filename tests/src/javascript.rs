@@ -9,26 +9,18 @@
 //! Each scenario checks every answer itself (`node:assert`) and exits non-zero with the failed
 //! expectation; [`JavaScript::scenario`] turns that into a [`ScriptError`] carrying its output.
 //! A scenario runs in strict mode (the service's rules) or, on Azurite, accepting exactly its
-//! documented deviations (protocol doc, section 10): see [`Rules`].
+//! documented deviations (protocol doc, section 10): see [`Rules`]. The Python SDK runs the
+//! same scenarios (`tests/python/scenarios.py`, [`crate::python::Python::scenario`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use crate::script::ScriptError;
+use crate::script::{Rules, ScriptError};
 use crate::tooling;
 
 /// The `@azure/data-tables` version the scenarios are pinned to.
 pub const AZURE_DATA_TABLES_JS_VERSION: &str = "13.3.2";
-
-/// Which rules the endpoint under test follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rules {
-    /// The service's rules (our engine served over HTTP).
-    Strict,
-    /// Azurite's: its documented deviations are accepted, and their checks skipped.
-    Azurite,
-}
 
 /// Node.js with the SDK installed, able to run the scenarios.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,19 +47,11 @@ impl JavaScript {
             .arg(&self.script)
             .arg(name)
             .env("NODE_PATH", &self.modules)
-            // Through the environment, not the command line: it carries the account key, and
-            // the command line is shown in every error.
-            .env("JS_SDK_CONNECTION_STRING", connection_string)
-            .env("JS_SDK_STRICT", if rules == Rules::Strict { "1" } else { "0" })
+            .envs(crate::script::scenario_env(connection_string, rules))
             .stdin(Stdio::null());
         let shown = format!("node {} {name}", self.script.display());
         let stdout = crate::script::run(&mut command, shown.clone())?;
-        // A scenario that ended without running its checks must not pass.
-        if stdout.lines().any(|line| line == format!("ok {name}")) {
-            Ok(())
-        } else {
-            Err(ScriptError::Output { command: shown, reason: format!("no `ok {name}` line"), stdout })
-        }
+        crate::script::expect_ok(name, shown, stdout)
     }
 }
 

@@ -12,7 +12,9 @@
 //!   helper scripts in `tests/python/` (interop: every EDM type written and read by the SDK).
 //! - [`javascript`]: the official JavaScript SDK (`@azure/data-tables` from npm), running the
 //!   scenarios of `tests/js/scenarios.cjs` (every EDM type, batches, paging, ETags, SAS,
-//!   errors, table listing) against an endpoint, strictly or with Azurite's deviations.
+//!   errors, table listing) against an endpoint, strictly or with Azurite's deviations; the
+//!   Python SDK runs the same scenarios (`tests/python/scenarios.py`).
+//! - [`script`]: running those helper scripts, and what the two scenario scripts share.
 //! - [`fault_proxy`]: a seeded fault-injecting HTTP proxy to put in front of Azurite (resets,
 //!   stalls past the client's timeout, 500/503/429, before or after the request is applied).
 //! - [`fuzz`]: deterministic mutation fuzzers for every parser and decoder (run by

@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 use base64::Engine as _;
 use table_core::{ETag, Entity, Value};
 
-use crate::script::ScriptError;
+use crate::script::{Rules, ScriptError};
 use crate::tooling;
 
 /// The `azure-data-tables` version the suite is pinned to.
@@ -72,6 +72,19 @@ impl Python {
             .stdin(Stdio::null());
         let shown = format!("{} {script} {}", self.interpreter.display(), args.join(" "));
         crate::script::run(&mut command, shown)
+    }
+
+    /// Runs `scenarios.py <name>` against the account of `connection_string` (the same
+    /// scenarios as the JavaScript SDK's, [`crate::javascript`]).
+    pub fn scenario(&self, name: &str, connection_string: &str, rules: Rules) -> Result<(), ScriptError> {
+        let stdout =
+            self.run("scenarios.py", &[name], &crate::script::scenario_env(connection_string, rules))?;
+        crate::script::expect_ok(name, format!("scenarios.py {name}"), stdout)
+    }
+
+    /// The names of the scenarios `scenarios.py` defines, in its order.
+    pub fn scenario_names(&self) -> Result<Vec<String>, ScriptError> {
+        Ok(self.run("scenarios.py", &["--list"], &[])?.lines().map(str::to_owned).collect())
     }
 
     /// `interop.py write`: the SDK creates `table` if needed and upserts its corpus of every

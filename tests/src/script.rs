@@ -1,5 +1,8 @@
 //! Running one helper script of an external SDK (`tests/python/`, `tests/js/`) and keeping
-//! everything it printed for the error message.
+//! everything it printed for the error message; and what the SDK scenario scripts
+//! (`tests/python/scenarios.py`, `tests/js/scenarios.cjs`) have in common: the same scenario
+//! names, the endpoint and rules passed through the environment, and `ok <scenario>` as the
+//! last word of a scenario that ran every check.
 
 use std::process::{Command, ExitStatus};
 
@@ -58,4 +61,30 @@ pub(crate) fn run(command: &mut Command, shown: String) -> Result<String, Script
         reason: format!("not UTF-8: {e}"),
         stdout,
     })
+}
+
+/// Which rules the endpoint under test of an SDK scenario follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rules {
+    /// The service's rules (our engine served over HTTP).
+    Strict,
+    /// Azurite's: its documented deviations are accepted, and their checks skipped.
+    Azurite,
+}
+
+/// The environment of one scenario run. The connection string travels there, not on the
+/// command line: it carries the account key, and the command line is shown in every error.
+pub(crate) fn scenario_env(connection_string: &str, rules: Rules) -> [(&'static str, &str); 2] {
+    let strict = if rules == Rules::Strict { "1" } else { "0" };
+    [("SCENARIO_CONNECTION_STRING", connection_string), ("SCENARIO_STRICT", strict)]
+}
+
+/// A scenario that exited successfully without printing `ok <name>` did not run its checks,
+/// and must not pass.
+pub(crate) fn expect_ok(name: &str, command: String, stdout: String) -> Result<(), ScriptError> {
+    if stdout.lines().any(|line| line == format!("ok {name}")) {
+        Ok(())
+    } else {
+        Err(ScriptError::Output { command, reason: format!("no `ok {name}` line"), stdout })
+    }
 }
