@@ -218,49 +218,21 @@ fn resolve() -> Result<Option<Azurite>, String> {
 /// Whether Node.js and npm are installed; when not, a loud banner and `false`, or the error
 /// when `REQUIRE_AZURITE=1`.
 fn node_and_npm_found() -> Result<bool, String> {
-    let (node, npm) = (tooling::tool_version("node"), tooling::tool_version("npm"));
-    if node.is_none() || npm.is_none() {
-        let found = format!(
-            "node: {}, npm: {}",
-            node.as_deref().unwrap_or("NOT FOUND"),
-            npm.as_deref().unwrap_or("NOT FOUND")
-        );
-        return tooling::skip_or_fail(
-            "AZURITE TESTS SKIPPED: node/npm not found",
-            &[
-                &found,
-                "Every scenario of the conformance suite ran on the embedded engine only.",
-                "Install Node.js and npm (e.g. `apt-get install -y nodejs npm`), or point",
-                "AZURITE_TABLE_ENDPOINT at a running Azurite table service.",
-            ],
-            "REQUIRE_AZURITE",
-        )
-        .map(|_: Option<()>| false);
-    }
-    Ok(true)
+    tooling::node_and_npm_found(
+        "AZURITE TESTS SKIPPED: node/npm not found",
+        &[
+            "Every scenario of the conformance suite ran on the embedded engine only.",
+            "Install Node.js and npm (e.g. `apt-get install -y nodejs npm`), or point",
+            "AZURITE_TABLE_ENDPOINT at a running Azurite table service.",
+        ],
+    )
 }
 
 /// Installs the pinned Azurite into the cache folder once; returns the `azurite-table` script.
 fn install() -> Result<PathBuf, String> {
     let cache = tooling::cache_dir("AZURITE_CACHE_DIR", "azurite-cache");
-    let prefix = cache.join(AZURITE_VERSION);
-    let program = prefix.join("node_modules").join(".bin").join("azurite-table");
-    let marker = format!("azurite-{AZURITE_VERSION}.installed");
-    tooling::install_once(&cache, &marker, || {
-        tooling::run_checked(
-            Command::new("npm")
-                .arg("install")
-                .arg("--prefix")
-                .arg(&prefix)
-                .args(["--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=warn"])
-                .arg(format!("azurite@{AZURITE_VERSION}")),
-        )
-        .map_err(|e| format!("installing Azurite from npm failed:\n{e}"))?;
-        Ok(())
-    })
-    .and_then(|()| tooling::check_installed(&cache, &marker, &program))
-    .map_err(|e| format!("Azurite install into {} failed: {e}", cache.display()))?;
-    Ok(program)
+    let program = Path::new("node_modules").join(".bin").join("azurite-table");
+    Ok(tooling::npm_install_once(&cache, "azurite", AZURITE_VERSION, &program)?.join(program))
 }
 
 /// Why one start attempt did not give a running server.

@@ -71,42 +71,16 @@ pub fn javascript() -> Option<&'static JavaScript> {
 
 /// Finds Node.js and npm and makes sure the pinned SDK is installed.
 fn resolve() -> Result<Option<JavaScript>, String> {
-    let (node, npm) = (tooling::tool_version("node"), tooling::tool_version("npm"));
-    if node.is_none() || npm.is_none() {
-        let found = format!(
-            "node: {}, npm: {}",
-            node.as_deref().unwrap_or("NOT FOUND"),
-            npm.as_deref().unwrap_or("NOT FOUND")
-        );
-        return tooling::skip_or_fail(
-            "JAVASCRIPT SDK SCENARIOS SKIPPED: node/npm not found",
-            &[&found, "Install Node.js and npm (e.g. `apt-get install -y nodejs npm`)."],
-            "REQUIRE_AZURITE",
-        );
+    let headline = "JAVASCRIPT SDK SCENARIOS SKIPPED: node/npm not found";
+    if !tooling::node_and_npm_found(
+        headline,
+        &["Install Node.js and npm (e.g. `apt-get install -y nodejs npm`)."],
+    )? {
+        return Ok(None);
     }
     let cache = tooling::cache_dir("JS_SDK_CACHE_DIR", "js-sdk-cache");
-    let prefix = cache.join(AZURE_DATA_TABLES_JS_VERSION);
-    let modules = prefix.join("node_modules");
-    let marker = format!("data-tables-{AZURE_DATA_TABLES_JS_VERSION}.installed");
-    tooling::install_once(&cache, &marker, || {
-        tooling::run_checked(
-            Command::new("npm")
-                .arg("install")
-                .arg("--prefix")
-                .arg(&prefix)
-                .args(["--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=warn"])
-                .arg(format!("@azure/data-tables@{AZURE_DATA_TABLES_JS_VERSION}")),
-        )
-        .map(drop)
-    })
-    .and_then(|()| {
-        tooling::check_installed(
-            &cache,
-            &marker,
-            &modules.join("@azure").join("data-tables").join("package.json"),
-        )
-    })
-    .map_err(|e| format!("installing @azure/data-tables into {} failed: {e}", cache.display()))?;
+    let sdk = Path::new("node_modules").join("@azure").join("data-tables").join("package.json");
+    let prefix = tooling::npm_install_once(&cache, "@azure/data-tables", AZURE_DATA_TABLES_JS_VERSION, &sdk)?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("js").join("scenarios.cjs");
-    Ok(Some(JavaScript { modules, script }))
+    Ok(Some(JavaScript { modules: prefix.join("node_modules"), script }))
 }

@@ -170,6 +170,51 @@ pub(crate) fn remove_if_present(path: &Path) {
     }
 }
 
+/// Whether Node.js and npm are installed; when not, a loud banner (`headline`, what was found,
+/// then `details`) and `false`, or the banner as the error when `REQUIRE_AZURITE=1` (Node.js is
+/// what Azurite and the JavaScript SDK both need).
+pub(crate) fn node_and_npm_found(headline: &str, details: &[&str]) -> Result<bool, String> {
+    let (node, npm) = (tool_version("node"), tool_version("npm"));
+    if node.is_some() && npm.is_some() {
+        return Ok(true);
+    }
+    let found = format!(
+        "node: {}, npm: {}",
+        node.as_deref().unwrap_or("NOT FOUND"),
+        npm.as_deref().unwrap_or("NOT FOUND")
+    );
+    let lines: Vec<&str> = std::iter::once(found.as_str()).chain(details.iter().copied()).collect();
+    skip_or_fail(headline, &lines, "REQUIRE_AZURITE").map(|_: Option<()>| false)
+}
+
+/// Installs npm package `package` at `version` once into `cache/<version>` (see
+/// [`install_once`]) and returns that folder, after checking it holds `product` (a path
+/// relative to it).
+pub(crate) fn npm_install_once(
+    cache: &Path,
+    package: &str,
+    version: &str,
+    product: &Path,
+) -> Result<PathBuf, String> {
+    let prefix = cache.join(version);
+    let marker = format!("{}-{version}.installed", package.trim_start_matches('@').replace('/', "-"));
+    install_once(cache, &marker, || {
+        run_checked(
+            Command::new("npm")
+                .arg("install")
+                .arg("--prefix")
+                .arg(&prefix)
+                .args(["--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=warn"])
+                .arg(format!("{package}@{version}")),
+        )
+        .map(drop)
+        .map_err(|e| format!("installing {package} from npm failed:\n{e}"))
+    })
+    .and_then(|()| check_installed(cache, &marker, &prefix.join(product)))
+    .map_err(|e| format!("{package} install into {} failed: {e}", cache.display()))?;
+    Ok(prefix)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
