@@ -387,6 +387,18 @@ mod tests {
         assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
     }
 
+    proptest::proptest! {
+        /// Any bytes in a part (request line, headers, body) fail that part or the body, never
+        /// panic, and never apply anything.
+        #[test]
+        fn any_part_is_read_or_refused(part in ".{0,200}", lines in proptest::collection::vec(".{0,30}", 0..6)) {
+            let engine = engine_with("tbl");
+            let body = format!("--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\n\r\n{part}\r\n{}\r\n--c--\r\n--b--", lines.join("\r\n"));
+            let _ = submit_raw(&engine, "multipart/mixed; boundary=b", body);
+            proptest::prop_assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
+        }
+    }
+
     #[test]
     fn malformed_bodies_are_refused_whole() {
         let engine = engine_with("tbl");

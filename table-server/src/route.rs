@@ -225,6 +225,13 @@ mod tests {
     }
 
     proptest! {
+        /// Any path and query is read or refused, never a panic.
+        #[test]
+        fn any_text_is_read_or_refused(path in "/[a-z]{0,3}(/.{0,40})?", query in ".{0,40}") {
+            let _ = parse_path(&path);
+            let _ = Query::parse(&query);
+        }
+
         /// Every key the client can write, the server reads back.
         #[test]
         fn client_paths_round_trip(pk in ".{0,20}", rk in ".{0,20}", table in "[A-Za-z][A-Za-z0-9]{2,10}") {

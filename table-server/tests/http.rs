@@ -7,6 +7,7 @@
 
 use std::net::SocketAddr;
 use std::num::NonZeroU64;
+use std::time::Duration;
 
 use serde_json::Value as Json;
 use table_client::auth::{Credential, http_date};
@@ -17,6 +18,9 @@ use tokio::net::TcpStream;
 
 const JSON: &str = "application/json";
 const MINIMAL: &str = "application/json;odata=minimalmetadata";
+
+/// How long a test waits for an answer.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A server on a free port over a fresh engine, serving the development account.
 async fn start(auth: bool) -> (Server, Engine) {
@@ -59,8 +63,9 @@ async fn exchange(server: &Server, request: &[u8]) -> Option<Reply> {
     stream.write_all(request).await.unwrap();
     let mut raw = Vec::new();
     // A server that closes while the request is still being written resets the connection:
-    // what was read until then is the answer.
-    let _ = stream.read_to_end(&mut raw).await;
+    // what was read until then is the answer. One that never answers fails the test.
+    let read = tokio::time::timeout(ANSWER_TIMEOUT, stream.read_to_end(&mut raw)).await;
+    assert!(read.is_ok(), "no answer within {ANSWER_TIMEOUT:?}");
     let text = String::from_utf8(raw).unwrap();
     let (head, body) = text.split_once("\r\n\r\n")?;
     let mut lines = head.split("\r\n");
