@@ -8,7 +8,9 @@
 //! A body that cannot be split (no boundary, not UTF-8, over 4 MiB) is refused as a whole, with
 //! a plain error answer; a part that cannot be read, or an operation the engine refuses, fails
 //! the transaction with a `202 Accepted` whose changeset holds one part: the failing
-//! operation's status and error, its message prefixed by the operation's index.
+//! operation's status and error, its message prefixed by the operation's index. A single
+//! retrieve (`GET` of one entity) may make up a batch alone; its answer part stands outside
+//! any changeset.
 
 use std::fmt::Write as _;
 
@@ -20,6 +22,14 @@ use crate::answer::{Answer, Failure, Metadata};
 use crate::json::{self, Links};
 use crate::operations::{Call, Refused, Verb, body_entity, missing_if_match, verb_of};
 use crate::route::{Resource, parse_path};
+
+/// What a part asks for.
+enum Sub {
+    /// A write of the transaction.
+    Write(Operation),
+    /// A point read, alone in its batch.
+    Retrieve(EntityKey),
+}
 
 /// What a part says about its operation's answer.
 struct Part {
@@ -54,9 +64,19 @@ pub(crate) fn submit(call: &Call<'_>) -> Result<Answer, Refused> {
             failure
         });
         match read {
-            Ok((operation, part)) => {
+            Ok((Sub::Write(operation), part)) => {
                 operations.push(operation);
                 parts.push(part);
+            }
+            Ok((Sub::Retrieve(key), part)) if leaves.len() == 1 => {
+                return retrieve(call, &table.unwrap_or_default(), &key, &part);
+            }
+            Ok((Sub::Retrieve(_), _)) => {
+                let failure = Failure {
+                    batch_index: Some(index),
+                    ..Failure::invalid_input("a retrieve must be the only operation of its batch")
+                };
+                return Ok(failed(call, &failure, content_id(leaf)));
             }
             Err(failure) => return Ok(failed(call, &failure, content_id(leaf))),
         }
@@ -91,7 +111,7 @@ fn read_part(
     call: &Call<'_>,
     leaf: &MultipartLeaf<'_>,
     table: &mut Option<String>,
-) -> Result<(Operation, Part), Failure> {
+) -> Result<(Sub, Part), Failure> {
     let mut lines = leaf.content.iter().skip_while(|l| l.trim().is_empty());
     let request_line =
         lines.next().ok_or_else(|| Failure::invalid_input("a $batch part holds no request"))?;
@@ -145,18 +165,19 @@ fn read_part(
         entity.row_key = key.row_key;
         Ok(entity)
     };
-    let operation = match (verb_of(method), key) {
-        (Verb::Post, None) => Operation::Insert(body_entity(body.trim().as_bytes(), true)?),
-        (Verb::Put, Some(key)) => match if_match {
+    let sub = match (verb_of(method), key) {
+        (Verb::Get, Some(key)) => Sub::Retrieve(key),
+        (Verb::Post, None) => Sub::Write(Operation::Insert(body_entity(body.trim().as_bytes(), true)?)),
+        (Verb::Put, Some(key)) => Sub::Write(match if_match {
             Some(if_match) => Operation::Replace { entity: with_url_keys(key)?, if_match },
             None => Operation::InsertOrReplace(with_url_keys(key)?),
-        },
-        (Verb::Merge, Some(key)) => match if_match {
+        }),
+        (Verb::Merge, Some(key)) => Sub::Write(match if_match {
             Some(if_match) => Operation::Merge { entity: with_url_keys(key)?, if_match },
             None => Operation::InsertOrMerge(with_url_keys(key)?),
-        },
+        }),
         (Verb::Delete, Some(key)) => {
-            Operation::Delete { key, if_match: if_match.ok_or_else(missing_if_match)? }
+            Sub::Write(Operation::Delete { key, if_match: if_match.ok_or_else(missing_if_match)? })
         }
         _ => return Err(Failure::invalid_input(format!("a $batch part cannot {method} {url}"))),
     };
@@ -167,22 +188,55 @@ fn read_part(
         metadata: Metadata::from_accept(header(&headers, "Accept").unwrap_or(""))
             .unwrap_or(Metadata::Minimal),
     };
-    Ok((operation, part))
+    Ok((sub, part))
 }
 
 /// The multipart answer: `--batchresponse` around one changeset of `parts`.
 fn multipart(parts: &[String]) -> Answer {
-    let batch = format!("batchresponse_{}", uuid::Uuid::new_v4());
     let changeset = format!("changesetresponse_{}", uuid::Uuid::new_v4());
-    let mut body = format!("--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n");
+    let mut inner = String::new();
     for part in parts {
-        let _ = write!(
-            body,
-            "--{changeset}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n{part}\r\n"
-        );
+        let _ = write!(inner, "--{changeset}\r\n{}", http_part(part));
     }
-    let _ = write!(body, "--{changeset}--\r\n--{batch}--\r\n");
+    let _ = write!(inner, "--{changeset}--\r\n");
+    batch_response(&format!("Content-Type: multipart/mixed; boundary={changeset}\r\n\r\n{inner}"))
+}
+
+/// `part` (an HTTP response) with its MIME headers.
+fn http_part(part: &str) -> String {
+    format!("Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n{part}\r\n")
+}
+
+/// The `--batchresponse` envelope of one part (a changeset, or a retrieve's answer).
+fn batch_response(part: &str) -> Answer {
+    let batch = format!("batchresponse_{}", uuid::Uuid::new_v4());
+    let body = format!("--{batch}\r\n{part}--{batch}--\r\n");
     Answer::empty(202).header("Content-Type", format!("multipart/mixed; boundary={batch}")).with_body(body)
+}
+
+/// A retrieve alone in its batch: one answer part, outside any changeset (the engine's
+/// answer for a point read, or its error).
+fn retrieve(call: &Call<'_>, table: &str, key: &EntityKey, part: &Part) -> Result<Answer, Refused> {
+    let answer = match call.engine.get(table, &key.partition_key, &key.row_key, None) {
+        Ok(entity) => {
+            let links = Links { base: call.base, account: call.account, metadata: part.metadata };
+            let mut headers = vec![("Content-Type", part.metadata.content_type().to_owned())];
+            if let Some(etag) = &entity.etag {
+                headers.push(("ETag", etag.as_str().to_owned()));
+            }
+            response_part(
+                "200 OK",
+                part.content_id.as_deref(),
+                &headers,
+                &json::entity(links, table, &entity),
+            )
+        }
+        Err(error) => match Refused::from(error) {
+            Refused::Failure(failure) => error_part(call, &failure, part.content_id.as_deref()),
+            Refused::Dropped => return Err(Refused::Dropped),
+        },
+    };
+    Ok(batch_response(&http_part(&answer)))
 }
 
 /// One part's answer: status line, headers (with the common ones), blank line, body.
@@ -200,6 +254,11 @@ fn response_part(status: &str, content_id: Option<&str>, headers: &[(&str, Strin
 }
 
 fn failed(call: &Call<'_>, failure: &Failure, content_id: Option<String>) -> Answer {
+    multipart(&[error_part(call, failure, content_id.as_deref())])
+}
+
+/// The answer part of a failed operation: its status and the service's error body.
+fn error_part(call: &Call<'_>, failure: &Failure, content_id: Option<&str>) -> String {
     let error = Answer::failure(failure, call.request_id);
     let body = String::from_utf8_lossy(&error.body);
     let status = hyper::StatusCode::from_u16(failure.status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
@@ -208,7 +267,7 @@ fn failed(call: &Call<'_>, failure: &Failure, content_id: Option<String>) -> Ans
         ("DataServiceVersion", "3.0;".to_owned()),
         ("Content-Type", Metadata::Minimal.content_type().to_owned()),
     ];
-    multipart(&[response_part(&status_line, content_id.as_deref(), &headers, &body)])
+    response_part(&status_line, content_id, &headers, &body)
 }
 
 fn succeeded(
@@ -274,11 +333,8 @@ mod tests {
         submit_raw(engine, &content_type, body)
     }
 
-    fn submit_raw(
-        engine: &Engine,
-        content_type: &str,
-        body: String,
-    ) -> table_core::Result<Vec<WriteOutcome>> {
+    /// Submits a `$batch` of `body`, as the server would.
+    fn submit_body(engine: &Engine, content_type: &str, body: String) -> Result<Answer, Refused> {
         let mut headers = hyper::HeaderMap::new();
         headers.insert("content-type", content_type.parse().expect("a valid header"));
         let body = bytes::Bytes::from(body);
@@ -293,7 +349,21 @@ mod tests {
             body: &body,
             request_id: "rid",
         };
-        match submit(&call) {
+        submit(&call)
+    }
+
+    /// [`submit_body`]'s answer (a 500 stands for a refusal).
+    fn answer_to(engine: &Engine, content_type: &str, body: String) -> Answer {
+        submit_body(engine, content_type, body).unwrap_or_else(|_| Answer::empty(500))
+    }
+
+    /// [`submit_body`]'s answer, read as the client reads it.
+    fn submit_raw(
+        engine: &Engine,
+        content_type: &str,
+        body: String,
+    ) -> table_core::Result<Vec<WriteOutcome>> {
+        match submit_body(engine, content_type, body) {
             Ok(answer) => {
                 assert_eq!(answer.status, 202);
                 let content_type =
@@ -385,6 +455,61 @@ mod tests {
             assert_eq!((error.code(), error.batch_index()), (Some(&code), Some(1)), "{to}");
         }
         assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
+    }
+
+    /// The body of a batch holding one retrieve of `row_key`, outside any changeset.
+    fn retrieve_body(row_key: &str) -> String {
+        format!(
+            "--batch_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+             GET {BASE}/tbl(PartitionKey='p',RowKey='{row_key}') HTTP/1.1\r\n\
+             Accept: application/json;odata=nometadata\r\n\r\n\r\n--batch_1--\r\n"
+        )
+    }
+
+    /// The answer parts of a `$batch` answer: status line and body of each.
+    fn answer_parts(answer: &Answer) -> Vec<(String, String)> {
+        let content_type = answer.headers.iter().find(|(n, _)| *n == "Content-Type").map(|(_, v)| v.clone());
+        let text = std::str::from_utf8(&answer.body).unwrap_or_default();
+        let leaves = multipart_leaves(&content_type.unwrap_or_default(), text, 10).unwrap_or_default();
+        leaves
+            .iter()
+            .map(|leaf| {
+                let status = leaf.content.first().copied().unwrap_or_default().to_owned();
+                (status, leaf.content.last().copied().unwrap_or_default().to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_retrieve_alone_is_answered_outside_any_changeset() {
+        let engine = engine_with("tbl");
+        engine.insert("tbl", Entity::new("p", "1").with("x", 1)).expect("a fresh row");
+        let found = answer_to(&engine, "multipart/mixed; boundary=batch_1", retrieve_body("1"));
+        assert_eq!(found.status, 202);
+        assert!(!String::from_utf8_lossy(&found.body).contains("changesetresponse"));
+        let parts = answer_parts(&found);
+        assert_eq!(parts.len(), 1);
+        assert_eq!(parts[0].0, "HTTP/1.1 200 OK");
+        let entity: serde_json::Value = serde_json::from_str(&parts[0].1).unwrap_or_default();
+        assert_eq!((entity["RowKey"].as_str(), entity["x"].as_i64()), (Some("1"), Some(1)));
+
+        let missing =
+            answer_parts(&answer_to(&engine, "multipart/mixed; boundary=batch_1", retrieve_body("2")));
+        assert_eq!(missing[0].0, "HTTP/1.1 404 Not Found");
+        assert!(missing[0].1.contains("ResourceNotFound"), "{}", missing[0].1);
+
+        // Mixed with a write, it fails the batch at its index.
+        let part = "--cs\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n";
+        let mixed = format!(
+            "--batch_1\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n\
+             {part}POST {BASE}/tbl HTTP/1.1\r\nContent-Type: application/json\r\n\r\n\
+             {{\"PartitionKey\":\"p\",\"RowKey\":\"3\"}}\r\n\
+             {part}GET {BASE}/tbl(PartitionKey='p',RowKey='1') HTTP/1.1\r\n\r\n\r\n--cs--\r\n--batch_1--\r\n"
+        );
+        let refused = answer_parts(&answer_to(&engine, "multipart/mixed; boundary=batch_1", mixed));
+        assert_eq!(refused[0].0, "HTTP/1.1 400 Bad Request");
+        assert!(refused[0].1.contains(r#""value":"1:"#), "{}", refused[0].1);
+        assert!(engine.get("tbl", "p", "3", None).is_err(), "nothing was applied");
     }
 
     proptest::proptest! {

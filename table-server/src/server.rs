@@ -40,8 +40,8 @@ impl Default for Config {
     }
 }
 
-/// A running server. Dropping it leaves the server running until the runtime ends; call
-/// [`shutdown`](Server::shutdown) to stop it gracefully.
+/// A running server. [`shutdown`](Server::shutdown) stops it gracefully and waits until it
+/// has; dropping it starts the same shutdown without waiting.
 #[derive(Debug)]
 pub struct Server {
     local_addr: SocketAddr,
@@ -68,7 +68,7 @@ impl Server {
     /// Stops accepting connections, waits (at most 10 s) for the requests in flight, then
     /// returns once every connection is closed.
     pub async fn shutdown(self) {
-        // The serving task only ends on this signal, so it is still listening for it.
+        // The serving task ends only on this signal (or the sender's drop), so it still listens.
         let _ = self.stop.send(());
         let _ = self.task.await;
     }
