@@ -5,6 +5,8 @@
 //!   `AZURITE_TABLE_ENDPOINT` or installed from npm and started on a free loopback port.
 //!   [`azurite::azurite_oauth`] starts a second one over HTTPS (a generated private CA) that
 //!   accepts bearer tokens (`--oauth basic`).
+//! - [`server`]: one in-process `table-server` per test process, an account and a fresh engine
+//!   per test (the third backend: our HTTP client against the engine served over HTTP).
 //! - [`target`]: the backends a scenario runs on, and the `scenario!` macro (and
 //!   `token_scenario!`, the same on the OAuth Azurite with token auth).
 //! - [`token`]: bearer tokens that Azurite accepts and a scriptable counting token credential.
@@ -44,6 +46,7 @@ pub mod fuzz;
 pub mod javascript;
 pub mod python;
 pub mod script;
+pub mod server;
 pub mod target;
 pub mod token;
 mod tooling;

@@ -1,5 +1,5 @@
 //! The backends a scenario runs on, and the `scenario!` macro that runs each scenario once per
-//! backend as two tests named after it.
+//! backend as three tests named after it.
 
 use table_client::engine::Engine;
 use table_client::{TableClient, TableServiceClient};
@@ -9,7 +9,8 @@ use table_client::{TableClient, TableServiceClient};
 pub struct Target {
     /// The client to use.
     pub client: TableServiceClient,
-    /// The embedded engine behind `client`, when it is embedded (for fault injection).
+    /// The engine behind `client`, when it is ours (embedded, or served by table-server), for
+    /// fault injection and call counts.
     pub engine: Option<Engine>,
 }
 
@@ -18,6 +19,13 @@ impl Target {
     pub fn embedded() -> Target {
         let engine = Engine::new();
         Target { client: TableServiceClient::embedded(engine.clone()), engine: Some(engine) }
+    }
+
+    /// A fresh engine served by the process's table-server ([`crate::server`]) over HTTP, with
+    /// our HTTP client: the engine's strict rules through the wire format.
+    pub fn server() -> Target {
+        let engine = Engine::new();
+        Target { client: crate::server::client_for(engine.clone()), engine: Some(engine) }
     }
 
     /// The process's Azurite, or `None` (after a loud banner) when it cannot run here.
@@ -56,12 +64,28 @@ impl Target {
 /// A table name that no other test uses.
 pub use crate::azurite::unique_table_name as unique_name;
 
-/// Runs each named `async fn(Target)` once per backend, as `<name>::embedded` and
-/// `<name>::azurite` tests (the latter skipping loudly where Azurite cannot run).
+/// Runs each named `async fn(Target)` once per backend, as `<name>::embedded`,
+/// `<name>::server` and `<name>::azurite` tests (the latter skipping loudly where Azurite
+/// cannot run). `scenario!(not_on_server: ...)` leaves out the server, for what it does not
+/// serve yet (table ACLs and service settings).
 #[macro_export]
 macro_rules! scenario {
+    (not_on_server: $($name:ident),* $(,)?) => {$(
+        mod $name {
+            $crate::scenario!(@embedded_and_azurite $name);
+        }
+    )*};
     ($($name:ident),* $(,)?) => {$(
         mod $name {
+            $crate::scenario!(@embedded_and_azurite $name);
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn server() {
+                super::$name($crate::target::Target::server()).await;
+            }
+        }
+    )*};
+    (@embedded_and_azurite $name:ident) => {
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn embedded() {
                 super::$name($crate::target::Target::embedded()).await;
@@ -73,8 +97,7 @@ macro_rules! scenario {
                     super::$name(target).await;
                 }
             }
-        }
-    )*};
+    };
 }
 
 /// Runs each named `async fn(Target)` of a `scenario!` list once more, on the OAuth Azurite

@@ -54,6 +54,19 @@ impl AccountKey {
         mac.update(string_to_sign.as_bytes());
         BASE64.encode(mac.finalize().into_bytes())
     }
+
+    /// Whether `signature` (base64) is this key's signature of `string_to_sign`, compared in
+    /// constant time: a server checking SharedKey requests signs with the same canonicalizer
+    /// as the client. Not API.
+    #[doc(hidden)]
+    pub fn verify(&self, string_to_sign: &str, signature: &str) -> bool {
+        let Ok(signature) = BASE64.decode(signature) else {
+            return false;
+        };
+        let mut mac = Hmac::clone(&self.mac);
+        mac.update(string_to_sign.as_bytes());
+        mac.verify_slice(&signature).is_ok()
+    }
 }
 
 impl fmt::Debug for AccountKey {

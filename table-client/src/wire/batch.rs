@@ -49,10 +49,11 @@ const MAX_PART_TEXT: usize = 64 * 1024;
 pub(crate) const MAX_BATCH_RESPONSE_BODY: usize =
     MAX_BATCH_OPERATIONS * MAX_PART_TEXT + 3 * MAX_BATCH_BODY + 4096;
 
-/// The most lines a batch response is split into: an honest one has one or two dozen per
-/// part and single-line bodies. Bounded so a body of newlines cannot become a list of
-/// millions of slices.
-const MAX_RESPONSE_LINES: usize = MAX_BATCH_OPERATIONS * 64 + 64;
+/// The most lines a multipart body (a batch request or response) is split into: an honest one
+/// has one or two dozen per part and single-line bodies. Bounded so a body of newlines cannot
+/// become a list of millions of slices.
+#[doc(hidden)]
+pub const MAX_MULTIPART_LINES: usize = MAX_BATCH_OPERATIONS * 64 + 64;
 
 /// The `Content-Type` and body of a `POST {base_url}/$batch` for `operations` on `table`.
 ///
@@ -123,16 +124,12 @@ fn encode_with_boundaries(
 /// operations sent). When the transaction failed, the error of the failing operation: its
 /// service code, HTTP status, message and [`batch_index`](Error::batch_index).
 pub fn decode_batch_response(content_type: &str, body: &[u8]) -> Result<Vec<WriteOutcome>> {
-    let boundary = boundary_of(content_type)
-        .ok_or_else(|| malformed("the batch response Content-Type names no boundary"))?;
     let text =
         std::str::from_utf8(body).map_err(|e| malformed("the batch response is not UTF-8").with_source(e))?;
-    if text.bytes().filter(|&b| b == b'\n').count() >= MAX_RESPONSE_LINES {
-        return Err(malformed(&format!("the batch response has more than {MAX_RESPONSE_LINES} lines")));
-    }
-    let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
-    let mut responses = Vec::new();
-    collect_responses(&lines, boundary, 1, &mut responses)?;
+    let responses = multipart_leaves(content_type, text, MAX_BATCH_OPERATIONS)?
+        .iter()
+        .map(|part| parse_http_response(&part.content))
+        .collect::<Result<Vec<_>>>()?;
     if responses.is_empty() {
         return Err(malformed("the batch response holds no operation response"));
     }
@@ -146,6 +143,42 @@ pub fn decode_batch_response(content_type: &str, body: &[u8]) -> Result<Vec<Writ
             }
         })
         .collect()
+}
+
+/// One part of a multipart body that holds no further multipart: its MIME headers and the
+/// lines after them (line ends removed).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct MultipartLeaf<'a> {
+    /// `Name: value` MIME headers, trimmed.
+    pub headers: Vec<(&'a str, &'a str)>,
+    /// The part's content, one entry per line.
+    pub content: Vec<&'a str>,
+}
+
+/// The leaf parts of a `multipart/*` body whose `Content-Type` is `content_type`, in order:
+/// nested multipart parts (a changeset in a batch) are descended into, two levels at most.
+/// Shared by the client, reading `$batch` responses, and a server, reading `$batch` requests.
+///
+/// Accepts CRLF or LF line ends and relies on no blank-line count. Refused, as
+/// [`ErrorKind::Decode`](table_core::ErrorKind::Decode) errors: no boundary, a body of more
+/// than [`MAX_MULTIPART_LINES`] lines, no part with the boundary, deeper nesting, more than
+/// `max_leaves` leaves.
+#[doc(hidden)]
+pub fn multipart_leaves<'a>(
+    content_type: &str,
+    text: &'a str,
+    max_leaves: usize,
+) -> Result<Vec<MultipartLeaf<'a>>> {
+    let boundary =
+        boundary_of(content_type).ok_or_else(|| malformed("the multipart Content-Type names no boundary"))?;
+    if text.bytes().filter(|&b| b == b'\n').count() >= MAX_MULTIPART_LINES {
+        return Err(malformed(&format!("the multipart body has more than {MAX_MULTIPART_LINES} lines")));
+    }
+    let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let mut leaves = Vec::new();
+    collect_leaves(&lines, boundary, 1, max_leaves, &mut leaves)?;
+    Ok(leaves)
 }
 
 /// The ETag of a successful part: absent, or present once and accepted by [`received_etag`].
@@ -178,16 +211,17 @@ struct PartResponse<'a> {
     body: String,
 }
 
-/// Splits `lines` on `--boundary` delimiters and reads every part, descending into nested
-/// multipart parts.
-fn collect_responses<'a>(
+/// Splits `lines` on `--boundary` delimiters and collects every leaf part, descending into
+/// nested multipart parts.
+fn collect_leaves<'a>(
     lines: &[&'a str],
     boundary: &str,
     depth: usize,
-    out: &mut Vec<PartResponse<'a>>,
+    max_leaves: usize,
+    out: &mut Vec<MultipartLeaf<'a>>,
 ) -> Result<()> {
     if depth > MAX_DEPTH {
-        return Err(malformed("the batch response nests multipart bodies too deeply"));
+        return Err(malformed("the multipart body nests multipart parts too deeply"));
     }
     let delimiter = format!("--{boundary}");
     let close = format!("--{boundary}--");
@@ -212,22 +246,20 @@ fn collect_responses<'a>(
         parts.push(&lines[s..]);
     }
     if parts.is_empty() {
-        return Err(malformed("the batch response has no part with the announced boundary"));
+        return Err(malformed("the multipart body has no part with the announced boundary"));
     }
     for part in parts {
-        let (mime_headers, content) = split_headers(part);
-        let nested = header(&mime_headers, "Content-Type")
+        let (headers, content) = split_headers(part);
+        let nested = header(&headers, "Content-Type")
             .filter(|ct| ct.to_ascii_lowercase().starts_with("multipart/"))
             .map(|ct| boundary_of(ct).ok_or_else(|| malformed("a nested multipart part names no boundary")))
             .transpose()?;
         match nested {
-            Some(inner) => collect_responses(content, inner, depth + 1, out)?,
-            None if out.len() == MAX_BATCH_OPERATIONS => {
-                return Err(malformed(&format!(
-                    "the batch response has more than {MAX_BATCH_OPERATIONS} operation responses"
-                )));
+            Some(inner) => collect_leaves(content, inner, depth + 1, max_leaves, out)?,
+            None if out.len() == max_leaves => {
+                return Err(malformed(&format!("the multipart body has more than {max_leaves} parts")));
             }
-            None => out.push(parse_http_response(content)?),
+            None => out.push(MultipartLeaf { headers, content: content.to_vec() }),
         }
     }
     Ok(())

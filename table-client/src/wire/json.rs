@@ -142,7 +142,25 @@ pub fn read_entity<'b>(
     slots: &'static PropertySlots,
 ) -> Result<ReadEntity<'b>> {
     let scratch = Cell::default();
-    from_slice(body, EntitySeed { etag_header, slots, scratch: &scratch }, "entity")
+    from_slice(body, EntitySeed { etag_header, slots, scratch: &scratch, keys_given: None }, "entity")
+}
+
+/// Reads the body of an insert, update, merge or upsert request (for a server): the entity,
+/// and whether it names both keys as strings (a missing or `null` key reads as empty, which
+/// Insert Entity must refuse with `PropertiesNeedValue` while updates take the keys from the
+/// URL). Every rule of [`decode_entity`] applies.
+#[doc(hidden)]
+pub fn decode_request_entity(body: &[u8]) -> Result<(Entity, bool)> {
+    let scratch = Cell::default();
+    let keys_given = Cell::new(false);
+    let seed = EntitySeed {
+        etag_header: None,
+        slots: &PropertySlots::NONE,
+        scratch: &scratch,
+        keys_given: Some(&keys_given),
+    };
+    let entity = from_slice(body, seed, "entity")?.into_entity();
+    Ok((entity, keys_given.get()))
 }
 
 /// [`decode_entity`] straight into `T`: the same value and the same error as
@@ -164,7 +182,11 @@ pub fn decode_query_page(body: &[u8]) -> Result<Vec<Entity>> {
 /// [`read_entity`]).
 pub fn read_query_page<'b>(body: &'b [u8], slots: &'static PropertySlots) -> Result<Vec<ReadEntity<'b>>> {
     let scratch = Cell::default();
-    decode_page(body, EntitySeed { etag_header: None, slots, scratch: &scratch }, "query page")
+    decode_page(
+        body,
+        EntitySeed { etag_header: None, slots, scratch: &scratch, keys_given: None },
+        "query page",
+    )
 }
 
 /// [`decode_query_page`] straight into `T`s: the same values and the same error as decoding
@@ -399,6 +421,8 @@ struct EntitySeed<'h, 'de> {
     etag_header: Option<&'h str>,
     slots: &'static PropertySlots,
     scratch: &'h SlotScratch<'de>,
+    /// Told whether the object names both keys as strings (see [`decode_request_entity`]).
+    keys_given: Option<&'h Cell<bool>>,
 }
 
 /// The buffer of [`SlotMembers`] that each entity of a page reads its slots into in turn, so
@@ -432,6 +456,9 @@ impl<'de> Visitor<'de> for EntitySeed<'_, 'de> {
             };
             accepted.map_err(de::Error::custom)?;
         }
+        if let Some(keys_given) = self.keys_given {
+            keys_given.set(matches!((&raw.partition_key, &raw.row_key), (Some(Some(_)), Some(Some(_)))));
+        }
         let read = raw.finish(self.etag_header).map_err(de::Error::custom);
         self.scratch.set(slotted);
         read
@@ -459,8 +486,12 @@ impl<T> Copy for DecodeSeed<'_, '_, T> {}
 impl<'de, T> DeserializeSeed<'de> for DecodeSeed<'_, 'de, T> {
     type Value = Result<T>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        let read =
-            EntitySeed { etag_header: self.etag_header, slots: self.decode.slots(), scratch: self.scratch };
+        let read = EntitySeed {
+            etag_header: self.etag_header,
+            slots: self.decode.slots(),
+            scratch: self.scratch,
+            keys_given: None,
+        };
         read.deserialize(d).map(|entity| self.decode.decode(entity))
     }
 }

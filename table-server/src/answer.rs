@@ -1,0 +1,209 @@
+//! Responses: the service's error answers (protocol doc section 8), the JSON content types of
+//! the three metadata levels, and the headers every answer carries.
+
+use bytes::Bytes;
+use chrono::Utc;
+use http_body_util::Full;
+use hyper::Response;
+use hyper::header::{HeaderName, HeaderValue};
+use table_core::{Error, ErrorCode};
+
+/// The body type of every answer.
+pub(crate) type Body = Full<Bytes>;
+
+/// The service version answered when the request names none.
+pub(crate) const DEFAULT_VERSION: &str = "2019-02-02";
+
+/// How much OData control information a JSON answer carries (the `Accept` header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Metadata {
+    /// `odata=nometadata`: values only.
+    None,
+    /// `odata=minimalmetadata` (and plain `application/json`): `odata.metadata`, `odata.etag`,
+    /// and the types JSON cannot carry.
+    Minimal,
+    /// `odata=fullmetadata`: also `odata.type`, `odata.id`, `odata.editLink` and the
+    /// `Timestamp` type.
+    Full,
+}
+
+impl Metadata {
+    /// The level an `Accept` header (or `$format` value) asks for; `None` when it asks for no
+    /// JSON (Atom, which the service refuses since 2015).
+    pub(crate) fn from_accept(accept: &str) -> Option<Metadata> {
+        let accept = accept.to_ascii_lowercase();
+        if accept.contains("odata=nometadata") {
+            Some(Metadata::None)
+        } else if accept.contains("odata=fullmetadata") {
+            Some(Metadata::Full)
+        } else if accept.contains("application/json") || accept.contains("odata=minimalmetadata") {
+            Some(Metadata::Minimal)
+        } else {
+            None
+        }
+    }
+
+    /// The `Content-Type` of a JSON answer at this level.
+    pub(crate) fn content_type(self) -> &'static str {
+        match self {
+            Metadata::None => "application/json;odata=nometadata;streaming=true;charset=utf-8",
+            Metadata::Minimal => "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+            Metadata::Full => "application/json;odata=fullmetadata;streaming=true;charset=utf-8",
+        }
+    }
+}
+
+/// A request the service refuses: status, code and the first line of the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    pub(crate) status: u16,
+    pub(crate) code: ErrorCode,
+    pub(crate) message: String,
+    /// The failing operation of a `$batch`, written ahead of the message.
+    pub(crate) batch_index: Option<usize>,
+}
+
+impl Failure {
+    pub(crate) fn new(status: u16, code: ErrorCode, message: impl Into<String>) -> Failure {
+        Failure { status, code, message: message.into(), batch_index: None }
+    }
+
+    /// 400 `InvalidInput`, with what was wrong.
+    pub(crate) fn invalid_input(why: impl Into<String>) -> Failure {
+        let why = why.into();
+        Failure::new(400, ErrorCode::InvalidInput, format!("One of the request inputs is not valid. ({why})"))
+    }
+
+    /// The service's answer for `code`, with its own status and message.
+    pub(crate) fn service(code: ErrorCode) -> Failure {
+        Failure::from(Error::service(code))
+    }
+
+    /// The error body: `{"odata.error":{"code":..,"message":{"lang":"en-US","value":..}}}`.
+    fn body(&self, request_id: &str) -> String {
+        let index = self.batch_index.map(|i| format!("{i}:")).unwrap_or_default();
+        let time = table_core::datetime::format_datetime(Utc::now());
+        let value = format!("{index}{}\nRequestId:{request_id}\nTime:{time}", self.message);
+        serde_json::json!({
+            "odata.error": { "code": self.code.as_str(), "message": { "lang": "en-US", "value": value } }
+        })
+        .to_string()
+    }
+}
+
+impl From<Error> for Failure {
+    /// The engine's errors carry the service's code and status. The message is the service's
+    /// own wording for codes about a resource (the engine adds the table and key, which the
+    /// service does not), the rule's description for broken rules.
+    fn from(error: Error) -> Failure {
+        let code = error.code().cloned().unwrap_or(ErrorCode::InternalError);
+        let status = error.status().unwrap_or(500);
+        let message = match (error.violation(), &code) {
+            (None, ErrorCode::Other(_)) | (Some(_), _) => error.message().to_owned(),
+            (None, known) => Error::service(known.clone()).message().to_owned(),
+        };
+        Failure { status, code, message, batch_index: error.batch_index() }
+    }
+}
+
+/// An answer under construction: status, headers and body.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(&'static str, String)>,
+    pub(crate) body: Bytes,
+}
+
+impl Answer {
+    /// An answer with no body.
+    pub(crate) fn empty(status: u16) -> Answer {
+        Answer { status, headers: Vec::new(), body: Bytes::new() }
+    }
+
+    /// A JSON answer at `metadata` level.
+    pub(crate) fn json(status: u16, metadata: Metadata, body: String) -> Answer {
+        Answer::empty(status).header("Content-Type", metadata.content_type()).with_body(body)
+    }
+
+    /// The answer for `failure`, its body in JSON (minimal metadata).
+    pub(crate) fn failure(failure: &Failure, request_id: &str) -> Answer {
+        Answer::json(failure.status, Metadata::Minimal, failure.body(request_id))
+    }
+
+    pub(crate) fn header(mut self, name: &'static str, value: impl Into<String>) -> Answer {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    pub(crate) fn with_body(mut self, body: impl Into<Bytes>) -> Answer {
+        self.body = body.into();
+        self
+    }
+
+    /// The hyper response, with the headers every answer carries: `x-ms-request-id`,
+    /// `x-ms-version`, `Date`, the echoed `x-ms-client-request-id`, `Cache-Control` and
+    /// `X-Content-Type-Options`.
+    pub(crate) fn into_response(self, common: &Common) -> Response<Body> {
+        let mut response = Response::new(Full::new(self.body));
+        *response.status_mut() =
+            hyper::StatusCode::from_u16(self.status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+        let headers = response.headers_mut();
+        let mut add = |name: &str, value: &str| {
+            // Every value written is ours or an echo checked to be a valid header value.
+            if let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value)) {
+                headers.append(name, value);
+            }
+        };
+        add("x-ms-request-id", &common.request_id);
+        add("x-ms-version", &common.version);
+        add("Date", &table_client::auth::http_date(Utc::now()));
+        add("Cache-Control", "no-cache");
+        add("X-Content-Type-Options", "nosniff");
+        if let Some(id) = &common.client_request_id {
+            add("x-ms-client-request-id", id);
+        }
+        for (name, value) in &self.headers {
+            add(name, value);
+        }
+        response
+    }
+}
+
+/// What every answer to one request repeats.
+#[derive(Debug, Clone)]
+pub(crate) struct Common {
+    pub(crate) request_id: String,
+    pub(crate) version: String,
+    pub(crate) client_request_id: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use table_core::Violation;
+
+    use super::*;
+
+    #[test]
+    fn accept_names_the_level() {
+        assert_eq!(Metadata::from_accept("application/json;odata=nometadata"), Some(Metadata::None));
+        assert_eq!(Metadata::from_accept("application/json;odata=minimalmetadata"), Some(Metadata::Minimal));
+        assert_eq!(Metadata::from_accept("application/json"), Some(Metadata::Minimal));
+        assert_eq!(Metadata::from_accept("application/json;odata=fullmetadata"), Some(Metadata::Full));
+        assert_eq!(Metadata::from_accept("application/atom+xml"), None);
+    }
+
+    #[test]
+    fn failures_carry_the_service_wording_and_the_batch_index() {
+        let exists =
+            Failure::from(Error::service(ErrorCode::EntityAlreadyExists).about("t", Some(("p", "r"))));
+        assert_eq!(exists.status, 409);
+        assert_eq!(exists.message, "The specified entity already exists.");
+        let body = Failure { batch_index: Some(3), ..exists }.body("rid");
+        let parsed: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        assert_eq!(parsed["odata.error"]["code"], "EntityAlreadyExists");
+        let value = parsed["odata.error"]["message"]["value"].as_str().unwrap_or_default();
+        assert!(value.starts_with("3:The specified entity already exists.\nRequestId:rid\nTime:"), "{value}");
+        let top = Failure::from(Error::invalid(Violation::Top { value: 0 }));
+        assert_eq!((top.status, top.code), (400, ErrorCode::InvalidInput));
+    }
+}

@@ -1,0 +1,541 @@
+//! Entity group transactions (`POST /$batch`, protocol doc section 7).
+//!
+//! The multipart body is split by the client's own reader (`table_client::wire::multipart_leaves`,
+//! which its batch responses go through), each part read as an HTTP request with an absolute
+//! URL, and the operations handed to the engine together: the engine checks the batch rules
+//! (at most 100 operations, one partition, each entity once) and applies all or nothing.
+//!
+//! A body that cannot be split (no boundary, not UTF-8, over 4 MiB) is refused as a whole, with
+//! a plain error answer; a part that cannot be read, or an operation the engine refuses, fails
+//! the transaction with a `202 Accepted` whose changeset holds one part: the failing
+//! operation's status and error, its message prefixed by the operation's index. A single
+//! retrieve (`GET` of one entity) may make up a batch alone; its answer part stands outside
+//! any changeset.
+
+use std::fmt::Write as _;
+
+use table_client::wire::url::entity_path;
+use table_client::wire::{MultipartLeaf, multipart_leaves};
+use table_core::{ETag, EntityKey, IfMatch, MAX_BATCH_OPERATIONS, Operation, WriteOutcome};
+
+use crate::answer::{Answer, Failure, Metadata};
+use crate::json::{self, Links};
+use crate::operations::{Call, Refused, Verb, body_entity, missing_if_match, verb_of};
+use crate::route::{Resource, parse_path};
+
+/// What a part asks for.
+enum Sub {
+    /// A write of the transaction.
+    Write(Operation),
+    /// A point read, alone in its batch.
+    Retrieve(EntityKey),
+}
+
+/// What a part says about its operation's answer.
+struct Part {
+    /// Its `Content-ID`, echoed in its answer.
+    content_id: Option<String>,
+    /// An insert's `Prefer: return-no-content`.
+    no_content: bool,
+    /// The metadata level of an insert's echo.
+    metadata: Metadata,
+}
+
+/// Runs the transaction a `$batch` request carries.
+pub(crate) fn submit(call: &Call<'_>) -> Result<Answer, Refused> {
+    let content_type = call
+        .headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .filter(|ct| ct.trim_start().to_ascii_lowercase().starts_with("multipart/mixed"))
+        .ok_or_else(|| Failure::invalid_input("a $batch body must be multipart/mixed"))?;
+    let text =
+        std::str::from_utf8(call.body).map_err(|_| Failure::invalid_input("the $batch body is not UTF-8"))?;
+    // One more than the limit is read, so that the engine answers an overlong batch with the
+    // service's own error.
+    let leaves = multipart_leaves(content_type, text, MAX_BATCH_OPERATIONS + 1)
+        .map_err(|e| Failure::invalid_input(format!("the $batch body is malformed: {}", e.message())))?;
+    let mut table = None;
+    let mut operations = Vec::with_capacity(leaves.len());
+    let mut parts = Vec::with_capacity(leaves.len());
+    for (index, leaf) in leaves.iter().enumerate() {
+        let read = read_part(call, leaf, &mut table).map_err(|mut failure| {
+            failure.batch_index = Some(index);
+            failure
+        });
+        match read {
+            Ok((Sub::Write(operation), part)) => {
+                operations.push(operation);
+                parts.push(part);
+            }
+            Ok((Sub::Retrieve(key), part)) if leaves.len() == 1 => {
+                return retrieve(call, &table.unwrap_or_default(), &key, &part);
+            }
+            Ok((Sub::Retrieve(_), _)) => {
+                let failure = Failure {
+                    batch_index: Some(index),
+                    ..Failure::invalid_input("a retrieve must be the only operation of its batch")
+                };
+                return Ok(failed(call, &failure, content_id(leaf)));
+            }
+            Err(failure) => return Ok(failed(call, &failure, content_id(leaf))),
+        }
+    }
+    let table = table.unwrap_or_default();
+    match call.engine.submit_batch(&table, &operations) {
+        Ok(outcomes) => Ok(succeeded(call, &table, &operations, &parts, &outcomes)),
+        Err(error) => {
+            let index = error.batch_index();
+            match Refused::from(error) {
+                Refused::Failure(failure) => {
+                    let id = index.and_then(|i| parts.get(i)).and_then(|p| p.content_id.clone());
+                    Ok(failed(call, &failure, id))
+                }
+                Refused::Dropped => Err(Refused::Dropped),
+            }
+        }
+    }
+}
+
+fn content_id(leaf: &MultipartLeaf<'_>) -> Option<String> {
+    header(&leaf.headers, "Content-ID").map(str::to_owned)
+}
+
+fn header<'a>(headers: &[(&'a str, &'a str)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
+}
+
+/// Reads one part: `METHOD <absolute URL> HTTP/1.1`, headers, a blank line, the body. Every
+/// part names the same table of the same account (`table` is the first part's).
+fn read_part(
+    call: &Call<'_>,
+    leaf: &MultipartLeaf<'_>,
+    table: &mut Option<String>,
+) -> Result<(Sub, Part), Failure> {
+    let mut lines = leaf.content.iter().skip_while(|l| l.trim().is_empty());
+    let request_line =
+        lines.next().ok_or_else(|| Failure::invalid_input("a $batch part holds no request"))?;
+    let mut words = request_line.split_whitespace();
+    let (Some(method), Some(url), Some(version), None) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return Err(Failure::invalid_input("a $batch part's request line is malformed"));
+    };
+    if !version.starts_with("HTTP/") {
+        return Err(Failure::invalid_input("a $batch part's request line is malformed"));
+    }
+    let mut headers = Vec::new();
+    for line in lines.by_ref() {
+        if line.trim().is_empty() {
+            break;
+        }
+        let (name, value) = line
+            .split_once(':')
+            .ok_or_else(|| Failure::invalid_input("a $batch part's header is malformed"))?;
+        headers.push((name.trim(), value.trim()));
+    }
+    let body = lines.copied().collect::<Vec<_>>().join("\n");
+    let path = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.find('/').map(|slash| &rest[slash..]))
+        .ok_or_else(|| Failure::invalid_input("a $batch part's URL is not absolute"))?;
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let target = parse_path(path)?;
+    if target.account != call.account {
+        return Err(Failure::invalid_input("a $batch part names another account"));
+    }
+    let (name, key) = match target.resource {
+        Resource::Entities(name) => (name, None),
+        Resource::Entity { table, partition_key, row_key } => {
+            (table, Some(EntityKey::new(partition_key, row_key)))
+        }
+        _ => return Err(Failure::invalid_input("a $batch part names no table or entity")),
+    };
+    if table.get_or_insert_with(|| name.clone()) != &name {
+        return Err(Failure::invalid_input("the operations of a $batch name different tables"));
+    }
+    let if_match = match header(&headers, "If-Match") {
+        None => None,
+        Some("*") => Some(IfMatch::Any),
+        Some(etag) => Some(IfMatch::ETag(ETag::new(etag))),
+    };
+    let with_url_keys = |key: EntityKey| -> Result<_, Failure> {
+        let mut entity = body_entity(body.trim().as_bytes(), false)?;
+        entity.partition_key = key.partition_key;
+        entity.row_key = key.row_key;
+        Ok(entity)
+    };
+    let sub = match (verb_of(method), key) {
+        (Verb::Get, Some(key)) => Sub::Retrieve(key),
+        (Verb::Post, None) => Sub::Write(Operation::Insert(body_entity(body.trim().as_bytes(), true)?)),
+        (Verb::Put, Some(key)) => Sub::Write(match if_match {
+            Some(if_match) => Operation::Replace { entity: with_url_keys(key)?, if_match },
+            None => Operation::InsertOrReplace(with_url_keys(key)?),
+        }),
+        (Verb::Merge, Some(key)) => Sub::Write(match if_match {
+            Some(if_match) => Operation::Merge { entity: with_url_keys(key)?, if_match },
+            None => Operation::InsertOrMerge(with_url_keys(key)?),
+        }),
+        (Verb::Delete, Some(key)) => {
+            Sub::Write(Operation::Delete { key, if_match: if_match.ok_or_else(missing_if_match)? })
+        }
+        _ => return Err(Failure::invalid_input(format!("a $batch part cannot {method} {url}"))),
+    };
+    let prefer = header(&headers, "Prefer").unwrap_or("");
+    let part = Part {
+        content_id: content_id(leaf),
+        no_content: prefer.eq_ignore_ascii_case("return-no-content"),
+        metadata: Metadata::from_accept(header(&headers, "Accept").unwrap_or(""))
+            .unwrap_or(Metadata::Minimal),
+    };
+    Ok((sub, part))
+}
+
+/// The multipart answer: `--batchresponse` around one changeset of `parts`.
+fn multipart(parts: &[String]) -> Answer {
+    let changeset = format!("changesetresponse_{}", uuid::Uuid::new_v4());
+    let mut inner = String::new();
+    for part in parts {
+        let _ = write!(inner, "--{changeset}\r\n{}", http_part(part));
+    }
+    let _ = write!(inner, "--{changeset}--\r\n");
+    batch_response(&format!("Content-Type: multipart/mixed; boundary={changeset}\r\n\r\n{inner}"))
+}
+
+/// `part` (an HTTP response) with its MIME headers.
+fn http_part(part: &str) -> String {
+    format!("Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n{part}\r\n")
+}
+
+/// The `--batchresponse` envelope of one part (a changeset, or a retrieve's answer).
+fn batch_response(part: &str) -> Answer {
+    let batch = format!("batchresponse_{}", uuid::Uuid::new_v4());
+    let body = format!("--{batch}\r\n{part}--{batch}--\r\n");
+    Answer::empty(202).header("Content-Type", format!("multipart/mixed; boundary={batch}")).with_body(body)
+}
+
+/// A retrieve alone in its batch: one answer part, outside any changeset (the engine's
+/// answer for a point read, or its error).
+fn retrieve(call: &Call<'_>, table: &str, key: &EntityKey, part: &Part) -> Result<Answer, Refused> {
+    let answer = match call.engine.get(table, &key.partition_key, &key.row_key, None) {
+        Ok(entity) => {
+            let links = Links { base: call.base, account: call.account, metadata: part.metadata };
+            let mut headers = vec![("Content-Type", part.metadata.content_type().to_owned())];
+            if let Some(etag) = &entity.etag {
+                headers.push(("ETag", etag.as_str().to_owned()));
+            }
+            response_part(
+                "200 OK",
+                part.content_id.as_deref(),
+                &headers,
+                &json::entity(links, table, &entity),
+            )
+        }
+        Err(error) => match Refused::from(error) {
+            Refused::Failure(failure) => error_part(call, &failure, part.content_id.as_deref()),
+            Refused::Dropped => return Err(Refused::Dropped),
+        },
+    };
+    Ok(batch_response(&http_part(&answer)))
+}
+
+/// One part's answer: status line, headers (with the common ones), blank line, body.
+fn response_part(status: &str, content_id: Option<&str>, headers: &[(&str, String)], body: &str) -> String {
+    let mut part = format!("HTTP/1.1 {status}\r\n");
+    if let Some(id) = content_id {
+        let _ = write!(part, "Content-ID: {id}\r\n");
+    }
+    part.push_str("X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n");
+    for (name, value) in headers {
+        let _ = write!(part, "{name}: {value}\r\n");
+    }
+    let _ = write!(part, "\r\n{body}");
+    part
+}
+
+fn failed(call: &Call<'_>, failure: &Failure, content_id: Option<String>) -> Answer {
+    multipart(&[error_part(call, failure, content_id.as_deref())])
+}
+
+/// The answer part of a failed operation: its status and the service's error body.
+fn error_part(call: &Call<'_>, failure: &Failure, content_id: Option<&str>) -> String {
+    let error = Answer::failure(failure, call.request_id);
+    let body = String::from_utf8_lossy(&error.body);
+    let status = hyper::StatusCode::from_u16(failure.status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+    let status_line = format!("{} {}", status.as_str(), status.canonical_reason().unwrap_or(""));
+    let headers = [
+        ("DataServiceVersion", "3.0;".to_owned()),
+        ("Content-Type", Metadata::Minimal.content_type().to_owned()),
+    ];
+    response_part(&status_line, content_id, &headers, &body)
+}
+
+fn succeeded(
+    call: &Call<'_>,
+    table: &str,
+    operations: &[Operation],
+    parts: &[Part],
+    outcomes: &[WriteOutcome],
+) -> Answer {
+    let answers: Vec<String> = operations
+        .iter()
+        .zip(parts)
+        .zip(outcomes)
+        .map(|((operation, part), outcome)| {
+            let mut headers = vec![("DataServiceVersion", "3.0;".to_owned())];
+            let mut status = "204 No Content";
+            let mut body = String::new();
+            if let Operation::Insert(sent) = operation {
+                let location =
+                    format!("{}/{}", call.base, entity_path(table, &sent.partition_key, &sent.row_key));
+                if part.no_content {
+                    headers.push(("Preference-Applied", "return-no-content".to_owned()));
+                } else {
+                    status = "201 Created";
+                    let mut entity = sent.clone();
+                    entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
+                    entity.etag.clone_from(&outcome.etag);
+                    let links = Links { base: call.base, account: call.account, metadata: part.metadata };
+                    body = json::entity(links, table, &entity);
+                    headers.push(("Content-Type", part.metadata.content_type().to_owned()));
+                }
+                headers.push(("Location", location.clone()));
+                headers.push(("DataServiceId", location));
+            }
+            if let Some(etag) = &outcome.etag {
+                headers.push(("ETag", etag.as_str().to_owned()));
+            }
+            response_part(status, part.content_id.as_deref(), &headers, &body)
+        })
+        .collect();
+    multipart(&answers)
+}
+
+#[cfg(test)]
+mod tests {
+    use table_client::wire::{decode_batch_response, encode_batch};
+    use table_core::engine::Engine;
+    use table_core::{Entity, ErrorCode, ErrorKind};
+
+    use super::*;
+    use crate::route::Query;
+
+    const BASE: &str = "http://127.0.0.1:10002/acct";
+
+    /// Submits the client's encoding of `operations` on `table`, and reads the answer as the
+    /// client does.
+    fn round_trip(
+        engine: &Engine,
+        table: &str,
+        operations: &[Operation],
+    ) -> table_core::Result<Vec<WriteOutcome>> {
+        let (content_type, body) = encode_batch(BASE, table, operations);
+        submit_raw(engine, &content_type, body)
+    }
+
+    /// Submits a `$batch` of `body`, as the server would.
+    fn submit_body(engine: &Engine, content_type: &str, body: String) -> Result<Answer, Refused> {
+        let mut headers = hyper::HeaderMap::new();
+        headers.insert("content-type", content_type.parse().expect("a valid header"));
+        let body = bytes::Bytes::from(body);
+        let query = Query::default();
+        let call = Call {
+            engine,
+            account: "acct",
+            base: BASE,
+            method: Verb::Post,
+            headers: &headers,
+            query: &query,
+            body: &body,
+            request_id: "rid",
+        };
+        submit(&call)
+    }
+
+    /// [`submit_body`]'s answer (a 500 stands for a refusal).
+    fn answer_to(engine: &Engine, content_type: &str, body: String) -> Answer {
+        submit_body(engine, content_type, body).unwrap_or_else(|_| Answer::empty(500))
+    }
+
+    /// [`submit_body`]'s answer, read as the client reads it.
+    fn submit_raw(
+        engine: &Engine,
+        content_type: &str,
+        body: String,
+    ) -> table_core::Result<Vec<WriteOutcome>> {
+        match submit_body(engine, content_type, body) {
+            Ok(answer) => {
+                assert_eq!(answer.status, 202);
+                let content_type =
+                    answer.headers.iter().find(|(n, _)| *n == "Content-Type").map(|(_, v)| v.clone());
+                decode_batch_response(&content_type.unwrap_or_default(), &answer.body)
+            }
+            Err(Refused::Failure(failure)) => {
+                Err(table_core::Error::answered(failure.status, Some(failure.code), failure.message))
+            }
+            Err(Refused::Dropped) => Err(table_core::Error::other("dropped")),
+        }
+    }
+
+    fn engine_with(table: &str) -> Engine {
+        let engine = Engine::new();
+        engine.create_table(table).expect("a valid table name");
+        engine
+    }
+
+    #[test]
+    fn the_clients_batches_apply_all_or_nothing() {
+        let engine = engine_with("tbl");
+        let ops = [
+            Operation::Insert(Entity::new("p", "1").with("x", 1)),
+            Operation::InsertOrMerge(Entity::new("p", "2").with("y", 2)),
+        ];
+        let outcomes = round_trip(&engine, "tbl", &ops).expect("the batch applies");
+        assert_eq!(outcomes.len(), 2);
+        assert!(outcomes.iter().all(|o| o.etag.is_some()));
+        assert_eq!(engine.get("tbl", "p", "2", None).ok().and_then(|e| e.get("y").cloned()), Some(2.into()));
+
+        let failing = [
+            Operation::Delete { key: EntityKey::new("p", "1"), if_match: IfMatch::Any },
+            Operation::Insert(Entity::new("p", "2")),
+        ];
+        let error = round_trip(&engine, "tbl", &failing).expect_err("the second insert conflicts");
+        assert_eq!((error.code(), error.batch_index()), (Some(&ErrorCode::EntityAlreadyExists), Some(1)));
+        assert!(engine.get("tbl", "p", "1", None).is_ok(), "nothing was applied");
+    }
+
+    #[test]
+    fn the_service_rules_fail_with_their_index() {
+        let engine = engine_with("tbl");
+        let mixed = [Operation::Insert(Entity::new("a", "1")), Operation::Insert(Entity::new("b", "1"))];
+        let error = round_trip(&engine, "tbl", &mixed).expect_err("two partitions");
+        assert_eq!(error.code(), Some(&ErrorCode::CommandsInBatchActOnDifferentPartitions));
+        assert_eq!(error.batch_index(), Some(1));
+        let too_many: Vec<Operation> =
+            (0..101).map(|i| Operation::Insert(Entity::new("p", format!("{i}")))).collect();
+        let error = round_trip(&engine, "tbl", &too_many).expect_err("101 operations");
+        assert_eq!(error.status(), Some(400));
+        assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
+        let missing = round_trip(&engine, "nope", &mixed[..1]).expect_err("no such table");
+        assert_eq!((missing.code(), missing.batch_index()), (Some(&ErrorCode::TableNotFound), Some(0)));
+    }
+
+    #[test]
+    fn malformed_parts_fail_the_transaction_at_their_index() {
+        let engine = engine_with("tbl");
+        let (content_type, body) = encode_batch(
+            BASE,
+            "tbl",
+            &[Operation::Insert(Entity::new("p", "1")), Operation::Insert(Entity::new("p", "2"))],
+        );
+        let cases = [
+            (
+                r#"{"PartitionKey":"p","RowKey":"2"}"#,
+                r#"{"PartitionKey":"p","RowKey":"2","x":{"nested":1}}"#,
+                ErrorCode::InvalidInput,
+            ),
+            (r#"{"PartitionKey":"p","RowKey":"2"}"#, r#"{"RowKey":"2"}"#, ErrorCode::PropertiesNeedValue),
+            (
+                "POST http://127.0.0.1:10002/acct/tbl HTTP/1.1\r\nContent-Type",
+                "POST http://127.0.0.1:10002/acct/other HTTP/1.1\r\nContent-Type",
+                ErrorCode::InvalidInput,
+            ),
+        ];
+        for (from, to, code) in cases {
+            let hostile = body.replacen(from, to, 1);
+            let hostile = if from.starts_with("POST") {
+                // The second part's request line.
+                let second = body.rfind(from).unwrap_or(0);
+                format!("{}{}{}", &body[..second], to, &body[second + from.len()..])
+            } else {
+                hostile
+            };
+            assert_ne!(hostile, body);
+            let error = submit_raw(&engine, &content_type, hostile).expect_err("a malformed part");
+            assert_eq!((error.code(), error.batch_index()), (Some(&code), Some(1)), "{to}");
+        }
+        assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
+    }
+
+    /// The body of a batch holding one retrieve of `row_key`, outside any changeset.
+    fn retrieve_body(row_key: &str) -> String {
+        format!(
+            "--batch_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+             GET {BASE}/tbl(PartitionKey='p',RowKey='{row_key}') HTTP/1.1\r\n\
+             Accept: application/json;odata=nometadata\r\n\r\n\r\n--batch_1--\r\n"
+        )
+    }
+
+    /// The answer parts of a `$batch` answer: status line and body of each.
+    fn answer_parts(answer: &Answer) -> Vec<(String, String)> {
+        let content_type = answer.headers.iter().find(|(n, _)| *n == "Content-Type").map(|(_, v)| v.clone());
+        let text = std::str::from_utf8(&answer.body).unwrap_or_default();
+        let leaves = multipart_leaves(&content_type.unwrap_or_default(), text, 10).unwrap_or_default();
+        leaves
+            .iter()
+            .map(|leaf| {
+                let status = leaf.content.first().copied().unwrap_or_default().to_owned();
+                (status, leaf.content.last().copied().unwrap_or_default().to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_retrieve_alone_is_answered_outside_any_changeset() {
+        let engine = engine_with("tbl");
+        engine.insert("tbl", Entity::new("p", "1").with("x", 1)).expect("a fresh row");
+        let found = answer_to(&engine, "multipart/mixed; boundary=batch_1", retrieve_body("1"));
+        assert_eq!(found.status, 202);
+        assert!(!String::from_utf8_lossy(&found.body).contains("changesetresponse"));
+        let parts = answer_parts(&found);
+        assert_eq!(parts.len(), 1);
+        assert_eq!(parts[0].0, "HTTP/1.1 200 OK");
+        let entity: serde_json::Value = serde_json::from_str(&parts[0].1).unwrap_or_default();
+        assert_eq!((entity["RowKey"].as_str(), entity["x"].as_i64()), (Some("1"), Some(1)));
+
+        let missing =
+            answer_parts(&answer_to(&engine, "multipart/mixed; boundary=batch_1", retrieve_body("2")));
+        assert_eq!(missing[0].0, "HTTP/1.1 404 Not Found");
+        assert!(missing[0].1.contains("ResourceNotFound"), "{}", missing[0].1);
+
+        // Mixed with a write, it fails the batch at its index.
+        let part = "--cs\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n";
+        let mixed = format!(
+            "--batch_1\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n\
+             {part}POST {BASE}/tbl HTTP/1.1\r\nContent-Type: application/json\r\n\r\n\
+             {{\"PartitionKey\":\"p\",\"RowKey\":\"3\"}}\r\n\
+             {part}GET {BASE}/tbl(PartitionKey='p',RowKey='1') HTTP/1.1\r\n\r\n\r\n--cs--\r\n--batch_1--\r\n"
+        );
+        let refused = answer_parts(&answer_to(&engine, "multipart/mixed; boundary=batch_1", mixed));
+        assert_eq!(refused[0].0, "HTTP/1.1 400 Bad Request");
+        assert!(refused[0].1.contains(r#""value":"1:"#), "{}", refused[0].1);
+        assert!(engine.get("tbl", "p", "3", None).is_err(), "nothing was applied");
+    }
+
+    proptest::proptest! {
+        /// Any bytes in a part (request line, headers, body) fail that part or the body, never
+        /// panic, and never apply anything.
+        #[test]
+        fn any_part_is_read_or_refused(part in ".{0,200}", lines in proptest::collection::vec(".{0,30}", 0..6)) {
+            let engine = engine_with("tbl");
+            let body = format!("--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\n\r\n{part}\r\n{}\r\n--c--\r\n--b--", lines.join("\r\n"));
+            let _ = submit_raw(&engine, "multipart/mixed; boundary=b", body);
+            proptest::prop_assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
+        }
+    }
+
+    #[test]
+    fn malformed_bodies_are_refused_whole() {
+        let engine = engine_with("tbl");
+        for (content_type, body) in [
+            ("application/json", "{}".to_owned()),
+            ("multipart/mixed", "--x\r\n".to_owned()),
+            ("multipart/mixed; boundary=x", "no delimiter at all".to_owned()),
+            ("multipart/mixed; boundary=x", "--x\r\n\r\nnot a request line\r\n--x--".to_owned()),
+            ("multipart/mixed; boundary=x", "--x\r\n\r\nGET /relative HTTP/1.1\r\n\r\n--x--".to_owned()),
+        ] {
+            let error = submit_raw(&engine, content_type, body.clone()).expect_err("malformed");
+            assert_eq!(error.kind(), ErrorKind::InvalidInput, "{content_type} {body:?}");
+        }
+    }
+}

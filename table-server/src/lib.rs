@@ -1,0 +1,40 @@
+//! `table-server`: the embedded engine ([`table_core::engine::Engine`]) served over the Azure
+//! Table REST API, so that any language's SDK can test against the real service's rules
+//! without Node.js or Azurite.
+//!
+//! URLs are path style, like Azurite: `http://127.0.0.1:10002/devstoreaccount1/Tables`, so a
+//! `UseDevelopmentStorage=true` connection string works unchanged. Each account is served by
+//! its own engine ([`Accounts`]); requests are authorized with SharedKey or SharedKeyLite
+//! signatures of the account's key, unless [`Config::auth`] is off.
+//!
+//! Deliberate differences from Azurite: the engine's rules where Azurite is lax (key and
+//! property limits, value formats, filter semantics, the one-partition rule of batches), the
+//! real service's answers where they differ (`Tables('name')` answers that table, error codes
+//! such as `OutOfRangeInput`), a 15-minute clock skew check on signatures, and `$select`
+//! answered as the engine answers it (keys and `Timestamp` always, absent properties left
+//! out). The wire code shared with the client (entity JSON reading, multipart splitting,
+//! SharedKey strings to sign) is the client's own, through its doc-hidden `wire` and `auth`
+//! items, so the two cannot drift apart.
+//!
+//! Module map: `accounts` (accounts, keys and engines), `server` (listening, connections,
+//! graceful shutdown), `service` (one request:
+//! body limits, account, authorization, dispatch), `route` (the resource a path names and the
+//! query parameters), `operations` (table and entity operations against the engine), `batch`
+//! (`$batch` multipart requests and responses), `answer` (responses, service error bodies,
+//! common headers), `json` (entities and pages in the three metadata levels), `auth`
+//! (SharedKey verification).
+
+#![deny(missing_docs)]
+
+mod accounts;
+mod answer;
+mod auth;
+mod batch;
+mod json;
+mod operations;
+mod route;
+mod server;
+mod service;
+
+pub use accounts::{Accounts, DEV_ACCOUNT, DEV_KEY};
+pub use server::{Config, Server};

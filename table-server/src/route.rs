@@ -1,0 +1,246 @@
+//! The resource a request path names (protocol doc section 1) and its query parameters: the
+//! inverse of the client's `wire::url`, which builds the same paths.
+//!
+//! Paths are path style, `/{account}/{resource}`. Key literals are read after the path is
+//! percent-decoded as UTF-8: the client doubles every `'` inside a key, so the decoded text
+//! still delimits keys unambiguously, whether the delimiting quotes came literal or as `%27`.
+//! A `+` stays a `+` (it is no space in a path, verified against Azurite).
+
+use percent_encoding::percent_decode_str;
+use table_core::ErrorCode;
+
+use crate::answer::Failure;
+
+/// What a path names, after its account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resource {
+    /// The account itself (`/{account}` or `/{account}/`): service settings.
+    Account,
+    /// `Tables`: list (GET) and create (POST).
+    Tables,
+    /// `Tables('name')`: delete (DELETE) and read (GET).
+    Table(String),
+    /// `name` or `name()`: insert (POST) and query (GET).
+    Entities(String),
+    /// `name(PartitionKey='..',RowKey='..')`: one entity.
+    Entity { table: String, partition_key: String, row_key: String },
+    /// `$batch`: an entity group transaction.
+    Batch,
+}
+
+/// A request's path read: the account and the resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Path {
+    pub(crate) account: String,
+    pub(crate) resource: Resource,
+}
+
+/// An error about the request URL.
+fn invalid_uri(why: &str) -> Failure {
+    Failure::new(
+        400,
+        ErrorCode::Other("InvalidUri".to_owned()),
+        format!("The requested URI does not represent any resource on the server. ({why})"),
+    )
+}
+
+/// Reads a request path (without the query).
+pub(crate) fn parse_path(path: &str) -> Result<Path, Failure> {
+    let rest = path.strip_prefix('/').ok_or_else(|| invalid_uri("the path is not absolute"))?;
+    let (account, resource) = rest.split_once('/').unwrap_or((rest, ""));
+    if account.is_empty() {
+        return Err(invalid_uri("the path names no account"));
+    }
+    let resource = match resource {
+        "" => Resource::Account,
+        "Tables" => Resource::Tables,
+        "$batch" => Resource::Batch,
+        _ if resource.contains('/') => return Err(invalid_uri("the path has too many segments")),
+        _ => {
+            let decoded = decode(resource)?;
+            parse_resource(&decoded).ok_or_else(|| invalid_uri("the resource path is malformed"))?
+        }
+    };
+    Ok(Path { account: account.to_owned(), resource })
+}
+
+/// Percent-decodes `text` as UTF-8.
+fn decode(text: &str) -> Result<String, Failure> {
+    percent_decode_str(text)
+        .decode_utf8()
+        .map(|s| s.into_owned())
+        .map_err(|_| invalid_uri("a percent-encoded path is not UTF-8"))
+}
+
+/// A decoded resource segment other than `Tables` and `$batch`.
+fn parse_resource(segment: &str) -> Option<Resource> {
+    let Some((name, arguments)) = segment.split_once('(') else {
+        return Some(Resource::Entities(segment.to_owned()));
+    };
+    let mut cursor = Cursor(arguments);
+    if name == "Tables" {
+        let table = cursor.literal()?;
+        cursor.end()?;
+        return Some(Resource::Table(table));
+    }
+    if cursor.0 == ")" {
+        return Some(Resource::Entities(name.to_owned()));
+    }
+    cursor.expect("PartitionKey=")?;
+    let partition_key = cursor.literal()?;
+    cursor.expect(",RowKey=")?;
+    let row_key = cursor.literal()?;
+    cursor.end()?;
+    Some(Resource::Entity { table: name.to_owned(), partition_key, row_key })
+}
+
+/// The unread rest of a resource's argument list.
+struct Cursor<'a>(&'a str);
+
+impl Cursor<'_> {
+    fn expect(&mut self, text: &str) -> Option<()> {
+        self.0 = self.0.strip_prefix(text)?;
+        Some(())
+    }
+
+    /// A quoted literal, `''` inside standing for one `'`.
+    fn literal(&mut self) -> Option<String> {
+        let mut rest = self.0.strip_prefix('\'')?;
+        let mut text = String::new();
+        loop {
+            let quote = rest.find('\'')?;
+            text.push_str(&rest[..quote]);
+            rest = &rest[quote + 1..];
+            match rest.strip_prefix('\'') {
+                Some(after) => {
+                    text.push('\'');
+                    rest = after;
+                }
+                None => break,
+            }
+        }
+        self.0 = rest;
+        Some(text)
+    }
+
+    /// The closing parenthesis, and nothing after it.
+    fn end(&mut self) -> Option<()> {
+        (self.0 == ")").then_some(())
+    }
+}
+
+/// The query parameters of a request, percent-decoded, each name at most once.
+#[derive(Debug, Default)]
+pub(crate) struct Query(Vec<(String, String)>);
+
+impl Query {
+    /// Reads a query string (without `?`). A parameter given twice, or not UTF-8 once
+    /// decoded, is refused.
+    pub(crate) fn parse(query: &str) -> Result<Query, Failure> {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let name = decode_query(name)?;
+            if pairs.iter().any(|(n, _)| *n == name) {
+                return Err(Failure::invalid_input(format!("the query parameter {name} is given twice")));
+            }
+            pairs.push((name, decode_query(value)?));
+        }
+        Ok(Query(pairs))
+    }
+
+    /// The value of parameter `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+fn decode_query(text: &str) -> Result<String, Failure> {
+    percent_decode_str(text)
+        .decode_utf8()
+        .map(|s| s.into_owned())
+        .map_err(|_| Failure::invalid_input("a percent-encoded query parameter is not UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use table_client::wire::url::{entity_path, table_path};
+
+    use super::*;
+
+    fn resource(path: &str) -> Option<Resource> {
+        parse_path(path).ok().map(|p| p.resource)
+    }
+
+    #[test]
+    fn reads_every_resource_form() {
+        assert_eq!(resource("/acct/Tables"), Some(Resource::Tables));
+        assert_eq!(resource("/acct"), Some(Resource::Account));
+        assert_eq!(resource("/acct/"), Some(Resource::Account));
+        assert_eq!(resource("/acct/$batch"), Some(Resource::Batch));
+        assert_eq!(resource("/acct/Tables('t1')"), Some(Resource::Table("t1".into())));
+        assert_eq!(resource("/acct/Tables(%27t1%27)"), Some(Resource::Table("t1".into())));
+        assert_eq!(resource("/acct/t1"), Some(Resource::Entities("t1".into())));
+        assert_eq!(resource("/acct/t1()"), Some(Resource::Entities("t1".into())));
+        let entity = |pk: &str, rk: &str| {
+            Some(Resource::Entity { table: "t1".into(), partition_key: pk.into(), row_key: rk.into() })
+        };
+        assert_eq!(resource("/acct/t1(PartitionKey='p',RowKey='r')"), entity("p", "r"));
+        // As the Python SDK sends it (protocol doc section 1).
+        assert_eq!(
+            resource("/acct/t1(PartitionKey='a%20b%27%27%C3%A9%25%2Bx',RowKey='r1')"),
+            entity("a b'é%+x", "r1")
+        );
+        assert_eq!(resource("/acct/t1(PartitionKey='',RowKey='+')"), entity("", "+"));
+    }
+
+    #[test]
+    fn refuses_malformed_paths() {
+        for bad in [
+            "",
+            "acct/Tables",
+            "//Tables",
+            "/acct/a/b",
+            "/acct/t1(RowKey='r',PartitionKey='p')",
+            "/acct/t1(PartitionKey='p')",
+            "/acct/t1(PartitionKey='p',RowKey='r'",
+            "/acct/t1(PartitionKey='p,RowKey='r')",
+            "/acct/t1(PartitionKey='p',RowKey='r')x",
+            "/acct/Tables('t1'",
+            "/acct/t1(PartitionKey=%FF,RowKey='r')",
+        ] {
+            assert!(parse_path(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn query_parameters_are_decoded_and_given_once() {
+        let q = Query::parse("$filter=a%20eq%20%27x+y%27&$top=5&flag").unwrap_or_default();
+        assert_eq!(q.get("$filter"), Some("a eq 'x+y'"));
+        assert_eq!(q.get("$top"), Some("5"));
+        assert_eq!(q.get("flag"), Some(""));
+        assert!(Query::parse("$top=1&$top=2").is_err());
+        assert!(Query::parse("$filter=%FF").is_err());
+    }
+
+    proptest! {
+        /// Any path and query is read or refused, never a panic.
+        #[test]
+        fn any_text_is_read_or_refused(path in "/[a-z]{0,3}(/.{0,40})?", query in ".{0,40}") {
+            let _ = parse_path(&path);
+            let _ = Query::parse(&query);
+        }
+
+        /// Every key the client can write, the server reads back.
+        #[test]
+        fn client_paths_round_trip(pk in ".{0,20}", rk in ".{0,20}", table in "[A-Za-z][A-Za-z0-9]{2,10}") {
+            let path = format!("/acct/{}", entity_path(&table, &pk, &rk));
+            prop_assert_eq!(
+                resource(&path),
+                Some(Resource::Entity { table: table.clone(), partition_key: pk, row_key: rk })
+            );
+            prop_assert_eq!(resource(&format!("/acct/{}", table_path(&table))), Some(Resource::Table(table)));
+        }
+    }
+}

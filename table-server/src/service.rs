@@ -1,0 +1,122 @@
+//! One request, from bytes to answer: the body read within the service's limit, the account,
+//! the signature, then the operation. Every refusal is the service's error answer; only an
+//! injected fault that loses its answer closes the connection instead.
+
+use bytes::Bytes;
+use chrono::Utc;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::HeaderMap;
+use hyper::{Request, Response};
+use table_core::{ErrorCode, MAX_BATCH_BODY};
+
+use crate::accounts::Accounts;
+use crate::answer::{Answer, Body, Common, DEFAULT_VERSION, Failure};
+use crate::auth::{self, Signed};
+use crate::operations::{self, Call, Refused};
+use crate::route::{Query, parse_path};
+use crate::server::Dropped;
+
+/// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
+/// needs to exceed (an entity is at most 1 MiB).
+pub(crate) const MAX_REQUEST_BODY: usize = MAX_BATCH_BODY;
+
+/// The longest `x-ms-client-request-id` echoed (the service's limit, 1 KiB).
+const MAX_CLIENT_REQUEST_ID: usize = 1024;
+
+/// Serves the accounts.
+#[derive(Debug)]
+pub(crate) struct Service {
+    accounts: Accounts,
+    auth: bool,
+}
+
+impl Service {
+    pub(crate) fn new(accounts: Accounts, auth: bool) -> Service {
+        Service { accounts, auth }
+    }
+
+    /// Answers one request.
+    pub(crate) async fn handle(&self, request: Request<Incoming>) -> Result<Response<Body>, Dropped> {
+        let common = common(request.headers());
+        let answer = match self.answer(request, &common).await {
+            Ok(answer) => answer,
+            Err(Refused::Failure(failure)) => Answer::failure(&failure, &common.request_id),
+            Err(Refused::Dropped) => return Err(Dropped),
+        };
+        Ok(answer.into_response(&common))
+    }
+
+    async fn answer(&self, request: Request<Incoming>, common: &Common) -> Result<Answer, Refused> {
+        let (parts, body) = request.into_parts();
+        let body = read_body(&parts.headers, body).await?;
+        let path = parse_path(parts.uri.path())?;
+        let query = Query::parse(parts.uri.query().unwrap_or(""))?;
+        let account = self.accounts.get(&path.account).ok_or_else(|| {
+            Failure::new(
+                400,
+                ErrorCode::Other("InvalidUri".to_owned()),
+                format!("The account {:?} is not served here.", path.account),
+            )
+        })?;
+        if self.auth {
+            let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+            let signed = Signed {
+                method: parts.method.as_str(),
+                path_and_query,
+                content_type: text_header(&parts.headers, "content-type").unwrap_or(""),
+                date: text_header(&parts.headers, "x-ms-date")
+                    .or_else(|| text_header(&parts.headers, "date")),
+                authorization: text_header(&parts.headers, "authorization"),
+            };
+            auth::verify(&account.key, signed, Utc::now())?;
+        }
+        let host = text_header(&parts.headers, "host").unwrap_or("127.0.0.1");
+        let base = format!("http://{host}/{}", path.account);
+        let call = Call {
+            engine: &account.engine,
+            account: &path.account,
+            base: &base,
+            method: operations::method(&parts.method, &parts.headers)?,
+            headers: &parts.headers,
+            query: &query,
+            body: &body,
+            request_id: &common.request_id,
+        };
+        operations::dispatch(&call, &path.resource)
+    }
+}
+
+/// The answer's common headers: a new request id, the version asked for, the client's
+/// request id when it is a short printable value.
+fn common(headers: &HeaderMap) -> Common {
+    let printable = |v: &&str| v.bytes().all(|b| (b' '..=b'~').contains(&b));
+    Common {
+        request_id: uuid::Uuid::new_v4().to_string(),
+        version: text_header(headers, "x-ms-version").filter(printable).unwrap_or(DEFAULT_VERSION).to_owned(),
+        client_request_id: text_header(headers, "x-ms-client-request-id")
+            .filter(|v| v.len() <= MAX_CLIENT_REQUEST_ID)
+            .filter(printable)
+            .map(str::to_owned),
+    }
+}
+
+/// A header's value as text; `None` when absent or not visible ASCII/UTF-8.
+pub(crate) fn text_header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The whole body, refused with 413 `RequestBodyTooLarge` past [`MAX_REQUEST_BODY`] (before
+/// any of it is read when `Content-Length` says so).
+async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Failure> {
+    let too_large = || Failure::service(ErrorCode::RequestBodyTooLarge);
+    let declared = text_header(headers, "content-length").and_then(|n| n.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_REQUEST_BODY as u64) {
+        return Err(too_large());
+    }
+    match Limited::new(body, MAX_REQUEST_BODY).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(_) => Err(Failure::invalid_input("the request body could not be read")),
+    }
+}

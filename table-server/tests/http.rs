@@ -1,0 +1,456 @@
+//! table-server over raw HTTP/1.1: the answers' exact statuses, headers and bodies, and the
+//! hostile and malformed requests a client library never sends (bad JSON, bad URLs, oversized
+//! bodies, bad signatures), each answered with the service's error and never a crash.
+
+// Test helpers unwrap freely: a failure is the test's verdict.
+#![allow(clippy::unwrap_used)]
+
+use std::net::SocketAddr;
+use std::num::NonZeroU64;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+use table_client::auth::{Credential, http_date};
+use table_core::engine::{Engine, FaultSpec};
+use table_server::{Accounts, Config, DEV_ACCOUNT, DEV_KEY, Server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const JSON: &str = "application/json";
+const MINIMAL: &str = "application/json;odata=minimalmetadata";
+
+/// How long a test waits for an answer.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A server on a free port over a fresh engine, serving the development account.
+async fn start(auth: bool) -> (Server, Engine) {
+    let engine = Engine::new();
+    let config = Config {
+        address: SocketAddr::from(([127, 0, 0, 1], 0)),
+        accounts: Accounts::development(engine.clone()),
+        auth,
+    };
+    (Server::bind(config).await.unwrap(), engine)
+}
+
+/// An answer as received.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Json {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+
+    /// The `odata.error` code of an error answer.
+    fn code(&self) -> String {
+        self.json()["odata.error"]["code"].as_str().unwrap_or_default().to_owned()
+    }
+}
+
+/// Sends raw bytes and reads the answer until the server closes (`Connection: close`);
+/// `None` when the connection closes without an answer.
+async fn exchange(server: &Server, request: &[u8]) -> Option<Reply> {
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut raw = Vec::new();
+    // A server that closes while the request is still being written resets the connection:
+    // what was read until then is the answer. One that never answers fails the test.
+    let read = tokio::time::timeout(ANSWER_TIMEOUT, stream.read_to_end(&mut raw)).await;
+    assert!(read.is_ok(), "no answer within {ANSWER_TIMEOUT:?}");
+    let text = String::from_utf8(raw).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let mut lines = head.split("\r\n");
+    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    Some(Reply { status, headers, body: body.to_owned() })
+}
+
+/// A request to `path` (below the account) with `headers`, signed with the development key.
+async fn send(server: &Server, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    let path = format!("/{DEV_ACCOUNT}/{path}");
+    let content_type = headers.iter().find(|(n, _)| *n == "Content-Type").map_or("", |(_, v)| v);
+    let credential = Credential::shared_key(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let signed = credential.authorize(method, &path, content_type, &http_date(chrono::Utc::now())).unwrap();
+    let mut all: Vec<(&str, String)> = signed.headers.iter().map(|(n, v)| (*n, v.clone())).collect();
+    all.extend(headers.iter().map(|(n, v)| (*n, (*v).to_owned())));
+    raw(server, method, &path, &all, body).await.unwrap()
+}
+
+/// A request exactly as given, unsigned unless `headers` sign it.
+async fn raw(
+    server: &Server,
+    method: &str,
+    path: &str,
+    headers: &[(&str, String)],
+    body: &str,
+) -> Option<Reply> {
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    exchange(server, request.as_bytes()).await
+}
+
+async fn create_table(server: &Server, name: &str) {
+    let body = format!(r#"{{"TableName":"{name}"}}"#);
+    let reply = send(server, "POST", "Tables", &[("Content-Type", JSON), ("Accept", MINIMAL)], &body).await;
+    assert_eq!(reply.status, 201, "{reply:?}");
+}
+
+#[tokio::test]
+async fn tables_are_created_listed_and_deleted_with_the_services_answers() {
+    let (server, _) = start(true).await;
+    let body = r#"{"TableName":"Alpha1"}"#;
+    let headers = [
+        ("Content-Type", JSON),
+        ("Accept", MINIMAL),
+        ("x-ms-version", "2019-02-02"),
+        ("x-ms-client-request-id", "mine"),
+    ];
+    let created = send(&server, "POST", "Tables", &headers, body).await;
+    assert_eq!(created.status, 201);
+    assert_eq!(created.json()["TableName"], "Alpha1");
+    assert_eq!(
+        created.json()["odata.metadata"],
+        "http://127.0.0.1/devstoreaccount1/$metadata#Tables/@Element"
+    );
+    assert_eq!(created.header("Location"), Some("http://127.0.0.1/devstoreaccount1/Tables('Alpha1')"));
+    assert_eq!(created.header("Preference-Applied"), Some("return-content"));
+    assert_eq!(created.header("x-ms-version"), Some("2019-02-02"));
+    assert_eq!(created.header("x-ms-client-request-id"), Some("mine"));
+    assert!(created.header("x-ms-request-id").is_some_and(|id| id.len() == 36));
+    assert!(created.header("Date").is_some_and(|d| d.ends_with("GMT")));
+    assert!(
+        created
+            .header("Content-Type")
+            .is_some_and(|t| t.starts_with("application/json;odata=minimalmetadata"))
+    );
+
+    let again =
+        send(&server, "POST", "Tables", &headers, &body.to_uppercase().replace("TABLENAME", "TableName"))
+            .await;
+    assert_eq!((again.status, again.code()), (409, "TableAlreadyExists".to_owned()));
+    let message = again.json()["odata.error"]["message"]["value"].as_str().unwrap().to_owned();
+    assert!(message.starts_with("The table specified already exists.\nRequestId:"), "{message}");
+
+    let quiet = [("Content-Type", JSON), ("Accept", MINIMAL), ("Prefer", "return-no-content")];
+    let second = send(&server, "POST", "Tables", &quiet, r#"{"TableName":"Beta2"}"#).await;
+    assert_eq!((second.status, second.body.as_str()), (204, ""));
+    assert_eq!(second.header("Preference-Applied"), Some("return-no-content"));
+    create_table(&server, "Gamma3").await;
+
+    let nometa = [("Accept", "application/json;odata=nometadata")];
+    let page = send(&server, "GET", "Tables?$top=2", &nometa, "").await;
+    assert_eq!(page.json(), serde_json::json!({"value":[{"TableName":"Alpha1"},{"TableName":"Beta2"}]}));
+    let next = page.header("x-ms-continuation-NextTableName").unwrap().to_owned();
+    let rest = send(&server, "GET", &format!("Tables?$top=2&NextTableName={next}"), &nometa, "").await;
+    assert_eq!(rest.json()["value"], serde_json::json!([{"TableName":"Gamma3"}]));
+    assert_eq!(rest.header("x-ms-continuation-NextTableName"), None);
+    let filtered = send(&server, "GET", "Tables?$filter=TableName%20eq%20%27Beta2%27", &nometa, "").await;
+    assert_eq!(filtered.json()["value"], serde_json::json!([{"TableName":"Beta2"}]));
+    let one = send(&server, "GET", "Tables('Beta2')", &nometa, "").await;
+    assert_eq!((one.status, one.json()["TableName"].as_str()), (200, Some("Beta2")));
+
+    assert_eq!(send(&server, "DELETE", "Tables('Beta2')", &[], "").await.status, 204);
+    let gone = send(&server, "DELETE", "Tables('Beta2')", &[], "").await;
+    assert_eq!((gone.status, gone.code()), (404, "ResourceNotFound".to_owned()));
+    let missing = send(&server, "GET", "Tables('Beta2')", &nometa, "").await;
+    assert_eq!((missing.status, missing.code()), (404, "ResourceNotFound".to_owned()));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn entities_are_written_read_and_answered_in_every_metadata_level() {
+    let (server, _) = start(true).await;
+    create_table(&server, "ents").await;
+    let entity = r#"{"PartitionKey":"p","RowKey":"r 1","n":5,"l":"7","l@odata.type":"Edm.Int64","d":2.0}"#;
+    let inserted =
+        send(&server, "POST", "ents", &[("Content-Type", JSON), ("Accept", MINIMAL)], entity).await;
+    assert_eq!(inserted.status, 201, "{inserted:?}");
+    let etag = inserted.header("ETag").unwrap().to_owned();
+    assert!(etag.starts_with("W/\"datetime'"), "{etag}");
+    let echo = inserted.json();
+    assert_eq!(
+        (echo["n"].clone(), echo["l"].clone(), echo["l@odata.type"].clone()),
+        (5.into(), "7".into(), "Edm.Int64".into())
+    );
+    assert_eq!(echo["odata.etag"], etag.as_str());
+    assert!(inserted.body.contains(r#""d":2.0"#), "{}", inserted.body);
+    assert_eq!(
+        inserted.header("Location"),
+        Some("http://127.0.0.1/devstoreaccount1/ents(PartitionKey='p',RowKey='r%201')")
+    );
+
+    let path = "ents(PartitionKey='p',RowKey='r%201')";
+    let none = send(&server, "GET", path, &[("Accept", "application/json;odata=nometadata")], "").await;
+    assert_eq!(none.status, 200);
+    assert_eq!(none.header("ETag"), Some(etag.as_str()));
+    assert!(none.json().get("odata.etag").is_none() && none.json().get("l@odata.type").is_none());
+    let full = send(&server, "GET", path, &[("Accept", "application/json;odata=fullmetadata")], "").await;
+    assert_eq!(full.json()["odata.type"], "devstoreaccount1.ents");
+    assert_eq!(full.json()["Timestamp@odata.type"], "Edm.DateTime");
+    let format = send(
+        &server,
+        "GET",
+        &format!("{path}?$format=application/json;odata=nometadata"),
+        &[("Accept", MINIMAL)],
+        "",
+    )
+    .await;
+    assert!(format.json().get("odata.metadata").is_none(), "$format wins over Accept");
+    let atom = send(&server, "GET", path, &[("Accept", "application/atom+xml")], "").await;
+    assert_eq!((atom.status, atom.code()), (415, "AtomFormatNotSupported".to_owned()));
+    let selected = send(&server, "GET", &format!("{path}?$select=n"), &[("Accept", MINIMAL)], "").await;
+    assert!(selected.json().get("l").is_none() && selected.json()["n"] == 5);
+
+    // Upserts without If-Match, updates with it; MERGE and PATCH are one.
+    let json = [("Content-Type", JSON)];
+    let upsert = send(&server, "PUT", "ents(PartitionKey='p',RowKey='new')", &json, r#"{"a":1}"#).await;
+    assert_eq!(upsert.status, 204);
+    let new_etag = upsert.header("ETag").unwrap().to_owned();
+    let merged = send(
+        &server,
+        "MERGE",
+        "ents(PartitionKey='p',RowKey='new')",
+        &[("Content-Type", JSON), ("If-Match", &new_etag)],
+        r#"{"b":2}"#,
+    )
+    .await;
+    assert_eq!(merged.status, 204);
+    let stale = send(
+        &server,
+        "PATCH",
+        "ents(PartitionKey='p',RowKey='new')",
+        &[("Content-Type", JSON), ("If-Match", &new_etag)],
+        r#"{"c":3}"#,
+    )
+    .await;
+    assert_eq!((stale.status, stale.code()), (412, "UpdateConditionNotSatisfied".to_owned()));
+    let patched = send(
+        &server,
+        "PATCH",
+        "ents(PartitionKey='p',RowKey='new')",
+        &[("Content-Type", JSON), ("If-Match", "*")],
+        r#"{"c":3}"#,
+    )
+    .await;
+    assert_eq!(patched.status, 204);
+    let read = send(&server, "GET", "ents(PartitionKey='p',RowKey='new')", &[("Accept", MINIMAL)], "").await;
+    assert_eq!(
+        (read.json()["a"].clone(), read.json()["b"].clone(), read.json()["c"].clone()),
+        (1.into(), 2.into(), 3.into())
+    );
+    let replace_missing = send(
+        &server,
+        "PUT",
+        "ents(PartitionKey='p',RowKey='none')",
+        &[("Content-Type", JSON), ("If-Match", "*")],
+        "{}",
+    )
+    .await;
+    assert_eq!((replace_missing.status, replace_missing.code()), (404, "ResourceNotFound".to_owned()));
+
+    let unconditional = send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &[], "").await;
+    assert_eq!(unconditional.status, 400, "a delete names its version");
+    let deleted =
+        send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &[("If-Match", "*")], "").await;
+    assert_eq!((deleted.status, deleted.header("ETag")), (204, None));
+
+    let conflict = send(
+        &server,
+        "POST",
+        "ents",
+        &[("Content-Type", JSON), ("Accept", MINIMAL), ("Prefer", "return-no-content")],
+        entity,
+    )
+    .await;
+    assert_eq!((conflict.status, conflict.code()), (409, "EntityAlreadyExists".to_owned()));
+    let no_table =
+        send(&server, "POST", "nothere", &[("Content-Type", JSON), ("Accept", MINIMAL)], entity).await;
+    assert_eq!((no_table.status, no_table.code()), (404, "TableNotFound".to_owned()));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn queries_page_with_continuation_headers() {
+    let (server, engine) = start(true).await;
+    engine.create_table("qry").unwrap();
+    for i in 0..5 {
+        engine
+            .insert("qry", table_core::Entity::new(format!("p{}", i % 2), format!("{i}")).with("i", i))
+            .unwrap();
+    }
+    let accept = [("Accept", "application/json;odata=nometadata")];
+    let mut seen = Vec::new();
+    let mut next = String::new();
+    loop {
+        let page = send(&server, "GET", &format!("qry()?$top=2&$filter=i%20ge%201{next}"), &accept, "").await;
+        assert_eq!(page.status, 200, "{page:?}");
+        for e in page.json()["value"].as_array().unwrap() {
+            seen.push(e["RowKey"].as_str().unwrap().to_owned());
+        }
+        match (page.header("x-ms-continuation-NextPartitionKey"), page.header("x-ms-continuation-NextRowKey"))
+        {
+            (Some(pk), Some(rk)) => next = format!("&NextPartitionKey={pk}&NextRowKey={rk}"),
+            _ => break,
+        }
+    }
+    assert_eq!(seen, ["2", "4", "1", "3"]);
+    let minimal = send(&server, "GET", "qry", &[("Accept", MINIMAL)], "").await;
+    assert_eq!(minimal.json()["odata.metadata"], "http://127.0.0.1/devstoreaccount1/$metadata#qry");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn malformed_requests_get_the_services_errors() {
+    let (server, engine) = start(true).await;
+    create_table(&server, "bad").await;
+    let json = [("Content-Type", JSON), ("Accept", MINIMAL)];
+    for (body, code) in [
+        ("not json", "InvalidInput"),
+        ("[1,2]", "InvalidInput"),
+        (r#"{"PartitionKey":"p","RowKey":"r","x":{"nested":1}}"#, "InvalidInput"),
+        (r#"{"PartitionKey":"p","RowKey":"r","x":1,"x":2}"#, "InvalidInput"),
+        (r#"{"PartitionKey":"p","RowKey":"r","g":"nope","g@odata.type":"Edm.Guid"}"#, "InvalidInput"),
+        (r#"{"PartitionKey":"p","RowKey":"r","x":"1","x@odata.type":"Edm.Foo"}"#, "InvalidInput"),
+        (r#"{"PartitionKey":1,"RowKey":"r"}"#, "InvalidInput"),
+        (r#"{"RowKey":"r"}"#, "PropertiesNeedValue"),
+        (r#"{"PartitionKey":null,"RowKey":"r"}"#, "PropertiesNeedValue"),
+        (r#"{"PartitionKey":"a/b","RowKey":"r"}"#, "OutOfRangeInput"),
+        (r#"{"PartitionKey":"p","RowKey":"r","bad-name":1}"#, "PropertyNameInvalid"),
+    ] {
+        let reply = send(&server, "POST", "bad", &json, body).await;
+        assert_eq!((reply.status, reply.code()), (400, code.to_owned()), "{body}");
+    }
+    let accept = [("Accept", MINIMAL)];
+    for (path, status, code) in [
+        ("bad()?$top=abc", 400, "InvalidInput"),
+        ("bad()?$top=-1", 400, "InvalidInput"),
+        ("bad()?$top=1001", 400, "InvalidInput"),
+        ("bad()?$top=1&$top=2", 400, "InvalidInput"),
+        ("bad()?$filter=x%20eq", 400, "InvalidInput"),
+        ("bad()?$filter=a%20eq%20b", 501, "NotImplemented"),
+        ("bad()?$filter=%FF", 400, "InvalidInput"),
+        ("bad()?NextPartitionKey=%25%25", 400, "InvalidInput"),
+        ("bad()?NextRowKey=abc", 400, "InvalidInput"),
+        ("bad(PartitionKey='p')", 400, "InvalidUri"),
+        ("bad(RowKey='r',PartitionKey='p')", 400, "InvalidUri"),
+        ("bad(PartitionKey='p',RowKey='r'", 400, "InvalidUri"),
+        ("bad(PartitionKey='%FF',RowKey='r')", 400, "InvalidUri"),
+        ("bad/extra/segments", 400, "InvalidUri"),
+        ("bad(PartitionKey='p',RowKey='r')?$select=a-b", 400, "InvalidInput"),
+    ] {
+        let reply = send(&server, "GET", path, &accept, "").await;
+        assert_eq!((reply.status, reply.code()), (status, code.to_owned()), "{path}: {}", reply.body);
+    }
+    let wrong_method = send(&server, "PUT", "Tables", &json, "{}").await;
+    assert_eq!(wrong_method.status, 405);
+    let tunnel =
+        send(&server, "GET", "bad(PartitionKey='p',RowKey='r')", &[("X-HTTP-Method", "MERGE")], "").await;
+    assert_eq!((tunnel.status, tunnel.code()), (400, "XMethodNotUsingPost".to_owned()));
+    let unknown_account =
+        raw(&server, "GET", "/nobody/Tables", &[("Accept", MINIMAL.to_owned())], "").await.unwrap();
+    assert_eq!(unknown_account.status, 400);
+    assert!(engine.query("bad", &Default::default()).unwrap().entities.is_empty(), "nothing was stored");
+    // Still serving.
+    assert_eq!(send(&server, "GET", "Tables", &accept, "").await.status, 200);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn bodies_over_four_mebibytes_are_refused() {
+    let (server, _) = start(false).await;
+    let declared = "POST /devstoreaccount1/Tables HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 4194305\r\n\r\n{";
+    let reply = exchange(&server, declared.as_bytes()).await.unwrap();
+    assert_eq!((reply.status, reply.code()), (413, "RequestBodyTooLarge".to_owned()));
+
+    let chunk = "x".repeat(1 << 20);
+    let mut chunked = String::from(
+        "POST /devstoreaccount1/$batch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: multipart/mixed; boundary=b\r\nTransfer-Encoding: chunked\r\n\r\n",
+    );
+    for _ in 0..5 {
+        chunked.push_str(&format!("{:x}\r\n{chunk}\r\n", chunk.len()));
+    }
+    chunked.push_str("0\r\n\r\n");
+    let reply = exchange(&server, chunked.as_bytes()).await.unwrap();
+    assert_eq!((reply.status, reply.code()), (413, "RequestBodyTooLarge".to_owned()));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn requests_must_be_signed_with_the_accounts_key() {
+    let (server, _) = start(true).await;
+    let accept = ("Accept", MINIMAL.to_owned());
+    let unsigned =
+        raw(&server, "GET", "/devstoreaccount1/Tables", std::slice::from_ref(&accept), "").await.unwrap();
+    assert_eq!((unsigned.status, unsigned.code()), (403, "AuthenticationFailed".to_owned()));
+
+    let date = http_date(chrono::Utc::now());
+    let path = "/devstoreaccount1/Tables";
+    let wrong_key = Credential::shared_key(DEV_ACCOUNT, "AAAA").unwrap();
+    let lite = Credential::shared_key_lite(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let key = Credential::shared_key(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let headers = |credential: &Credential, method: &str, signed_path: &str| {
+        let mut headers: Vec<(&str, String)> =
+            credential.authorize(method, signed_path, "", &date).unwrap().headers;
+        headers.push(accept.clone());
+        headers
+    };
+    let forged = raw(&server, "GET", path, &headers(&wrong_key, "GET", path), "").await.unwrap();
+    assert_eq!((forged.status, forged.code()), (403, "AuthenticationFailed".to_owned()));
+    let replayed = raw(&server, "DELETE", "/devstoreaccount1/Tables('x')", &headers(&key, "GET", path), "")
+        .await
+        .unwrap();
+    assert_eq!(replayed.status, 403, "a signature covers the method and path");
+    let old = http_date(chrono::Utc::now() - chrono::TimeDelta::hours(1));
+    let mut stale = key.authorize("GET", path, "", &old).unwrap().headers;
+    stale.push(accept.clone());
+    assert_eq!(raw(&server, "GET", path, &stale, "").await.unwrap().status, 403);
+    assert_eq!(raw(&server, "GET", path, &headers(&lite, "GET", path), "").await.unwrap().status, 200);
+    assert_eq!(raw(&server, "GET", path, &headers(&key, "GET", path), "").await.unwrap().status, 200);
+    server.shutdown().await;
+
+    let (open, _) = start(false).await;
+    let anonymous = raw(&open, "GET", path, &[accept], "").await.unwrap();
+    assert_eq!(anonymous.status, 200, "--no-auth takes unsigned requests");
+    open.shutdown().await;
+}
+
+#[tokio::test]
+async fn injected_faults_answer_or_drop_like_the_service() {
+    let (server, engine) = start(false).await;
+    engine.create_table("flt").unwrap();
+    let accept = [("Accept", MINIMAL.to_owned())];
+    engine.faults().fail_call(NonZeroU64::new(1).unwrap(), FaultSpec::server_busy());
+    let busy = raw(&server, "GET", "/devstoreaccount1/flt()", &accept, "").await.unwrap();
+    assert_eq!((busy.status, busy.code()), (503, "ServerBusy".to_owned()));
+    engine.faults().fail_call(NonZeroU64::new(1).unwrap(), FaultSpec::timeout());
+    assert!(
+        raw(&server, "GET", "/devstoreaccount1/flt()", &accept, "").await.is_none(),
+        "the answer is lost"
+    );
+    assert_eq!(raw(&server, "GET", "/devstoreaccount1/flt()", &accept, "").await.unwrap().status, 200);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_stops_listening() {
+    let (server, _) = start(false).await;
+    let address = server.local_addr();
+    assert!(TcpStream::connect(address).await.is_ok());
+    server.shutdown().await;
+    assert!(TcpStream::connect(address).await.is_err(), "nothing listens after shutdown");
+}
