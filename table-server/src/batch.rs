@@ -228,7 +228,7 @@ fn retrieve(call: &Call<'_>, table: &str, key: &EntityKey, part: &Part) -> Resul
                 "200 OK",
                 part.content_id.as_deref(),
                 &headers,
-                &json::entity(links, table, &entity),
+                &json::entity(links, table, &entity, None),
             )
         }
         Err(error) => match Refused::from(error) {
@@ -296,7 +296,7 @@ fn succeeded(
                     entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
                     entity.etag.clone_from(&outcome.etag);
                     let links = Links { base: call.base, account: call.account, metadata: part.metadata };
-                    body = json::entity(links, table, &entity);
+                    body = json::entity(links, table, &entity, None);
                     headers.push(("Content-Type", part.metadata.content_type().to_owned()));
                 }
                 headers.push(("Location", location.clone()));

@@ -26,14 +26,19 @@ pub(crate) struct Links<'a> {
     pub(crate) metadata: Metadata,
 }
 
+/// The `$select` list of a read, or `None`: everything. The engine's projection keeps the keys
+/// and `Timestamp` (a decoder needs them), while the service answers a `$select` with only the
+/// properties it lists, system properties included (protocol doc section 6.3).
+pub(crate) type Selected<'a> = Option<&'a [String]>;
+
 /// One entity of `table`, alone (a point read, an insert echo) or in a page.
-pub(crate) fn entity(links: Links<'_>, table: &str, entity: &Entity) -> String {
-    to_string(&EntityJson { links, table, entity, element: true })
+pub(crate) fn entity(links: Links<'_>, table: &str, entity: &Entity, selected: Selected<'_>) -> String {
+    to_string(&EntityJson { links, table, entity, selected, element: true })
 }
 
 /// A query page of `table`.
-pub(crate) fn page(links: Links<'_>, table: &str, entities: &[Entity]) -> String {
-    to_string(&PageJson { links, what: table, items: Items::Entities(table, entities) })
+pub(crate) fn page(links: Links<'_>, table: &str, entities: &[Entity], selected: Selected<'_>) -> String {
+    to_string(&PageJson { links, what: table, items: Items::Entities(table, entities, selected) })
 }
 
 /// A Query Tables page.
@@ -56,6 +61,7 @@ struct EntityJson<'a> {
     links: Links<'a>,
     table: &'a str,
     entity: &'a Entity,
+    selected: Selected<'a>,
     /// Alone, with its own `odata.metadata`.
     element: bool,
 }
@@ -80,9 +86,14 @@ impl Serialize for EntityJson<'_> {
         if metadata == Metadata::Full {
             map.serialize_entry("odata.editLink", &path())?;
         }
-        map.serialize_entry("PartitionKey", &e.partition_key)?;
-        map.serialize_entry("RowKey", &e.row_key)?;
-        if let Some(timestamp) = e.timestamp {
+        let shown = |name: &str| self.selected.is_none_or(|listed| listed.iter().any(|n| n == name));
+        if shown("PartitionKey") {
+            map.serialize_entry("PartitionKey", &e.partition_key)?;
+        }
+        if shown("RowKey") {
+            map.serialize_entry("RowKey", &e.row_key)?;
+        }
+        if let (true, Some(timestamp)) = (shown("Timestamp"), e.timestamp) {
             if metadata == Metadata::Full {
                 map.serialize_entry("Timestamp@odata.type", EdmType::DateTime.as_str())?;
             }
@@ -137,8 +148,8 @@ impl Serialize for TableJson<'_> {
 }
 
 enum Items<'a> {
-    /// The entities of a table.
-    Entities(&'a str, &'a [Entity]),
+    /// The entities of a table, and the `$select` that read them.
+    Entities(&'a str, &'a [Entity], Selected<'a>),
     /// Table names.
     Tables(&'a [String]),
 }
@@ -170,10 +181,16 @@ impl Serialize for ItemsJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let links = self.links;
         match self.items {
-            Items::Entities(table, entities) => {
+            Items::Entities(table, entities, selected) => {
                 let mut seq = serializer.serialize_seq(Some(entities.len()))?;
                 for entity in *entities {
-                    seq.serialize_element(&EntityJson { links, table, entity, element: false })?;
+                    seq.serialize_element(&EntityJson {
+                        links,
+                        table,
+                        entity,
+                        selected: *selected,
+                        element: false,
+                    })?;
                 }
                 seq.end()
             }
@@ -226,7 +243,7 @@ mod tests {
 
     #[test]
     fn minimal_metadata_annotates_what_json_cannot_carry() {
-        let text = entity(links(Metadata::Minimal), "tbl", &sample());
+        let text = entity(links(Metadata::Minimal), "tbl", &sample(), None);
         let v = parsed(&text);
         assert_eq!(v["odata.metadata"], format!("{BASE}/$metadata#tbl/@Element"));
         assert_eq!(v["odata.etag"], "W/\"datetime'2020-01-02T03%3A04%3A05.0000000Z'\"");
@@ -253,12 +270,12 @@ mod tests {
 
     #[test]
     fn no_metadata_has_no_control_information_and_full_has_links() {
-        let none = parsed(&entity(links(Metadata::None), "tbl", &sample()));
+        let none = parsed(&entity(links(Metadata::None), "tbl", &sample(), None));
         let names: Vec<&String> = none.as_object().map(|o| o.keys().collect()).unwrap_or_default();
         assert!(names.iter().all(|n| !n.contains("odata")), "{names:?}");
         assert_eq!(none["l"], "1099511627776");
 
-        let full = parsed(&entity(links(Metadata::Full), "tbl", &sample()));
+        let full = parsed(&entity(links(Metadata::Full), "tbl", &sample(), None));
         assert_eq!(full["odata.type"], "devstoreaccount1.tbl");
         assert_eq!(full["odata.id"], format!("{BASE}/tbl(PartitionKey='p',RowKey='r%27%271')"));
         assert_eq!(full["odata.editLink"], "tbl(PartitionKey='p',RowKey='r%27%271')");
@@ -267,7 +284,7 @@ mod tests {
 
     #[test]
     fn pages_and_tables_read_back() {
-        let text = page(links(Metadata::Minimal), "tbl", &[sample(), Entity::new("p", "r2")]);
+        let text = page(links(Metadata::Minimal), "tbl", &[sample(), Entity::new("p", "r2")], None);
         assert_eq!(parsed(&text)["odata.metadata"], format!("{BASE}/$metadata#tbl"));
         assert_eq!(decode_query_page(text.as_bytes()).map(|p| p.len()).ok(), Some(2));
         let names = ["t1".to_owned(), "t2".to_owned()];
@@ -279,5 +296,16 @@ mod tests {
         let full = parsed(&tables(links(Metadata::Full), &names));
         assert_eq!(full["value"][0]["odata.id"], format!("{BASE}/Tables('t1')"));
         assert_eq!(full["value"][0]["odata.type"], "devstoreaccount1.Tables");
+    }
+
+    #[test]
+    fn a_select_shows_only_the_system_properties_it_lists() {
+        let listed = ["s".to_owned(), "RowKey".to_owned()];
+        let v = parsed(&entity(links(Metadata::Minimal), "tbl", &sample(), Some(&listed)));
+        assert!(v.get("PartitionKey").is_none() && v.get("Timestamp").is_none(), "{v}");
+        assert_eq!((&v["RowKey"], &v["s"]), (&serde_json::json!("r'1"), &serde_json::json!("x")));
+        assert!(v.get("odata.etag").is_some(), "minimal metadata keeps the ETag");
+        let page = parsed(&page(links(Metadata::None), "tbl", &[sample()], Some(&listed[..1])));
+        assert!(page["value"][0].get("RowKey").is_none(), "{page}");
     }
 }

@@ -237,7 +237,8 @@ fn query_entities(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
         continuation,
     };
     let page = call.engine.query(table, &request)?;
-    let mut answer = Answer::json(200, metadata, json::page(call.links(metadata), table, &page.entities));
+    let body = json::page(call.links(metadata), table, &page.entities, request.select.as_deref());
+    let mut answer = Answer::json(200, metadata, body);
     if let Some(next) = page.continuation {
         answer = answer.header("x-ms-continuation-NextPartitionKey", next.next_partition_key);
         if let Some(row_key) = next.next_row_key {
@@ -289,7 +290,7 @@ fn insert(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
             let mut entity = sent.clone();
             entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
             entity.etag.clone_from(&outcome.etag);
-            Answer::json(201, metadata, json::entity(call.links(metadata), table, &entity))
+            Answer::json(201, metadata, json::entity(call.links(metadata), table, &entity, None))
                 .header("Preference-Applied", "return-content")
         }
         _ => Answer::empty(204).header("Preference-Applied", "return-no-content"),
@@ -310,9 +311,10 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
     match verb {
         Verb::Get => {
             let metadata = call.metadata()?;
-            let found =
-                call.engine.get(table, &key.partition_key, &key.row_key, select(call.query).as_deref())?;
-            let answer = Answer::json(200, metadata, json::entity(call.links(metadata), table, &found));
+            let selected = select(call.query);
+            let found = call.engine.get(table, &key.partition_key, &key.row_key, selected.as_deref())?;
+            let body = json::entity(call.links(metadata), table, &found, selected.as_deref());
+            let answer = Answer::json(200, metadata, body);
             Ok(match &found.etag {
                 Some(etag) => answer.header("ETag", etag.as_str()),
                 None => answer,

@@ -97,8 +97,8 @@ def rejects(action, status, codes=None):
     raise AssertionError(f"expected a {status} {codes or ''} error, the request succeeded")
 
 
-def rows(table, **query):
-    return [f"{e['PartitionKey']}/{e['RowKey']}" for e in table.query_entities(**query)]
+def rows(table):
+    return [f"{e['PartitionKey']}/{e['RowKey']}" for e in table.list_entities()]
 
 
 def edm_types(account):
@@ -162,7 +162,7 @@ def batches(account):
             ("delete", {"PartitionKey": "p", "RowKey": "gone"}),
         ]
     )
-    assert rows(table, query_filter="") == ["p/a", "p/b", "p/kept"]
+    assert rows(table) == ["p/a", "p/b", "p/kept"]
     kept = table.get_entity("p", "kept")
     assert (kept["V"], kept["W"]) == (1, 3), "the merge kept V and added W"
 
@@ -178,7 +178,7 @@ def batches(account):
     except TableTransactionError as error:
         assert error.status_code == 409 and error.error_code == "EntityAlreadyExists", error
         assert error.index == 2, f"failing index {error.index}"
-    assert rows(table, query_filter="") == ["p/a", "p/b", "p/kept"], "the failed batch left no row"
+    assert rows(table) == ["p/a", "p/b", "p/kept"], "the failed batch left no row"
     assert table.get_entity("p", "a")["V"] == 1, "the failed batch left no change"
 
     try:
@@ -298,7 +298,7 @@ def sas(account):
         rejects(lambda: ranged.get_entity("a", "1"), 403)
         rejects(lambda: ranged.get_entity("b", "5"), 403)
         rejects(lambda: ranged.create_entity({"PartitionKey": "c", "RowKey": "1"}), 403)
-        assert rows(ranged, query_filter="") == ["b/1"], "a query sees the range only"
+        assert rows(ranged) == ["b/1"], "a query sees the range only"
 
 
 def errors(account):
