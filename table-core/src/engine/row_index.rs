@@ -23,7 +23,7 @@ use std::hash::{BuildHasher, RandomState};
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
 
-use super::row::Row;
+use super::row::{Row, touch_all};
 
 /// One table's rows by `(PartitionKey, RowKey)` (see the module docs).
 #[derive(Default)]
@@ -73,8 +73,19 @@ impl RowIndex {
     }
 
     /// The row with `key`.
+    ///
+    /// A slot with the key's hash is almost surely the row, so all its cache lines are
+    /// requested at once ([`touch_all`]) before its keys are compared: a point read then waits
+    /// for one miss on the row, not one per line as the decode that follows walks it (on a
+    /// 100 000-row table this took a tenth off a typed get). A hint only: it changes no result.
     pub(crate) fn get(&self, key: &IndexKey<'_>) -> Option<&Row> {
-        self.slots.find(key.hash, |slot| key.matches(slot)).map(|slot| &slot.row)
+        let found = |slot: &Slot| {
+            if slot.hash == key.hash {
+                touch_all([&slot.row]);
+            }
+            key.matches(slot)
+        };
+        self.slots.find(key.hash, found).map(|slot| &slot.row)
     }
 
     /// Stores `row` under `key` (which must be the row's own keys), replacing the row stored

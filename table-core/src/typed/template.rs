@@ -60,7 +60,9 @@ fn field_error(field: &str, message: String) -> Error {
 impl KeyTemplate {
     /// A builder that appends field values in template order.
     pub fn builder(&self) -> KeyBuilder<'_> {
-        KeyBuilder { template: self, out: String::new(), next: 0 }
+        // Sized by the template's text: a field's placeholder (`{number:08}`) is seldom shorter
+        // than what it writes, so most keys are written without growing the buffer.
+        KeyBuilder { template: self, out: String::with_capacity(self.text.len()), next: 0 }
     }
 
     /// The names of the template's fields, in order.
@@ -195,7 +197,7 @@ impl KeyTemplate {
 
     /// [`split`](Self::split), with the reason of a mismatch.
     fn cut<'k>(&self, key: &'k str) -> std::result::Result<Vec<&'k str>, String> {
-        let mut parts = Vec::new();
+        let mut parts = Vec::with_capacity(self.segments.len());
         let mut rest = key;
         for (i, segment) in self.segments.iter().enumerate() {
             let consumed = key.len() - rest.len();
