@@ -22,7 +22,7 @@
 //! query parameters), `operations` (table and entity operations against the engine), `batch`
 //! (`$batch` multipart requests and responses), `answer` (responses, service error bodies,
 //! common headers), `json` (entities and pages in the three metadata levels), `auth`
-//! (SharedKey verification).
+//! (SharedKey verification), `sas` (table SAS verification and the grant it gives).
 
 #![deny(missing_docs)]
 
@@ -33,6 +33,7 @@ mod batch;
 mod json;
 mod operations;
 mod route;
+mod sas;
 mod server;
 mod service;
 

@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::accounts::Accounts;
+use crate::sas::Origin;
 use crate::service::Service;
 
 /// How long a graceful shutdown waits for requests in flight before closing their connections.
@@ -81,11 +82,12 @@ async fn serve(listener: TcpListener, service: Arc<Service>, mut stopped: onesho
             accepted = listener.accept() => {
                 // A failed accept (out of file descriptors, a reset before accept) concerns one
                 // connection; the listener goes on.
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok((stream, peer)) = accepted else { continue };
+                let origin = Origin { ip: peer.ip(), https: false };
                 let service = Arc::clone(&service);
                 let handler = service_fn(move |request| {
                     let service = Arc::clone(&service);
-                    async move { service.handle(request).await }
+                    async move { service.handle(request, origin).await }
                 });
                 let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), handler);
                 let watched = graceful.watch(connection);

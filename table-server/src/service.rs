@@ -15,6 +15,7 @@ use crate::answer::{Answer, Body, Common, DEFAULT_VERSION, Failure};
 use crate::auth::{self, Signed};
 use crate::operations::{self, Call, Refused};
 use crate::route::{Query, parse_path};
+use crate::sas::{self, Origin};
 use crate::server::Dropped;
 
 /// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
@@ -37,9 +38,13 @@ impl Service {
     }
 
     /// Answers one request.
-    pub(crate) async fn handle(&self, request: Request<Incoming>) -> Result<Response<Body>, Dropped> {
+    pub(crate) async fn handle(
+        &self,
+        request: Request<Incoming>,
+        origin: Origin,
+    ) -> Result<Response<Body>, Dropped> {
         let common = common(request.headers());
-        let answer = match self.answer(request, &common).await {
+        let answer = match self.answer(request, origin, &common).await {
             Ok(answer) => answer,
             Err(Refused::Failure(failure)) => Answer::failure(&failure, &common.request_id),
             Err(Refused::Dropped) => return Err(Dropped),
@@ -47,7 +52,12 @@ impl Service {
         Ok(answer.into_response(&common))
     }
 
-    async fn answer(&self, request: Request<Incoming>, common: &Common) -> Result<Answer, Refused> {
+    async fn answer(
+        &self,
+        request: Request<Incoming>,
+        origin: Origin,
+        common: &Common,
+    ) -> Result<Answer, Refused> {
         let (parts, body) = request.into_parts();
         let body = read_body(&parts.headers, body).await?;
         let path = parse_path(parts.uri.path())?;
@@ -59,7 +69,10 @@ impl Service {
                 format!("The account {:?} is not served here.", path.account),
             )
         })?;
-        if self.auth {
+        let mut grant = None;
+        if self.auth && sas::carries_sas(&query) {
+            grant = Some(sas::verify(&account.key, &query, &account.engine, origin, Utc::now())?);
+        } else if self.auth {
             let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
             let signed = Signed {
                 method: parts.method.as_str(),
@@ -82,6 +95,7 @@ impl Service {
             query: &query,
             body: &body,
             request_id: &common.request_id,
+            grant: grant.as_ref(),
         };
         operations::dispatch(&call, &path.resource)
     }
