@@ -22,7 +22,7 @@
 //! query parameters), `operations` (table and entity operations against the engine), `batch`
 //! (`$batch` multipart requests and responses), `answer` (responses, service error bodies,
 //! common headers), `json` (entities and pages in the three metadata levels), `auth`
-//! (SharedKey verification), `sas` (table SAS verification and the grant it gives).
+//! (SharedKey verification), `sas` (table and account SAS verification and the grant each gives).
 
 #![deny(missing_docs)]
 

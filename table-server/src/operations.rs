@@ -17,7 +17,7 @@ use table_core::{
 use crate::answer::{Answer, Failure, Metadata};
 use crate::json::{self, Links};
 use crate::route::{Query, Resource};
-use crate::sas::Grant;
+use crate::sas::{Grant, TableOperation};
 use crate::service::text_header;
 
 /// Why a request gets no success answer.
@@ -160,8 +160,17 @@ impl Call<'_> {
 
 /// Runs the operation `resource` and the method name.
 pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, Refused> {
-    if let (Some(grant), Resource::Tables | Resource::Table(_) | Resource::Account) = (call.grant, resource) {
-        return Err(grant.refuse_table_operation().into());
+    if let Some(grant) = call.grant {
+        let operation = match (resource, call.method) {
+            (Resource::Tables | Resource::Table(_), Verb::Get) => Some(TableOperation::List),
+            (Resource::Tables, Verb::Post) => Some(TableOperation::Create),
+            (Resource::Table(_), Verb::Delete) => Some(TableOperation::Delete),
+            (Resource::Account, _) => Some(TableOperation::Service),
+            _ => None,
+        };
+        if let Some(operation) = operation {
+            grant.check_tables(operation)?;
+        }
     }
     if let (Resource::Entities(table), Some("acl")) = (resource, call.query.get("comp")) {
         return table_acl(call, table);
@@ -189,7 +198,7 @@ pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, R
 /// own XML codec. A table SAS cannot reach them.
 fn table_acl(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     if let Some(grant) = call.grant {
-        return Err(grant.refuse_table_operation().into());
+        grant.check_tables(TableOperation::Acl)?;
     }
     match call.method {
         Verb::Get => {

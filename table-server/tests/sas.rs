@@ -155,3 +155,40 @@ async fn tokens_for_other_tables_times_policies_and_ip_have_the_services_codes()
     assert_eq!(code(client(&server, &missing).get("a", "1").await), "403 AuthenticationFailed");
     server.shutdown().await;
 }
+
+/// Our client's account SAS: table management with the container resource type, entities
+/// with the object type, each with its permission.
+#[tokio::test]
+async fn an_account_sas_reaches_what_its_resource_types_and_permissions_name() {
+    use table_client::auth::{AccountSasBuilder, AccountSasPermissions, AccountSasResourceTypes};
+    let (server, _engine) = start().await;
+    let key = AccountKey::new(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let service = |srt: &str, sp: &str| {
+        let token = AccountSasBuilder::new()
+            .resource_types(AccountSasResourceTypes::parse(srt).unwrap())
+            .permissions(AccountSasPermissions::parse(sp).unwrap())
+            .expiry(Utc::now() + TimeDelta::hours(1))
+            .sign(&key)
+            .unwrap();
+        TableServiceClient::from_connection_string(&format!(
+            "TableEndpoint=http://{}/{DEV_ACCOUNT};SharedAccessSignature={}",
+            server.local_addr(),
+            token.as_query()
+        ))
+        .unwrap()
+    };
+    let manager = service("c", "lc");
+    manager.create_table("Made").await.unwrap();
+    assert!(manager.query_tables(None).try_collect::<Vec<_>>().await.unwrap().contains(&"Made".to_owned()));
+    assert_eq!(code(manager.table("Sas").get("a", "1").await), "403 AuthorizationResourceTypeMismatch");
+    let objects = service("o", "rau");
+    assert_eq!(objects.table("Sas").get("d", "3").await.unwrap().row_key, "3");
+    objects.table("Made").insert_or_merge(Entity::new("x", "y")).await.unwrap();
+    assert_eq!(
+        code(objects.table("Made").delete("x", "y", IfMatch::Any).await),
+        "403 AuthorizationPermissionMismatch"
+    );
+    let listed = objects.query_tables(None).try_collect::<Vec<_>>().await;
+    assert_eq!(code(listed), "403 AuthorizationResourceTypeMismatch");
+    server.shutdown().await;
+}

@@ -28,6 +28,8 @@ mod token;
 #[cfg(feature = "azure-identity")]
 pub use azure_identity::AzureIdentityCredential;
 
+#[doc(hidden)]
+pub use account_sas::AccountSasFields;
 pub use account_sas::{
     AccountSasBuilder, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices,
 };
