@@ -13,6 +13,7 @@ use table_core::{ErrorCode, MAX_BATCH_BODY};
 use crate::accounts::Accounts;
 use crate::answer::{Answer, Body, Common, DEFAULT_VERSION, Failure};
 use crate::auth::{self, Signed};
+use crate::bearer;
 use crate::operations::{self, Call, Refused};
 use crate::route::{Query, parse_path};
 use crate::sas::{self, Origin};
@@ -70,8 +71,11 @@ impl Service {
             )
         })?;
         let mut grant = None;
+        let authorization = text_header(&parts.headers, "authorization");
         if self.auth && sas::carries_sas(&query) {
             grant = Some(sas::verify(&account.key, &query, &account.engine, origin, Utc::now())?);
+        } else if self.auth && bearer::is_bearer(authorization) {
+            bearer::verify(authorization.unwrap_or(""), &path.account, origin.https, Utc::now())?;
         } else if self.auth {
             let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
             let signed = Signed {
@@ -80,7 +84,7 @@ impl Service {
                 content_type: text_header(&parts.headers, "content-type").unwrap_or(""),
                 date: text_header(&parts.headers, "x-ms-date")
                     .or_else(|| text_header(&parts.headers, "date")),
-                authorization: text_header(&parts.headers, "authorization"),
+                authorization,
             };
             auth::verify(&account.key, signed, Utc::now())?;
         }
