@@ -23,6 +23,21 @@ use crate::service::Service;
 /// How long a graceful shutdown waits for requests in flight before closing their connections.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// The largest request head (request line and headers): room for an entity URL with two
+/// 1 KiB keys percent-encoded and a `$filter` of 15 such comparisons. A larger head is
+/// answered by hyper with 431 (no body) and the connection closed.
+const MAX_REQUEST_HEAD: usize = 256 * 1024;
+
+/// The most header fields a request may carry (answered with 431 beyond).
+const MAX_HEADERS: usize = 100;
+
+/// HTTP/1.1 with the request head limits.
+fn http1_builder() -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder.max_header_size(MAX_REQUEST_HEAD).max_headers(MAX_HEADERS);
+    builder
+}
+
 /// How long a TLS client may take to complete its handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -150,14 +165,14 @@ async fn serve(
                     // request) ends only it.
                     match tls {
                         None => {
-                            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), handler);
+                            let connection = http1_builder().serve_connection(TokioIo::new(stream), handler);
                             let _ = watcher.watch(connection).await;
                         }
                         Some(acceptor) => {
                             let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await else {
                                 return;
                             };
-                            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), handler);
+                            let connection = http1_builder().serve_connection(TokioIo::new(stream), handler);
                             let _ = watcher.watch(connection).await;
                         }
                     }

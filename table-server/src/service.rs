@@ -60,6 +60,7 @@ impl Service {
         common: &Common,
     ) -> Result<Answer, Refused> {
         let (parts, body) = request.into_parts();
+        check_headers(&parts.headers)?;
         let body = read_body(&parts.headers, body).await?;
         let path = parse_path(parts.uri.path())?;
         let query = Query::parse(parts.uri.query().unwrap_or(""))?;
@@ -117,6 +118,20 @@ fn common(headers: &HeaderMap) -> Common {
             .filter(printable)
             .map(str::to_owned),
     }
+}
+
+/// The service's header limits: `x-ms-client-request-id` at most 1 KiB, refused with 400
+/// `InvalidHeaderValue` beyond (it is then not echoed either).
+fn check_headers(headers: &HeaderMap) -> Result<(), Failure> {
+    let too_long = headers.get("x-ms-client-request-id").is_some_and(|v| v.len() > MAX_CLIENT_REQUEST_ID);
+    if too_long {
+        return Err(Failure::new(
+            400,
+            ErrorCode::Other("InvalidHeaderValue".into()),
+            "The value for one of the HTTP headers is not in the correct format. (x-ms-client-request-id is over 1 KiB)",
+        ));
+    }
+    Ok(())
 }
 
 /// A header's value as text; `None` when absent or not visible ASCII/UTF-8.
