@@ -6,10 +6,19 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use table_server::{Config, Server, Tls};
+use std::num::{NonZeroU64, NonZeroUsize};
+
+use table_core::ErrorCode;
+use table_core::engine::{Engine, EngineOptions, FaultSpec};
+use table_server::{Accounts, Config, Server, Tls};
+
+/// The service's page size, the largest `--page-size`.
+const MAX_PAGE_SIZE: usize = 1000;
 
 const USAGE: &str = "\
-usage: table-server [--host ADDRESS] [--port PORT] [--no-auth] [--cert PEM --key PEM] [--version]
+usage: table-server [--host ADDRESS] [--port PORT] [--no-auth] [--cert PEM --key PEM]
+                    [--page-size N] [--split-pages] [--scan-budget N]
+                    [--fail-every N=FAULT] [--fail-call N=FAULT] [--version]
 
 Serves the Azure Table REST API from an in-memory engine, path style like Azurite:
 http://HOST:PORT/devstoreaccount1 (UseDevelopmentStorage=true works unchanged).
@@ -21,6 +30,15 @@ http://HOST:PORT/devstoreaccount1 (UseDevelopmentStorage=true works unchanged).
                   bearer tokens are only accepted over HTTPS
   --key PEM       the certificate's private key (PEM file)
 
+Engine test options (to exercise a client's paging and retries):
+  --page-size N        at most N entities or tables per page (1..1000; default 1000)
+  --split-pages        end every page at a partition boundary (pages may come out empty)
+  --scan-budget N      examine at most N rows per page, then answer with a continuation
+  --fail-every N=FAULT fail every Nth engine call with FAULT
+  --fail-call N=FAULT  fail the Nth engine call once with FAULT
+  FAULT is busy (503 ServerBusy), internal (500 InternalError) or timeout (no answer: the
+  connection is closed), optionally followed by +after to fail after the call took effect.
+
 Authorization (unless --no-auth): SharedKey and SharedKeyLite with the account key; table
 and account SAS (permissions, times, IP, protocol, stored policies, key ranges enforced);
 bearer tokens checked like Azurite's basic OAuth mode: audience, issuer and lifetime, the
@@ -28,10 +46,46 @@ token's signature NOT checked.
   --version       print the version and exit
 ";
 
+/// How to serve.
+#[derive(Debug, PartialEq, Eq)]
+struct Settings {
+    address: SocketAddr,
+    auth: bool,
+    tls: Option<(PathBuf, PathBuf)>,
+    options: EngineOptions,
+    faults: Vec<Fault>,
+}
+
+/// A `--fail-every` (`every`) or `--fail-call` fault.
+#[derive(Debug, PartialEq, Eq)]
+struct Fault {
+    every: bool,
+    n: NonZeroU64,
+    spec: FaultSpec,
+}
+
+/// `N=FAULT`: a call number and `busy`, `internal` or `timeout`, optionally `+after`.
+fn parse_fault(every: bool, text: &str) -> Result<Fault, String> {
+    let bad = || format!("{text:?} is not N=FAULT (FAULT: busy, internal or timeout, optionally +after)");
+    let (n, kind) = text.split_once('=').ok_or_else(bad)?;
+    let n = n.parse::<NonZeroU64>().map_err(|_| bad())?;
+    let (kind, after) = match kind.strip_suffix("+after") {
+        Some(kind) => (kind, true),
+        None => (kind, false),
+    };
+    let spec = match kind {
+        "busy" => FaultSpec::server_busy(),
+        "internal" => FaultSpec::service(ErrorCode::InternalError),
+        "timeout" => FaultSpec::timeout(),
+        _ => return Err(bad()),
+    };
+    Ok(Fault { every, n, spec: if after { spec.after_apply() } else { spec } })
+}
+
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
 enum Command {
-    Serve { address: SocketAddr, auth: bool, tls: Option<(PathBuf, PathBuf)> },
+    Serve(Settings),
     Version,
     Help,
 }
@@ -41,6 +95,8 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut port = 10002;
     let mut auth = true;
     let (mut cert, mut key) = (None, None);
+    let mut options = EngineOptions::default();
+    let mut faults = Vec::new();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -55,6 +111,23 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
             "--no-auth" => auth = false,
             "--cert" => cert = Some(PathBuf::from(args.next().ok_or("--cert needs a PEM file")?)),
             "--key" => key = Some(PathBuf::from(args.next().ok_or("--key needs a PEM file")?)),
+            "--page-size" => {
+                let value = args.next().ok_or("--page-size needs a number")?;
+                let size = value.parse::<NonZeroUsize>().ok().filter(|n| n.get() <= MAX_PAGE_SIZE);
+                options = options.max_page_size(size.ok_or(format!("--page-size {value:?} is not 1..1000"))?);
+            }
+            "--split-pages" => options = options.split_pages_at_partition_boundaries(true),
+            "--scan-budget" => {
+                let value = args.next().ok_or("--scan-budget needs a number")?;
+                let rows = value
+                    .parse::<NonZeroUsize>()
+                    .map_err(|_| format!("--scan-budget {value:?} is not a positive number"))?;
+                options = options.scan_budget(Some(rows));
+            }
+            "--fail-every" | "--fail-call" => {
+                let value = args.next().ok_or(format!("{arg} needs N=FAULT"))?;
+                faults.push(parse_fault(arg == "--fail-every", &value)?);
+            }
             "--version" => return Ok(Command::Version),
             "--help" | "-h" => return Ok(Command::Help),
             other => return Err(format!("unknown argument {other:?}")),
@@ -65,12 +138,12 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
         (None, None) => None,
         _ => return Err("--cert and --key go together".to_owned()),
     };
-    Ok(Command::Serve { address: SocketAddr::new(host, port), auth, tls })
+    Ok(Command::Serve(Settings { address: SocketAddr::new(host, port), auth, tls, options, faults }))
 }
 
 fn main() -> ExitCode {
-    let (address, auth, tls) = match parse(std::env::args().skip(1)) {
-        Ok(Command::Serve { address, auth, tls }) => (address, auth, tls),
+    let settings = match parse(std::env::args().skip(1)) {
+        Ok(Command::Serve(settings)) => settings,
         Ok(Command::Version) => {
             println!("table-server {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
@@ -84,6 +157,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let Settings { address, auth, tls, options, faults } = settings;
     let tls = match tls.map(|(cert, key)| read_tls(&cert, &key)).transpose() {
         Ok(tls) => tls,
         Err(message) => {
@@ -99,7 +173,15 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async {
-        let config = Config { address, auth, ..Config::default() };
+        let engine = Engine::with_options(options);
+        for fault in faults {
+            if fault.every {
+                engine.faults().fail_every(fault.n, fault.spec);
+            } else {
+                engine.faults().fail_call(fault.n, fault.spec);
+            }
+        }
+        let config = Config { address, auth, accounts: Accounts::development(engine) };
         let scheme = if tls.is_some() { "https" } else { "http" };
         let bound = match tls {
             Some(tls) => Server::bind_tls(config, tls).await,
@@ -156,19 +238,26 @@ mod tests {
         parse(list.iter().map(|s| (*s).to_owned()))
     }
 
+    fn serve(address: SocketAddr, auth: bool, tls: Option<(PathBuf, PathBuf)>) -> Result<Command, String> {
+        Ok(Command::Serve(Settings {
+            address,
+            auth,
+            tls,
+            options: EngineOptions::default(),
+            faults: Vec::new(),
+        }))
+    }
+
     #[test]
     fn flags_and_defaults() {
         let local = SocketAddr::from(([127, 0, 0, 1], 10002));
-        assert_eq!(args(&[]), Ok(Command::Serve { address: local, auth: true, tls: None }));
+        assert_eq!(args(&[]), serve(local, true, None));
         assert_eq!(
             args(&["--host", "0.0.0.0", "--port", "0", "--no-auth"]),
-            Ok(Command::Serve { address: SocketAddr::from(([0, 0, 0, 0], 0)), auth: false, tls: None })
+            serve(SocketAddr::from(([0, 0, 0, 0], 0)), false, None)
         );
         let tls = Some((PathBuf::from("c.pem"), PathBuf::from("k.pem")));
-        assert_eq!(
-            args(&["--cert", "c.pem", "--key", "k.pem"]),
-            Ok(Command::Serve { address: local, auth: true, tls })
-        );
+        assert_eq!(args(&["--cert", "c.pem", "--key", "k.pem"]), serve(local, true, tls));
         assert_eq!(args(&["--version"]), Ok(Command::Version));
         for bad in [
             &["--port"][..],
@@ -177,8 +266,47 @@ mod tests {
             &["--verbose"],
             &["--cert", "c.pem"],
             &["--key"],
+            &["--page-size", "0"],
+            &["--page-size", "1001"],
+            &["--scan-budget", "-1"],
+            &["--fail-every", "0=busy"],
+            &["--fail-every", "3=slow"],
+            &["--fail-call", "3"],
         ] {
             assert!(args(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn engine_options_and_faults() {
+        let parsed = args(&[
+            "--page-size",
+            "2",
+            "--split-pages",
+            "--scan-budget",
+            "10",
+            "--fail-every",
+            "3=busy",
+            "--fail-call",
+            "5=timeout+after",
+            "--fail-call",
+            "7=internal",
+        ]);
+        let Ok(Command::Serve(settings)) = parsed else { panic!("{parsed:?}") };
+        let n = |n: usize| NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN);
+        let expected = EngineOptions::default()
+            .max_page_size(n(2))
+            .split_pages_at_partition_boundaries(true)
+            .scan_budget(Some(n(10)));
+        assert_eq!(settings.options, expected);
+        let call = |n: u64| NonZeroU64::new(n).unwrap_or(NonZeroU64::MIN);
+        assert_eq!(
+            settings.faults,
+            [
+                Fault { every: true, n: call(3), spec: FaultSpec::server_busy() },
+                Fault { every: false, n: call(5), spec: FaultSpec::timeout().after_apply() },
+                Fault { every: false, n: call(7), spec: FaultSpec::service(ErrorCode::InternalError) },
+            ]
+        );
     }
 }
