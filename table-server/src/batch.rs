@@ -181,6 +181,14 @@ fn read_part(
         }
         _ => return Err(Failure::invalid_input(format!("a $batch part cannot {method} {url}"))),
     };
+    match (&sub, call.grant) {
+        (Sub::Write(operation), _) => call.check_write(&name, operation)?,
+        (Sub::Retrieve(key), Some(grant)) => {
+            grant.check_read(&name)?;
+            grant.check_key(&key.partition_key, &key.row_key)?;
+        }
+        (Sub::Retrieve(_), None) => {}
+    }
     let prefer = header(&headers, "Prefer").unwrap_or("");
     let part = Part {
         content_id: content_id(leaf),
@@ -348,6 +356,7 @@ mod tests {
             query: &query,
             body: &body,
             request_id: "rid",
+            grant: None,
         };
         submit(&call)
     }

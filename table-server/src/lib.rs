@@ -5,7 +5,9 @@
 //! URLs are path style, like Azurite: `http://127.0.0.1:10002/devstoreaccount1/Tables`, so a
 //! `UseDevelopmentStorage=true` connection string works unchanged. Each account is served by
 //! its own engine ([`Accounts`]); requests are authorized with SharedKey or SharedKeyLite
-//! signatures of the account's key, unless [`Config::auth`] is off.
+//! signatures of the account's key, a table or account SAS, or (over HTTPS, [`Tls`]) a bearer
+//! token whose audience, issuer and lifetime are checked but not its signature, unless
+//! [`Config::auth`] is off.
 //!
 //! Deliberate differences from Azurite: the engine's rules where Azurite is lax (key and
 //! property limits, value formats, filter semantics, the one-partition rule of batches), the
@@ -22,7 +24,7 @@
 //! query parameters), `operations` (table and entity operations against the engine), `batch`
 //! (`$batch` multipart requests and responses), `answer` (responses, service error bodies,
 //! common headers), `json` (entities and pages in the three metadata levels), `auth`
-//! (SharedKey verification).
+//! (SharedKey verification), `bearer` (bearer tokens, signature unchecked), `sas` (table and account SAS verification and the grant each gives).
 
 #![deny(missing_docs)]
 
@@ -30,11 +32,13 @@ mod accounts;
 mod answer;
 mod auth;
 mod batch;
+mod bearer;
 mod json;
 mod operations;
 mod route;
+mod sas;
 mod server;
 mod service;
 
 pub use accounts::{Accounts, DEV_ACCOUNT, DEV_KEY};
-pub use server::{Config, Server};
+pub use server::{Config, Server, Tls};

@@ -3,26 +3,89 @@
 //! gracefully.
 
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use table_server::{Config, Server};
+use std::num::{NonZeroU64, NonZeroUsize};
+
+use table_core::ErrorCode;
+use table_core::engine::{Engine, EngineOptions, FaultSpec};
+use table_server::{Accounts, Config, Server, Tls};
+
+/// The service's page size, the largest `--page-size`.
+const MAX_PAGE_SIZE: usize = 1000;
 
 const USAGE: &str = "\
-usage: table-server [--host ADDRESS] [--port PORT] [--no-auth] [--version]
+usage: table-server [--host ADDRESS] [--port PORT] [--no-auth] [--cert PEM --key PEM]
+                    [--page-size N] [--split-pages] [--scan-budget N]
+                    [--fail-every N=FAULT] [--fail-call N=FAULT] [--version]
 
 Serves the Azure Table REST API from an in-memory engine, path style like Azurite:
 http://HOST:PORT/devstoreaccount1 (UseDevelopmentStorage=true works unchanged).
 
   --host ADDRESS  address to listen on (default 127.0.0.1)
   --port PORT     port to listen on (default 10002; 0 picks a free one)
-  --no-auth       accept requests without a SharedKey signature
+  --no-auth       accept requests without a SharedKey signature, SAS or bearer token
+  --cert PEM      serve HTTPS with this certificate chain (PEM file; needs --key);
+                  bearer tokens are only accepted over HTTPS
+  --key PEM       the certificate's private key (PEM file)
+
+Engine test options (to exercise a client's paging and retries):
+  --page-size N        at most N entities or tables per page (1..1000; default 1000)
+  --split-pages        end every page at a partition boundary (pages may come out empty)
+  --scan-budget N      examine at most N rows per page, then answer with a continuation
+  --fail-every N=FAULT fail every Nth engine call with FAULT
+  --fail-call N=FAULT  fail the Nth engine call once with FAULT
+  FAULT is busy (503 ServerBusy), internal (500 InternalError) or timeout (no answer: the
+  connection is closed), optionally followed by +after to fail after the call took effect.
+
+Authorization (unless --no-auth): SharedKey and SharedKeyLite with the account key; table
+and account SAS (permissions, times, IP, protocol, stored policies, key ranges enforced);
+bearer tokens checked like Azurite's basic OAuth mode: audience, issuer and lifetime, the
+token's signature NOT checked.
   --version       print the version and exit
 ";
+
+/// How to serve.
+#[derive(Debug, PartialEq, Eq)]
+struct Settings {
+    address: SocketAddr,
+    auth: bool,
+    tls: Option<(PathBuf, PathBuf)>,
+    options: EngineOptions,
+    faults: Vec<Fault>,
+}
+
+/// A `--fail-every` (`every`) or `--fail-call` fault.
+#[derive(Debug, PartialEq, Eq)]
+struct Fault {
+    every: bool,
+    n: NonZeroU64,
+    spec: FaultSpec,
+}
+
+/// `N=FAULT`: a call number and `busy`, `internal` or `timeout`, optionally `+after`.
+fn parse_fault(every: bool, text: &str) -> Result<Fault, String> {
+    let bad = || format!("{text:?} is not N=FAULT (FAULT: busy, internal or timeout, optionally +after)");
+    let (n, kind) = text.split_once('=').ok_or_else(bad)?;
+    let n = n.parse::<NonZeroU64>().map_err(|_| bad())?;
+    let (kind, after) = match kind.strip_suffix("+after") {
+        Some(kind) => (kind, true),
+        None => (kind, false),
+    };
+    let spec = match kind {
+        "busy" => FaultSpec::server_busy(),
+        "internal" => FaultSpec::service(ErrorCode::InternalError),
+        "timeout" => FaultSpec::timeout(),
+        _ => return Err(bad()),
+    };
+    Ok(Fault { every, n, spec: if after { spec.after_apply() } else { spec } })
+}
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
 enum Command {
-    Serve { address: SocketAddr, auth: bool },
+    Serve(Settings),
     Version,
     Help,
 }
@@ -31,6 +94,9 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut host = IpAddr::from([127, 0, 0, 1]);
     let mut port = 10002;
     let mut auth = true;
+    let (mut cert, mut key) = (None, None);
+    let mut options = EngineOptions::default();
+    let mut faults = Vec::new();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -43,17 +109,41 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
                 port = value.parse().map_err(|_| format!("--port {value:?} is not a port number"))?;
             }
             "--no-auth" => auth = false,
+            "--cert" => cert = Some(PathBuf::from(args.next().ok_or("--cert needs a PEM file")?)),
+            "--key" => key = Some(PathBuf::from(args.next().ok_or("--key needs a PEM file")?)),
+            "--page-size" => {
+                let value = args.next().ok_or("--page-size needs a number")?;
+                let size = value.parse::<NonZeroUsize>().ok().filter(|n| n.get() <= MAX_PAGE_SIZE);
+                options = options.max_page_size(size.ok_or(format!("--page-size {value:?} is not 1..1000"))?);
+            }
+            "--split-pages" => options = options.split_pages_at_partition_boundaries(true),
+            "--scan-budget" => {
+                let value = args.next().ok_or("--scan-budget needs a number")?;
+                let rows = value
+                    .parse::<NonZeroUsize>()
+                    .map_err(|_| format!("--scan-budget {value:?} is not a positive number"))?;
+                options = options.scan_budget(Some(rows));
+            }
+            "--fail-every" | "--fail-call" => {
+                let value = args.next().ok_or(format!("{arg} needs N=FAULT"))?;
+                faults.push(parse_fault(arg == "--fail-every", &value)?);
+            }
             "--version" => return Ok(Command::Version),
             "--help" | "-h" => return Ok(Command::Help),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    Ok(Command::Serve { address: SocketAddr::new(host, port), auth })
+    let tls = match (cert, key) {
+        (Some(cert), Some(key)) => Some((cert, key)),
+        (None, None) => None,
+        _ => return Err("--cert and --key go together".to_owned()),
+    };
+    Ok(Command::Serve(Settings { address: SocketAddr::new(host, port), auth, tls, options, faults }))
 }
 
 fn main() -> ExitCode {
-    let (address, auth) = match parse(std::env::args().skip(1)) {
-        Ok(Command::Serve { address, auth }) => (address, auth),
+    let settings = match parse(std::env::args().skip(1)) {
+        Ok(Command::Serve(settings)) => settings,
         Ok(Command::Version) => {
             println!("table-server {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
@@ -67,6 +157,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let Settings { address, auth, tls, options, faults } = settings;
+    let tls = match tls.map(|(cert, key)| read_tls(&cert, &key)).transpose() {
+        Ok(tls) => tls,
+        Err(message) => {
+            eprintln!("table-server: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -75,21 +173,45 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async {
-        let config = Config { address, auth, ..Config::default() };
-        let server = match Server::bind(config).await {
+        let engine = Engine::with_options(options);
+        for fault in faults {
+            if fault.every {
+                engine.faults().fail_every(fault.n, fault.spec);
+            } else {
+                engine.faults().fail_call(fault.n, fault.spec);
+            }
+        }
+        let config = Config { address, auth, accounts: Accounts::development(engine) };
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let bound = match tls {
+            Some(tls) => Server::bind_tls(config, tls).await,
+            None => Server::bind(config).await,
+        };
+        let server = match bound {
             Ok(server) => server,
             Err(e) => {
                 eprintln!("table-server: cannot listen on {address}: {e}");
                 return ExitCode::FAILURE;
             }
         };
-        let auth_note = if auth { "SharedKey" } else { "no auth" };
-        println!("table-server listening on http://{}/devstoreaccount1 ({auth_note})", server.local_addr());
+        let auth_note = if auth { "SharedKey, SAS, bearer" } else { "no auth" };
+        println!(
+            "table-server listening on {scheme}://{}/devstoreaccount1 ({auth_note})",
+            server.local_addr()
+        );
         stopped().await;
         println!("table-server shutting down");
         server.shutdown().await;
         ExitCode::SUCCESS
     })
+}
+
+/// The TLS identity in the PEM files `cert` and `key`.
+fn read_tls(cert: &std::path::Path, key: &std::path::Path) -> Result<Tls, String> {
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    Tls::from_pem(&read(cert)?, &read(key)?).map_err(|e| e.to_string())
 }
 
 /// Resolves on Ctrl-C or (on Unix) SIGTERM.
@@ -116,17 +238,75 @@ mod tests {
         parse(list.iter().map(|s| (*s).to_owned()))
     }
 
+    fn serve(address: SocketAddr, auth: bool, tls: Option<(PathBuf, PathBuf)>) -> Result<Command, String> {
+        Ok(Command::Serve(Settings {
+            address,
+            auth,
+            tls,
+            options: EngineOptions::default(),
+            faults: Vec::new(),
+        }))
+    }
+
     #[test]
     fn flags_and_defaults() {
         let local = SocketAddr::from(([127, 0, 0, 1], 10002));
-        assert_eq!(args(&[]), Ok(Command::Serve { address: local, auth: true }));
+        assert_eq!(args(&[]), serve(local, true, None));
         assert_eq!(
             args(&["--host", "0.0.0.0", "--port", "0", "--no-auth"]),
-            Ok(Command::Serve { address: SocketAddr::from(([0, 0, 0, 0], 0)), auth: false })
+            serve(SocketAddr::from(([0, 0, 0, 0], 0)), false, None)
         );
+        let tls = Some((PathBuf::from("c.pem"), PathBuf::from("k.pem")));
+        assert_eq!(args(&["--cert", "c.pem", "--key", "k.pem"]), serve(local, true, tls));
         assert_eq!(args(&["--version"]), Ok(Command::Version));
-        for bad in [&["--port"][..], &["--port", "70000"], &["--host", "localhost"], &["--verbose"]] {
+        for bad in [
+            &["--port"][..],
+            &["--port", "70000"],
+            &["--host", "localhost"],
+            &["--verbose"],
+            &["--cert", "c.pem"],
+            &["--key"],
+            &["--page-size", "0"],
+            &["--page-size", "1001"],
+            &["--scan-budget", "-1"],
+            &["--fail-every", "0=busy"],
+            &["--fail-every", "3=slow"],
+            &["--fail-call", "3"],
+        ] {
             assert!(args(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn engine_options_and_faults() {
+        let parsed = args(&[
+            "--page-size",
+            "2",
+            "--split-pages",
+            "--scan-budget",
+            "10",
+            "--fail-every",
+            "3=busy",
+            "--fail-call",
+            "5=timeout+after",
+            "--fail-call",
+            "7=internal",
+        ]);
+        let Ok(Command::Serve(settings)) = parsed else { panic!("{parsed:?}") };
+        let n = |n: usize| NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN);
+        let expected = EngineOptions::default()
+            .max_page_size(n(2))
+            .split_pages_at_partition_boundaries(true)
+            .scan_budget(Some(n(10)));
+        assert_eq!(settings.options, expected);
+        let call = |n: u64| NonZeroU64::new(n).unwrap_or(NonZeroU64::MIN);
+        assert_eq!(
+            settings.faults,
+            [
+                Fault { every: true, n: call(3), spec: FaultSpec::server_busy() },
+                Fault { every: false, n: call(5), spec: FaultSpec::timeout().after_apply() },
+                Fault { every: false, n: call(7), spec: FaultSpec::service(ErrorCode::InternalError) },
+            ]
+        );
     }
 }

@@ -17,6 +17,7 @@ use table_core::{
 use crate::answer::{Answer, Failure, Metadata};
 use crate::json::{self, Links};
 use crate::route::{Query, Resource};
+use crate::sas::{Grant, TableOperation};
 use crate::service::text_header;
 
 /// Why a request gets no success answer.
@@ -113,6 +114,8 @@ pub(crate) struct Call<'a> {
     pub(crate) query: &'a Query,
     pub(crate) body: &'a Bytes,
     pub(crate) request_id: &'a str,
+    /// What the request's table SAS allows; `None`: the account key's full rights.
+    pub(crate) grant: Option<&'a Grant>,
 }
 
 impl Call<'_> {
@@ -140,6 +143,11 @@ impl Call<'_> {
             .is_some_and(|p| p.trim().eq_ignore_ascii_case("return-no-content"))
     }
 
+    /// A write under a table SAS needs its permission and a key in range.
+    pub(crate) fn check_write(&self, table: &str, operation: &Operation) -> Result<(), Failure> {
+        self.grant.map_or(Ok(()), |grant| grant.check_write(table, operation))
+    }
+
     /// The `If-Match` condition, if any.
     fn if_match(&self) -> Result<Option<IfMatch>, Failure> {
         let Some(value) = self.headers.get("if-match") else {
@@ -152,6 +160,21 @@ impl Call<'_> {
 
 /// Runs the operation `resource` and the method name.
 pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, Refused> {
+    if let Some(grant) = call.grant {
+        let operation = match (resource, call.method) {
+            (Resource::Tables | Resource::Table(_), Verb::Get) => Some(TableOperation::List),
+            (Resource::Tables, Verb::Post) => Some(TableOperation::Create),
+            (Resource::Table(_), Verb::Delete) => Some(TableOperation::Delete),
+            (Resource::Account, _) => Some(TableOperation::Service),
+            _ => None,
+        };
+        if let Some(operation) = operation {
+            grant.check_tables(operation)?;
+        }
+    }
+    if let (Resource::Entities(table), Some("acl")) = (resource, call.query.get("comp")) {
+        return table_acl(call, table);
+    }
     match (resource, call.method) {
         (Resource::Tables, Verb::Get) => query_tables(call),
         (Resource::Tables, Verb::Post) => create_table(call),
@@ -167,6 +190,29 @@ pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, R
         }
         (Resource::Batch, Verb::Post) => crate::batch::submit(call),
         (Resource::Account, _) => Err(Failure::service(ErrorCode::NotImplemented).into()),
+        _ => Err(method_not_allowed().into()),
+    }
+}
+
+/// Get and Set Table ACL (`?comp=acl`): the table's stored access policies, in the client's
+/// own XML codec. A table SAS cannot reach them.
+fn table_acl(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
+    if let Some(grant) = call.grant {
+        grant.check_tables(TableOperation::Acl)?;
+    }
+    match call.method {
+        Verb::Get => {
+            let policies = call.engine.get_access_policies(table)?;
+            let xml = table_client::wire::encode_signed_identifiers(&policies)
+                .map_err(|e| Failure::invalid_input(e.message().to_owned()))?;
+            Ok(Answer::empty(200).header("Content-Type", "application/xml").with_body(xml))
+        }
+        Verb::Put => {
+            let policies = table_client::wire::decode_signed_identifiers(call.body)
+                .map_err(|e| Failure::invalid_input(format!("the body is not an ACL: {}", e.message())))?;
+            call.engine.set_access_policies(table, &policies)?;
+            Ok(Answer::empty(204))
+        }
         _ => Err(method_not_allowed().into()),
     }
 }
@@ -221,6 +267,9 @@ fn get_table(call: &Call<'_>, name: &str) -> Result<Answer, Refused> {
 
 fn query_entities(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     let metadata = call.metadata()?;
+    if let Some(grant) = call.grant {
+        grant.check_read(table)?;
+    }
     let next_partition_key = call.query.get("NextPartitionKey");
     let next_row_key = call.query.get("NextRowKey");
     let continuation = match (next_partition_key, next_row_key) {
@@ -236,7 +285,12 @@ fn query_entities(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
         top: top(call.query)?,
         continuation,
     };
-    let page = call.engine.query(table, &request)?;
+    let mut page = call.engine.query(table, &request)?;
+    if let Some(grant) = call.grant {
+        // Only the SAS's key range is visible; a page may come out short, or empty with a
+        // continuation, as the service's pages may.
+        page.entities.retain(|e| grant.contains(&e.partition_key, &e.row_key));
+    }
     let body = json::page(call.links(metadata), table, &page.entities, request.select.as_deref());
     let mut answer = Answer::json(200, metadata, body);
     if let Some(next) = page.continuation {
@@ -281,6 +335,7 @@ pub(crate) fn body_entity(body: &[u8], keys_needed: bool) -> Result<Entity, Fail
 fn insert(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     let metadata = call.metadata()?;
     let operation = Operation::Insert(body_entity(call.body, true)?);
+    call.check_write(table, &operation)?;
     let location =
         format!("{}/{}", call.base, entity_path(table, operation.partition_key(), operation.row_key()));
     let outcome = call.engine.execute(table, &operation)?;
@@ -305,12 +360,18 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
         // The URL's keys win over the body's.
         entity.partition_key.clone_from(&key.partition_key);
         entity.row_key.clone_from(&key.row_key);
-        let outcome = call.engine.execute(table, make(entity, call.if_match()?))?;
+        let operation = make(entity, call.if_match()?);
+        call.check_write(table, &operation)?;
+        let outcome = call.engine.execute(table, operation)?;
         Ok(with_etag(Answer::empty(204), &outcome))
     };
     match verb {
         Verb::Get => {
             let metadata = call.metadata()?;
+            if let Some(grant) = call.grant {
+                grant.check_read(table)?;
+                grant.check_key(&key.partition_key, &key.row_key)?;
+            }
             let selected = select(call.query);
             let found = call.engine.get(table, &key.partition_key, &key.row_key, selected.as_deref())?;
             let body = json::entity(call.links(metadata), table, &found, selected.as_deref());
@@ -330,7 +391,9 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
         }),
         Verb::Delete => {
             let if_match = call.if_match()?.ok_or_else(missing_if_match)?;
-            call.engine.execute(table, Operation::Delete { key, if_match })?;
+            let operation = Operation::Delete { key, if_match };
+            call.check_write(table, &operation)?;
+            call.engine.execute(table, operation)?;
             Ok(Answer::empty(204))
         }
         Verb::Post | Verb::Other => Err(method_not_allowed().into()),

@@ -1,5 +1,6 @@
-//! Listening and connections: HTTP/1.1 on hyper, one task per connection, and a graceful
-//! shutdown that stops accepting, lets requests in flight finish, then closes.
+//! Listening and connections: HTTP/1.1 on hyper, over TCP or TLS (rustls), one task per
+//! connection, and a graceful shutdown that stops accepting, lets requests in flight finish,
+//! then closes.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,12 +13,33 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls;
 
 use crate::accounts::Accounts;
+use crate::sas::Origin;
 use crate::service::Service;
 
 /// How long a graceful shutdown waits for requests in flight before closing their connections.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// The largest request head (request line and headers): room for an entity URL with two
+/// 1 KiB keys percent-encoded and a `$filter` of 15 such comparisons. A larger head is
+/// answered by hyper with 431 (no body) and the connection closed.
+const MAX_REQUEST_HEAD: usize = 256 * 1024;
+
+/// The most header fields a request may carry (answered with 431 beyond).
+const MAX_HEADERS: usize = 100;
+
+/// HTTP/1.1 with the request head limits.
+fn http1_builder() -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder.max_header_size(MAX_REQUEST_HEAD).max_headers(MAX_HEADERS);
+    builder
+}
+
+/// How long a TLS client may take to complete its handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How a server listens and what it serves.
 #[derive(Debug, Clone)]
@@ -40,6 +62,40 @@ impl Default for Config {
     }
 }
 
+/// A certificate chain and its private key to serve HTTPS with (bearer tokens need HTTPS).
+#[derive(Clone)]
+pub struct Tls(Arc<rustls::ServerConfig>);
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key stays out of any output.
+        f.write_str("Tls(..)")
+    }
+}
+
+impl Tls {
+    /// Reads a PEM certificate chain (the server's certificate first) and a PEM private key.
+    pub fn from_pem(certificates: &[u8], key: &[u8]) -> std::io::Result<Tls> {
+        use rustls_pki_types::pem::PemObject;
+        use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+        let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
+        let chain = CertificateDer::pem_slice_iter(certificates)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| invalid(&format!("the certificate PEM is unreadable: {e}")))?;
+        if chain.is_empty() {
+            return Err(invalid("the certificate PEM holds no certificate"));
+        }
+        let key = PrivateKeyDer::from_pem_slice(key)
+            .map_err(|e| invalid(&format!("the key PEM is unreadable: {e}")))?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .and_then(|builder| builder.with_no_client_auth().with_single_cert(chain, key))
+            .map_err(|e| invalid(&format!("the certificate and key do not make a TLS identity: {e}")))?;
+        Ok(Tls(Arc::new(config)))
+    }
+}
+
 /// A running server. [`shutdown`](Server::shutdown) stops it gracefully and waits until it
 /// has; dropping it starts the same shutdown without waiting.
 #[derive(Debug)]
@@ -52,11 +108,20 @@ pub struct Server {
 impl Server {
     /// Binds `config.address` and starts serving on the current tokio runtime.
     pub async fn bind(config: Config) -> std::io::Result<Server> {
+        Server::start(config, None).await
+    }
+
+    /// As [`bind`](Server::bind), serving HTTPS with `tls`.
+    pub async fn bind_tls(config: Config, tls: Tls) -> std::io::Result<Server> {
+        Server::start(config, Some(TlsAcceptor::from(tls.0))).await
+    }
+
+    async fn start(config: Config, tls: Option<TlsAcceptor>) -> std::io::Result<Server> {
         let listener = TcpListener::bind(config.address).await?;
         let local_addr = listener.local_addr()?;
         let service = Arc::new(Service::new(config.accounts, config.auth));
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(serve(listener, service, stopped));
+        let task = tokio::spawn(serve(listener, tls, service, stopped));
         Ok(Server { local_addr, stop, task })
     }
 
@@ -74,24 +139,43 @@ impl Server {
     }
 }
 
-async fn serve(listener: TcpListener, service: Arc<Service>, mut stopped: oneshot::Receiver<()>) {
+async fn serve(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    service: Arc<Service>,
+    mut stopped: oneshot::Receiver<()>,
+) {
     let graceful = GracefulShutdown::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 // A failed accept (out of file descriptors, a reset before accept) concerns one
                 // connection; the listener goes on.
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok((stream, peer)) = accepted else { continue };
+                let origin = Origin { ip: peer.ip(), https: tls.is_some() };
                 let service = Arc::clone(&service);
                 let handler = service_fn(move |request| {
                     let service = Arc::clone(&service);
-                    async move { service.handle(request).await }
+                    async move { service.handle(request, origin).await }
                 });
-                let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), handler);
-                let watched = graceful.watch(connection);
+                let watcher = graceful.watcher();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    // A connection's error (a client gone, a malformed request) ends only it.
-                    let _ = watched.await;
+                    // A connection's error (a client gone, a failed handshake, a malformed
+                    // request) ends only it.
+                    match tls {
+                        None => {
+                            let connection = http1_builder().serve_connection(TokioIo::new(stream), handler);
+                            let _ = watcher.watch(connection).await;
+                        }
+                        Some(acceptor) => {
+                            let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await else {
+                                return;
+                            };
+                            let connection = http1_builder().serve_connection(TokioIo::new(stream), handler);
+                            let _ = watcher.watch(connection).await;
+                        }
+                    }
                 });
             }
             _ = &mut stopped => break,

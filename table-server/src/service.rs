@@ -13,8 +13,10 @@ use table_core::{ErrorCode, MAX_BATCH_BODY};
 use crate::accounts::Accounts;
 use crate::answer::{Answer, Body, Common, DEFAULT_VERSION, Failure};
 use crate::auth::{self, Signed};
+use crate::bearer;
 use crate::operations::{self, Call, Refused};
 use crate::route::{Query, parse_path};
+use crate::sas::{self, Origin};
 use crate::server::Dropped;
 
 /// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
@@ -37,9 +39,13 @@ impl Service {
     }
 
     /// Answers one request.
-    pub(crate) async fn handle(&self, request: Request<Incoming>) -> Result<Response<Body>, Dropped> {
+    pub(crate) async fn handle(
+        &self,
+        request: Request<Incoming>,
+        origin: Origin,
+    ) -> Result<Response<Body>, Dropped> {
         let common = common(request.headers());
-        let answer = match self.answer(request, &common).await {
+        let answer = match self.answer(request, origin, &common).await {
             Ok(answer) => answer,
             Err(Refused::Failure(failure)) => Answer::failure(&failure, &common.request_id),
             Err(Refused::Dropped) => return Err(Dropped),
@@ -47,8 +53,14 @@ impl Service {
         Ok(answer.into_response(&common))
     }
 
-    async fn answer(&self, request: Request<Incoming>, common: &Common) -> Result<Answer, Refused> {
+    async fn answer(
+        &self,
+        request: Request<Incoming>,
+        origin: Origin,
+        common: &Common,
+    ) -> Result<Answer, Refused> {
         let (parts, body) = request.into_parts();
+        check_headers(&parts.headers)?;
         let body = read_body(&parts.headers, body).await?;
         let path = parse_path(parts.uri.path())?;
         let query = Query::parse(parts.uri.query().unwrap_or(""))?;
@@ -59,7 +71,13 @@ impl Service {
                 format!("The account {:?} is not served here.", path.account),
             )
         })?;
-        if self.auth {
+        let mut grant = None;
+        let authorization = text_header(&parts.headers, "authorization");
+        if self.auth && sas::carries_sas(&query) {
+            grant = Some(sas::verify(&account.key, &query, &account.engine, origin, Utc::now())?);
+        } else if self.auth && bearer::is_bearer(authorization) {
+            bearer::verify(authorization.unwrap_or(""), &path.account, origin.https, Utc::now())?;
+        } else if self.auth {
             let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
             let signed = Signed {
                 method: parts.method.as_str(),
@@ -67,7 +85,7 @@ impl Service {
                 content_type: text_header(&parts.headers, "content-type").unwrap_or(""),
                 date: text_header(&parts.headers, "x-ms-date")
                     .or_else(|| text_header(&parts.headers, "date")),
-                authorization: text_header(&parts.headers, "authorization"),
+                authorization,
             };
             auth::verify(&account.key, signed, Utc::now())?;
         }
@@ -82,6 +100,7 @@ impl Service {
             query: &query,
             body: &body,
             request_id: &common.request_id,
+            grant: grant.as_ref(),
         };
         operations::dispatch(&call, &path.resource)
     }
@@ -99,6 +118,20 @@ fn common(headers: &HeaderMap) -> Common {
             .filter(printable)
             .map(str::to_owned),
     }
+}
+
+/// The service's header limits: `x-ms-client-request-id` at most 1 KiB, refused with 400
+/// `InvalidHeaderValue` beyond (it is then not echoed either).
+fn check_headers(headers: &HeaderMap) -> Result<(), Failure> {
+    let too_long = headers.get("x-ms-client-request-id").is_some_and(|v| v.len() > MAX_CLIENT_REQUEST_ID);
+    if too_long {
+        return Err(Failure::new(
+            400,
+            ErrorCode::Other("InvalidHeaderValue".into()),
+            "The value for one of the HTTP headers is not in the correct format. (x-ms-client-request-id is over 1 KiB)",
+        ));
+    }
+    Ok(())
 }
 
 /// A header's value as text; `None` when absent or not visible ASCII/UTF-8.

@@ -57,3 +57,46 @@ fn prints_its_version() {
         format!("table-server {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+/// `--page-size` and `--fail-call` reach the engine the binary serves.
+#[cfg(unix)]
+#[test]
+fn engine_flags_take_effect() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_table-server"))
+        .args(["--port", "0", "--no-auth", "--page-size", "1", "--fail-call", "4=busy"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut banner = String::new();
+    stdout.read_line(&mut banner).unwrap();
+    let address = banner.split("http://").nth(1).and_then(|rest| rest.split('/').next()).unwrap().to_owned();
+    let send = |method: &str, path: &str, body: &str| {
+        let mut stream = TcpStream::connect(&address).unwrap();
+        write!(
+            stream,
+            "{method} /devstoreaccount1/{path} HTTP/1.1\r\nHost: {address}\r\nAccept: application/json\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    assert!(send("POST", "Tables", r#"{"TableName":"flags"}"#).starts_with("HTTP/1.1 201"));
+    for rk in ["1", "2"] {
+        let body = format!(r#"{{"PartitionKey":"p","RowKey":"{rk}"}}"#);
+        assert!(send("POST", "flags", &body).starts_with("HTTP/1.1 201"));
+    }
+    let busy = send("GET", "flags()", "");
+    assert!(busy.starts_with("HTTP/1.1 503") && busy.contains("ServerBusy"), "{busy}");
+    let page = send("GET", "flags()", "");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(
+        page.to_ascii_lowercase().contains("x-ms-continuation-nextpartitionkey"),
+        "one entity a page: {page}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

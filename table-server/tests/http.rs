@@ -370,6 +370,35 @@ async fn malformed_requests_get_the_services_errors() {
     server.shutdown().await;
 }
 
+/// The service's header limits, and heads too large for anyone: answered, never a crash, and
+/// the server goes on serving.
+#[tokio::test]
+async fn overlong_headers_and_urls_are_refused_and_the_server_goes_on() {
+    let (server, _engine) = start(true).await;
+    let accept = [("Accept", MINIMAL)];
+    let id = "i".repeat(1025);
+    let long_id =
+        send(&server, "GET", "Tables", &[("Accept", MINIMAL), ("x-ms-client-request-id", &id)], "").await;
+    assert_eq!((long_id.status, long_id.code()), (400, "InvalidHeaderValue".to_owned()));
+    assert_eq!(long_id.header("x-ms-client-request-id"), None, "an overlong id is not echoed");
+    let id = "i".repeat(1024);
+    let fits =
+        send(&server, "GET", "Tables", &[("Accept", MINIMAL), ("x-ms-client-request-id", &id)], "").await;
+    assert_eq!(fits.status, 200);
+    let huge = "h".repeat(300 * 1024);
+    let big_header =
+        raw(&server, "GET", &format!("/{DEV_ACCOUNT}/Tables"), &[("x-big", huge.clone())], "").await;
+    assert_eq!(big_header.map(|r| r.status), Some(431));
+    let names: Vec<String> = (0..101).map(|i| format!("x-many-{i}")).collect();
+    let many: Vec<(&str, String)> = names.iter().map(|n| (n.as_str(), "1".to_owned())).collect();
+    let too_many = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/Tables"), &many, "").await;
+    assert_eq!(too_many.map(|r| r.status), Some(431));
+    let long_url = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/t?x={huge}"), &[], "").await;
+    assert_eq!(long_url.map(|r| r.status), Some(431));
+    assert_eq!(send(&server, "GET", "Tables", &accept, "").await.status, 200, "still serving");
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn bodies_over_four_mebibytes_are_refused() {
     let (server, _) = start(false).await;

@@ -52,15 +52,31 @@ fn process_server() -> &'static ProcessServer {
     })
 }
 
-/// A new account on the process's server, over `engine`, and a SharedKey client for it.
-pub fn client_for(engine: Engine) -> TableServiceClient {
+/// A new account on the process's server, over `engine`: its name and endpoint.
+fn new_account(engine: Engine) -> (String, String) {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let server = process_server();
     let account = format!("acct{}", NEXT.fetch_add(1, Ordering::Relaxed));
     server.accounts.add(&account, DEV_KEY, engine).expect("the development key is valid");
+    let endpoint = format!("http://{}/{account}", server.address);
+    (account, endpoint)
+}
+
+/// A new account on the process's server, over `engine`, and a SharedKey client for it.
+pub fn client_for(engine: Engine) -> TableServiceClient {
+    let (account, endpoint) = new_account(engine);
     TableServiceClient::builder()
-        .endpoint(&format!("http://{}/{account}", server.address))
+        .endpoint(&endpoint)
         .credential(Credential::shared_key(&account, DEV_KEY).expect("the development key is valid"))
         .build()
         .expect("the server's endpoint is valid")
+}
+
+/// A new account on the process's server, over a fresh engine, as the connection string any
+/// SDK reads (account name and key, and the endpoint).
+pub fn connection_string() -> String {
+    let (account, endpoint) = new_account(Engine::new());
+    format!(
+        "DefaultEndpointsProtocol=http;AccountName={account};AccountKey={DEV_KEY};TableEndpoint={endpoint}"
+    )
 }

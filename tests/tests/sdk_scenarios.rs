@@ -4,7 +4,9 @@
 //! error codes, table listing. Each SDK checks the answers through its own view of them, so
 //! two independent clients vouch for the endpoint. One test per scenario and SDK:
 //! `<scenario>::javascript` and `<scenario>::python`, on Azurite, where the scenarios accept its
-//! documented deviations and nothing else (`Rules::Azurite`).
+//! documented deviations and nothing else (`Rules::Azurite`), and `<scenario>::server::*` on an
+//! in-process table-server (SharedKey on, a fresh account per test), where the service's rules
+//! hold strictly (`Rules::Strict`: SAS key ranges enforced, the service's error codes).
 //!
 //! Where Node.js or Python cannot run, the harness prints a loud banner and the tests return
 //! (`REQUIRE_AZURITE=1` / `REQUIRE_PYTHON=1` turn that into a failure).
@@ -13,6 +15,7 @@ use conformance::azurite::azurite;
 use conformance::javascript::javascript;
 use conformance::python::python;
 use conformance::script::Rules;
+use conformance::server;
 
 /// One module per scenario with a test per SDK, and the list of the scenario names.
 macro_rules! sdk_scenarios {
@@ -27,6 +30,18 @@ macro_rules! sdk_scenarios {
                 #[test]
                 fn python() {
                     super::python_on_azurite(stringify!($name));
+                }
+
+                mod server {
+                    #[test]
+                    fn javascript() {
+                        super::super::javascript_on_server(stringify!($name));
+                    }
+
+                    #[test]
+                    fn python() {
+                        super::super::python_on_server(stringify!($name));
+                    }
                 }
             }
         )*
@@ -53,6 +68,20 @@ fn python_on_azurite(name: &str) {
     };
     if let Err(e) = python.scenario(name, &azurite.connection_string, Rules::Azurite) {
         panic!("the Python SDK scenario `{name}` failed on Azurite:\n{e}");
+    }
+}
+
+fn javascript_on_server(name: &str) {
+    let Some(js) = javascript() else { return };
+    if let Err(e) = js.scenario(name, &server::connection_string(), Rules::Strict) {
+        panic!("the JavaScript SDK scenario `{name}` failed on table-server:\n{e}");
+    }
+}
+
+fn python_on_server(name: &str) {
+    let Some(python) = python() else { return };
+    if let Err(e) = python.scenario(name, &server::connection_string(), Rules::Strict) {
+        panic!("the Python SDK scenario `{name}` failed on table-server:\n{e}");
     }
 }
 

@@ -189,23 +189,18 @@ impl AccountSasBuilder {
     #[doc(hidden)]
     pub fn string_to_sign(&self, account: &str) -> String {
         let time = |t: Option<DateTime<Utc>>| t.map(format_rfc3339_seconds).unwrap_or_default();
-        let mut lines = vec![
-            account.to_owned(),
-            self.permissions.to_string(),
-            self.services.to_string(),
-            self.resource_types.to_string(),
-            time(self.start),
-            time(self.expiry),
-            self.ip.clone().unwrap_or_default(),
-            self.protocol.map(SasProtocol::as_str).unwrap_or_default().to_owned(),
-            self.version.clone(),
-        ];
-        // Versions are dates, so their text order is their time order.
-        if self.version.as_str() >= ENCRYPTION_SCOPE_VERSION {
-            lines.push(String::new());
+        AccountSasFields {
+            account,
+            permissions: &self.permissions.to_string(),
+            services: &self.services.to_string(),
+            resource_types: &self.resource_types.to_string(),
+            start: &time(self.start),
+            expiry: &time(self.expiry),
+            ip: self.ip.as_deref().unwrap_or(""),
+            protocol: self.protocol.map(SasProtocol::as_str).unwrap_or(""),
+            version: &self.version,
         }
-        lines.push(String::new());
-        lines.join("\n")
+        .string_to_sign()
     }
 
     /// Signs with the account key, giving the token to append to the account's URLs.
@@ -245,5 +240,45 @@ impl AccountSasBuilder {
         }
         q.push("sig", &signature);
         Ok(SasToken::from_signed(q.into_string()))
+    }
+}
+
+/// The values an account SAS signs, un-encoded, absent ones empty: what a server reads from a
+/// token's query to check its `sig` with the same string the builder signed.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AccountSasFields<'a> {
+    pub account: &'a str,
+    pub permissions: &'a str,
+    pub services: &'a str,
+    pub resource_types: &'a str,
+    pub start: &'a str,
+    pub expiry: &'a str,
+    pub ip: &'a str,
+    pub protocol: &'a str,
+    pub version: &'a str,
+}
+
+impl AccountSasFields<'_> {
+    /// The string to sign of signed versions 2015-04-05 and later (with the encryption scope
+    /// line from 2020-12-06).
+    pub fn string_to_sign(&self) -> String {
+        let mut lines = vec![
+            self.account,
+            self.permissions,
+            self.services,
+            self.resource_types,
+            self.start,
+            self.expiry,
+            self.ip,
+            self.protocol,
+            self.version,
+        ];
+        // Versions are dates, so their text order is their time order.
+        if self.version >= ENCRYPTION_SCOPE_VERSION {
+            lines.push("");
+        }
+        lines.push("");
+        lines.join("\n")
     }
 }

@@ -28,10 +28,14 @@ mod token;
 #[cfg(feature = "azure-identity")]
 pub use azure_identity::AzureIdentityCredential;
 
+#[doc(hidden)]
+pub use account_sas::AccountSasFields;
 pub use account_sas::{
     AccountSasBuilder, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices,
 };
 pub use sas::{DEFAULT_SAS_VERSION, SasProtocol, SasToken, TableSasBuilder, TableSasPermissions};
+#[doc(hidden)]
+pub use sas::{TableSasFields, parse_sas_time};
 pub use shared_key::AccountKey;
 #[doc(hidden)]
 pub use shared_key::{shared_key_lite_string_to_sign, shared_key_string_to_sign};

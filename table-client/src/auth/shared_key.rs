@@ -48,8 +48,10 @@ impl AccountKey {
         &self.account
     }
 
-    /// `base64(HMAC-SHA256(key, utf8(string_to_sign)))`.
-    pub(crate) fn sign(&self, string_to_sign: &str) -> String {
+    /// `base64(HMAC-SHA256(key, utf8(string_to_sign)))`. Not API (a server's tests sign
+    /// hand-made tokens with it).
+    #[doc(hidden)]
+    pub fn sign(&self, string_to_sign: &str) -> String {
         let mut mac = Hmac::clone(&self.mac);
         mac.update(string_to_sign.as_bytes());
         BASE64.encode(mac.finalize().into_bytes())

@@ -1,0 +1,704 @@
+//! Shared access signature verification (protocol doc section 2.3): table service SAS and
+//! account SAS, each signature checked over the client's own string to sign
+//! (`table_client::auth::TableSasFields`, `AccountSasFields`), then the validity window, the
+//! source IP and protocol, a table SAS's stored access policy, and the grant the request then
+//! works under: for a table SAS a table, its permissions and the (PartitionKey, RowKey) range
+//! that Azurite ignores and the service enforces; for an account SAS resource types and
+//! permissions.
+
+use std::net::IpAddr;
+
+use chrono::{DateTime, Utc};
+use table_client::auth::{
+    AccountKey, AccountSasFields, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices,
+    TableSasFields, TableSasPermissions, parse_sas_time,
+};
+use table_core::engine::Engine;
+use table_core::{ErrorCode, Operation};
+
+use crate::answer::Failure;
+use crate::route::Query;
+
+/// The oldest signed version whose table SAS string to sign is the 12-line form.
+const OLDEST_TABLE_VERSION: &str = "2018-11-09";
+
+/// The oldest signed version of an account SAS.
+const OLDEST_ACCOUNT_VERSION: &str = "2015-04-05";
+
+/// Where a request comes from, as a SAS restricts it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Origin {
+    pub(crate) ip: IpAddr,
+    pub(crate) https: bool,
+}
+
+/// What a verified SAS allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Grant {
+    Table(TableGrant),
+    Account(AccountGrant),
+}
+
+/// What a table SAS allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TableGrant {
+    /// `tn`, the one table reachable (compared ignoring case).
+    table: String,
+    permissions: TableSasPermissions,
+    /// `spk` and `srk` (absent: the partition's first row).
+    start: Option<(String, Option<String>)>,
+    /// `epk` and `erk` (absent: the partition's last row).
+    end: Option<(String, Option<String>)>,
+}
+
+/// What an account SAS allows (its services include the Table service).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AccountGrant {
+    resource_types: AccountSasResourceTypes,
+    permissions: AccountSasPermissions,
+}
+
+/// The operations on tables themselves (an account SAS's container resource type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TableOperation {
+    /// Query Tables and Get Table: `l`.
+    List,
+    /// Create Table: `a` or `c`.
+    Create,
+    /// Delete Table: `d`.
+    Delete,
+    /// Get and Set Table ACL: the account key's alone.
+    Acl,
+    /// The service's settings: the service resource type.
+    Service,
+}
+
+fn authentication_failed(why: &str) -> Failure {
+    let service = Failure::service(ErrorCode::AuthenticationFailed);
+    Failure { message: format!("{}\n{why}", service.message), ..service }
+}
+
+/// A SAS names what it does not have the right to: 403 `AuthorizationPermissionMismatch`.
+fn permission_mismatch(why: &str) -> Failure {
+    let service = Failure::service(ErrorCode::AuthorizationPermissionMismatch);
+    Failure { message: format!("{}\n{why}", service.message), ..service }
+}
+
+fn forbidden(code: &str, message: &str) -> Failure {
+    Failure::new(403, ErrorCode::Other(code.to_owned()), message)
+}
+
+fn resource_type_mismatch() -> Failure {
+    forbidden(
+        "AuthorizationResourceTypeMismatch",
+        "This request is not authorized to perform this operation using this resource type.",
+    )
+}
+
+/// `true` when the query carries a SAS (a `sig`), so that it is checked instead of SharedKey.
+pub(crate) fn carries_sas(query: &Query) -> bool {
+    query.get("sig").is_some()
+}
+
+/// Checks the SAS in `query` (an account SAS when it names services, `ss`, else a table SAS),
+/// signed with `key`, for a request from `origin` at `now`. `engine` holds the tables' stored
+/// access policies (`si`).
+pub(crate) fn verify(
+    key: &AccountKey,
+    query: &Query,
+    engine: &Engine,
+    origin: Origin,
+    now: DateTime<Utc>,
+) -> Result<Grant, Failure> {
+    if query.get("ss").is_some() {
+        verify_account(key, query, origin, now).map(Grant::Account)
+    } else {
+        verify_table(key, query, engine, origin, now).map(Grant::Table)
+    }
+}
+
+/// `sv`: a date no older than `oldest`.
+fn signed_version<'q>(query: &'q Query, oldest: &str) -> Result<&'q str, Failure> {
+    let version = query.get("sv").ok_or_else(|| authentication_failed("The SAS has no sv."))?;
+    let is_date = chrono::NaiveDate::parse_from_str(version, "%Y-%m-%d").is_ok();
+    // Versions are dates, so their text order is their time order.
+    if !is_date || version < oldest || version.len() != 10 {
+        return Err(authentication_failed("The SAS version is not supported."));
+    }
+    Ok(version)
+}
+
+/// A SAS time parameter (`st`, `se`), `None` when empty.
+fn time(text: &str, name: &str) -> Result<Option<DateTime<Utc>>, Failure> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    parse_sas_time(text)
+        .map(Some)
+        .ok_or_else(|| authentication_failed(&format!("The SAS {name} is not a date.")))
+}
+
+/// The checks every SAS gets once its signature holds: the validity window at `now`, `sip`
+/// and `spr` against `origin`.
+fn check_use(
+    start: Option<DateTime<Utc>>,
+    expiry: Option<DateTime<Utc>>,
+    (ip, protocol): (&str, &str),
+    origin: Origin,
+    now: DateTime<Utc>,
+) -> Result<(), Failure> {
+    let expiry = expiry.ok_or_else(|| authentication_failed("The SAS has no expiry."))?;
+    if start.is_some_and(|start| now < start) {
+        return Err(authentication_failed("The SAS is not valid yet."));
+    }
+    if now >= expiry {
+        return Err(authentication_failed("The SAS has expired."));
+    }
+    check_ip(ip, origin.ip)?;
+    match protocol {
+        "" | "https,http" => Ok(()),
+        "https" if origin.https => Ok(()),
+        "https" => Err(forbidden(
+            "AuthorizationProtocolMismatch",
+            "This request is not authorized to perform this operation using this protocol.",
+        )),
+        _ => Err(authentication_failed("The SAS protocol is neither https nor https,http.")),
+    }
+}
+
+fn verify_table(
+    key: &AccountKey,
+    query: &Query,
+    engine: &Engine,
+    origin: Origin,
+    now: DateTime<Utc>,
+) -> Result<TableGrant, Failure> {
+    let get = |name: &str| query.get(name).unwrap_or("");
+    let version = signed_version(query, OLDEST_TABLE_VERSION)?;
+    let table = query.get("tn").ok_or_else(|| authentication_failed("The SAS names no table (tn)."))?;
+    let fields = TableSasFields {
+        permissions: get("sp"),
+        start: get("st"),
+        expiry: get("se"),
+        account: key.account(),
+        table,
+        policy_id: get("si"),
+        ip: get("sip"),
+        protocol: get("spr"),
+        version,
+        start_partition_key: get("spk"),
+        start_row_key: get("srk"),
+        end_partition_key: get("epk"),
+        end_row_key: get("erk"),
+    };
+    if !key.verify(&fields.string_to_sign(), get("sig")) {
+        return Err(authentication_failed("The SAS signature does not match."));
+    }
+    let (mut permissions, mut start, mut expiry) = (fields.permissions.to_owned(), None, None);
+    if let Some(id) = query.get("si") {
+        let policies = engine
+            .get_access_policies(table)
+            .map_err(|_| authentication_failed("The SAS's table has no stored access policies."))?;
+        let policy = policies
+            .iter()
+            .find(|p| p.id == id)
+            .ok_or_else(|| authentication_failed("The SAS names no stored access policy of its table."))?;
+        let twice = |own: &str, stored: bool| !own.is_empty() && stored;
+        if twice(fields.permissions, !policy.permissions.is_empty())
+            || twice(fields.start, policy.start.is_some())
+            || twice(fields.expiry, policy.expiry.is_some())
+        {
+            return Err(authentication_failed("The SAS and its stored access policy both set one field."));
+        }
+        if fields.permissions.is_empty() {
+            permissions.clone_from(&policy.permissions);
+        }
+        start = policy.start;
+        expiry = policy.expiry;
+    }
+    let start = time(fields.start, "start")?.or(start);
+    let expiry = time(fields.expiry, "expiry")?.or(expiry);
+    check_use(start, expiry, (fields.ip, fields.protocol), origin, now)?;
+    let permissions = TableSasPermissions::parse(&permissions)
+        .map_err(|_| authentication_failed("The SAS permissions are not letters of raud."))?;
+    let bound = |pk: Option<&str>, rk: Option<&str>| match (pk, rk) {
+        (None, None) => Ok(None),
+        (None, Some(_)) => {
+            Err(authentication_failed("The SAS has a row key bound without its partition key."))
+        }
+        (Some(pk), rk) => Ok(Some((pk.to_owned(), rk.map(str::to_owned)))),
+    };
+    let start_key = bound(query.get("spk"), query.get("srk"))?;
+    let end_key = bound(query.get("epk"), query.get("erk"))?;
+    Ok(TableGrant { table: table.to_owned(), permissions, start: start_key, end: end_key })
+}
+
+fn verify_account(
+    key: &AccountKey,
+    query: &Query,
+    origin: Origin,
+    now: DateTime<Utc>,
+) -> Result<AccountGrant, Failure> {
+    let get = |name: &str| query.get(name).unwrap_or("");
+    let fields = AccountSasFields {
+        account: key.account(),
+        permissions: get("sp"),
+        services: get("ss"),
+        resource_types: get("srt"),
+        start: get("st"),
+        expiry: get("se"),
+        ip: get("sip"),
+        protocol: get("spr"),
+        version: signed_version(query, OLDEST_ACCOUNT_VERSION)?,
+    };
+    if !key.verify(&fields.string_to_sign(), get("sig")) {
+        return Err(authentication_failed("The SAS signature does not match."));
+    }
+    let letters = |what: &str| authentication_failed(&format!("The SAS {what} are not known letters."));
+    let services = AccountSasServices::parse(fields.services).map_err(|_| letters("services"))?;
+    let resource_types =
+        AccountSasResourceTypes::parse(fields.resource_types).map_err(|_| letters("resource types"))?;
+    let permissions = AccountSasPermissions::parse(fields.permissions).map_err(|_| letters("permissions"))?;
+    check_use(
+        time(fields.start, "start")?,
+        time(fields.expiry, "expiry")?,
+        (fields.ip, fields.protocol),
+        origin,
+        now,
+    )?;
+    if !services.table {
+        return Err(forbidden(
+            "AuthorizationServiceMismatch",
+            "This request is not authorized to perform this operation using this service.",
+        ));
+    }
+    Ok(AccountGrant { resource_types, permissions })
+}
+/// `sip`: one address or an inclusive range `a-b` of one family.
+fn check_ip(sip: &str, ip: IpAddr) -> Result<(), Failure> {
+    if sip.is_empty() {
+        return Ok(());
+    }
+    let (low, high) = sip.split_once('-').unwrap_or((sip, sip));
+    let parse = |text: &str| {
+        text.trim().parse::<IpAddr>().map_err(|_| authentication_failed("The SAS IP range is malformed."))
+    };
+    let (low, high) = (parse(low)?, parse(high)?);
+    let ip = match (ip, low) {
+        (IpAddr::V6(v6), IpAddr::V4(_)) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        _ => ip,
+    };
+    if low <= ip && ip <= high {
+        Ok(())
+    } else {
+        Err(forbidden(
+            "AuthorizationSourceIPMismatch",
+            "This request is not authorized to perform this operation using this source IP.",
+        ))
+    }
+}
+
+impl TableGrant {
+    /// The request names `table`, which must be the SAS's own.
+    pub(crate) fn check_table(&self, table: &str) -> Result<(), Failure> {
+        if table.eq_ignore_ascii_case(&self.table) {
+            Ok(())
+        } else {
+            Err(authentication_failed("The SAS is for another table."))
+        }
+    }
+
+    /// `r` on the table: queries and point reads (point reads are checked with [`Self::check_key`]).
+    pub(crate) fn check_read(&self, table: &str) -> Result<(), Failure> {
+        self.check_table(table)?;
+        if self.permissions.read { Ok(()) } else { Err(permission_mismatch("The SAS does not allow reads.")) }
+    }
+
+    /// A write `operation` on `table`: its permissions (upserts need `a` and `u`) and its key.
+    pub(crate) fn check_write(&self, table: &str, operation: &Operation) -> Result<(), Failure> {
+        self.check_table(table)?;
+        let p = self.permissions;
+        if !allows(operation, p.add, p.update, p.delete) {
+            return Err(permission_mismatch("The SAS does not allow this operation."));
+        }
+        self.check_key(operation.partition_key(), operation.row_key())
+    }
+
+    /// An entity named by a point operation or a write lies in the SAS's key range.
+    pub(crate) fn check_key(&self, partition_key: &str, row_key: &str) -> Result<(), Failure> {
+        if self.contains(partition_key, row_key) {
+            Ok(())
+        } else {
+            Err(forbidden(
+                "AuthorizationFailure",
+                "This request is not authorized to perform this operation.",
+            ))
+        }
+    }
+
+    /// `true` when (`partition_key`, `row_key`) lies in the inclusive range.
+    pub(crate) fn contains(&self, partition_key: &str, row_key: &str) -> bool {
+        let after_start = self.start.as_ref().is_none_or(|(pk, rk)| {
+            partition_key > pk.as_str()
+                || (partition_key == pk.as_str() && rk.as_deref().is_none_or(|rk| row_key >= rk))
+        });
+        let before_end = self.end.as_ref().is_none_or(|(pk, rk)| {
+            partition_key < pk.as_str()
+                || (partition_key == pk.as_str() && rk.as_deref().is_none_or(|rk| row_key <= rk))
+        });
+        after_start && before_end
+    }
+}
+
+/// Whether a write is allowed by the add, update and delete permissions (both SAS kinds
+/// name them alike): upserts need add and update.
+fn allows(operation: &Operation, add: bool, update: bool, delete: bool) -> bool {
+    match operation {
+        Operation::Insert(_) => add,
+        Operation::Replace { .. } | Operation::Merge { .. } => update,
+        Operation::InsertOrReplace(_) | Operation::InsertOrMerge(_) => add && update,
+        Operation::Delete { .. } => delete,
+    }
+}
+
+impl AccountGrant {
+    /// Objects (entities) with `permission` among the SAS's.
+    fn check_object(&self, permitted: bool) -> Result<(), Failure> {
+        if !self.resource_types.object {
+            return Err(resource_type_mismatch());
+        }
+        if permitted { Ok(()) } else { Err(permission_mismatch("The SAS does not allow this operation.")) }
+    }
+}
+
+impl Grant {
+    /// An operation on tables themselves or the service: never under a table SAS; under an
+    /// account SAS with the container (service) resource type and the operation's permission.
+    pub(crate) fn check_tables(&self, operation: TableOperation) -> Result<(), Failure> {
+        let Grant::Account(account) = self else {
+            return Err(resource_type_mismatch());
+        };
+        let (types, p) = (account.resource_types, account.permissions);
+        let (resource, permitted) = match operation {
+            TableOperation::List => (types.container, p.list),
+            TableOperation::Create => (types.container, p.add || p.create),
+            TableOperation::Delete => (types.container, p.delete),
+            TableOperation::Acl => (false, false),
+            TableOperation::Service => (types.service, p.read || p.write),
+        };
+        match (resource, permitted) {
+            (false, _) => Err(resource_type_mismatch()),
+            (true, false) => Err(permission_mismatch("The SAS does not allow this operation.")),
+            (true, true) => Ok(()),
+        }
+    }
+
+    /// Queries and point reads of `table` (point reads also [`Self::check_key`]).
+    pub(crate) fn check_read(&self, table: &str) -> Result<(), Failure> {
+        match self {
+            Grant::Table(grant) => grant.check_read(table),
+            Grant::Account(grant) => grant.check_object(grant.permissions.read),
+        }
+    }
+
+    /// A write `operation` on `table`: its permissions (upserts need `a` and `u`) and its key.
+    pub(crate) fn check_write(&self, table: &str, operation: &Operation) -> Result<(), Failure> {
+        match self {
+            Grant::Table(grant) => grant.check_write(table, operation),
+            Grant::Account(grant) => {
+                let p = grant.permissions;
+                grant.check_object(allows(operation, p.add, p.update, p.delete))
+            }
+        }
+    }
+
+    /// An entity named by a point read lies in a table SAS's key range.
+    pub(crate) fn check_key(&self, partition_key: &str, row_key: &str) -> Result<(), Failure> {
+        match self {
+            Grant::Table(grant) => grant.check_key(partition_key, row_key),
+            Grant::Account(_) => Ok(()),
+        }
+    }
+
+    /// `true` when a query may return the entity (`partition_key`, `row_key`).
+    pub(crate) fn contains(&self, partition_key: &str, row_key: &str) -> bool {
+        match self {
+            Grant::Table(grant) => grant.contains(partition_key, row_key),
+            Grant::Account(_) => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use chrono::TimeZone;
+    use proptest::prelude::*;
+    use table_client::auth::{SasProtocol, TableSasBuilder};
+    use table_core::{Entity, EntityKey, IfMatch, SignedIdentifier};
+
+    use super::*;
+    use crate::accounts::{DEV_ACCOUNT, DEV_KEY};
+
+    fn key() -> AccountKey {
+        AccountKey::new(DEV_ACCOUNT, DEV_KEY).expect("the development key decodes")
+    }
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2025, 6, 1, 0, 0, 0).single().unwrap_or_default()
+    }
+
+    const LOCAL: Origin = Origin { ip: IpAddr::V4(Ipv4Addr::LOCALHOST), https: false };
+
+    /// The reference token of protocol doc section 2.3 (accepted by Azurite).
+    const REFERENCE: &str = "sv=2019-02-02&tn=QryProbe&st=2024-01-01T00%3A00%3A00Z&se=2099-01-01T00%3A00%3A00Z&sp=raud&spk=p&srk=00&epk=p&erk=zz&sig=zmWEOSFJoh0iAbbL4i6PGd7SN5%2FYdbx%2F9RnuTSsVQrk%3D";
+
+    fn check(token: &str, engine: &Engine, origin: Origin) -> Result<Grant, (u16, String)> {
+        let query = Query::parse(token).map_err(|f| (f.status, f.code.to_string()))?;
+        verify(&key(), &query, engine, origin, now()).map_err(|f| (f.status, f.code.to_string()))
+    }
+
+    fn code(token: &str) -> Option<String> {
+        check(token, &Engine::new(), LOCAL).err().map(|(status, code)| format!("{status} {code}"))
+    }
+
+    fn signed(builder: TableSasBuilder) -> String {
+        builder.sign(&key()).map(|t| t.as_query().to_owned()).unwrap_or_default()
+    }
+
+    fn base() -> TableSasBuilder {
+        TableSasBuilder::new("QryProbe")
+            .permissions(TableSasPermissions::parse("r").unwrap_or_default())
+            .expiry(now() + chrono::TimeDelta::hours(1))
+    }
+
+    #[test]
+    fn the_reference_token_verifies_with_its_range() {
+        let grant = check(REFERENCE, &Engine::new(), LOCAL);
+        let Ok(grant) = grant else { panic!("{grant:?}") };
+        assert!(grant.contains("p", "00") && grant.contains("p", "zz") && grant.contains("p", "5"));
+        assert!(!grant.contains("p", "0") && !grant.contains("o", "zz") && !grant.contains("q", ""));
+        assert!(grant.check_read("qryprobe").is_ok());
+        assert!(grant.check_read("Other").is_err());
+    }
+
+    #[test]
+    fn a_bad_or_absent_signature_or_field_fails_authentication() {
+        let failed = Some("403 AuthenticationFailed".to_owned());
+        for bad in [
+            REFERENCE.replace("sig=zm", "sig=zn"),
+            REFERENCE.replace("sp=raud", "sp=rau"),
+            REFERENCE.replace("erk=zz", "erk=zy"),
+            REFERENCE.replace("tn=QryProbe", "tn=Other"),
+            REFERENCE.replace("&sig=", "&x="),
+            REFERENCE.replace("sig=zm", "sig=!!"),
+            REFERENCE.replace("sv=2019-02-02&", ""),
+            REFERENCE.replace("sv=2019-02-02", "sv=2015-04-05"),
+            REFERENCE.replace("tn=QryProbe&", ""),
+            "sig=".to_owned(),
+            signed(base().version("2019-02-0x")),
+        ] {
+            assert_eq!(code(&bad), failed, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_validity_window_is_checked() {
+        let failed = Some("403 AuthenticationFailed".to_owned());
+        let hour = chrono::TimeDelta::hours(1);
+        assert_eq!(code(&signed(base())), None);
+        assert_eq!(code(&signed(base().expiry(now()))), failed, "expired");
+        assert_eq!(
+            code(&signed(base().start(now() + hour).expiry(now() + hour * 2))),
+            failed,
+            "not yet valid"
+        );
+        assert_eq!(code(&signed(base().start(now() - hour))), None);
+    }
+
+    #[test]
+    fn malformed_dates_and_letters_fail_authentication() {
+        // Hand-signed tokens, so that the signature is right and the values are not.
+        let token = |sp: &str, se: &str| {
+            let fields = TableSasFields {
+                permissions: sp,
+                expiry: se,
+                account: DEV_ACCOUNT,
+                table: "t1",
+                version: "2019-02-02",
+                ..TableSasFields::default()
+            };
+            let sig = key().sign(&fields.string_to_sign());
+            format!(
+                "sv=2019-02-02&tn=t1&sp={sp}&se={se}&sig={}",
+                percent_encoding::utf8_percent_encode(&sig, percent_encoding::NON_ALPHANUMERIC)
+            )
+        };
+        assert_eq!(code(&token("r", "2099-01-01")), None);
+        assert_eq!(code(&token("r", "2099-01-01T10:00Z")), None);
+        let failed = Some("403 AuthenticationFailed".to_owned());
+        assert_eq!(code(&token("r", "tomorrow")), failed);
+        assert_eq!(code(&token("r", "")), failed, "no expiry");
+        assert_eq!(code(&token("rx", "2099-01-01")), failed);
+    }
+
+    #[test]
+    fn ip_and_protocol_restrictions_have_their_codes() {
+        let ip = |sip: &str, from: [u8; 4]| {
+            let origin = Origin { ip: IpAddr::from(from), https: false };
+            check(&signed(base().ip(sip)), &Engine::new(), origin).err().map(|(_, c)| c)
+        };
+        assert_eq!(ip("127.0.0.1", [127, 0, 0, 1]), None);
+        assert_eq!(ip("10.0.0.1-10.0.0.9", [10, 0, 0, 5]), None);
+        let mismatch = Some("AuthorizationSourceIPMismatch".to_owned());
+        assert_eq!(ip("10.0.0.1-10.0.0.9", [10, 0, 0, 10]), mismatch);
+        assert_eq!(ip("10.0.0.2", [10, 0, 0, 1]), mismatch);
+        assert_eq!(ip("10.0.0", [10, 0, 0, 1]), Some("AuthenticationFailed".to_owned()));
+        let https = signed(base().protocol(SasProtocol::Https));
+        assert_eq!(code(&https), Some("403 AuthorizationProtocolMismatch".to_owned()));
+        assert!(check(&https, &Engine::new(), Origin { https: true, ..LOCAL }).is_ok());
+        assert_eq!(code(&signed(base().protocol(SasProtocol::HttpsAndHttp))), None);
+    }
+
+    #[test]
+    fn a_stored_policy_supplies_what_the_token_leaves_out() {
+        let engine = Engine::new();
+        let _ = engine.create_table("QryProbe");
+        let later = now() + chrono::TimeDelta::hours(1);
+        let policies = [
+            SignedIdentifier::new("readers", "r").expiry(later),
+            SignedIdentifier::new("gone", "r").expiry(now()),
+            SignedIdentifier::new("open", ""),
+        ];
+        assert!(engine.set_access_policies("QryProbe", &policies).is_ok());
+        let by_policy = |id: &str| signed(TableSasBuilder::new("QryProbe").policy_id(id));
+        let grant = check(&by_policy("readers"), &engine, LOCAL);
+        let read_only = |g: &Grant| matches!(g, Grant::Table(t) if t.permissions.read && !t.permissions.add);
+        assert!(grant.as_ref().is_ok_and(read_only), "{grant:?}");
+        let failed = |t: &str| check(t, &engine, LOCAL).err().map(|(_, c)| c);
+        let auth = Some("AuthenticationFailed".to_owned());
+        assert_eq!(failed(&by_policy("gone")), auth, "the policy expired");
+        assert_eq!(failed(&by_policy("missing")), auth, "no such policy");
+        assert_eq!(failed(&by_policy("open")), auth, "no expiry anywhere");
+        assert_eq!(failed(&signed(base().policy_id("readers"))), auth, "sp and se given twice");
+        assert!(check(&signed(base().policy_id("open")), &engine, LOCAL).is_ok());
+    }
+
+    #[test]
+    fn each_table_operation_needs_its_permission_and_a_key_in_range() {
+        let grant = |sp: &str| TableGrant {
+            table: "t1".into(),
+            permissions: TableSasPermissions::parse(sp).unwrap_or_default(),
+            start: Some(("b".into(), None)),
+            end: Some(("c".into(), Some("5".into()))),
+        };
+        let entity = |pk: &str| Entity::new(pk, "1");
+        let key = EntityKey::new("b", "1");
+        let operations = [
+            ("a", Operation::Insert(entity("b"))),
+            ("u", Operation::Replace { entity: entity("b"), if_match: IfMatch::Any }),
+            ("u", Operation::Merge { entity: entity("b"), if_match: IfMatch::Any }),
+            ("au", Operation::InsertOrReplace(entity("b"))),
+            ("au", Operation::InsertOrMerge(entity("b"))),
+            ("d", Operation::Delete { key, if_match: IfMatch::Any }),
+        ];
+        for (needed, operation) in &operations {
+            let code = |sp: &str, table: &str| {
+                grant(sp).check_write(table, operation).err().map(|f| f.code.to_string())
+            };
+            assert_eq!(code(needed, "T1"), None, "{operation:?}");
+            assert_eq!(code("raud", "t2"), Some("AuthenticationFailed".into()));
+            for letter in needed.chars() {
+                let fewer: String = "raud".chars().filter(|c| *c != letter).collect();
+                assert_eq!(
+                    code(&fewer, "t1"),
+                    Some("AuthorizationPermissionMismatch".into()),
+                    "{operation:?}"
+                );
+            }
+        }
+        let outside = Operation::Insert(entity("a"));
+        assert_eq!(grant("a").check_write("t1", &outside).err().map(|f| f.status), Some(403));
+        assert!(grant("r").check_key("c", "6").is_err() && grant("r").check_key("c", "5").is_ok());
+        assert!(grant("r").check_key("bz", "").is_ok() && grant("r").check_key("d", "").is_err());
+        assert!(grant("a").check_read("t1").is_err());
+    }
+
+    fn account(srt: &str, sp: &str) -> table_client::auth::AccountSasBuilder {
+        table_client::auth::AccountSasBuilder::new()
+            .resource_types(AccountSasResourceTypes::parse(srt).unwrap_or_default())
+            .permissions(AccountSasPermissions::parse(sp).unwrap_or_default())
+            .expiry(now() + chrono::TimeDelta::hours(1))
+    }
+
+    fn account_token(builder: &table_client::auth::AccountSasBuilder) -> String {
+        builder.sign(&key()).map(|t| t.as_query().to_owned()).unwrap_or_default()
+    }
+
+    #[test]
+    fn an_account_sas_grants_resource_types_and_permissions() {
+        let grant = |srt: &str, sp: &str| check(&account_token(&account(srt, sp)), &Engine::new(), LOCAL);
+        let code = |result: Result<(), Failure>| result.err().map(|f| f.code.to_string());
+        let Ok(objects) = grant("o", "rau") else { panic!("an account SAS verifies") };
+        assert_eq!(code(objects.check_read("AnyTable")), None);
+        assert_eq!(code(objects.check_key("any", "key")), None);
+        let upsert = Operation::InsertOrMerge(Entity::new("p", "r"));
+        assert_eq!(code(objects.check_write("t", &upsert)), None);
+        let delete = Operation::Delete { key: EntityKey::new("p", "r"), if_match: IfMatch::Any };
+        assert_eq!(code(objects.check_write("t", &delete)), Some("AuthorizationPermissionMismatch".into()));
+        let types = Some("AuthorizationResourceTypeMismatch".to_owned());
+        assert_eq!(code(objects.check_tables(TableOperation::List)), types);
+        let Ok(containers) = grant("c", "lc") else { panic!("an account SAS verifies") };
+        assert_eq!(code(containers.check_tables(TableOperation::List)), None);
+        assert_eq!(code(containers.check_tables(TableOperation::Create)), None);
+        assert_eq!(
+            code(containers.check_tables(TableOperation::Delete)),
+            Some("AuthorizationPermissionMismatch".into())
+        );
+        assert_eq!(code(containers.check_tables(TableOperation::Acl)), types);
+        assert_eq!(code(containers.check_read("t")), types);
+        let blob_only = account("o", "r").services(AccountSasServices::parse("b").unwrap_or_default());
+        let failed = check(&account_token(&blob_only), &Engine::new(), LOCAL).err();
+        assert_eq!(failed.map(|(_, c)| c), Some("AuthorizationServiceMismatch".into()));
+        let token = account_token(&account("o", "r"));
+        for bad in [
+            token.replace("srt=o", "srt=c"),
+            token.replace("sp=r", "sp=rw"),
+            token.replace("sv=2019-02-02", "sv=2014-02-14"),
+            token.replace("&sig=", "&sig=A"),
+        ] {
+            assert_eq!(self::code(&bad), Some("403 AuthenticationFailed".into()), "{bad}");
+        }
+        let expired = account("o", "r").start(now() - chrono::TimeDelta::hours(2)).expiry(now());
+        assert_eq!(self::code(&account_token(&expired)), Some("403 AuthenticationFailed".into()));
+        // A table SAS grant refuses table operations whatever its permissions.
+        let table = check(REFERENCE, &Engine::new(), LOCAL)
+            .map_err(|_| ())
+            .and_then(|g| g.check_tables(TableOperation::List).map_err(|_| ()));
+        assert!(table.is_err());
+    }
+
+    proptest! {
+        /// Any query string is verified or refused with a 403, never a panic.
+        #[test]
+        fn any_token_is_refused_without_panic(token in ".{0,200}") {
+            if let Err((status, _)) = check(&token, &Engine::new(), LOCAL) {
+                prop_assert!(status == 403 || status == 400);
+            }
+        }
+
+        /// The range is the inclusive (PartitionKey, RowKey) interval of the pairs' order.
+        #[test]
+        fn contains_is_the_pair_order(pk in "[a-c]{0,2}", rk in "[0-2]{0,2}") {
+            let grant = TableGrant {
+                table: "t".into(),
+                permissions: TableSasPermissions::all(),
+                start: Some(("a".into(), Some("1".into()))),
+                end: Some(("b".into(), Some("1".into()))),
+            };
+            let pair = (pk.as_str(), rk.as_str());
+            prop_assert_eq!(grant.contains(&pk, &rk), (("a", "1")..=("b", "1")).contains(&pair));
+        }
+    }
+}
