@@ -20,7 +20,7 @@ use table_core::{ETag, EntityKey, IfMatch, MAX_BATCH_OPERATIONS, Operation, Writ
 
 use crate::answer::{Answer, Failure, Metadata};
 use crate::json::{self, Links};
-use crate::operations::{Call, Refused, Verb, body_entity, missing_if_match, verb_of};
+use crate::request::{Call, Refused, Verb, body_entity, missing_if_match, verb_of};
 use crate::route::{Resource, parse_path};
 
 /// What a part asks for.

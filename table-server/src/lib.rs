@@ -18,13 +18,14 @@
 //! SharedKey strings to sign) is the client's own, through its doc-hidden `wire` and `auth`
 //! items, so the two cannot drift apart.
 //!
-//! Module map: `accounts` (accounts, keys and engines), `server` (listening, connections,
-//! graceful shutdown), `service` (one request:
-//! body limits, account, authorization, dispatch), `route` (the resource a path names and the
-//! query parameters), `operations` (table and entity operations against the engine), `batch`
-//! (`$batch` multipart requests and responses), `answer` (responses, service error bodies,
-//! common headers), `json` (entities and pages in the three metadata levels), `auth`
-//! (SharedKey verification), `bearer` (bearer tokens, signature unchecked), `sas` (table and account SAS verification and the grant each gives).
+//! Module map, from the socket inward: `server` (listening, TLS, connections, graceful
+//! shutdown), `service` (one request: body limits, account, authorization, dispatch), `auth`
+//! (SharedKey verification), `bearer` (bearer tokens, signature unchecked), `sas` (table and
+//! account SAS verification and the grant each gives), `route` (the resource a path names and
+//! the query parameters), `request` (one request as the operations see it), `operations`
+//! (table and entity operations against the engine), `batch` (`$batch` multipart requests and
+//! responses), `answer` (responses, service error bodies, common headers), `json` (entities
+//! and pages in the three metadata levels), `accounts` (accounts, keys and engines).
 
 #![deny(missing_docs)]
 
@@ -35,6 +36,7 @@ mod batch;
 mod bearer;
 mod json;
 mod operations;
+mod request;
 mod route;
 mod sas;
 mod server;

@@ -3,160 +3,17 @@
 //! service's order; what is checked here is only the request's shape (a readable body, the
 //! keys an insert needs, well-formed query parameters and headers).
 
-use bytes::Bytes;
-use hyper::Method;
-use hyper::header::HeaderMap;
-use table_client::wire::decode_request_entity;
 use table_client::wire::url::{entity_path, table_path};
-use table_core::engine::Engine;
 use table_core::{
-    Continuation, ETag, Entity, EntityKey, Error, ErrorCode, Filter, IfMatch, Operation, QueryRequest,
-    TableQuery, WriteOutcome,
+    Continuation, ETag, Entity, EntityKey, ErrorCode, Filter, IfMatch, Operation, QueryRequest, TableQuery,
+    WriteOutcome,
 };
 
-use crate::answer::{Answer, Failure, Metadata};
-use crate::json::{self, Links};
+use crate::answer::{Answer, Failure};
+use crate::json;
+use crate::request::{Call, Refused, Verb, body_entity, missing_if_match};
 use crate::route::{Query, Resource};
-use crate::sas::{Grant, TableOperation};
-use crate::service::text_header;
-
-/// Why a request gets no success answer.
-#[derive(Debug)]
-pub(crate) enum Refused {
-    /// The service's error answer.
-    Failure(Failure),
-    /// No answer at all: the connection is closed (an injected fault that loses the answer).
-    Dropped,
-}
-
-impl From<Failure> for Refused {
-    fn from(failure: Failure) -> Refused {
-        Refused::Failure(failure)
-    }
-}
-
-impl From<Error> for Refused {
-    /// An engine error without a status is an injected timeout: its answer is lost.
-    fn from(error: Error) -> Refused {
-        match error.status() {
-            Some(_) => Refused::Failure(Failure::from(error)),
-            None => Refused::Dropped,
-        }
-    }
-}
-
-/// The HTTP methods of the Table service, `MERGE` and `PATCH` being one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verb {
-    Get,
-    Post,
-    Put,
-    Merge,
-    Delete,
-    Other,
-}
-
-/// The verb of a request: its method, or for a `POST` the `X-HTTP-Method` it carries (how
-/// older clients send `MERGE`, `PUT` and `DELETE` through proxies that only pass `POST`).
-pub(crate) fn method(method: &Method, headers: &HeaderMap) -> Result<Verb, Failure> {
-    let tunnelled = headers.get_all("x-http-method").iter().collect::<Vec<_>>();
-    let verb = match tunnelled.as_slice() {
-        [] => method.as_str(),
-        [_] if method != Method::POST => {
-            return Err(Failure::new(
-                400,
-                ErrorCode::Other("XMethodNotUsingPost".into()),
-                "The request uses X-HTTP-Method with an HTTP verb other than POST.",
-            ));
-        }
-        [value] => match value.to_str() {
-            Ok(v @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => v,
-            _ => {
-                return Err(Failure::new(
-                    400,
-                    ErrorCode::Other("XMethodIncorrectValue".into()),
-                    "The specified X-HTTP-Method is invalid.",
-                ));
-            }
-        },
-        _ => {
-            return Err(Failure::new(
-                400,
-                ErrorCode::Other("XMethodIncorrectCount".into()),
-                "More than one X-HTTP-Method is specified.",
-            ));
-        }
-    };
-    Ok(verb_of(verb))
-}
-
-/// The verb named `text` (the request line of a `$batch` part, too).
-pub(crate) fn verb_of(text: &str) -> Verb {
-    match text {
-        "GET" => Verb::Get,
-        "POST" => Verb::Post,
-        "PUT" => Verb::Put,
-        "MERGE" | "PATCH" => Verb::Merge,
-        "DELETE" => Verb::Delete,
-        _ => Verb::Other,
-    }
-}
-
-/// One request as the operations need it.
-#[derive(Debug)]
-pub(crate) struct Call<'a> {
-    pub(crate) engine: &'a Engine,
-    pub(crate) account: &'a str,
-    /// `http://{host}/{account}`: the base of `Location` and the `odata.*` links.
-    pub(crate) base: &'a str,
-    pub(crate) method: Verb,
-    pub(crate) headers: &'a HeaderMap,
-    pub(crate) query: &'a Query,
-    pub(crate) body: &'a Bytes,
-    pub(crate) request_id: &'a str,
-    /// What the request's table SAS allows; `None`: the account key's full rights.
-    pub(crate) grant: Option<&'a Grant>,
-}
-
-impl Call<'_> {
-    /// The metadata level the answer is written in: `$format`, else `Accept`. Refused with
-    /// 415 `AtomFormatNotSupported` when neither asks for JSON (the service no longer writes
-    /// Atom).
-    fn metadata(&self) -> Result<Metadata, Failure> {
-        let asked = self.query.get("$format").or_else(|| text_header(self.headers, "accept")).unwrap_or("");
-        Metadata::from_accept(asked).ok_or_else(|| {
-            Failure::new(
-                415,
-                ErrorCode::Other("AtomFormatNotSupported".into()),
-                "Atom format is not supported.",
-            )
-        })
-    }
-
-    fn links(&self, metadata: Metadata) -> Links<'_> {
-        Links { base: self.base, account: self.account, metadata }
-    }
-
-    /// `Prefer: return-no-content` (else the default, `return-content`).
-    fn no_content(&self) -> bool {
-        text_header(self.headers, "prefer")
-            .is_some_and(|p| p.trim().eq_ignore_ascii_case("return-no-content"))
-    }
-
-    /// A write under a table SAS needs its permission and a key in range.
-    pub(crate) fn check_write(&self, table: &str, operation: &Operation) -> Result<(), Failure> {
-        self.grant.map_or(Ok(()), |grant| grant.check_write(table, operation))
-    }
-
-    /// The `If-Match` condition, if any.
-    fn if_match(&self) -> Result<Option<IfMatch>, Failure> {
-        let Some(value) = self.headers.get("if-match") else {
-            return Ok(None);
-        };
-        let text = value.to_str().map_err(|_| Failure::invalid_input("If-Match is not visible ASCII"))?;
-        Ok(Some(if text == "*" { IfMatch::Any } else { IfMatch::ETag(ETag::new(text)) }))
-    }
-}
+use crate::sas::TableOperation;
 
 /// Runs the operation `resource` and the method name.
 pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, Refused> {
@@ -322,16 +179,6 @@ fn top(query: &Query) -> Result<Option<u32>, Failure> {
     value.map(Some).ok_or_else(|| Failure::invalid_input(format!("$top={text} is not a number")))
 }
 
-/// The entity of a write's body. `keys_needed`: an insert, which names its keys in the body.
-pub(crate) fn body_entity(body: &[u8], keys_needed: bool) -> Result<Entity, Failure> {
-    let (entity, keys_given) = decode_request_entity(body)
-        .map_err(|e| Failure::invalid_input(format!("the body is not an entity: {}", e.message())))?;
-    if keys_needed && !keys_given {
-        return Err(Failure::service(ErrorCode::PropertiesNeedValue));
-    }
-    Ok(entity)
-}
-
 fn insert(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     let metadata = call.metadata()?;
     let operation = Operation::Insert(body_entity(call.body, true)?);
@@ -398,15 +245,6 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
         }
         Verb::Post | Verb::Other => Err(method_not_allowed().into()),
     }
-}
-
-/// A delete names the version it deletes, or `*`.
-pub(crate) fn missing_if_match() -> Failure {
-    Failure::new(
-        400,
-        ErrorCode::Other("MissingRequiredHeader".into()),
-        "An HTTP header that's mandatory for this request is not specified. (If-Match)",
-    )
 }
 
 fn with_etag(answer: Answer, outcome: &WriteOutcome) -> Answer {

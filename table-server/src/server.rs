@@ -184,15 +184,3 @@ async fn serve(
     drop(listener);
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
 }
-
-/// A request answered by closing the connection (an injected fault that loses the answer).
-#[derive(Debug)]
-pub(crate) struct Dropped;
-
-impl std::fmt::Display for Dropped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the answer was dropped")
-    }
-}
-
-impl std::error::Error for Dropped {}

@@ -14,10 +14,10 @@ use crate::accounts::Accounts;
 use crate::answer::{Answer, Body, Common, DEFAULT_VERSION, Failure};
 use crate::auth::{self, Signed};
 use crate::bearer;
-use crate::operations::{self, Call, Refused};
+use crate::operations;
+use crate::request::{self, Call, Refused, text_header};
 use crate::route::{Query, parse_path};
 use crate::sas::{self, Origin};
-use crate::server::Dropped;
 
 /// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
 /// needs to exceed (an entity is at most 1 MiB).
@@ -95,7 +95,7 @@ impl Service {
             engine: &account.engine,
             account: &path.account,
             base: &base,
-            method: operations::method(&parts.method, &parts.headers)?,
+            method: request::method(&parts.method, &parts.headers)?,
             headers: &parts.headers,
             query: &query,
             body: &body,
@@ -134,11 +134,6 @@ fn check_headers(headers: &HeaderMap) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A header's value as text; `None` when absent or not visible ASCII/UTF-8.
-pub(crate) fn text_header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
 /// The whole body, refused with 413 `RequestBodyTooLarge` past [`MAX_REQUEST_BODY`] (before
 /// any of it is read when `Content-Length` says so).
 async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Failure> {
@@ -153,3 +148,15 @@ async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Failure
         Err(_) => Err(Failure::invalid_input("the request body could not be read")),
     }
 }
+
+/// A request answered by closing the connection (an injected fault that loses the answer).
+#[derive(Debug)]
+pub(crate) struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the answer was dropped")
+    }
+}
+
+impl std::error::Error for Dropped {}
