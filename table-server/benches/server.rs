@@ -1,0 +1,333 @@
+//! `table-server` against Azurite, the same workload through one HTTP client, side by side.
+//!
+//! Run: `cargo bench -p table-server --bench server` (about two minutes on 2 cores once built;
+//! Azurite comes from the conformance harness, `conformance::azurite::azurite()`: without
+//! Node.js only table-server's figures are printed).
+//!
+//! Both servers are separate processes on 127.0.0.1: the built `table-server` binary on a free
+//! port (SharedKey on, as Azurite) and Azurite's `node` process, found as a descendant of this
+//! process. Workload through `TableServiceClient::from_connection_string`, on a fresh table per
+//! round: `ENTITIES` inserts, `ENTITIES` point gets, `SCANS` whole-table scans in pages of 1000
+//! (spread over at most 16 tasks) and `BATCHES` batches of 100 inserts, each phase at 1, 16 and 64 tokio tasks sharing
+//! the client. The backends alternate within each round (the order flips every round) so both
+//! meet the same machine state. Printed per phase, concurrency and backend, as medians over
+//! `ROUNDS` rounds: throughput (operations, i.e. entities, per second), p50/p99 latency of one
+//! request (an insert, a get, a page, a batch), the server's CPU per request (utime+stime of
+//! its process from `/proc/<pid>/stat` over the phase, over the requests; clock-tick
+//! resolution, 10 ms: `-` when none was seen), and the ratio table-server/Azurite for throughput and Azurite/table-server
+//! for CPU per request (both: higher is better for table-server).
+//!
+//! A bench binary rather than criterion: one Azurite pass takes seconds.
+
+// Bench setup fails loudly: an error is the bench's verdict.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use table_client::{Entity, TableClient, TableServiceClient, Transaction};
+
+/// Entities inserted and read per phase.
+const ENTITIES: usize = 2000;
+/// Batches of [`BATCH`] inserts per phase.
+const BATCHES: usize = 64;
+/// Inserts per batch.
+const BATCH: usize = 100;
+/// Rows per scanned page.
+const PAGE: u32 = 1000;
+/// Concurrent tasks sharing the client.
+const CONCURRENCY: [usize; 3] = [1, 16, 64];
+/// Whole-table scans per phase, spread over at most this many tasks.
+const SCANS: usize = 16;
+/// Rounds; medians are over these.
+const ROUNDS: usize = 5;
+const PHASES: [&str; 4] = ["insert", "get", "scan", "batch"];
+
+/// One phase of one round on one backend.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sample {
+    ops_per_s: f64,
+    p50: Duration,
+    p99: Duration,
+    cpu_per_request: Duration,
+}
+
+struct Backend {
+    name: &'static str,
+    client: TableServiceClient,
+    pid: u32,
+}
+
+/// The `table-server` binary, killed when dropped.
+struct ServerProcess(Child);
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_table_server() -> (ServerProcess, String) {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(env!("CARGO_BIN_EXE_table-server"))
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start table-server");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "table-server did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let endpoint = format!("http://127.0.0.1:{port}/{}", conformance::azurite::ACCOUNT_NAME);
+    (ServerProcess(child), conformance::azurite::Azurite::at(&endpoint).connection_string)
+}
+
+/// (ppid, utime+stime in ticks, comm) of a process.
+fn stat(pid: u32) -> Option<(u32, u64, String)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let fields: Vec<&str> = text[close + 2..].split(' ').collect();
+    let ticks = fields[11].parse::<u64>().ok()? + fields[12].parse::<u64>().ok()?;
+    Some((fields[1].parse().ok()?, ticks, text[open + 1..close].to_owned()))
+}
+
+/// The `node` process among this process's descendants (Azurite under the harness's watchdog).
+fn azurite_pid() -> u32 {
+    let processes: Vec<(u32, u32, String)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| stat(pid).map(|(ppid, _, comm)| (pid, ppid, comm)))
+        .collect();
+    let mut ours = vec![std::process::id()];
+    let mut i = 0;
+    while i < ours.len() {
+        let parent = ours[i];
+        ours.extend(processes.iter().filter(|p| p.1 == parent).map(|p| p.0));
+        i += 1;
+    }
+    processes
+        .iter()
+        .find(|p| ours.contains(&p.0) && p.2.starts_with("node"))
+        .expect("Azurite's node process is a descendant of this process")
+        .0
+}
+
+/// The process's CPU time so far.
+fn cpu(pid: u32) -> Duration {
+    Duration::from_millis(stat(pid).expect("the server process runs").1 * 10)
+}
+
+fn entity(partition: usize, row: usize) -> Entity {
+    Entity::new(format!("p{partition:03}"), format!("{row:08}"))
+        .with("Name", format!("customer number {row}"))
+        .with("Email", format!("user{row}@example.com"))
+        .with("Age", i32::try_from(row % 90).unwrap())
+        .with("Balance", row as f64 * 1.25)
+        .with("Visits", 1_099_511_627_776 + row as i64)
+        .with("Active", row.is_multiple_of(2))
+}
+
+/// Runs `work(i)` for i in 0..count over `tasks` tasks; returns (wall, sorted latencies).
+async fn drive<F, Fut>(tasks: usize, count: usize, work: F) -> (Duration, Vec<Duration>)
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let work = Arc::new(work);
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            let (work, next) = (work.clone(), next.clone());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= count {
+                        return latencies;
+                    }
+                    let t = Instant::now();
+                    work(i).await;
+                    latencies.push(t.elapsed());
+                }
+            })
+        })
+        .collect();
+    let mut all = Vec::with_capacity(count);
+    for h in handles {
+        all.extend(h.await.unwrap());
+    }
+    let wall = started.elapsed();
+    all.sort();
+    (wall, all)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// The four phases at `tasks` concurrency on a fresh table.
+async fn round(backend: &Backend, tasks: usize) -> [Sample; 4] {
+    let name = format!("bench{}", uuid::Uuid::new_v4().simple());
+    let table: TableClient = backend.client.create_table(&name).await.expect("create table");
+    let mut samples = [Sample::default(); 4];
+    for (phase, sample) in samples.iter_mut().enumerate() {
+        let t = table.clone();
+        let cpu_before = cpu(backend.pid);
+        let (wall, latencies, ops) = match phase {
+            0 => {
+                let (w, l) = drive(tasks, ENTITIES, move |i| {
+                    let t = t.clone();
+                    async move {
+                        t.insert(entity(i % 10, i)).await.expect("insert");
+                    }
+                })
+                .await;
+                (w, l, ENTITIES)
+            }
+            1 => {
+                let (w, l) = drive(tasks, ENTITIES, move |i| {
+                    let t = t.clone();
+                    let i = i * 7919 % ENTITIES;
+                    async move {
+                        std::hint::black_box(
+                            t.get(&format!("p{:03}", i % 10), &format!("{i:08}")).await.expect("get"),
+                        );
+                    }
+                })
+                .await;
+                (w, l, ENTITIES)
+            }
+            2 => {
+                let next = Arc::new(AtomicUsize::new(0));
+                let started = Instant::now();
+                let handles: Vec<_> = (0..tasks.min(SCANS))
+                    .map(|_| {
+                        let (t, next) = (t.clone(), next.clone());
+                        tokio::spawn(async move {
+                            let mut latencies = Vec::new();
+                            while next.fetch_add(1, Ordering::Relaxed) < SCANS {
+                                let mut pages = t.query().max_per_page(PAGE).pages();
+                                let mut rows = 0;
+                                let mut at = Instant::now();
+                                while let Some(page) = pages.next().await {
+                                    rows += page.expect("page").items.len();
+                                    latencies.push(at.elapsed());
+                                    at = Instant::now();
+                                }
+                                assert_eq!(rows, ENTITIES, "the scan sees every row");
+                            }
+                            latencies
+                        })
+                    })
+                    .collect();
+                let mut all = Vec::new();
+                for h in handles {
+                    all.extend(h.await.unwrap());
+                }
+                all.sort();
+                (started.elapsed(), all, SCANS * ENTITIES)
+            }
+            _ => {
+                let (w, l) = drive(tasks, BATCHES, move |b| {
+                    let t = t.clone();
+                    async move {
+                        let batch =
+                            (0..BATCH).fold(Transaction::new(), |tx, r| tx.insert(entity(100 + b, r)));
+                        t.submit_transaction(batch).await.expect("batch");
+                    }
+                })
+                .await;
+                (w, l, BATCHES * BATCH)
+            }
+        };
+        let cpu = cpu(backend.pid) - cpu_before;
+        *sample = Sample {
+            ops_per_s: ops as f64 / wall.as_secs_f64(),
+            p50: percentile(&latencies, 0.5),
+            p99: percentile(&latencies, 0.99),
+            cpu_per_request: cpu / u32::try_from(latencies.len()).unwrap(),
+        };
+    }
+    backend.client.delete_table(&name).await.expect("delete table");
+    samples
+}
+
+fn median<T: Copy + PartialOrd>(mut values: Vec<T>) -> T {
+    values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    values[values.len() / 2]
+}
+
+fn median_sample(samples: &[Sample]) -> Sample {
+    Sample {
+        ops_per_s: median(samples.iter().map(|s| s.ops_per_s).collect()),
+        p50: median(samples.iter().map(|s| s.p50).collect()),
+        p99: median(samples.iter().map(|s| s.p99).collect()),
+        cpu_per_request: median(samples.iter().map(|s| s.cpu_per_request).collect()),
+    }
+}
+
+fn main() {
+    let (server, connection_string) = start_table_server();
+    let mut backends = vec![Backend {
+        name: "table-server",
+        client: TableServiceClient::from_connection_string(&connection_string).unwrap(),
+        pid: server.0.id(),
+    }];
+    if let Some(azurite) = conformance::azurite::azurite() {
+        backends.push(Backend {
+            name: "Azurite",
+            client: TableServiceClient::from_connection_string(&azurite.connection_string).unwrap(),
+            pid: azurite_pid(),
+        });
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // samples[backend][concurrency][phase] over rounds.
+    let mut samples = vec![vec![vec![Vec::new(); PHASES.len()]; CONCURRENCY.len()]; backends.len()];
+    runtime.block_on(async {
+        for r in 0..ROUNDS {
+            for (c, &tasks) in CONCURRENCY.iter().enumerate() {
+                for k in 0..backends.len() {
+                    let b = if r % 2 == 0 { k } else { backends.len() - 1 - k };
+                    for (phase, sample) in round(&backends[b], tasks).await.into_iter().enumerate() {
+                        samples[b][c][phase].push(sample);
+                    }
+                }
+            }
+            eprintln!("round {} of {ROUNDS} done", r + 1);
+        }
+    });
+    println!(
+        "{:<6} {:>4} {:<13} {:>11} {:>10} {:>10} {:>12} {:>9} {:>9}",
+        "phase", "conc", "backend", "ops/s", "p50", "p99", "cpu/request", "ops x", "cpu x"
+    );
+    for (phase, phase_name) in PHASES.iter().enumerate() {
+        for (c, tasks) in CONCURRENCY.iter().enumerate() {
+            let medians: Vec<Sample> = samples.iter().map(|b| median_sample(&b[c][phase])).collect();
+            for (b, m) in medians.iter().enumerate() {
+                let ratios = if b == 1 {
+                    let ours = medians[0].cpu_per_request.as_secs_f64();
+                    let cpu = if ours > 0.0 {
+                        format!("{:>9.1}", m.cpu_per_request.as_secs_f64() / ours)
+                    } else {
+                        format!("{:>9}", "-")
+                    };
+                    format!("{:>9.1} {cpu}", medians[0].ops_per_s / m.ops_per_s)
+                } else {
+                    String::new()
+                };
+                println!(
+                    "{:<6} {:>4} {:<13} {:>11.0} {:>10.2?} {:>10.2?} {:>12.2?} {ratios}",
+                    phase_name, tasks, backends[b].name, m.ops_per_s, m.p50, m.p99, m.cpu_per_request
+                );
+            }
+        }
+    }
+}
