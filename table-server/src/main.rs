@@ -195,15 +195,23 @@ fn main() -> ExitCode {
             }
         };
         let auth_note = if auth { "SharedKey, SAS, bearer" } else { "no auth" };
-        println!(
+        say(&format!(
             "table-server listening on {scheme}://{}/devstoreaccount1 ({auth_note})",
             server.local_addr()
-        );
+        ));
         stopped().await;
-        println!("table-server shutting down");
+        say("table-server shutting down");
         server.shutdown().await;
         ExitCode::SUCCESS
     })
+}
+
+/// Prints a line of the server's log on stdout. A closed or full stdout (its reader gone) is
+/// ignored: unlike `println!`, it never takes the server down.
+fn say(line: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
 }
 
 /// The TLS identity in the PEM files `cert` and `key`.

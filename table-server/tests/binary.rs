@@ -1,19 +1,21 @@
 //! The `table-server` binary: it serves the development account where it says it listens,
-//! and stops cleanly on SIGTERM.
+//! and stops cleanly on SIGTERM, even with its stdout closed.
 
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[cfg(unix)]
-#[test]
-fn serves_until_sigterm_then_exits_cleanly() {
+/// Starts the binary on a free loopback port without auth, with `flags`; returns the process
+/// and the `host:port` its banner names. Its stdout is closed once the banner is read, so every
+/// test also checks that a server whose log reader is gone goes on serving and stops cleanly.
+fn start(flags: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_table-server"))
         .args(["--port", "0", "--no-auth"])
+        .args(flags)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -23,6 +25,14 @@ fn serves_until_sigterm_then_exits_cleanly() {
     // "table-server listening on http://127.0.0.1:PORT/devstoreaccount1 (no auth)"
     let address = banner.split("http://").nth(1).and_then(|rest| rest.split('/').next()).unwrap().to_owned();
     assert!(address.starts_with("127.0.0.1:"), "{banner}");
+    drop(stdout);
+    (child, address)
+}
+
+#[cfg(unix)]
+#[test]
+fn serves_until_sigterm_then_exits_cleanly() {
+    let (mut child, address) = start(&[]);
 
     let mut stream = TcpStream::connect(&address).unwrap();
     write!(
@@ -62,15 +72,7 @@ fn prints_its_version() {
 #[cfg(unix)]
 #[test]
 fn engine_flags_take_effect() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_table-server"))
-        .args(["--port", "0", "--no-auth", "--page-size", "1", "--fail-call", "4=busy"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    stdout.read_line(&mut banner).unwrap();
-    let address = banner.split("http://").nth(1).and_then(|rest| rest.split('/').next()).unwrap().to_owned();
+    let (mut child, address) = start(&["--page-size", "1", "--fail-call", "4=busy"]);
     let send = |method: &str, path: &str, body: &str| {
         let mut stream = TcpStream::connect(&address).unwrap();
         write!(
