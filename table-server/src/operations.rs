@@ -46,8 +46,36 @@ pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, R
             entity(call, table, EntityKey::new(partition_key, row_key), verb)
         }
         (Resource::Batch, Verb::Post) => crate::batch::submit(call),
-        (Resource::Account, _) => Err(Failure::service(ErrorCode::NotImplemented).into()),
+        (Resource::Account, verb) => service_settings(call, verb),
         _ => Err(method_not_allowed().into()),
+    }
+}
+
+/// Get and Set Table Service Properties (`?restype=service&comp=properties`) and Get Table
+/// Service Stats (`comp=stats`), in the client's own XML codec. Anything else on the account
+/// is 501 `NotImplemented`.
+fn service_settings(call: &Call<'_>, verb: Verb) -> Result<Answer, Refused> {
+    let xml = |body: table_core::Result<String>| -> Result<Answer, Refused> {
+        let body = body.map_err(|e| Failure::invalid_input(e.message().to_owned()))?;
+        Ok(Answer::empty(200).header("Content-Type", "application/xml").with_body(body))
+    };
+    let service = call.query.get("restype") == Some("service");
+    match (service, call.query.get("comp"), verb) {
+        (true, Some("properties"), Verb::Get) => {
+            xml(table_client::wire::encode_service_properties(&call.engine.get_service_properties()?))
+        }
+        (true, Some("properties"), Verb::Put) => {
+            let change = table_client::wire::decode_service_properties(call.body).map_err(|e| {
+                Failure::invalid_input(format!("the body is not service properties: {}", e.message()))
+            })?;
+            call.engine.set_service_properties(&change)?;
+            Ok(Answer::empty(202))
+        }
+        (true, Some("stats"), Verb::Get) => {
+            xml(table_client::wire::encode_service_statistics(&call.engine.get_service_statistics()?))
+        }
+        (true, Some("properties" | "stats"), _) => Err(method_not_allowed().into()),
+        _ => Err(Failure::service(ErrorCode::NotImplemented).into()),
     }
 }
 

@@ -64,7 +64,13 @@ impl Service {
         let body = read_body(&parts.headers, body).await?;
         let path = parse_path(parts.uri.path())?;
         let query = Query::parse(parts.uri.query().unwrap_or(""))?;
-        let account = self.accounts.get(&path.account).ok_or_else(|| {
+        // `{account}-secondary` names the account's read-only secondary location (where
+        // clients ask for service statistics); the engine has one location, so it answers reads.
+        let secondary =
+            path.account.strip_suffix("-secondary").filter(|_| parts.method == hyper::Method::GET);
+        let account =
+            secondary.map_or(Some(&path.account[..]), Some).and_then(|name| self.accounts.get(name));
+        let account = account.ok_or_else(|| {
             Failure::new(
                 400,
                 ErrorCode::Other("InvalidUri".to_owned()),

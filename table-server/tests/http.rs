@@ -483,3 +483,31 @@ async fn shutdown_stops_listening() {
     server.shutdown().await;
     assert!(TcpStream::connect(address).await.is_err(), "nothing listens after shutdown");
 }
+
+/// The account's `-secondary` location answers reads (service statistics) and nothing else;
+/// service settings are read and written on the account; other account requests are 501.
+#[tokio::test]
+async fn the_secondary_location_only_reads_and_service_settings_round_trip() {
+    let (server, _engine) = start(false).await;
+    let stats =
+        raw(&server, "GET", &format!("/{DEV_ACCOUNT}-secondary/?restype=service&comp=stats"), &[], "")
+            .await
+            .unwrap();
+    assert_eq!(stats.status, 200, "{stats:?}");
+    assert!(stats.body.contains("<Status>live</Status>"), "{stats:?}");
+    let write =
+        raw(&server, "POST", &format!("/{DEV_ACCOUNT}-secondary/Tables"), &[], r#"{"TableName":"t"}"#)
+            .await
+            .unwrap();
+    assert_eq!((write.status, write.code()), (400, "InvalidUri".to_owned()), "{write:?}");
+
+    let path = format!("/{DEV_ACCOUNT}/?restype=service&comp=properties");
+    let properties = raw(&server, "GET", &path, &[], "").await.unwrap();
+    assert_eq!(properties.status, 200, "{properties:?}");
+    let set = raw(&server, "PUT", &path, &[], &properties.body).await.unwrap();
+    assert_eq!(set.status, 202, "{set:?}");
+    let garbage = raw(&server, "PUT", &path, &[], "<nope/>").await.unwrap();
+    assert_eq!(garbage.status, 400, "{garbage:?}");
+    let other = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/?comp=list"), &[], "").await.unwrap();
+    assert_eq!(other.status, 501, "{other:?}");
+}

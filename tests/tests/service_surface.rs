@@ -25,9 +25,8 @@ use table_client::{
     SignedIdentifier, TableServiceClient,
 };
 
-// table-server does not serve table ACLs and service settings yet (issue 13).
 scenario!(
-    not_on_server: access_policies_round_trip,
+    access_policies_round_trip,
     broken_policy_rules_are_refused_before_any_request,
     service_properties_round_trip,
     statistics_say_live,

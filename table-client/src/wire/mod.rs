@@ -31,5 +31,5 @@ pub use json::{
 pub(crate) use xml::CONTENT_XML;
 pub use xml::{
     decode_service_properties, decode_service_statistics, decode_signed_identifiers,
-    encode_service_properties, encode_signed_identifiers,
+    encode_service_properties, encode_service_statistics, encode_signed_identifiers,
 };

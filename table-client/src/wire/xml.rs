@@ -121,17 +121,17 @@ struct CorsRuleXml {
     allowed_headers: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct StatsXml {
     #[serde(rename = "GeoReplication")]
     geo: GeoReplicationXml,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct GeoReplicationXml {
     #[serde(rename = "Status")]
     status: String,
-    #[serde(rename = "LastSyncTime", default)]
+    #[serde(rename = "LastSyncTime", default, skip_serializing_if = "Option::is_none")]
     last_sync_time: Option<String>,
 }
 
@@ -257,6 +257,16 @@ pub fn decode_service_properties(body: &[u8]) -> Result<ServiceProperties> {
                 .collect()
         }),
     })
+}
+
+/// The body of a Get Table Service Stats answer (what a server sends; the time in the
+/// service's RFC 1123 form).
+pub fn encode_service_statistics(statistics: &ServiceStatistics) -> Result<String> {
+    let geo = GeoReplicationXml {
+        status: statistics.status.as_str().to_owned(),
+        last_sync_time: statistics.last_sync_time.map(|t| t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()),
+    };
+    encode("StorageServiceStats", &StatsXml { geo })
 }
 
 /// The statistics of a Get Table Service Stats answer.
