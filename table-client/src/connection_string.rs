@@ -171,6 +171,14 @@ fn account_from_endpoint(endpoint: &str) -> Option<String> {
     candidate.filter(|a| !a.is_empty()).map(str::to_owned)
 }
 
+/// Checks a storage account name by the service's rule (3 to 24 lower-case letters and
+/// digits), as a connection string's `AccountName` is checked; for a server that serves
+/// accounts by name.
+#[doc(hidden)]
+pub fn check_storage_account_name(name: &str) -> Result<()> {
+    check_account_name(name, AccountRule::Storage)
+}
+
 /// Which services' account naming rule a name must follow.
 #[derive(Clone, Copy)]
 enum AccountRule {

@@ -44,8 +44,22 @@ impl Accounts {
     }
 
     /// Serves `name` from `engine`, its requests signed with `base64_key` (replacing an account
-    /// of that name). Fails when the key is not base64.
+    /// of that name). Fails when the name breaks the service's rule (3 to 24 lower-case letters
+    /// and digits, so `{name}-secondary` is never an account of its own) or the key is not
+    /// base64.
+    ///
+    /// ```
+    /// use table_core::engine::Engine;
+    /// use table_server::Accounts;
+    ///
+    /// let accounts = Accounts::new();
+    /// accounts.add("testaccount1", "a2V5", Engine::new())?;
+    /// assert!(accounts.add("Not-Valid", "a2V5", Engine::new()).is_err());
+    /// assert!(accounts.add("testaccount2", "not base64!", Engine::new()).is_err());
+    /// # Ok::<(), table_core::Error>(())
+    /// ```
     pub fn add(&self, name: &str, base64_key: &str, engine: Engine) -> Result<()> {
+        table_client::connection_string::check_storage_account_name(name)?;
         let key = AccountKey::new(name, base64_key)?;
         self.inner
             .write()

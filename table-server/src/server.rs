@@ -74,7 +74,17 @@ impl std::fmt::Debug for Tls {
 }
 
 impl Tls {
-    /// Reads a PEM certificate chain (the server's certificate first) and a PEM private key.
+    /// Reads a PEM certificate chain (the server's certificate first) and a PEM private key;
+    /// anything else is an `InvalidData` error.
+    ///
+    /// ```
+    /// use table_server::Tls;
+    ///
+    /// let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()])?;
+    /// let tls = Tls::from_pem(made.cert.pem().as_bytes(), made.signing_key.serialize_pem().as_bytes())?;
+    /// assert!(Tls::from_pem(b"not a certificate", b"not a key").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_pem(certificates: &[u8], key: &[u8]) -> std::io::Result<Tls> {
         use rustls_pki_types::pem::PemObject;
         use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -107,6 +117,24 @@ pub struct Server {
 
 impl Server {
     /// Binds `config.address` and starts serving on the current tokio runtime.
+    ///
+    /// ```
+    /// use table_client::TableServiceClient;
+    /// use table_server::{Config, DEV_ACCOUNT, DEV_KEY, Server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // Port 0: a free port; the development account over a new engine, SharedKey on.
+    /// let server = Server::bind(Config { address: "127.0.0.1:0".parse()?, ..Config::default() }).await?;
+    /// let endpoint = format!("http://{}/{DEV_ACCOUNT}", server.local_addr());
+    /// let client = TableServiceClient::from_connection_string(&format!(
+    ///     "DefaultEndpointsProtocol=http;AccountName={DEV_ACCOUNT};AccountKey={DEV_KEY};TableEndpoint={endpoint};"
+    /// ))?;
+    /// client.create_table("Orders").await?;
+    /// server.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn bind(config: Config) -> std::io::Result<Server> {
         Server::start(config, None).await
     }
