@@ -18,7 +18,6 @@ pub const DEV_KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /// One served account.
-#[derive(Clone)]
 pub(crate) struct Account {
     pub(crate) key: AccountKey,
     pub(crate) engine: Engine,
@@ -27,7 +26,8 @@ pub(crate) struct Account {
 /// The accounts of a server, by name. Cheap to clone; clones share the accounts.
 #[derive(Clone, Default)]
 pub struct Accounts {
-    inner: Arc<RwLock<HashMap<String, Account>>>,
+    /// Shared per account, so a request takes its account without copying its key.
+    inner: Arc<RwLock<HashMap<String, Arc<Account>>>>,
 }
 
 impl Accounts {
@@ -64,12 +64,12 @@ impl Accounts {
         self.inner
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(name.to_owned(), Account { key, engine });
+            .insert(name.to_owned(), Arc::new(Account { key, engine }));
         Ok(())
     }
 
     /// The account named `name`.
-    pub(crate) fn get(&self, name: &str) -> Option<Account> {
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<Account>> {
         self.inner.read().unwrap_or_else(PoisonError::into_inner).get(name).cloned()
     }
 }
