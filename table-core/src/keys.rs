@@ -229,7 +229,9 @@ pub fn parse_zero_padded(text: &str, width: usize) -> Result<i128, KeyCodecError
         ..=U64_SAFE_DIGITS => {
             Some(i128::from(text.bytes().fold(0u64, |n, digit| n * 10 + u64::from(digit - b'0'))))
         }
-        _ => text.bytes().try_fold(0i128, |n, digit| n.checked_mul(10)?.checked_add(i128::from(digit - b'0'))),
+        _ => {
+            text.bytes().try_fold(0i128, |n, digit| n.checked_mul(10)?.checked_add(i128::from(digit - b'0')))
+        }
     };
     value.ok_or_else(|| malformed(text, expected()))
 }
