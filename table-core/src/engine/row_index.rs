@@ -20,8 +20,10 @@
 //! an attacker who sees many hashes; foldhash claims less (no collisions known that do not
 //! depend on its seeds, but no defence against an attacker who learns the seeds by studying
 //! the process's timing over a long time), and costs a sixth of SipHash here: SipHash was
-//! about 300 instructions of every point read and every write. An index answers only this
-//! process's callers and its seeds never leave it, so the weaker claim is the one this needs.
+//! about 300 instructions of every point read and every write. Its seeds never leave the
+//! process, and its callers are the process's own code or, through table-server, the clients
+//! of a local emulator; learning the seeds from timing would take long, close measurement of
+//! one process, so the weaker claim is the one this needs.
 //! A key is hashed once per operation ([`IndexKey`]), and each slot keeps its row's hash, so
 //! growing the table never hashes a row again.
 
