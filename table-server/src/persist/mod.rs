@@ -277,3 +277,68 @@ fn snapshot(dir: &Path, engine: &Engine, log: &Log) -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use table_core::Entity;
+
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("persist-{name}-{}-{}", std::process::id(), fastrand::u64(..)));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn segments(dir: &Path) -> Vec<u64> {
+        let mut found: Vec<u64> = fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| entry.ok()?.file_name().to_str().and_then(segment_number))
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
+    #[test]
+    fn each_account_is_kept_and_a_checkpoint_drops_the_segments_it_covers() {
+        let root = temp_dir("accounts");
+        let data_dir = DataDir::builder(&root).checkpoint_bytes(1 << 30).open().expect("opens");
+        let one = data_dir.engine("acctone", EngineOptions::default()).expect("new account");
+        let two = data_dir.engine("accttwo", EngineOptions::default()).expect("new account");
+        one.create_table("Ones").expect("created");
+        two.create_table("Twos").expect("created");
+        let written = one.insert("Ones", Entity::new("p", "r").with("A", 1)).expect("inserted");
+        let account = root.join("acctone");
+        {
+            let accounts = data_dir.accounts.lock().unwrap_or_else(PoisonError::into_inner);
+            checkpoint(&account, &accounts[0].engine, &accounts[0].log).expect("a checkpoint");
+        }
+        assert_eq!(segments(&account), [1], "the segment the snapshot covers is gone");
+        one.insert("Ones", Entity::new("p", "after")).expect("inserted");
+        // Dropped without closing, as a killed server would leave it.
+        drop(data_dir);
+
+        let data_dir = DataDir::builder(&root).open().expect("reopens");
+        let one = data_dir.engine("acctone", EngineOptions::default()).expect("recovered");
+        let two = data_dir.engine("accttwo", EngineOptions::default()).expect("recovered");
+        assert_eq!(one.get("Ones", "p", "r", None).expect("kept").etag, written.etag);
+        assert!(one.get("Ones", "p", "after", None).is_ok(), "logged after the snapshot");
+        assert!(two.create_table("Twos").is_err(), "the other account's table is kept too");
+        assert!(one.create_table("Twos").is_ok(), "accounts do not share tables");
+        data_dir.close().expect("a snapshot of each");
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_directory_in_use_is_refused() {
+        let root = temp_dir("lock");
+        let held = DataDir::builder(&root).open().expect("opens");
+        let e = DataDir::builder(&root).open().expect_err("held");
+        assert!(e.to_string().contains("in use"), "{e}");
+        drop(held);
+        assert!(DataDir::builder(&root).open().is_ok(), "free again once closed");
+        let _ = fs::remove_dir_all(&root);
+    }
+}
