@@ -158,10 +158,12 @@ impl Engine {
         let properties = s.properties.lock().unwrap_or_else(PoisonError::into_inner).clone();
         sink(Change::ServiceProperties(properties))?;
         for (name, table) in s.catalog.all() {
-            let policies = table.policies();
-            // Rows share their buffers: the copy under the lock is a list of pointers.
-            let rows: Vec<Row> =
-                table.read(|data| data.partitions().values().flat_map(|p| p.values()).cloned().collect());
+            // Policies are read under the rows' lock too: a set of policies records and applies under
+            // it, so a set recorded before the snapshot began is seen here. Rows share their
+            // buffers: the copy under the lock is a list of pointers.
+            let (policies, rows): (_, Vec<Row>) = table.read(|data| {
+                (table.policies(), data.partitions().values().flat_map(|p| p.values()).cloned().collect())
+            });
             sink(Change::CreateTable(name.clone()))?;
             sink(Change::Policies { table: name.clone(), policies })?;
             for chunk in rows.chunks(SNAPSHOT_ROWS) {
