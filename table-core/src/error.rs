@@ -827,6 +827,15 @@ impl Error {
         Error::with_kind(ErrorKind::Timeout, message.into())
     }
 
+    /// A write the engine's journal refused (an I/O error while recording it): NOT applied,
+    /// answered as the service answers a write it could not take (503 `ServerBusy`), so a
+    /// client may retry it; the cause is the journal's error.
+    pub(crate) fn not_recorded(source: std::io::Error) -> Self {
+        let mut e = Error::service(ErrorCode::ServerBusy).with_source(source);
+        e.inner.message = "the write was not applied: the engine's journal could not record it".to_owned();
+        e
+    }
+
     /// An error of `kind` that is no service answer (no code or status): for the SDK's crates,
     /// which wrap it in one constructor per kind.
     #[doc(hidden)]

@@ -14,7 +14,15 @@
 //! real service's answers where they differ (`Tables('name')` answers that table, error codes
 //! such as `OutOfRangeInput`), a 15-minute clock skew check on signatures, and `$select`
 //! answered as the engine answers it (keys and `Timestamp` always, absent properties left
-//! out). The wire code shared with the client (entity JSON reading, multipart splitting,
+//! out).
+//!
+//! Persistence is optional ([`DataDir`], the binary's `--data-dir`): each account's engine
+//! logs every change to a write-ahead log before applying it and is snapshotted from time to
+//! time, so the data outlives the process, and a kill -9 at any moment loses no answered write.
+//! The storage format is serde with postcard (a compact, documented binary format) in frames
+//! checked by CRC-32 (crc32fast), rather than an embedded database: the engine keeps all data
+//! in memory anyway and only needs an append-only log and a whole-state snapshot, which a
+//! key-value store would duplicate without making recovery simpler. The wire code shared with the client (entity JSON reading, multipart splitting,
 //! SharedKey strings to sign) is the client's own, through its doc-hidden `wire` and `auth`
 //! items, so the two cannot drift apart.
 //!
@@ -25,7 +33,9 @@
 //! the query parameters), `request` (one request as the operations see it), `operations`
 //! (table and entity operations against the engine), `batch` (`$batch` multipart requests and
 //! responses), `answer` (responses, service error bodies, common headers), `json` (entities
-//! and pages in the three metadata levels), `accounts` (accounts, keys and engines).
+//! and pages in the three metadata levels), `accounts` (accounts, keys and engines),
+//! `persist` (`--data-dir`: each account's engine kept across restarts in a write-ahead log
+//! plus snapshots).
 
 #![deny(missing_docs)]
 
@@ -36,6 +46,7 @@ mod batch;
 mod bearer;
 mod json;
 mod operations;
+mod persist;
 mod request;
 mod route;
 mod sas;
@@ -43,4 +54,5 @@ mod server;
 mod service;
 
 pub use accounts::{Accounts, DEV_ACCOUNT, DEV_KEY};
+pub use persist::{DEFAULT_CHECKPOINT_BYTES, DataDir, DataDirBuilder};
 pub use server::{Config, Server, Tls};

@@ -1,6 +1,6 @@
 //! The `table-server` binary: serves a new in-memory engine as the development account
-//! (`http://127.0.0.1:10002/devstoreaccount1`) until Ctrl-C or SIGTERM, then shuts down
-//! gracefully.
+//! (`http://127.0.0.1:10002/devstoreaccount1`), kept in `--data-dir` across restarts when
+//! given, until Ctrl-C or SIGTERM, then shuts down gracefully.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -10,15 +10,20 @@ use std::num::{NonZeroU64, NonZeroUsize};
 
 use table_core::ErrorCode;
 use table_core::engine::{Engine, EngineOptions, FaultSpec};
-use table_server::{Accounts, Config, Server, Tls};
+use table_server::{Accounts, Config, DEV_ACCOUNT, DataDir, Server, Tls};
 
 /// The service's page size, the largest `--page-size`.
 const MAX_PAGE_SIZE: usize = 1000;
 
+/// `--checkpoint-bytes` when not given.
+const DEFAULT_CHECKPOINT_BYTES: NonZeroU64 =
+    NonZeroU64::new(table_server::DEFAULT_CHECKPOINT_BYTES).expect("64 MiB is not zero");
+
 const USAGE: &str = "\
 usage: table-server [--host ADDRESS] [--port PORT] [--no-auth] [--cert PEM --key PEM]
                     [--page-size N] [--split-pages] [--scan-budget N]
-                    [--fail-every N=FAULT] [--fail-call N=FAULT] [--version]
+                    [--fail-every N=FAULT] [--fail-call N=FAULT]
+                    [--data-dir DIR [--fsync] [--checkpoint-bytes N]] [--version]
 
 Serves the Azure Table REST API from an in-memory engine, path style like Azurite:
 http://HOST:PORT/devstoreaccount1 (UseDevelopmentStorage=true works unchanged).
@@ -29,6 +34,16 @@ http://HOST:PORT/devstoreaccount1 (UseDevelopmentStorage=true works unchanged).
   --cert PEM      serve HTTPS with this certificate chain (PEM file; needs --key);
                   bearer tokens are only accepted over HTTPS
   --key PEM       the certificate's private key (PEM file)
+
+Persistence (without --data-dir, the data lives in memory and goes with the process):
+  --data-dir DIR  keep the data in DIR (created if missing; one server at a time) as a
+                  write-ahead log plus snapshots, and recover it on start. Every answered
+                  write is written to the OS first, so killing the server (even kill -9)
+                  loses none; a write cut short by the kill was never answered
+  --fsync         also flush every write to the disk before answering it, so a power loss
+                  or OS crash loses none either (slower)
+  --checkpoint-bytes N  take a snapshot when the log has grown by N bytes (default 64 MiB;
+                  one is also taken at shutdown)
 
 Engine test options (to exercise a client's paging and retries):
   --page-size N        at most N entities or tables per page (1..1000; default 1000)
@@ -54,6 +69,15 @@ struct Settings {
     tls: Option<(PathBuf, PathBuf)>,
     options: EngineOptions,
     faults: Vec<Fault>,
+    persistence: Option<Persistence>,
+}
+
+/// `--data-dir` and its options.
+#[derive(Debug, PartialEq, Eq)]
+struct Persistence {
+    dir: PathBuf,
+    fsync: bool,
+    checkpoint_bytes: NonZeroU64,
 }
 
 /// A `--fail-every` (`every`) or `--fail-call` fault.
@@ -97,6 +121,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let (mut cert, mut key) = (None, None);
     let mut options = EngineOptions::default();
     let mut faults = Vec::new();
+    let (mut data_dir, mut fsync, mut checkpoint_bytes) = (None, false, None);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -128,6 +153,17 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
                 let value = args.next().ok_or(format!("{arg} needs N=FAULT"))?;
                 faults.push(parse_fault(arg == "--fail-every", &value)?);
             }
+            "--data-dir" => {
+                data_dir = Some(PathBuf::from(args.next().ok_or("--data-dir needs a directory")?))
+            }
+            "--fsync" => fsync = true,
+            "--checkpoint-bytes" => {
+                let value = args.next().ok_or("--checkpoint-bytes needs a number")?;
+                let bytes = value
+                    .parse::<NonZeroU64>()
+                    .map_err(|_| format!("--checkpoint-bytes {value:?} is not a positive number"))?;
+                checkpoint_bytes = Some(bytes);
+            }
             "--version" => return Ok(Command::Version),
             "--help" | "-h" => return Ok(Command::Help),
             other => return Err(format!("unknown argument {other:?}")),
@@ -138,7 +174,25 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
         (None, None) => None,
         _ => return Err("--cert and --key go together".to_owned()),
     };
-    Ok(Command::Serve(Settings { address: SocketAddr::new(host, port), auth, tls, options, faults }))
+    let persistence = match data_dir {
+        Some(dir) => Some(Persistence {
+            dir,
+            fsync,
+            checkpoint_bytes: checkpoint_bytes.unwrap_or(DEFAULT_CHECKPOINT_BYTES),
+        }),
+        None if fsync || checkpoint_bytes.is_some() => {
+            return Err("--fsync and --checkpoint-bytes need --data-dir".to_owned());
+        }
+        None => None,
+    };
+    Ok(Command::Serve(Settings {
+        address: SocketAddr::new(host, port),
+        auth,
+        tls,
+        options,
+        faults,
+        persistence,
+    }))
 }
 
 fn main() -> ExitCode {
@@ -157,7 +211,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Settings { address, auth, tls, options, faults } = settings;
+    let Settings { address, auth, tls, options, faults, persistence } = settings;
     let tls = match tls.map(|(cert, key)| read_tls(&cert, &key)).transpose() {
         Ok(tls) => tls,
         Err(message) => {
@@ -172,8 +226,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Opened (and recovered) before listening: a request never sees a half-recovered engine.
+    let (data_dir, engine) = match open_engine(persistence.as_ref(), options) {
+        Ok(opened) => opened,
+        Err(message) => {
+            eprintln!("table-server: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     runtime.block_on(async {
-        let engine = Engine::with_options(options);
         for fault in faults {
             if fault.every {
                 engine.faults().fail_every(fault.n, fault.spec);
@@ -202,8 +263,34 @@ fn main() -> ExitCode {
         stopped().await;
         say("table-server shutting down");
         server.shutdown().await;
+        if let Some(data_dir) = data_dir
+            && let Err(e) = data_dir.close()
+        {
+            // The log still holds every change: the next start replays it.
+            eprintln!("table-server: the snapshot at shutdown failed: {e}");
+        }
         ExitCode::SUCCESS
     })
+}
+
+/// The development account's engine: new, or recovered from `--data-dir` and kept there.
+fn open_engine(
+    persistence: Option<&Persistence>,
+    options: EngineOptions,
+) -> Result<(Option<DataDir>, Engine), String> {
+    let Some(persistence) = persistence else {
+        return Ok((None, Engine::with_options(options)));
+    };
+    let shown = persistence.dir.display();
+    let data_dir = DataDir::builder(&persistence.dir)
+        .sync(persistence.fsync)
+        .checkpoint_bytes(persistence.checkpoint_bytes.get())
+        .open()
+        .map_err(|e| format!("cannot use --data-dir {shown}: {e}"))?;
+    let engine = data_dir
+        .engine(DEV_ACCOUNT, options)
+        .map_err(|e| format!("cannot recover the data in {shown}: {e}"))?;
+    Ok((Some(data_dir), engine))
 }
 
 /// Prints a line of the server's log on stdout. A closed or full stdout (its reader gone) is
@@ -253,6 +340,7 @@ mod tests {
             tls,
             options: EngineOptions::default(),
             faults: Vec::new(),
+            persistence: None,
         }))
     }
 
@@ -280,9 +368,34 @@ mod tests {
             &["--fail-every", "0=busy"],
             &["--fail-every", "3=slow"],
             &["--fail-call", "3"],
+            &["--data-dir"],
+            &["--fsync"],
+            &["--checkpoint-bytes", "10"],
+            &["--data-dir", "d", "--checkpoint-bytes", "0"],
         ] {
             assert!(args(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn persistence_flags() {
+        let parsed = args(&["--data-dir", "data", "--fsync", "--checkpoint-bytes", "4096"]);
+        let Ok(Command::Serve(settings)) = parsed else { panic!("{parsed:?}") };
+        let bytes = NonZeroU64::new(4096).unwrap_or(NonZeroU64::MIN);
+        assert_eq!(
+            settings.persistence,
+            Some(Persistence { dir: PathBuf::from("data"), fsync: true, checkpoint_bytes: bytes })
+        );
+        let parsed = args(&["--data-dir", "data"]);
+        let Ok(Command::Serve(settings)) = parsed else { panic!("{parsed:?}") };
+        assert_eq!(
+            settings.persistence,
+            Some(Persistence {
+                dir: PathBuf::from("data"),
+                fsync: false,
+                checkpoint_bytes: DEFAULT_CHECKPOINT_BYTES
+            })
+        );
     }
 
     #[test]

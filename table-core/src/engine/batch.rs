@@ -6,23 +6,43 @@
 //! the pre-batch state is exactly the service's snapshot semantics.
 
 use super::clock::Clock;
+use super::journal::{self, Change, Journal, RowChange};
 use super::table::TableData;
 use crate::batch::{Operation, WriteOutcome};
 use crate::error::Result;
 
 /// Checks every operation (failing with the first failure's index, naming its entity in
-/// `table`), then applies them all in order, each with its own timestamp.
+/// `table`), then applies them all in order, each with its own timestamp. With a `journal`,
+/// the rows the batch leaves are recorded as one change before any is stored, and nothing is
+/// stored when it refuses them.
 pub(crate) fn apply_batch(
     data: &mut TableData,
     table: &str,
     operations: &[Operation],
     clock: &Clock,
+    journal: Option<&dyn Journal>,
 ) -> Result<Vec<WriteOutcome>> {
     for (index, op) in operations.iter().enumerate() {
         data.check(op)
             .map_err(|e| e.with_batch_index(index).about(table, Some((op.partition_key(), op.row_key()))))?;
     }
-    Ok(operations.iter().map(|op| data.apply(op, clock.tick())).collect())
+    let Some(journal) = journal else {
+        // Without a journal, each row is stored as soon as it is made: no list of rows.
+        return Ok(operations.iter().map(|op| data.apply(op, clock.tick())).collect());
+    };
+    let prepared: Vec<_> = operations.iter().map(|op| data.prepare(op, clock.tick())).collect();
+    let rows = prepared
+        .iter()
+        .map(|(key, row, _)| RowChange::of((key.partition_key(), key.row_key()), row.as_ref()))
+        .collect();
+    journal::record(journal, &Change::Rows { table: table.to_owned(), rows })?;
+    Ok(prepared
+        .into_iter()
+        .map(|(key, row, outcome)| {
+            data.store(&key, row);
+            outcome
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -41,7 +61,7 @@ mod tests {
             Operation::InsertOrReplace(Entity::new("p", "2")),
             Operation::Delete { key: EntityKey::new("p", "9"), if_match: IfMatch::Any },
         ];
-        let e = apply_batch(&mut data, "t", &ops, &clock).expect_err("op 2 fails");
+        let e = apply_batch(&mut data, "t", &ops, &clock, None).expect_err("op 2 fails");
         assert_eq!(e.batch_index(), Some(2));
         assert_eq!(e.code(), Some(&ErrorCode::ResourceNotFound));
         assert!(data.get("p", "1").is_none() && data.get("p", "2").is_none());

@@ -6,9 +6,15 @@
 //! case-insensitive name order. A table's rows live behind their own lock, so work on one table
 //! never waits for another. A table's stored access policies live beside its rows, behind a
 //! lock of their own, and go when the table goes.
+//!
+//! A deleted table is marked dropped under its rows' lock before it leaves the map, and no
+//! write applies to a dropped table: a write that found the table just before the delete
+//! fails as if it came after it, so no write is ever applied (or journaled) after the delete
+//! that removed its table.
 
 use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -29,8 +35,11 @@ pub(crate) struct Table {
     // An `RwLock` rather than a `Mutex`: point reads and queries (the common case) share it,
     // and every critical section is short, in-memory and never calls back into user code.
     data: RwLock<TableData>,
-    // A `Mutex`: policies are read and replaced whole, rarely, and never while rows are locked.
+    // A `Mutex`: policies are read and replaced whole, rarely; taken after the rows' lock
+    // when both are held (a set of policies), never before it.
     policies: Mutex<Vec<SignedIdentifier>>,
+    /// Set (under the rows' write lock) when the table is deleted; see the module docs.
+    dropped: AtomicBool,
 }
 
 impl Table {
@@ -41,9 +50,15 @@ impl Table {
         read(&self.data.read().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Runs `write` with exclusive access to the rows.
-    pub(crate) fn write<T>(&self, write: impl FnOnce(&mut TableData) -> T) -> T {
-        write(&mut self.data.write().unwrap_or_else(PoisonError::into_inner))
+    /// Runs `write` with exclusive access to the rows. Errors: 404 `TableNotFound` when the
+    /// table was deleted since it was looked up, then `write`'s.
+    pub(crate) fn write<T>(&self, write: impl FnOnce(&mut TableData) -> Result<T>) -> Result<T> {
+        let mut data = self.data.write().unwrap_or_else(PoisonError::into_inner);
+        // Read under the write lock that the delete sets it under, so no write slips past it.
+        if self.dropped.load(Ordering::Relaxed) {
+            return Err(Error::service(ErrorCode::TableNotFound));
+        }
+        write(&mut data)
     }
 
     /// The table's stored access policies, in the order they were set.
@@ -52,9 +67,36 @@ impl Table {
         self.policies.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Replaces the table's stored access policies (already validated).
-    pub(crate) fn set_policies(&self, policies: &[SignedIdentifier]) {
-        *self.policies.lock().unwrap_or_else(PoisonError::into_inner) = policies.to_vec();
+    /// Replaces the table's stored access policies (already validated), once `record`
+    /// accepts the change; under the rows' lock, so that a delete orders after it. Errors as
+    /// [`write`](Self::write), then `record`'s.
+    pub(crate) fn set_policies(
+        &self,
+        policies: &[SignedIdentifier],
+        record: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        self.write(|_| {
+            record()?;
+            *self.policies.lock().unwrap_or_else(PoisonError::into_inner) = policies.to_vec();
+            Ok(())
+        })
+    }
+
+    fn new() -> Arc<Table> {
+        Arc::new(Table {
+            data: RwLock::new(TableData::default()),
+            policies: Mutex::default(),
+            dropped: AtomicBool::new(false),
+        })
+    }
+
+    /// Marks the table dropped once `record` accepts it, after the writes under way: they
+    /// hold the rows' lock, so they are recorded before the drop is.
+    fn drop_rows(&self, record: impl FnOnce() -> Result<()>) -> Result<()> {
+        let _rows = self.data.write().unwrap_or_else(PoisonError::into_inner);
+        record()?;
+        self.dropped.store(true, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -75,8 +117,14 @@ struct CatalogState {
 }
 
 impl Catalog {
-    /// Creates a table; `Ok(false)` when one with that name (in any case) exists.
-    pub(crate) fn create(&self, name: &str, cooldown: Option<Duration>) -> Result<bool> {
+    /// Creates a table, once `record` accepts it; `Ok(false)` when one with that name (in
+    /// any case) exists. Errors: an invalid name, `TableBeingDeleted`, then `record`'s.
+    pub(crate) fn create(
+        &self,
+        name: &str,
+        cooldown: Option<Duration>,
+        record: impl FnOnce() -> Result<()>,
+    ) -> Result<bool> {
         validate_table_name(name)?;
         let key = name.to_ascii_lowercase();
         let mut state = self.write();
@@ -89,24 +137,57 @@ impl Catalog {
         if blocked {
             return Err(Error::service(ErrorCode::TableBeingDeleted));
         }
+        record()?;
         state.deleted.remove(&key);
-        let table = Arc::new(Table { data: RwLock::new(TableData::default()), policies: Mutex::default() });
-        state.tables.insert(key, (name.to_owned(), table));
+        state.tables.insert(key, (name.to_owned(), Table::new()));
         Ok(true)
     }
 
-    /// Deletes a table and its rows.
-    pub(crate) fn delete(&self, name: &str, cooldown: Option<Duration>) -> Result<()> {
+    /// Deletes a table and its rows, once `record` accepts it. Errors: an invalid name, 404
+    /// `ResourceNotFound`, then `record`'s.
+    pub(crate) fn delete(
+        &self,
+        name: &str,
+        cooldown: Option<Duration>,
+        record: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
         validate_table_name(name)?;
         let key = name.to_ascii_lowercase();
         let mut state = self.write();
-        if state.tables.remove(&key).is_none() {
+        let Some((_, table)) = state.tables.get(&key) else {
             return Err(Error::service(ErrorCode::ResourceNotFound));
-        }
+        };
+        table.drop_rows(record)?;
+        state.tables.remove(&key);
         if cooldown.is_some() {
             state.deleted.insert(key, Instant::now());
         }
         Ok(())
+    }
+
+    /// Makes `name` an empty table without policies, replacing any table of that name (in
+    /// any case); for a creation replayed from a journal. Errors: an invalid name.
+    pub(crate) fn reset(&self, name: &str) -> Result<()> {
+        validate_table_name(name)?;
+        let replaced = self.write().tables.insert(name.to_ascii_lowercase(), (name.to_owned(), Table::new()));
+        if let Some((_, table)) = replaced {
+            let _ = table.drop_rows(|| Ok(()));
+        }
+        Ok(())
+    }
+
+    /// Removes the table `name` (in any case) if it exists; for a deletion replayed from a
+    /// journal.
+    pub(crate) fn remove(&self, name: &str) {
+        let removed = self.write().tables.remove(&name.to_ascii_lowercase());
+        if let Some((_, table)) = removed {
+            let _ = table.drop_rows(|| Ok(()));
+        }
+    }
+
+    /// Every table, with its name as created, in name order: a list taken at one instant.
+    pub(crate) fn all(&self) -> Vec<(String, Arc<Table>)> {
+        self.read().tables.values().map(|(name, table)| (name.clone(), Arc::clone(table))).collect()
     }
 
     /// The table with this name in any case, or `TableNotFound`.

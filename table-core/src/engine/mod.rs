@@ -17,12 +17,14 @@
 //! `query` (key ranges, page scans, continuation tokens), `batch` (all-or-nothing
 //! transactions), `order` (UTF-16 ordinal key order), `row_index` (rows hashed by key, for
 //! point reads), `clock` (timestamps), `faults`,
-//! `options`, `registry` (named engines).
+//! `options`, `registry` (named engines), `journal` (the hook that hears every change, for
+//! persistence, and the changes it hears).
 
 mod batch;
 mod catalog;
 mod clock;
 mod faults;
+mod journal;
 mod options;
 mod order;
 mod put;
@@ -36,9 +38,11 @@ mod table;
 use std::borrow::Borrow;
 use std::fmt;
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};
+#[doc(hidden)]
+pub use journal::{Change, Journal, RowChange};
 pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
 #[doc(hidden)]
 pub use put::{Put, PutKind};
@@ -76,6 +80,8 @@ struct Shared {
     faults: Faults,
     // A `Mutex`: the settings are read and replaced whole, rarely, by short critical sections.
     properties: Mutex<ServiceProperties>,
+    /// Hears every change before it is applied, once set ([`Engine::set_journal`]).
+    journal: OnceLock<Arc<dyn Journal>>,
 }
 
 const _: () = {
@@ -113,6 +119,7 @@ impl Engine {
                 clock: Clock::default(),
                 faults: Faults::default(),
                 properties: Mutex::new(ServiceProperties::service_defaults()),
+                journal: OnceLock::new(),
             }),
         }
     }
@@ -132,11 +139,7 @@ impl Engine {
     /// `TableBeingDeleted` during the optional deleted-table cooldown.
     pub fn create_table(&self, name: &str) -> Result<()> {
         self.serve(|s| {
-            if s.catalog.create(name, s.options.deleted_table_cooldown)? {
-                Ok(())
-            } else {
-                Err(Error::service(ErrorCode::TableAlreadyExists))
-            }
+            if s.create_table(name)? { Ok(()) } else { Err(Error::service(ErrorCode::TableAlreadyExists)) }
         })
         .map_err(|e| e.about(name, None))
     }
@@ -144,13 +147,16 @@ impl Engine {
     /// Creates a table unless one of that name exists; `true` when it was created. Errors as
     /// [`create_table`](Self::create_table) except `TableAlreadyExists`.
     pub fn create_table_if_not_exists(&self, name: &str) -> Result<bool> {
-        self.serve(|s| s.catalog.create(name, s.options.deleted_table_cooldown))
+        self.serve(|s| s.create_table(name))
     }
 
     /// Deletes a table and all its entities. Errors: an invalid name, 404 `ResourceNotFound`.
     pub fn delete_table(&self, name: &str) -> Result<()> {
-        self.serve(|s| s.catalog.delete(name, s.options.deleted_table_cooldown))
-            .map_err(|e| e.about(name, None))
+        self.serve(|s| {
+            let record = || s.record(|| Change::DeleteTable(name.to_owned()));
+            s.catalog.delete(name, s.options.deleted_table_cooldown, record)
+        })
+        .map_err(|e| e.about(name, None))
     }
 
     /// One page of table names, in case-insensitive name order, filtered on the `TableName`
@@ -264,7 +270,17 @@ impl Engine {
             validate()?;
             check_etag_syntax(op.requires())?;
             let about = |e: Error| e.about(table, Some(op.key()));
-            s.catalog.table(table).map_err(about)?.write(|data| data.execute(op, &s.clock).map_err(about))
+            let record = |row: Option<&Row>| {
+                s.record(|| Change::Rows {
+                    table: table.to_owned(),
+                    rows: vec![RowChange::of(op.key(), row)],
+                })
+            };
+            s.catalog
+                .table(table)
+                .map_err(about)?
+                .write(|data| data.execute(op, &s.clock, record))
+                .map_err(about)
         })
     }
 
@@ -368,7 +384,17 @@ impl Engine {
                 check_etag_syntax(op.requires()).map_err(|e| e.with_batch_index(index))?;
             }
             let found = s.catalog.table(table).map_err(|e| e.with_batch_index(0).about(table, None))?;
-            found.write(|data| batch::apply_batch(data, table, operations, &s.clock))
+            let journal = s.journal.get().map(|journal| &**journal);
+            found.write(|data| batch::apply_batch(data, table, operations, &s.clock, journal)).map_err(|e| {
+                match e.batch_index() {
+                    Some(_) => e,
+                    // The table was deleted since it was found: answered as when it is missing.
+                    None if e.code() == Some(&ErrorCode::TableNotFound) => {
+                        e.with_batch_index(0).about(table, None)
+                    }
+                    None => e,
+                }
+            })
         })
     }
 
@@ -388,8 +414,9 @@ impl Engine {
     pub fn set_access_policies(&self, table: &str, policies: &[SignedIdentifier]) -> Result<()> {
         self.serve(|s| {
             validate_signed_identifiers(table, policies).map_err(Error::invalid)?;
-            s.catalog.table(table)?.set_policies(policies);
-            Ok(())
+            let record =
+                || s.record(|| Change::Policies { table: table.to_owned(), policies: policies.to_vec() });
+            s.catalog.table(table)?.set_policies(policies, record)
         })
         .map_err(|e| e.about(table, None))
     }
@@ -408,7 +435,9 @@ impl Engine {
             validate_service_properties(change).map_err(Error::invalid)?;
             // Replaced whole under the lock, so a poisoned lock still holds complete settings.
             let mut current = s.properties.lock().unwrap_or_else(PoisonError::into_inner);
-            *current = std::mem::take(&mut *current).updated_with(change);
+            let updated = current.clone().updated_with(change);
+            s.record(|| Change::ServiceProperties(updated.clone()))?;
+            *current = updated;
             Ok(())
         })
     }
@@ -440,6 +469,21 @@ impl Engine {
 }
 
 impl Shared {
+    /// Creates a table, recording it first. As [`Catalog::create`].
+    fn create_table(&self, name: &str) -> Result<bool> {
+        let record = || self.record(|| Change::CreateTable(name.to_owned()));
+        self.catalog.create(name, self.options.deleted_table_cooldown, record)
+    }
+
+    /// Has the journal, when one is set, record the change `change` makes; its refusal is the
+    /// error. Without a journal the change is not even built.
+    fn record(&self, change: impl FnOnce() -> Change) -> Result<()> {
+        match self.journal.get() {
+            Some(journal) => journal::record(&**journal, &change()),
+            None => Ok(()),
+        }
+    }
+
     /// The stored row with `keys` in `table`; only the row's shared buffer is taken under the
     /// table's lock. Errors: 404 `TableNotFound`, 404 `ResourceNotFound`.
     fn find_row(&self, table: &str, keys: CheckedKeys<'_>) -> Result<Row> {

@@ -117,15 +117,23 @@ impl TableData {
         check_row(op, self.get(partition_key, row_key))
     }
 
-    /// Checks one write against its row and, when it passes, applies it stamped with the
-    /// next tick of `clock`: the row is looked up once. Errors as [`check`](Self::check); a
-    /// refused write changes nothing and takes no tick.
-    pub(crate) fn execute(&mut self, op: &impl RowWrite, clock: &Clock) -> Result<WriteOutcome> {
+    /// Checks one write against its row and, when it passes, hands the row it would store
+    /// (`None`: removed) to `record` and, when that accepts it, applies it stamped with the
+    /// next tick of `clock`: the row is looked up once. Errors as [`check`](Self::check), then
+    /// `record`'s; a refused write changes nothing, and a write refused by its check takes no
+    /// tick.
+    pub(crate) fn execute(
+        &mut self,
+        op: &impl RowWrite,
+        clock: &Clock,
+        record: impl FnOnce(Option<&Row>) -> Result<()>,
+    ) -> Result<WriteOutcome> {
         let (partition_key, row_key) = op.key();
         let key = self.key(partition_key, row_key);
         let current = self.index.get(&key);
         check_row(op, current)?;
         let (row, outcome) = write(current, op, clock.tick());
+        record(row.as_ref())?;
         self.store(&key, row);
         Ok(outcome)
     }
@@ -134,11 +142,38 @@ impl TableData {
     /// `timestamp`. Total: a write that did not pass `check` is applied as its upsert
     /// counterpart rather than panicking.
     pub(crate) fn apply(&mut self, op: &impl RowWrite, timestamp: DateTime<Utc>) -> WriteOutcome {
+        let (key, row, outcome) = self.prepare(op, timestamp);
+        self.store(&key, row);
+        outcome
+    }
+
+    /// What [`apply`](Self::apply) would do, without doing it: the row's hashed key, the row
+    /// it would store there (`None`: removed) and the outcome, for a caller that records the
+    /// rows of a whole batch before it stores any.
+    pub(crate) fn prepare<'k>(
+        &self,
+        op: &'k impl RowWrite,
+        timestamp: DateTime<Utc>,
+    ) -> (IndexKey<'k>, Option<Row>, WriteOutcome) {
         let (partition_key, row_key) = op.key();
         let key = self.key(partition_key, row_key);
         let (row, outcome) = write(self.index.get(&key), op, timestamp);
-        self.store(&key, row);
-        outcome
+        (key, row, outcome)
+    }
+
+    /// Stores `row` as [`store`](Self::store) does, its keys read from the row itself; for a
+    /// row restored from a journal or snapshot.
+    pub(crate) fn restore(&mut self, row: Row) {
+        // A clone shares the buffer: it only lends the keys.
+        let keys = row.clone();
+        let key = self.key(keys.partition_key(), keys.row_key());
+        self.store(&key, Some(row));
+    }
+
+    /// Removes the row with these keys, if any; for a removal replayed from a journal.
+    pub(crate) fn remove(&mut self, partition_key: &str, row_key: &str) {
+        let key = self.key(partition_key, row_key);
+        self.store(&key, None);
     }
 
     /// Puts `row` under `key` (`None`: removes the row stored there), in the ordered maps and
@@ -253,13 +288,14 @@ mod tests {
         let clock = Clock::default();
         let mut t = TableData::default();
         let replace = Operation::Replace { entity: Entity::new("p", "r"), if_match: IfMatch::Any };
-        let e = t.execute(&replace, &clock).expect_err("nothing to replace");
+        let e = t.execute(&replace, &clock, |_| Ok(())).expect_err("nothing to replace");
         assert_eq!(e.code(), Some(&ErrorCode::ResourceNotFound));
         assert!(t.partitions.is_empty(), "the partition made to look the row up is gone");
 
-        let first = t.execute(&Operation::Insert(Entity::new("p", "r")), &clock).expect("a fresh key");
+        let first =
+            t.execute(&Operation::Insert(Entity::new("p", "r")), &clock, |_| Ok(())).expect("a fresh key");
         let again = Operation::Insert(Entity::new("p", "r").with("A", 1));
-        let e = t.execute(&again, &clock).expect_err("the key exists");
+        let e = t.execute(&again, &clock, |_| Ok(())).expect_err("the key exists");
         assert_eq!(e.code(), Some(&ErrorCode::EntityAlreadyExists));
         let kept = t.get("p", "r").expect("still stored").to_entity(None);
         assert_eq!((kept.etag, kept.properties.len()), (first.etag, 0));
@@ -399,12 +435,12 @@ mod tests {
                 let passes = checked.iter().all(|(_, passes)| *passes);
                 if checked.len() == 1 {
                     let (op, _) = checked.remove(0);
-                    let result = t.execute(&op, &clock);
+                    let result = t.execute(&op, &clock, |_| Ok(()));
                     prop_assert_eq!(result.is_ok(), passes, "{:?}", op);
                     checked.push((op, passes));
                 } else {
                     let ops: Vec<Operation> = checked.iter().map(|(op, _)| op.clone()).collect();
-                    prop_assert_eq!(apply_batch(&mut t, "T", &ops, &clock).is_ok(), passes);
+                    prop_assert_eq!(apply_batch(&mut t, "T", &ops, &clock, None).is_ok(), passes);
                 }
                 if passes {
                     let ops: Vec<Operation> = checked.into_iter().map(|(op, _)| op).collect();

@@ -1,0 +1,344 @@
+//! Persistence (`--data-dir`): each account's engine kept in a directory across restarts, as
+//! a write-ahead log plus snapshots, crash-safe under kill -9.
+//!
+//! Layout: `DIR/LOCK` (held locked by the live server: a second one is refused), and per
+//! account `DIR/<account>/`: log segments (`log`), and `snapshot`, the engine's state as of
+//! some moment plus the number of the first segment to replay over it.
+//!
+//! Invariants:
+//! - The engine's journal ([`Log`]) writes each change to the log before the engine applies it,
+//!   so every answered write is in the log (see `log` for what `sync` adds).
+//! - Recovery = the snapshot, then every segment from its number on, in order
+//!   ([`Engine::replay`]). A checkpoint ([`checkpoint`]) first rotates the log to a new
+//!   segment `S`, then snapshots the engine table by table while writes go on, writes the
+//!   snapshot beside the old one, syncs it, renames it over the old one and syncs the
+//!   directory, and only then removes the segments before `S`. The snapshot sees every change
+//!   recorded before `S` and maybe some after; the changes are full states, so replaying those
+//!   from `S` on over it gives the engine's state (table-core's `journal` module). A crash at
+//!   any step leaves either the old snapshot with all its segments, or the new one with its.
+//! - A checkpoint runs when an account's log passes a size (on a thread of its own, never
+//!   under an engine lock) and for every account at [`DataDir::close`].
+
+mod log;
+mod record;
+
+use std::fs::{self, File};
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use table_core::engine::{Engine, EngineOptions};
+
+use self::log::{Log, read_frames, segment_name, segment_number, sync_dir};
+use self::record::FORMAT;
+
+/// The snapshot's file name in an account's directory.
+const SNAPSHOT: &str = "snapshot";
+
+/// Where a snapshot is written before it replaces the last one.
+const SNAPSHOT_TEMP: &str = "snapshot.tmp";
+
+/// The log size past which a snapshot is taken, by default.
+pub const DEFAULT_CHECKPOINT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A data directory holding accounts' engines across restarts (see the module docs).
+/// [`DataDir::engine`] recovers an account and keeps it persisted; [`DataDir::close`] takes
+/// a last snapshot of each.
+#[derive(Debug)]
+pub struct DataDir {
+    root: PathBuf,
+    sync: bool,
+    checkpoint_bytes: u64,
+    /// Held locked while the directory is in use.
+    _lock: File,
+    // A std `Mutex`: accounts are opened and closed rarely, never across an `.await`.
+    accounts: Mutex<Vec<Persisted>>,
+}
+
+/// An account's engine, its log, and the thread that takes its snapshots.
+#[derive(Debug)]
+struct Persisted {
+    name: String,
+    engine: Engine,
+    log: Arc<Log>,
+    checkpointer: Option<JoinHandle<()>>,
+}
+
+/// How to open a [`DataDir`]: [`DataDir::builder`].
+#[derive(Debug)]
+#[must_use]
+pub struct DataDirBuilder {
+    root: PathBuf,
+    sync: bool,
+    checkpoint_bytes: u64,
+}
+
+impl DataDirBuilder {
+    /// Whether each change is also flushed to the disk before it applies (`fdatasync`), so
+    /// that a power loss or OS crash loses no answered write either. Default `false`: a
+    /// change is written to the OS, which a kill of the process cannot lose.
+    pub fn sync(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// How many bytes an account's log may grow by before a snapshot is taken. Default
+    /// [`DEFAULT_CHECKPOINT_BYTES`].
+    pub fn checkpoint_bytes(mut self, bytes: u64) -> Self {
+        self.checkpoint_bytes = bytes;
+        self
+    }
+
+    /// Creates the directory if missing and locks it. Errors: it cannot be created or
+    /// locked, or another live server holds it.
+    pub fn open(self) -> io::Result<DataDir> {
+        fs::create_dir_all(&self.root)?;
+        let lock = File::options().create(true).truncate(false).write(true).open(self.root.join("LOCK"))?;
+        lock.try_lock().map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("{} is in use by another table-server", self.root.display()),
+            )
+        })?;
+        Ok(DataDir {
+            root: self.root,
+            sync: self.sync,
+            checkpoint_bytes: self.checkpoint_bytes,
+            _lock: lock,
+            accounts: Mutex::default(),
+        })
+    }
+}
+
+impl DataDir {
+    /// A builder for the data directory at `root`.
+    pub fn builder(root: impl Into<PathBuf>) -> DataDirBuilder {
+        DataDirBuilder { root: root.into(), sync: false, checkpoint_bytes: DEFAULT_CHECKPOINT_BYTES }
+    }
+
+    /// The engine of `account` (made with `options`), as recovered from its directory, its
+    /// changes logged from now on. Errors: the account's files cannot be read or written, a
+    /// file is of another format, or a record other than a crash's cut-short last one is
+    /// damaged (the error names the file; nothing is repaired or skipped).
+    pub fn engine(&self, account: &str, options: EngineOptions) -> io::Result<Engine> {
+        let dir = self.root.join(account);
+        fs::create_dir_all(&dir)?;
+        let engine = Engine::with_options(options);
+        let next = recover(&dir, &engine)?;
+        let (wake, woken) = mpsc::channel();
+        let log = Arc::new(Log::create(&dir, next, self.sync, self.checkpoint_bytes, wake)?);
+        engine.set_journal(log.clone()).map_err(|e| io::Error::other(e.message().to_owned()))?;
+        let checkpointer = {
+            let (engine, log, dir, name) =
+                (engine.clone(), Arc::clone(&log), dir.clone(), account.to_owned());
+            std::thread::Builder::new().name(format!("checkpoint-{account}")).spawn(move || {
+                // Ends when the log (its only sender) is dropped or at close.
+                while woken.recv().is_ok() {
+                    if let Err(e) = checkpoint(&dir, &engine, &log) {
+                        eprintln!("table-server: snapshot of account {name} failed (its log keeps every change): {e}");
+                    }
+                }
+            })?
+        };
+        let persisted = Persisted {
+            name: account.to_owned(),
+            engine: engine.clone(),
+            log,
+            checkpointer: Some(checkpointer),
+        };
+        self.accounts.lock().unwrap_or_else(PoisonError::into_inner).push(persisted);
+        Ok(engine)
+    }
+
+    /// Takes a last snapshot of every account (so the next start replays little), after the
+    /// server stopped answering. Errors: the first snapshot that failed (the logs still hold
+    /// every change).
+    pub fn close(self) -> io::Result<()> {
+        let accounts = std::mem::take(&mut *self.accounts.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut result = Ok(());
+        for mut account in accounts {
+            let dir = self.root.join(&account.name);
+            let taken = checkpoint(&dir, &account.engine, &account.log);
+            result = result.and(taken);
+            // The thread waits on the log's sender, which the engine keeps: it is left to end
+            // with the process rather than joined.
+            drop(account.checkpointer.take());
+        }
+        result
+    }
+}
+
+/// Replays `dir`'s snapshot and segments into `engine`, cutting a crash's torn write off the
+/// last segment; returns the number of the segment to log to next.
+fn recover(dir: &Path, engine: &Engine) -> io::Result<u64> {
+    let damaged = |file: &Path, what: String| {
+        io::Error::new(io::ErrorKind::InvalidData, format!("{}: {what}", file.display()))
+    };
+    let replay = |file: &Path, payloads: Vec<&[u8]>| -> io::Result<()> {
+        for payload in payloads {
+            let change = record::decode(payload).map_err(|e| damaged(file, e))?;
+            engine.replay(&change).map_err(|e| damaged(file, e.message().to_owned()))?;
+        }
+        Ok(())
+    };
+    // A snapshot not yet renamed into place was never the snapshot.
+    match fs::remove_file(dir.join(SNAPSHOT_TEMP)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut first = 0;
+    let snapshot = dir.join(SNAPSHOT);
+    match fs::read(&snapshot) {
+        Ok(bytes) => {
+            let body =
+                body(&bytes).ok_or_else(|| damaged(&snapshot, "not a snapshot of this format".into()))?;
+            let (start, frames) =
+                body.split_at_checked(8).ok_or_else(|| damaged(&snapshot, "no segment number".into()))?;
+            first = u64::from_le_bytes(start.try_into().unwrap_or_default());
+            let (payloads, _) = read_frames(frames, false).map_err(|e| damaged(&snapshot, e))?;
+            replay(&snapshot, payloads)?;
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut segments = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        if let Some(n) = name.to_str().and_then(segment_number) {
+            if n < first {
+                // Covered by the snapshot: what a crash after its rename left behind.
+                fs::remove_file(dir.join(&name))?;
+            } else {
+                segments.push(n);
+            }
+        }
+    }
+    segments.sort_unstable();
+    let mut expected = first;
+    for (i, &n) in segments.iter().enumerate() {
+        let path = dir.join(segment_name(n));
+        if n != expected {
+            return Err(damaged(&path, format!("segment {} is missing", segment_name(expected))));
+        }
+        expected = n + 1;
+        let last = i + 1 == segments.len();
+        let bytes = fs::read(&path)?;
+        let Some(body) = body(&bytes) else {
+            if last && FORMAT.starts_with(&bytes) {
+                // Created by a rotation the crash cut short: it holds nothing.
+                fs::remove_file(&path)?;
+                sync_dir(dir)?;
+                expected = n;
+                continue;
+            }
+            return Err(damaged(&path, "not a log segment of this format".into()));
+        };
+        let (payloads, len) = read_frames(body, last).map_err(|e| damaged(&path, e))?;
+        replay(&path, payloads)?;
+        if FORMAT.len() + len < bytes.len() {
+            // A torn last write: cut away, so records never follow it.
+            let file = File::options().write(true).open(&path)?;
+            file.set_len((FORMAT.len() + len) as u64)?;
+            file.sync_all()?;
+        }
+    }
+    Ok(expected)
+}
+
+/// The bytes after the format's header, if `bytes` starts with it.
+fn body(bytes: &[u8]) -> Option<&[u8]> {
+    bytes.strip_prefix(FORMAT.as_slice())
+}
+
+/// Rotates `log`, snapshots `engine` into `dir` and removes the segments the snapshot covers
+/// (see the module docs for why each step comes where it does).
+fn checkpoint(dir: &Path, engine: &Engine, log: &Log) -> io::Result<()> {
+    log.checkpointing(|| snapshot(dir, engine, log))
+}
+
+fn snapshot(dir: &Path, engine: &Engine, log: &Log) -> io::Result<()> {
+    let start = log.rotate()?;
+    let temp = dir.join(SNAPSHOT_TEMP);
+    let mut out = io::BufWriter::new(File::create(&temp)?);
+    out.write_all(FORMAT)?;
+    out.write_all(&start.to_le_bytes())?;
+    engine.snapshot(|change| out.write_all(&log::frame(&record::encode(&change)?)?))?;
+    let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()?;
+    fs::rename(&temp, dir.join(SNAPSHOT))?;
+    sync_dir(dir)?;
+    for entry in fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        if name.to_str().and_then(segment_number).is_some_and(|n| n < start) {
+            fs::remove_file(dir.join(name))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use table_core::Entity;
+
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("persist-{name}-{}-{}", std::process::id(), fastrand::u64(..)));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn segments(dir: &Path) -> Vec<u64> {
+        let mut found: Vec<u64> = fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| entry.ok()?.file_name().to_str().and_then(segment_number))
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
+    #[test]
+    fn each_account_is_kept_and_a_checkpoint_drops_the_segments_it_covers() {
+        let root = temp_dir("accounts");
+        let data_dir = DataDir::builder(&root).checkpoint_bytes(1 << 30).open().expect("opens");
+        let one = data_dir.engine("acctone", EngineOptions::default()).expect("new account");
+        let two = data_dir.engine("accttwo", EngineOptions::default()).expect("new account");
+        one.create_table("Ones").expect("created");
+        two.create_table("Twos").expect("created");
+        let written = one.insert("Ones", Entity::new("p", "r").with("A", 1)).expect("inserted");
+        let account = root.join("acctone");
+        {
+            let accounts = data_dir.accounts.lock().unwrap_or_else(PoisonError::into_inner);
+            checkpoint(&account, &accounts[0].engine, &accounts[0].log).expect("a checkpoint");
+        }
+        assert_eq!(segments(&account), [1], "the segment the snapshot covers is gone");
+        one.insert("Ones", Entity::new("p", "after")).expect("inserted");
+        // Dropped without closing, as a killed server would leave it.
+        drop(data_dir);
+
+        let data_dir = DataDir::builder(&root).open().expect("reopens");
+        let one = data_dir.engine("acctone", EngineOptions::default()).expect("recovered");
+        let two = data_dir.engine("accttwo", EngineOptions::default()).expect("recovered");
+        assert_eq!(one.get("Ones", "p", "r", None).expect("kept").etag, written.etag);
+        assert!(one.get("Ones", "p", "after", None).is_ok(), "logged after the snapshot");
+        assert!(two.create_table("Twos").is_err(), "the other account's table is kept too");
+        assert!(one.create_table("Twos").is_ok(), "accounts do not share tables");
+        data_dir.close().expect("a snapshot of each");
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_directory_in_use_is_refused() {
+        let root = temp_dir("lock");
+        let held = DataDir::builder(&root).open().expect("opens");
+        let e = DataDir::builder(&root).open().expect_err("held");
+        assert!(e.to_string().contains("in use"), "{e}");
+        drop(held);
+        assert!(DataDir::builder(&root).open().is_ok(), "free again once closed");
+        let _ = fs::remove_dir_all(&root);
+    }
+}
