@@ -613,3 +613,101 @@ async fn a_pause_the_service_asks_for_is_waited_out_before_the_retry() {
         assert!(started.elapsed() >= asked, "{name}: retried after {:?}", started.elapsed());
     }
 }
+
+/// A page of `rows` rows whose row keys start at `first`, each with a long string, so that a
+/// page of many rows is far longer than a page of few.
+fn long_rows(first: usize, rows: usize) -> serde_json::Value {
+    let value: Vec<serde_json::Value> = (first..first + rows)
+        .map(|i| {
+            serde_json::json!({
+                "PartitionKey": "p", "RowKey": format!("{i:05}"), "Timestamp": "2024-01-01T00:00:00Z",
+                "Text": "x".repeat(200)
+            })
+        })
+        .collect();
+    serde_json::json!({ "value": value })
+}
+
+#[tokio::test]
+async fn each_page_reads_only_its_own_body_after_a_longer_one() {
+    // Pages of one query come one after another over the same connection: a short page after
+    // a long one must show its own rows and nothing of the long one's body.
+    let (server, table) = server_and_table().await;
+    Mock::given(method("GET"))
+        .and(query_param("NextPartitionKey", "second"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(long_rows(500, 1))
+                .insert_header("x-ms-continuation-NextPartitionKey", "third"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(query_param("NextPartitionKey", "third"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(long_rows(600, 40)))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(long_rows(0, 300))
+                .insert_header("x-ms-continuation-NextPartitionKey", "second"),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    let pages: Vec<Vec<String>> = table
+        .query()
+        .pages()
+        .map(|p| p.unwrap().items.into_iter().map(|e| e.row_key).collect())
+        .collect()
+        .await;
+    let expected: Vec<Vec<String>> = [(0, 300), (500, 1), (600, 40)]
+        .into_iter()
+        .map(|(first, rows)| (first..first + rows).map(|i| format!("{i:05}")).collect())
+        .collect();
+    assert_eq!(pages, expected);
+}
+
+/// A server that answers the first page of a query in full, with a continuation, and every
+/// later request with a head declaring more bytes than it sends before closing the connection.
+fn truncating_server() -> String {
+    use std::io::Write;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(16) {
+            let Ok(mut stream) = stream else { break };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            let first = !String::from_utf8_lossy(&head).contains("NextPartitionKey");
+            let body = long_rows(0, 50).to_string();
+            let (declared, sent, more) = match first {
+                true => (body.len(), body.as_str(), "x-ms-continuation-NextPartitionKey: next\r\n"),
+                false => (body.len(), &body[..body.len() / 2], ""),
+            };
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {declared}\r\n\
+                 Connection: close\r\n{more}\r\n{sent}"
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_page_cut_short_of_its_content_length_is_a_transport_error() {
+    let table = client_at(&truncating_server(), fast_retries()).table("faults");
+    let mut stream = table.query().stream();
+    for _ in 0..50 {
+        stream.next().await.unwrap().unwrap();
+    }
+    // The second page stops halfway: never a shorter page, nor the end of the query.
+    let err = stream.next().await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Transport, "{err:?}");
+    assert!(stream.next().await.is_none());
+}

@@ -345,7 +345,7 @@ fn check_page<T: TableEntity + std::fmt::Debug>(body: &[u8]) -> std::result::Res
                 .and_then(|page| page.into_iter().map(T::from_parts).collect::<Result<Vec<_>>>()),
         )?;
     }
-    let each = decode_query_page_each(body, Decoder::new(&PropertySlots::NONE, T::from_parts));
+    let each = decode_query_page_each(body, Decoder::new(&PropertySlots::NONE, T::from_parts), 0);
     agree(generic(), each.and_then(|page| page.into_iter().collect::<Result<Vec<_>>>()))?;
     agree(generic(), decode_query_page_as::<T>(body))
 }

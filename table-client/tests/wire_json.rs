@@ -494,3 +494,19 @@ fn a_success_body_carrying_a_service_error_is_an_error() {
     }
     decode_error_of(r#"{"odata.error":{"code":"ResourceNotFound","message":{"value":"gone"}}}"#);
 }
+
+#[test]
+fn bodies_that_are_not_utf8_are_refused_even_in_members_that_are_skipped() {
+    // JSON is UTF-8 text: a body is checked as text as a whole, so a broken byte in a member
+    // the reader passes over (control information, an unknown page member) fails it too.
+    let entity = b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"odata.id\":\"\xff\"}";
+    let err = decode_entity(entity, None).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    let page = b"{\"odata.metadata\":\"\xc3\",\"value\":[{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}]}";
+    let err = decode_query_page(page).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    // The same bodies with valid text read.
+    assert!(decode_entity(br#"{"PartitionKey":"p","RowKey":"r","odata.id":"\u00ff"}"#, None).is_ok());
+    let page = "{\"odata.metadata\":\"\u{e9}\",\"value\":[{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}]}";
+    assert_eq!(decode_query_page(page.as_bytes()).unwrap().len(), 1);
+}

@@ -237,7 +237,7 @@ impl HttpBackend {
         let page_request =
             Request::new(Method::GET, target, Replay::Read).max_body(wire::query_page_body_limit(page_size));
         let response = self.send(page_request).await?;
-        let entities = wire::decode_query_page_each(&response.body, decode)?;
+        let entities = wire::decode_query_page_each(&response.body, decode, page_size)?;
         check_page_size(entities.len(), page_size, "entities")?;
         let continuation =
             match (header(&response.headers, NEXT_PARTITION_KEY), header(&response.headers, NEXT_ROW_KEY)) {
