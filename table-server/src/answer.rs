@@ -121,7 +121,7 @@ impl Answer {
     }
 
     /// A JSON answer at `metadata` level.
-    pub(crate) fn json(status: u16, metadata: Metadata, body: String) -> Answer {
+    pub(crate) fn json(status: u16, metadata: Metadata, body: impl Into<Bytes>) -> Answer {
         Answer::empty(status).header("Content-Type", metadata.content_type()).with_body(body)
     }
 

@@ -232,12 +232,8 @@ fn retrieve(call: &Call<'_>, table: &str, key: &EntityKey, part: &Part) -> Resul
             if let Some(etag) = &entity.etag {
                 headers.push(("ETag", etag.as_str().to_owned()));
             }
-            response_part(
-                "200 OK",
-                part.content_id.as_deref(),
-                &headers,
-                &json::entity(links, table, &entity, None),
-            )
+            let body = json::entity(links, table, json::entity_fields(&entity), None);
+            response_part("200 OK", part.content_id.as_deref(), &headers, &String::from_utf8_lossy(&body))
         }
         Err(error) => match Refused::from(error) {
             Refused::Failure(failure) => error_part(call, &failure, part.content_id.as_deref()),
@@ -304,7 +300,8 @@ fn succeeded(
                     entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
                     entity.etag.clone_from(&outcome.etag);
                     let links = Links { base: call.base, account: call.account, metadata: part.metadata };
-                    body = json::entity(links, table, &entity, None);
+                    let json = json::entity(links, table, json::entity_fields(&entity), None);
+                    body = String::from_utf8_lossy(&json).into_owned();
                     headers.push(("Content-Type", part.metadata.content_type().to_owned()));
                 }
                 headers.push(("Location", location.clone()));
