@@ -95,3 +95,15 @@ fn reserved_query_characters_are_encoded() {
     assert_eq!(with_query("http://h/t()", "a=1"), "http://h/t()?a=1");
     assert_eq!(with_query("http://h/t()?a=1", "b=2"), "http://h/t()?a=1&b=2");
 }
+
+proptest::proptest! {
+    /// Paths are written in place as the quoting rule states it: each `'` doubled, then the
+    /// whole key percent-encoded.
+    #[test]
+    fn paths_follow_the_quoting_rule(table in "[a-zA-Z0-9]{1,8}", pk in ".{0,12}", rk in "['a-z%+ é]{0,12}") {
+        let literal = |key: &str| format!("'{}'", encode_component(&key.replace('\'', "''")));
+        let expected = format!("{}(PartitionKey={},RowKey={})", encode_component(&table), literal(&pk), literal(&rk));
+        proptest::prop_assert_eq!(entity_path(&table, &pk, &rk), expected);
+        proptest::prop_assert_eq!(table_path(&pk), format!("Tables({})", literal(&pk)));
+    }
+}

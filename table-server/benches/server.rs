@@ -12,10 +12,14 @@
 //! the client. The backends alternate within each round (the order flips every round) so both
 //! meet the same machine state. Printed per phase, concurrency and backend, as medians over
 //! `ROUNDS` rounds: throughput (operations, i.e. entities, per second), p50/p99 latency of one
-//! request (an insert, a get, a page, a batch), the server's CPU per request (utime+stime of
-//! its process from `/proc/<pid>/stat` over the phase, over the requests; clock-tick
-//! resolution, 10 ms: `-` when none was seen), and the ratio table-server/Azurite for throughput and Azurite/table-server
-//! for CPU per request (both: higher is better for table-server).
+//! request (an insert, a get, a page, a batch), the server's CPU per request (the run time of
+//! all its threads over the phase, over the requests), the client's (this process's threads,
+//! which run the client and nothing else during a phase), and the ratio table-server/Azurite
+//! for throughput and Azurite/table-server for the server's CPU per request (both: higher is
+//! better for table-server). Run times are each thread's `/proc/<pid>/task/<tid>/schedstat`
+//! (nanoseconds; a phase is far shorter than the 10 ms ticks of `/proc/<pid>/stat`).
+//!
+//! `TABLE_SERVER_BIN=<path>` benches another build of the binary (an older one, to compare).
 //!
 //! A bench binary rather than criterion: one Azurite pass takes seconds.
 
@@ -54,6 +58,7 @@ struct Sample {
     p50: Duration,
     p99: Duration,
     cpu_per_request: Duration,
+    client_cpu_per_request: Duration,
 }
 
 struct Backend {
@@ -74,7 +79,9 @@ impl Drop for ServerProcess {
 
 fn start_table_server() -> (ServerProcess, String) {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(env!("CARGO_BIN_EXE_table-server"))
+    let binary =
+        std::env::var_os("TABLE_SERVER_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_table-server").into());
+    let child = Command::new(binary)
         .args(["--port", &port.to_string()])
         .stdout(Stdio::null())
         .spawn()
@@ -88,14 +95,13 @@ fn start_table_server() -> (ServerProcess, String) {
     (ServerProcess(child), conformance::azurite::Azurite::at(&endpoint).connection_string)
 }
 
-/// (ppid, utime+stime in ticks, comm) of a process.
-fn stat(pid: u32) -> Option<(u32, u64, String)> {
+/// (ppid, comm) of a process.
+fn stat(pid: u32) -> Option<(u32, String)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let open = text.find('(')?;
     let close = text.rfind(')')?;
-    let fields: Vec<&str> = text[close + 2..].split(' ').collect();
-    let ticks = fields[11].parse::<u64>().ok()? + fields[12].parse::<u64>().ok()?;
-    Some((fields[1].parse().ok()?, ticks, text[open + 1..close].to_owned()))
+    let ppid = text[close + 2..].split(' ').nth(1)?.parse().ok()?;
+    Some((ppid, text[open + 1..close].to_owned()))
 }
 
 /// The `node` process among this process's descendants (Azurite under the harness's watchdog).
@@ -103,7 +109,7 @@ fn azurite_pid() -> u32 {
     let processes: Vec<(u32, u32, String)> = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| stat(pid).map(|(ppid, _, comm)| (pid, ppid, comm)))
+        .filter_map(|pid| stat(pid).map(|(ppid, comm)| (pid, ppid, comm)))
         .collect();
     let mut ours = vec![std::process::id()];
     let mut i = 0;
@@ -119,9 +125,17 @@ fn azurite_pid() -> u32 {
         .0
 }
 
-/// The process's CPU time so far.
+/// The CPU time so far of the process's threads (those that ended are not counted: the
+/// servers' and the client's threads live as long as their process).
 fn cpu(pid: u32) -> Duration {
-    Duration::from_millis(stat(pid).expect("the server process runs").1 * 10)
+    let nanos: u64 = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("the process runs")
+        .filter_map(|task| {
+            let text = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+            text.split(' ').next()?.parse::<u64>().ok()
+        })
+        .sum();
+    Duration::from_nanos(nanos)
 }
 
 fn entity(partition: usize, row: usize) -> Entity {
@@ -180,7 +194,7 @@ async fn round(backend: &Backend, tasks: usize) -> [Sample; 4] {
     let mut samples = [Sample::default(); 4];
     for (phase, sample) in samples.iter_mut().enumerate() {
         let t = table.clone();
-        let cpu_before = cpu(backend.pid);
+        let (cpu_before, client_before) = (cpu(backend.pid), cpu(std::process::id()));
         let (wall, latencies, ops) = match phase {
             0 => {
                 let (w, l) = drive(tasks, ENTITIES, move |i| {
@@ -248,12 +262,14 @@ async fn round(backend: &Backend, tasks: usize) -> [Sample; 4] {
                 (w, l, BATCHES * BATCH)
             }
         };
-        let cpu = cpu(backend.pid) - cpu_before;
+        let (cpu, client_cpu) = (cpu(backend.pid) - cpu_before, cpu(std::process::id()) - client_before);
+        let requests = u32::try_from(latencies.len()).unwrap();
         *sample = Sample {
             ops_per_s: ops as f64 / wall.as_secs_f64(),
             p50: percentile(&latencies, 0.5),
             p99: percentile(&latencies, 0.99),
-            cpu_per_request: cpu / u32::try_from(latencies.len()).unwrap(),
+            cpu_per_request: cpu / requests,
+            client_cpu_per_request: client_cpu / requests,
         };
     }
     backend.client.delete_table(&name).await.expect("delete table");
@@ -271,6 +287,7 @@ fn median_sample(samples: &[Sample]) -> Sample {
         p50: median(samples.iter().map(|s| s.p50).collect()),
         p99: median(samples.iter().map(|s| s.p99).collect()),
         cpu_per_request: median(samples.iter().map(|s| s.cpu_per_request).collect()),
+        client_cpu_per_request: median(samples.iter().map(|s| s.client_cpu_per_request).collect()),
     }
 }
 
@@ -305,8 +322,8 @@ fn main() {
         }
     });
     println!(
-        "{:<6} {:>4} {:<13} {:>11} {:>10} {:>10} {:>12} {:>9} {:>9}",
-        "phase", "conc", "backend", "ops/s", "p50", "p99", "cpu/request", "ops x", "cpu x"
+        "{:<6} {:>4} {:<13} {:>11} {:>10} {:>10} {:>12} {:>12} {:>9} {:>9}",
+        "phase", "conc", "backend", "ops/s", "p50", "p99", "server cpu", "client cpu", "ops x", "cpu x"
     );
     for (phase, phase_name) in PHASES.iter().enumerate() {
         for (c, tasks) in CONCURRENCY.iter().enumerate() {
@@ -314,18 +331,21 @@ fn main() {
             for (b, m) in medians.iter().enumerate() {
                 let ratios = if b == 1 {
                     let ours = medians[0].cpu_per_request.as_secs_f64();
-                    let cpu = if ours > 0.0 {
-                        format!("{:>9.1}", m.cpu_per_request.as_secs_f64() / ours)
-                    } else {
-                        format!("{:>9}", "-")
-                    };
-                    format!("{:>9.1} {cpu}", medians[0].ops_per_s / m.ops_per_s)
+                    let cpu = m.cpu_per_request.as_secs_f64() / ours;
+                    format!("{:>9.1} {cpu:>9.1}", medians[0].ops_per_s / m.ops_per_s)
                 } else {
                     String::new()
                 };
                 println!(
-                    "{:<6} {:>4} {:<13} {:>11.0} {:>10.2?} {:>10.2?} {:>12.2?} {ratios}",
-                    phase_name, tasks, backends[b].name, m.ops_per_s, m.p50, m.p99, m.cpu_per_request
+                    "{:<6} {:>4} {:<13} {:>11.0} {:>10.2?} {:>10.2?} {:>12.2?} {:>12.2?} {ratios}",
+                    phase_name,
+                    tasks,
+                    backends[b].name,
+                    m.ops_per_s,
+                    m.p50,
+                    m.p99,
+                    m.cpu_per_request,
+                    m.client_cpu_per_request
                 );
             }
         }

@@ -31,12 +31,15 @@ impl Metadata {
     /// The level an `Accept` header (or `$format` value) asks for; `None` when it asks for no
     /// JSON (Atom, which the service refuses since 2015).
     pub(crate) fn from_accept(accept: &str) -> Option<Metadata> {
-        let accept = accept.to_ascii_lowercase();
-        if accept.contains("odata=nometadata") {
+        // Compared without a lower-cased copy: every `$batch` part names its level.
+        let contains = |needle: &str| {
+            accept.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+        };
+        if contains("odata=nometadata") {
             Some(Metadata::None)
-        } else if accept.contains("odata=fullmetadata") {
+        } else if contains("odata=fullmetadata") {
             Some(Metadata::Full)
-        } else if accept.contains("application/json") || accept.contains("odata=minimalmetadata") {
+        } else if contains("application/json") || contains("odata=minimalmetadata") {
             Some(Metadata::Minimal)
         } else {
             None
@@ -44,7 +47,7 @@ impl Metadata {
     }
 
     /// The `Content-Type` of a JSON answer at this level.
-    pub(crate) fn content_type(self) -> &'static str {
+    pub(crate) const fn content_type(self) -> &'static str {
         match self {
             Metadata::None => "application/json;odata=nometadata;streaming=true;charset=utf-8",
             Metadata::Minimal => "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
@@ -121,7 +124,7 @@ impl Answer {
     }
 
     /// A JSON answer at `metadata` level.
-    pub(crate) fn json(status: u16, metadata: Metadata, body: String) -> Answer {
+    pub(crate) fn json(status: u16, metadata: Metadata, body: impl Into<Bytes>) -> Answer {
         Answer::empty(status).header("Content-Type", metadata.content_type()).with_body(body)
     }
 
@@ -190,6 +193,8 @@ mod tests {
         assert_eq!(Metadata::from_accept("application/json"), Some(Metadata::Minimal));
         assert_eq!(Metadata::from_accept("application/json;odata=fullmetadata"), Some(Metadata::Full));
         assert_eq!(Metadata::from_accept("application/atom+xml"), None);
+        assert_eq!(Metadata::from_accept("Application/JSON;OData=FullMetadata"), Some(Metadata::Full));
+        assert_eq!(Metadata::from_accept(""), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! retrieve (`GET` of one entity) may make up a batch alone; its answer part stands outside
 //! any changeset.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use table_client::wire::url::entity_path;
@@ -32,9 +33,9 @@ enum Sub {
 }
 
 /// What a part says about its operation's answer.
-struct Part {
+struct Part<'a> {
     /// Its `Content-ID`, echoed in its answer.
-    content_id: Option<String>,
+    content_id: Option<&'a str>,
     /// An insert's `Prefer: return-no-content`.
     no_content: bool,
     /// The metadata level of an insert's echo.
@@ -88,7 +89,7 @@ pub(crate) fn submit(call: &Call<'_>) -> Result<Answer, Refused> {
             let index = error.batch_index();
             match Refused::from(error) {
                 Refused::Failure(failure) => {
-                    let id = index.and_then(|i| parts.get(i)).and_then(|p| p.content_id.clone());
+                    let id = index.and_then(|i| parts.get(i)).and_then(|p| p.content_id);
                     Ok(failed(call, &failure, id))
                 }
                 Refused::Dropped => Err(Refused::Dropped),
@@ -97,8 +98,8 @@ pub(crate) fn submit(call: &Call<'_>) -> Result<Answer, Refused> {
     }
 }
 
-fn content_id(leaf: &MultipartLeaf<'_>) -> Option<String> {
-    header(&leaf.headers, "Content-ID").map(str::to_owned)
+fn content_id<'a>(leaf: &MultipartLeaf<'a>) -> Option<&'a str> {
+    header(&leaf.headers, "Content-ID")
 }
 
 fn header<'a>(headers: &[(&'a str, &'a str)], name: &str) -> Option<&'a str> {
@@ -107,11 +108,11 @@ fn header<'a>(headers: &[(&'a str, &'a str)], name: &str) -> Option<&'a str> {
 
 /// Reads one part: `METHOD <absolute URL> HTTP/1.1`, headers, a blank line, the body. Every
 /// part names the same table of the same account (`table` is the first part's).
-fn read_part(
+fn read_part<'a>(
     call: &Call<'_>,
-    leaf: &MultipartLeaf<'_>,
+    leaf: &MultipartLeaf<'a>,
     table: &mut Option<String>,
-) -> Result<(Sub, Part), Failure> {
+) -> Result<(Sub, Part<'a>), Failure> {
     let mut lines = leaf.content.iter().skip_while(|l| l.trim().is_empty());
     let request_line =
         lines.next().ok_or_else(|| Failure::invalid_input("a $batch part holds no request"))?;
@@ -134,7 +135,13 @@ fn read_part(
             .ok_or_else(|| Failure::invalid_input("a $batch part's header is malformed"))?;
         headers.push((name.trim(), value.trim()));
     }
-    let body = lines.copied().collect::<Vec<_>>().join("\n");
+    // A body is one line, as clients write it, and then is not copied.
+    let mut rest = lines.copied();
+    let first = rest.next().unwrap_or_default();
+    let body = match rest.next() {
+        None => Cow::Borrowed(first),
+        Some(second) => Cow::Owned([first, second].into_iter().chain(rest).collect::<Vec<_>>().join("\n")),
+    };
     let path = url
         .split_once("://")
         .and_then(|(_, rest)| rest.find('/').map(|slash| &rest[slash..]))
@@ -199,124 +206,199 @@ fn read_part(
     Ok((sub, part))
 }
 
-/// The multipart answer: `--batchresponse` around one changeset of `parts`.
-fn multipart(parts: &[String]) -> Answer {
-    let changeset = format!("changesetresponse_{}", uuid::Uuid::new_v4());
-    let mut inner = String::new();
-    for part in parts {
-        let _ = write!(inner, "--{changeset}\r\n{}", http_part(part));
+/// Room a committed operation's answer part takes (MIME and HTTP headers, two entity URLs).
+const PART_CAPACITY: usize = 512;
+
+/// The multipart answer: `--batchresponse` around one changeset of the answer parts `write`
+/// adds (`parts` of them), written straight into the answer's body.
+fn multipart(parts: usize, write: impl FnOnce(&mut Changeset<'_>)) -> Answer {
+    let boundary = format!("changesetresponse_{}", uuid::Uuid::new_v4());
+    batch_response(parts * PART_CAPACITY, |out| {
+        let _ = write!(out, "Content-Type: multipart/mixed; boundary={boundary}\r\n\r\n");
+        write(&mut Changeset { out, boundary: &boundary });
+        let _ = write!(out, "--{boundary}--\r\n");
+    })
+}
+
+/// The changeset of a [`multipart`] answer, being written.
+struct Changeset<'a> {
+    out: &'a mut String,
+    boundary: &'a str,
+}
+
+impl Changeset<'_> {
+    /// Adds one operation's answer (see [`response_part`]).
+    fn part(&mut self, response: Response<'_>) {
+        for piece in ["--", self.boundary, "\r\n"] {
+            self.out.push_str(piece);
+        }
+        http_part(self.out, response);
     }
-    let _ = write!(inner, "--{changeset}--\r\n");
-    batch_response(&format!("Content-Type: multipart/mixed; boundary={changeset}\r\n\r\n{inner}"))
 }
 
-/// `part` (an HTTP response) with its MIME headers.
-fn http_part(part: &str) -> String {
-    format!("Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n{part}\r\n")
+/// `response` as a part: its MIME headers, then the HTTP response.
+fn http_part(out: &mut String, response: Response<'_>) {
+    out.push_str("Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n");
+    response_part(out, response);
+    out.push_str("\r\n");
 }
 
-/// The `--batchresponse` envelope of one part (a changeset, or a retrieve's answer).
-fn batch_response(part: &str) -> Answer {
+/// The `--batchresponse` envelope of one part (a changeset, or a retrieve's answer), which
+/// `write` writes; `capacity`: the room the part will likely take.
+fn batch_response(capacity: usize, write: impl FnOnce(&mut String)) -> Answer {
     let batch = format!("batchresponse_{}", uuid::Uuid::new_v4());
-    let body = format!("--{batch}\r\n{part}--{batch}--\r\n");
+    let mut body = String::with_capacity(capacity + 256);
+    let _ = write!(body, "--{batch}\r\n");
+    write(&mut body);
+    let _ = write!(body, "--{batch}--\r\n");
     Answer::empty(202).header("Content-Type", format!("multipart/mixed; boundary={batch}")).with_body(body)
 }
 
 /// A retrieve alone in its batch: one answer part, outside any changeset (the engine's
 /// answer for a point read, or its error).
-fn retrieve(call: &Call<'_>, table: &str, key: &EntityKey, part: &Part) -> Result<Answer, Refused> {
-    let answer = match call.engine.get(table, &key.partition_key, &key.row_key, None) {
+fn retrieve(call: &Call<'_>, table: &str, key: &EntityKey, part: &Part<'_>) -> Result<Answer, Refused> {
+    let content_id = part.content_id;
+    match call.engine.get(table, &key.partition_key, &key.row_key, None) {
         Ok(entity) => {
             let links = Links { base: call.base, account: call.account, metadata: part.metadata };
-            let mut headers = vec![("Content-Type", part.metadata.content_type().to_owned())];
-            if let Some(etag) = &entity.etag {
-                headers.push(("ETag", etag.as_str().to_owned()));
-            }
-            response_part(
-                "200 OK",
-                part.content_id.as_deref(),
-                &headers,
-                &json::entity(links, table, &entity, None),
-            )
+            let body = json::entity(links, table, json::entity_fields(&entity), None);
+            let headers = [("Content-Type", part.metadata.content_type())];
+            let etag = entity.etag.as_ref().map(ETag::as_str);
+            let body = String::from_utf8_lossy(&body);
+            let response = Response { status: "200 OK", content_id, headers: &headers, etag, body: &body };
+            Ok(batch_response(body.len() + PART_CAPACITY, |out| http_part(out, response)))
         }
         Err(error) => match Refused::from(error) {
-            Refused::Failure(failure) => error_part(call, &failure, part.content_id.as_deref()),
-            Refused::Dropped => return Err(Refused::Dropped),
+            Refused::Failure(failure) => {
+                let (status, body) = error_answer(call, &failure);
+                let response = error_response(&status, content_id, &body);
+                Ok(batch_response(PART_CAPACITY, |out| http_part(out, response)))
+            }
+            Refused::Dropped => Err(Refused::Dropped),
         },
-    };
-    Ok(batch_response(&http_part(&answer)))
+    }
+}
+
+/// One operation's answer.
+#[derive(Clone, Copy)]
+struct Response<'a> {
+    /// `201 Created`, ...
+    status: &'a str,
+    content_id: Option<&'a str>,
+    /// Headers after the common ones, in order.
+    headers: &'a [(&'a str, &'a str)],
+    /// Written after `headers`.
+    etag: Option<&'a str>,
+    body: &'a str,
 }
 
 /// One part's answer: status line, headers (with the common ones), blank line, body.
-fn response_part(status: &str, content_id: Option<&str>, headers: &[(&str, String)], body: &str) -> String {
-    let mut part = format!("HTTP/1.1 {status}\r\n");
-    if let Some(id) = content_id {
-        let _ = write!(part, "Content-ID: {id}\r\n");
+fn response_part(out: &mut String, response: Response<'_>) {
+    // Pieces appended one after another: `write!` cost more than the rest of a part.
+    for piece in ["HTTP/1.1 ", response.status, "\r\n"] {
+        out.push_str(piece);
     }
-    part.push_str("X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n");
-    for (name, value) in headers {
-        let _ = write!(part, "{name}: {value}\r\n");
+    if let Some(id) = response.content_id {
+        for piece in ["Content-ID: ", id, "\r\n"] {
+            out.push_str(piece);
+        }
     }
-    let _ = write!(part, "\r\n{body}");
-    part
+    out.push_str("X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n");
+    let etag = response.etag.map(|etag| ("ETag", etag));
+    for (name, value) in response.headers.iter().copied().chain(etag) {
+        for piece in [name, ": ", value, "\r\n"] {
+            out.push_str(piece);
+        }
+    }
+    out.push_str("\r\n");
+    out.push_str(response.body);
 }
 
-fn failed(call: &Call<'_>, failure: &Failure, content_id: Option<String>) -> Answer {
-    multipart(&[error_part(call, failure, content_id.as_deref())])
+fn failed(call: &Call<'_>, failure: &Failure, content_id: Option<&str>) -> Answer {
+    let (status, body) = error_answer(call, failure);
+    multipart(1, |changeset| changeset.part(error_response(&status, content_id, &body)))
 }
+
+/// The status line and the service's error body of a failed operation.
+fn error_answer(call: &Call<'_>, failure: &Failure) -> (String, String) {
+    let error = Answer::failure(failure, call.request_id);
+    let body = String::from_utf8_lossy(&error.body).into_owned();
+    let status = hyper::StatusCode::from_u16(failure.status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+    (format!("{} {}", status.as_str(), status.canonical_reason().unwrap_or("")), body)
+}
+
+/// The headers of a failed operation's answer.
+const ERROR_HEADERS: [(&str, &str); 2] =
+    [("DataServiceVersion", "3.0;"), ("Content-Type", Metadata::Minimal.content_type())];
 
 /// The answer part of a failed operation: its status and the service's error body.
-fn error_part(call: &Call<'_>, failure: &Failure, content_id: Option<&str>) -> String {
-    let error = Answer::failure(failure, call.request_id);
-    let body = String::from_utf8_lossy(&error.body);
-    let status = hyper::StatusCode::from_u16(failure.status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
-    let status_line = format!("{} {}", status.as_str(), status.canonical_reason().unwrap_or(""));
-    let headers = [
-        ("DataServiceVersion", "3.0;".to_owned()),
-        ("Content-Type", Metadata::Minimal.content_type().to_owned()),
-    ];
-    response_part(&status_line, content_id, &headers, &body)
+fn error_response<'a>(status: &'a str, content_id: Option<&'a str>, body: &'a str) -> Response<'a> {
+    Response { status, content_id, headers: &ERROR_HEADERS, etag: None, body }
 }
 
 fn succeeded(
     call: &Call<'_>,
     table: &str,
     operations: &[Operation],
-    parts: &[Part],
+    parts: &[Part<'_>],
     outcomes: &[WriteOutcome],
 ) -> Answer {
-    let answers: Vec<String> = operations
-        .iter()
-        .zip(parts)
-        .zip(outcomes)
-        .map(|((operation, part), outcome)| {
-            let mut headers = vec![("DataServiceVersion", "3.0;".to_owned())];
-            let mut status = "204 No Content";
-            let mut body = String::new();
-            if let Operation::Insert(sent) = operation {
-                let location =
-                    format!("{}/{}", call.base, entity_path(table, &sent.partition_key, &sent.row_key));
-                if part.no_content {
-                    headers.push(("Preference-Applied", "return-no-content".to_owned()));
-                } else {
-                    status = "201 Created";
-                    let mut entity = sent.clone();
-                    entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
-                    entity.etag.clone_from(&outcome.etag);
-                    let links = Links { base: call.base, account: call.account, metadata: part.metadata };
-                    body = json::entity(links, table, &entity, None);
-                    headers.push(("Content-Type", part.metadata.content_type().to_owned()));
-                }
-                headers.push(("Location", location.clone()));
-                headers.push(("DataServiceId", location));
+    multipart(operations.len(), |changeset| {
+        let mut location = String::new();
+        for ((operation, part), outcome) in operations.iter().zip(parts).zip(outcomes) {
+            let content_id = part.content_id;
+            let etag = outcome.etag.as_ref().map(ETag::as_str);
+            let Operation::Insert(sent) = operation else {
+                let headers = [("DataServiceVersion", "3.0;")];
+                changeset.part(Response {
+                    status: "204 No Content",
+                    content_id,
+                    headers: &headers,
+                    etag,
+                    body: "",
+                });
+                continue;
+            };
+            location.clear();
+            let _ =
+                write!(location, "{}/{}", call.base, entity_path(table, &sent.partition_key, &sent.row_key));
+            if part.no_content {
+                let headers = [
+                    ("DataServiceVersion", "3.0;"),
+                    ("Preference-Applied", "return-no-content"),
+                    ("Location", &location),
+                    ("DataServiceId", &location),
+                ];
+                changeset.part(Response {
+                    status: "204 No Content",
+                    content_id,
+                    headers: &headers,
+                    etag,
+                    body: "",
+                });
+            } else {
+                let mut entity = sent.clone();
+                entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
+                entity.etag.clone_from(&outcome.etag);
+                let links = Links { base: call.base, account: call.account, metadata: part.metadata };
+                let json = json::entity(links, table, json::entity_fields(&entity), None);
+                let headers = [
+                    ("DataServiceVersion", "3.0;"),
+                    ("Content-Type", part.metadata.content_type()),
+                    ("Location", &location),
+                    ("DataServiceId", &location),
+                ];
+                let body = String::from_utf8_lossy(&json);
+                changeset.part(Response {
+                    status: "201 Created",
+                    content_id,
+                    headers: &headers,
+                    etag,
+                    body: &body,
+                });
             }
-            if let Some(etag) = &outcome.etag {
-                headers.push(("ETag", etag.as_str().to_owned()));
-            }
-            response_part(status, part.content_id.as_deref(), &headers, &body)
-        })
-        .collect();
-    multipart(&answers)
+        }
+    })
 }
 
 #[cfg(test)]
@@ -384,6 +466,241 @@ mod tests {
             }
             Err(Refused::Dropped) => Err(table_core::Error::other("dropped")),
         }
+    }
+
+    /// The answers as they were written before they were written into one buffer: the
+    /// specification the writer must match byte for byte (boundaries and times aside).
+    mod reference {
+        use std::fmt::Write as _;
+
+        use super::super::*;
+
+        /// The multipart answer: `--batchresponse` around one changeset of `parts`.
+        pub(super) fn multipart(parts: &[String]) -> Answer {
+            let changeset = format!("changesetresponse_{}", uuid::Uuid::new_v4());
+            let mut inner = String::new();
+            for part in parts {
+                let _ = write!(inner, "--{changeset}\r\n{}", http_part(part));
+            }
+            let _ = write!(inner, "--{changeset}--\r\n");
+            batch_response(&format!("Content-Type: multipart/mixed; boundary={changeset}\r\n\r\n{inner}"))
+        }
+
+        /// `part` (an HTTP response) with its MIME headers.
+        fn http_part(part: &str) -> String {
+            format!("Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n{part}\r\n")
+        }
+
+        /// The `--batchresponse` envelope of one part (a changeset, or a retrieve's answer).
+        fn batch_response(part: &str) -> Answer {
+            let batch = format!("batchresponse_{}", uuid::Uuid::new_v4());
+            let body = format!("--{batch}\r\n{part}--{batch}--\r\n");
+            Answer::empty(202)
+                .header("Content-Type", format!("multipart/mixed; boundary={batch}"))
+                .with_body(body)
+        }
+
+        /// A retrieve alone in its batch: one answer part, outside any changeset (the engine's
+        /// answer for a point read, or its error).
+        pub(super) fn retrieve(
+            call: &Call<'_>,
+            table: &str,
+            key: &EntityKey,
+            part: &Part<'_>,
+        ) -> Result<Answer, Refused> {
+            let answer = match call.engine.get(table, &key.partition_key, &key.row_key, None) {
+                Ok(entity) => {
+                    let links = Links { base: call.base, account: call.account, metadata: part.metadata };
+                    let mut headers = vec![("Content-Type", part.metadata.content_type().to_owned())];
+                    if let Some(etag) = &entity.etag {
+                        headers.push(("ETag", etag.as_str().to_owned()));
+                    }
+                    let body = json::entity(links, table, json::entity_fields(&entity), None);
+                    response_part("200 OK", part.content_id, &headers, &String::from_utf8_lossy(&body))
+                }
+                Err(error) => match Refused::from(error) {
+                    Refused::Failure(failure) => error_part(call, &failure, part.content_id),
+                    Refused::Dropped => return Err(Refused::Dropped),
+                },
+            };
+            Ok(batch_response(&http_part(&answer)))
+        }
+
+        /// One part's answer: status line, headers (with the common ones), blank line, body.
+        fn response_part(
+            status: &str,
+            content_id: Option<&str>,
+            headers: &[(&str, String)],
+            body: &str,
+        ) -> String {
+            let mut part = format!("HTTP/1.1 {status}\r\n");
+            if let Some(id) = content_id {
+                let _ = write!(part, "Content-ID: {id}\r\n");
+            }
+            part.push_str("X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n");
+            for (name, value) in headers {
+                let _ = write!(part, "{name}: {value}\r\n");
+            }
+            let _ = write!(part, "\r\n{body}");
+            part
+        }
+
+        pub(super) fn failed(call: &Call<'_>, failure: &Failure, content_id: Option<&str>) -> Answer {
+            multipart(&[error_part(call, failure, content_id)])
+        }
+
+        /// The answer part of a failed operation: its status and the service's error body.
+        fn error_part(call: &Call<'_>, failure: &Failure, content_id: Option<&str>) -> String {
+            let error = Answer::failure(failure, call.request_id);
+            let body = String::from_utf8_lossy(&error.body);
+            let status =
+                hyper::StatusCode::from_u16(failure.status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+            let status_line = format!("{} {}", status.as_str(), status.canonical_reason().unwrap_or(""));
+            let headers = [
+                ("DataServiceVersion", "3.0;".to_owned()),
+                ("Content-Type", Metadata::Minimal.content_type().to_owned()),
+            ];
+            response_part(&status_line, content_id, &headers, &body)
+        }
+
+        pub(super) fn succeeded(
+            call: &Call<'_>,
+            table: &str,
+            operations: &[Operation],
+            parts: &[Part<'_>],
+            outcomes: &[WriteOutcome],
+        ) -> Answer {
+            let answers: Vec<String> = operations
+                .iter()
+                .zip(parts)
+                .zip(outcomes)
+                .map(|((operation, part), outcome)| {
+                    let mut headers = vec![("DataServiceVersion", "3.0;".to_owned())];
+                    let mut status = "204 No Content";
+                    let mut body = String::new();
+                    if let Operation::Insert(sent) = operation {
+                        let location = format!(
+                            "{}/{}",
+                            call.base,
+                            entity_path(table, &sent.partition_key, &sent.row_key)
+                        );
+                        if part.no_content {
+                            headers.push(("Preference-Applied", "return-no-content".to_owned()));
+                        } else {
+                            status = "201 Created";
+                            let mut entity = sent.clone();
+                            entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
+                            entity.etag.clone_from(&outcome.etag);
+                            let links =
+                                Links { base: call.base, account: call.account, metadata: part.metadata };
+                            let json = json::entity(links, table, json::entity_fields(&entity), None);
+                            body = String::from_utf8_lossy(&json).into_owned();
+                            headers.push(("Content-Type", part.metadata.content_type().to_owned()));
+                        }
+                        headers.push(("Location", location.clone()));
+                        headers.push(("DataServiceId", location));
+                    }
+                    if let Some(etag) = &outcome.etag {
+                        headers.push(("ETag", etag.as_str().to_owned()));
+                    }
+                    response_part(status, part.content_id, &headers, &body)
+                })
+                .collect();
+            multipart(&answers)
+        }
+    }
+
+    /// `answer`'s status, headers and body, with its random boundaries and the time in error
+    /// messages replaced by fixed text.
+    fn normalized(answer: &Answer) -> String {
+        let mut text = format!("{} {:?}\n", answer.status, answer.headers);
+        text.push_str(&String::from_utf8_lossy(&answer.body));
+        for (marker, len) in [("batchresponse_", 36), ("changesetresponse_", 36), ("Time:", 28)] {
+            let mut out = String::new();
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find(marker) {
+                let end = (at + marker.len() + len).min(rest.len());
+                out.push_str(&rest[..at + marker.len()]);
+                out.push('X');
+                rest = rest.get(end..).unwrap_or_default();
+            }
+            out.push_str(rest);
+            text = out;
+        }
+        text
+    }
+
+    /// Runs `with` on a call of `engine` (the `$batch` request itself is not read).
+    fn with_call<T>(engine: &Engine, with: impl FnOnce(&Call<'_>) -> T) -> T {
+        let headers = hyper::HeaderMap::new();
+        let (query, body) = (Query::default(), bytes::Bytes::new());
+        let call = Call {
+            engine,
+            account: "acct",
+            base: BASE,
+            method: Verb::Post,
+            headers: &headers,
+            query: &query,
+            body: &body,
+            request_id: "rid",
+            grant: None,
+        };
+        with(&call)
+    }
+
+    #[test]
+    fn answers_are_what_the_part_by_part_writer_wrote() {
+        let engine = engine_with("tbl");
+        engine.insert("tbl", Entity::new("p", "r 1").with("x", 1).with("l", 5_i64)).expect("a fresh row");
+        let t = chrono::DateTime::from_timestamp(1_700_000_000, 1_234_500).unwrap_or_default();
+        let stamped = WriteOutcome { etag: Some(ETag::from_timestamp(t)) };
+        let entity = Entity::new("p", "k'é/1").with("s", "a\"b").with("d", 2.5).with("g", vec![1_u8]);
+        let part = |content_id, no_content, metadata| Part { content_id, no_content, metadata };
+        let operations = [
+            Operation::Insert(entity.clone()),
+            Operation::Insert(entity.clone()),
+            Operation::Insert(entity.clone()),
+            Operation::Insert(entity.clone()),
+            Operation::InsertOrMerge(entity.clone()),
+            Operation::Replace { entity: entity.clone(), if_match: IfMatch::Any },
+            Operation::Delete { key: EntityKey::new("p", "1"), if_match: IfMatch::Any },
+        ];
+        let parts = [
+            part(Some("0"), true, Metadata::Minimal),
+            part(Some("1"), false, Metadata::Minimal),
+            part(None, false, Metadata::Full),
+            part(Some("3"), false, Metadata::None),
+            part(Some("4"), false, Metadata::Minimal),
+            part(None, true, Metadata::Minimal),
+            part(Some("6"), false, Metadata::Minimal),
+        ];
+        let outcomes =
+            [&stamped, &stamped, &stamped, &stamped, &stamped, &stamped, &WriteOutcome { etag: None }]
+                .map(Clone::clone);
+        let failure = Failure { batch_index: Some(3), ..Failure::service(ErrorCode::EntityAlreadyExists) };
+        with_call(&engine, |call| {
+            let pairs = [
+                (
+                    succeeded(call, "tbl", &operations, &parts, &outcomes),
+                    reference::succeeded(call, "tbl", &operations, &parts, &outcomes),
+                ),
+                (failed(call, &failure, Some("3")), reference::failed(call, &failure, Some("3"))),
+                (failed(call, &failure, None), reference::failed(call, &failure, None)),
+            ];
+            for (new, old) in pairs {
+                assert_eq!(normalized(&new), normalized(&old));
+            }
+            for (row_key, metadata) in
+                [("r 1", Metadata::Full), ("r 1", Metadata::None), ("absent", Metadata::Minimal)]
+            {
+                let key = EntityKey::new("p", row_key);
+                let part = part(Some("0"), false, metadata);
+                let (new, old) =
+                    (retrieve(call, "tbl", &key, &part), reference::retrieve(call, "tbl", &key, &part));
+                let (Ok(new), Ok(old)) = (new, old) else { panic!("a retrieve is answered") };
+                assert_eq!(normalized(&new), normalized(&old), "{row_key}");
+            }
+        });
     }
 
     fn engine_with(table: &str) -> Engine {

@@ -41,14 +41,26 @@ pub fn encode_component(text: &str) -> String {
     utf8_percent_encode(text, COMPONENT).to_string()
 }
 
-/// A quoted OData key literal: `'a%27%27b'` for the key `a'b`.
-fn key_literal(key: &str) -> String {
-    format!("'{}'", encode_component(&key.replace('\'', "''")))
+/// Appends the quoted OData key literal of `key`: `'a%27%27b'` for the key `a'b` (each `'`
+/// doubled, then percent-encoded), written in place: a server writes one per entity answered.
+fn push_key_literal(out: &mut String, key: &str) {
+    out.push('\'');
+    for (i, between_quotes) in key.split('\'').enumerate() {
+        if i > 0 {
+            out.push_str("%27%27");
+        }
+        out.extend(utf8_percent_encode(between_quotes, COMPONENT));
+    }
+    out.push('\'');
 }
 
 /// The path of one table: `Tables('name')` (delete table).
 pub fn table_path(table: &str) -> String {
-    format!("Tables({})", key_literal(table))
+    let mut path = String::with_capacity(table.len() + 16);
+    path.push_str("Tables(");
+    push_key_literal(&mut path, table);
+    path.push(')');
+    path
 }
 
 /// The path of a table's entities: `name` (insert with POST, query with GET).
@@ -59,12 +71,14 @@ pub fn entities_path(table: &str) -> String {
 /// The path of one entity: `table(PartitionKey='..',RowKey='..')`, PartitionKey first
 /// (Azurite answers 404 to the reverse order).
 pub fn entity_path(table: &str, partition_key: &str, row_key: &str) -> String {
-    format!(
-        "{}(PartitionKey={},RowKey={})",
-        encode_component(table),
-        key_literal(partition_key),
-        key_literal(row_key)
-    )
+    let mut path = String::with_capacity(table.len() + partition_key.len() + row_key.len() + 32);
+    path.extend(utf8_percent_encode(table, COMPONENT));
+    path.push_str("(PartitionKey=");
+    push_key_literal(&mut path, partition_key);
+    path.push_str(",RowKey=");
+    push_key_literal(&mut path, row_key);
+    path.push(')');
+    path
 }
 
 /// Checks a Table service base URL and returns it normalised, without a trailing `/`.

@@ -40,12 +40,16 @@ use std::fmt;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+#[doc(hidden)]
+pub use crate::filter::Operand;
 pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};
 #[doc(hidden)]
 pub use journal::{Change, Journal, RowChange};
 pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
 #[doc(hidden)]
 pub use put::{Put, PutKind};
+#[doc(hidden)]
+pub use row::RowView;
 pub use select::Select;
 
 use self::catalog::Catalog;
@@ -336,7 +340,45 @@ impl Engine {
         request: &QueryRequest,
         decode: Decoder<T>,
     ) -> Result<(Vec<T>, Option<Continuation>)> {
-        let (found, select) = self.serve(|s| {
+        let (found, select) = self.page(table, request)?;
+        // Decoded into a page sized once (collecting through `Result` would grow it by
+        // doubling, copying every decoded value).
+        let mut items = Vec::with_capacity(found.rows.len());
+        for batch in found.rows.chunks(query::BATCH) {
+            row::touch_all(batch);
+            for row in batch {
+                items.push(row.decode(select.as_ref(), decode)?);
+            }
+        }
+        Ok((items, found.next.as_ref().map(query::token)))
+    }
+
+    /// [`query`](Self::query), each row of the page handed to `each` as it is stored (a
+    /// [`RowView`], projected by the request's `select`) instead of becoming an [`Entity`]:
+    /// for a caller that writes the rows out, so that it copies nothing it does not write.
+    /// Answers the page's continuation; the errors are [`query`](Self::query)'s.
+    #[doc(hidden)]
+    pub fn query_rows(
+        &self,
+        table: &str,
+        request: &QueryRequest,
+        mut each: impl FnMut(RowView<'_>),
+    ) -> Result<Option<Continuation>> {
+        let (found, select) = self.page(table, request)?;
+        for batch in found.rows.chunks(query::BATCH) {
+            row::touch_all(batch);
+            for row in batch {
+                each(RowView::new(row, select.as_ref()));
+            }
+        }
+        Ok(found.next.as_ref().map(query::token))
+    }
+
+    /// The rows of one query page and the request's checked `select`. The rows are taken out
+    /// of the table lock (they share their buffers), so copies and projections are made after
+    /// it is released, a batch of rows brought into cache together before each is read.
+    fn page(&self, table: &str, request: &QueryRequest) -> Result<(query::ScanResult, Option<Select>)> {
+        self.serve(|s| {
             let size = s.page_size(request.top)?;
             let filter = request.filter.as_ref();
             if let Some(filter) = filter {
@@ -352,18 +394,7 @@ impl Engine {
             };
             let plan = KeyPlan::new(filter);
             Ok((table.read(|data| query::scan(data, &plan, resume.as_ref(), limits)), select))
-        })?;
-        // Copies (and projections) are made after the lock is released, into a page sized once
-        // (collecting through `Result` would grow it by doubling, copying every decoded value),
-        // a batch of rows brought into cache together before each is decoded.
-        let mut items = Vec::with_capacity(found.rows.len());
-        for batch in found.rows.chunks(query::BATCH) {
-            row::touch_all(batch);
-            for row in batch {
-                items.push(row.decode(select.as_ref(), decode)?);
-            }
-        }
-        Ok((items, found.next.as_ref().map(query::token)))
+        })
     }
 
     /// Runs an entity-group transaction: all operations or none. Errors: the batch rules

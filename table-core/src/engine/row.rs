@@ -390,6 +390,64 @@ impl EntityReader for RowReader<'_> {
     }
 }
 
+/// A stored row as it is, for a caller that writes rows out (a server's answer) rather than
+/// decoding them: keys, timestamp, ETag and the custom properties, all borrowed from the row,
+/// the properties projected by the query's `$select`.
+#[doc(hidden)]
+pub struct RowView<'a> {
+    row: &'a Row,
+    select: Option<&'a Select>,
+    parts: Parts<'a>,
+}
+
+impl fmt::Debug for RowView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RowView")
+            .field("partition_key", &self.partition_key())
+            .field("row_key", &self.row_key())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> RowView<'a> {
+    pub(crate) fn new(row: &'a Row, select: Option<&'a Select>) -> Self {
+        RowView { row, select, parts: row.parts() }
+    }
+
+    /// The `PartitionKey`.
+    pub fn partition_key(&self) -> &'a str {
+        self.parts.str(self.parts.partition_key())
+    }
+
+    /// The `RowKey`.
+    pub fn row_key(&self) -> &'a str {
+        self.parts.str(self.parts.row_key())
+    }
+
+    /// The `Timestamp` of the write that stored the row.
+    pub fn timestamp(&self) -> Option<DateTime<Utc>> {
+        self.row.timestamp()
+    }
+
+    /// The ETag text of the write that stored the row.
+    pub fn etag(&self) -> &'a str {
+        self.parts.str(self.parts.etag())
+    }
+
+    /// The custom properties `$select` admits, in ascending name order, as
+    /// [`Row::to_entity`] returns them (a value that does not decode is left out there too).
+    pub fn properties(&self) -> impl Iterator<Item = (&'a str, Operand<'a>)> + use<'a> {
+        let mut wanted = self.select.map(Select::cursor);
+        self.parts.properties().filter_map(move |property| {
+            let name = std::str::from_utf8(property.name.bytes).ok()?;
+            if wanted.as_mut().is_some_and(|wanted| !wanted.admits(name)) {
+                return None;
+            }
+            Some((name, property.value.operand()?))
+        })
+    }
+}
+
 /// The sections of a row's buffer, with where the keys and ETag are in the text.
 #[derive(Default)]
 struct Parts<'a> {
@@ -786,6 +844,25 @@ mod tests {
         }
     }
 
+    proptest! {
+        #[test]
+        fn a_view_shows_what_a_read_returns(entity in any_entity(), pick in any::<u16>()) {
+            let (t, etag) = stamp(3);
+            let row = Row::new(&entity, t, &etag);
+            let select = some_select(&entity, pick);
+            let expected = row.to_entity(select.as_ref());
+            let view = RowView::new(&row, select.as_ref());
+            let properties: Vec<(String, Value)> =
+                view.properties().map(|(name, value)| (name.to_owned(), value.to_value())).collect();
+            let expected_properties: Vec<(String, Value)> = expected.properties.clone().into_iter().collect();
+            prop_assert_eq!(properties, expected_properties);
+            prop_assert_eq!(view.partition_key(), expected.partition_key.as_str());
+            prop_assert_eq!(view.row_key(), expected.row_key.as_str());
+            prop_assert_eq!(view.timestamp(), expected.timestamp);
+            prop_assert_eq!(Some(view.etag()), expected.etag.as_ref().map(ETag::as_str));
+        }
+    }
+
     #[test]
     fn a_reader_starts_over_for_a_name_it_has_passed() {
         let (t, etag) = stamp(1);
@@ -839,6 +916,8 @@ mod tests {
             let row = Row(Arc::from(&full[..cut]));
             // Every prefix decodes to something, without panicking.
             let _ = (row.to_entity(None), Source::custom(&row.source(), "N"), row.timestamp(), row.touch());
+            let view = RowView::new(&row, None);
+            let _ = (view.properties().count(), view.partition_key(), view.etag(), view.timestamp());
             let mut reader = RowReader::new(&row, None);
             let _ = (reader.take("N"), reader.take("Name"), reader.take("N"), reader.peek("Name"));
             let _ = EntityReader::partition_key(&reader).len() + EntityReader::row_key(&reader).len();

@@ -90,9 +90,10 @@ impl Source for Entity {
 }
 
 /// A borrowed view of a value, so system properties (plain fields), custom properties
-/// (`Value`s) and stored rows are compared alike without cloning.
+/// (`Value`s) and stored rows are compared (and written out) alike without cloning.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Operand<'a> {
+pub enum Operand<'a> {
     /// `Edm.String`
     Str(&'a str),
     /// `Edm.Int32`
@@ -113,7 +114,7 @@ pub(crate) enum Operand<'a> {
 
 impl<'a> Operand<'a> {
     /// The value, borrowed.
-    pub(crate) fn of(value: &'a Value) -> Self {
+    pub fn of(value: &'a Value) -> Self {
         match value {
             Value::String(s) => Operand::Str(s),
             Value::Int32(i) => Operand::Int32(*i),

@@ -42,5 +42,6 @@ mod parse;
 mod print;
 
 pub use ast::{CompareOp, Filter};
-pub(crate) use eval::{Operand, Source, same_bytes};
+pub use eval::Operand;
+pub(crate) use eval::{Source, same_bytes};
 pub use limits::{MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};
