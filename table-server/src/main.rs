@@ -1,6 +1,8 @@
-//! The `table-server` binary: serves a new in-memory engine as the development account
-//! (`http://127.0.0.1:10002/devstoreaccount1`) until Ctrl-C or SIGTERM, then shuts down
-//! gracefully.
+//! The `table-server` binary: serves a new in-memory engine per account (by default the
+//! development account, `http://127.0.0.1:10002/devstoreaccount1`) until Ctrl-C or SIGTERM,
+//! then shuts down gracefully.
+
+mod account_options;
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -10,13 +12,16 @@ use std::num::{NonZeroU64, NonZeroUsize};
 
 use table_core::ErrorCode;
 use table_core::engine::{Engine, EngineOptions, FaultSpec};
-use table_server::{Accounts, Config, Server, Tls};
+use table_server::{Config, Server, Tls};
+
+use crate::account_options::AccountOption;
 
 /// The service's page size, the largest `--page-size`.
 const MAX_PAGE_SIZE: usize = 1000;
 
 const USAGE: &str = "\
 usage: table-server [--host ADDRESS] [--port PORT] [--no-auth] [--cert PEM --key PEM]
+                    [--account NAME:KEY[:KEY2]]...
                     [--page-size N] [--split-pages] [--scan-budget N]
                     [--fail-every N=FAULT] [--fail-call N=FAULT] [--version]
 
@@ -29,13 +34,20 @@ http://HOST:PORT/devstoreaccount1 (UseDevelopmentStorage=true works unchanged).
   --cert PEM      serve HTTPS with this certificate chain (PEM file; needs --key);
                   bearer tokens are only accepted over HTTPS
   --key PEM       the certificate's private key (PEM file)
+  --account NAME:KEY[:KEY2]
+                  serve account NAME (repeatable), its requests signed with the base64
+                  KEY or KEY2; the accounts given replace the development account.
+                  Without --account, Azurite's AZURITE_ACCOUNTS variable is read
+                  (NAME:KEY[:KEY2];NAME:KEY[:KEY2];...); without either, the development
+                  account devstoreaccount1 is served with its well-known key
 
 Engine test options (to exercise a client's paging and retries):
   --page-size N        at most N entities or tables per page (1..1000; default 1000)
   --split-pages        end every page at a partition boundary (pages may come out empty)
   --scan-budget N      examine at most N rows per page, then answer with a continuation
   --fail-every N=FAULT fail every Nth engine call with FAULT
-  --fail-call N=FAULT  fail the Nth engine call once with FAULT
+  --fail-call N=FAULT  fail the Nth engine call once with FAULT (faults apply to each
+                       account's engine)
   FAULT is busy (503 ServerBusy), internal (500 InternalError) or timeout (no answer: the
   connection is closed), optionally followed by +after to fail after the call took effect.
 
@@ -52,6 +64,8 @@ struct Settings {
     address: SocketAddr,
     auth: bool,
     tls: Option<(PathBuf, PathBuf)>,
+    /// `--account` flags, in order (empty: see [`account_options::chosen`]).
+    accounts: Vec<AccountOption>,
     options: EngineOptions,
     faults: Vec<Fault>,
 }
@@ -95,6 +109,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut port = 10002;
     let mut auth = true;
     let (mut cert, mut key) = (None, None);
+    let mut accounts = Vec::new();
     let mut options = EngineOptions::default();
     let mut faults = Vec::new();
     let mut args = args.into_iter();
@@ -111,6 +126,10 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
             "--no-auth" => auth = false,
             "--cert" => cert = Some(PathBuf::from(args.next().ok_or("--cert needs a PEM file")?)),
             "--key" => key = Some(PathBuf::from(args.next().ok_or("--key needs a PEM file")?)),
+            "--account" => {
+                let value = args.next().ok_or("--account needs NAME:KEY[:KEY2]")?;
+                accounts.push(account_options::parse_account(&value, "--account")?);
+            }
             "--page-size" => {
                 let value = args.next().ok_or("--page-size needs a number")?;
                 let size = value.parse::<NonZeroUsize>().ok().filter(|n| n.get() <= MAX_PAGE_SIZE);
@@ -138,7 +157,8 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
         (None, None) => None,
         _ => return Err("--cert and --key go together".to_owned()),
     };
-    Ok(Command::Serve(Settings { address: SocketAddr::new(host, port), auth, tls, options, faults }))
+    let address = SocketAddr::new(host, port);
+    Ok(Command::Serve(Settings { address, auth, tls, accounts, options, faults }))
 }
 
 fn main() -> ExitCode {
@@ -157,9 +177,35 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Settings { address, auth, tls, options, faults } = settings;
+    let Settings { address, auth, tls, accounts, options, faults } = settings;
+    let azurite_accounts = std::env::var(account_options::AZURITE_ACCOUNTS).ok();
+    let accounts = match account_options::chosen(accounts, azurite_accounts.as_deref()) {
+        Ok(accounts) => accounts,
+        Err(message) => {
+            eprintln!("table-server: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     let tls = match tls.map(|(cert, key)| read_tls(&cert, &key)).transpose() {
         Ok(tls) => tls,
+        Err(message) => {
+            eprintln!("table-server: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let engine = || {
+        let engine = Engine::with_options(options.clone());
+        for fault in &faults {
+            if fault.every {
+                engine.faults().fail_every(fault.n, fault.spec.clone());
+            } else {
+                engine.faults().fail_call(fault.n, fault.spec.clone());
+            }
+        }
+        engine
+    };
+    let served = match account_options::serve(&accounts, engine) {
+        Ok(served) => served,
         Err(message) => {
             eprintln!("table-server: {message}");
             return ExitCode::FAILURE;
@@ -173,15 +219,7 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async {
-        let engine = Engine::with_options(options);
-        for fault in faults {
-            if fault.every {
-                engine.faults().fail_every(fault.n, fault.spec);
-            } else {
-                engine.faults().fail_call(fault.n, fault.spec);
-            }
-        }
-        let config = Config { address, auth, accounts: Accounts::development(engine) };
+        let config = Config { address, auth, accounts: served };
         let scheme = if tls.is_some() { "https" } else { "http" };
         let bound = match tls {
             Some(tls) => Server::bind_tls(config, tls).await,
@@ -195,10 +233,10 @@ fn main() -> ExitCode {
             }
         };
         let auth_note = if auth { "SharedKey, SAS, bearer" } else { "no auth" };
-        say(&format!(
-            "table-server listening on {scheme}://{}/devstoreaccount1 ({auth_note})",
-            server.local_addr()
-        ));
+        let local = server.local_addr();
+        let endpoints: Vec<String> =
+            accounts.iter().map(|account| format!("{scheme}://{local}/{}", account.name)).collect();
+        say(&format!("table-server listening on {} ({auth_note})", endpoints.join(", ")));
         stopped().await;
         say("table-server shutting down");
         server.shutdown().await;
@@ -251,6 +289,7 @@ mod tests {
             address,
             auth,
             tls,
+            accounts: Vec::new(),
             options: EngineOptions::default(),
             faults: Vec::new(),
         }))
@@ -267,6 +306,10 @@ mod tests {
         let tls = Some((PathBuf::from("c.pem"), PathBuf::from("k.pem")));
         assert_eq!(args(&["--cert", "c.pem", "--key", "k.pem"]), serve(local, true, tls));
         assert_eq!(args(&["--version"]), Ok(Command::Version));
+        let parsed = args(&["--account", "acct1:a2V5", "--account", "acct2:a2V5:a2V5Mg=="]);
+        let Ok(Command::Serve(settings)) = parsed else { panic!("{parsed:?}") };
+        let names: Vec<&str> = settings.accounts.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["acct1", "acct2"]);
         for bad in [
             &["--port"][..],
             &["--port", "70000"],
@@ -280,6 +323,9 @@ mod tests {
             &["--fail-every", "0=busy"],
             &["--fail-every", "3=slow"],
             &["--fail-call", "3"],
+            &["--account"],
+            &["--account", "acct1"],
+            &["--account", "acct1:"],
         ] {
             assert!(args(bad).is_err(), "{bad:?}");
         }
