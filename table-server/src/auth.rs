@@ -7,9 +7,10 @@
 //! the server's clock, as the service demands, so a captured request cannot be replayed later.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use table_client::auth::{AccountKey, shared_key_lite_string_to_sign, shared_key_string_to_sign};
+use table_client::auth::{shared_key_lite_string_to_sign, shared_key_string_to_sign};
 use table_core::ErrorCode;
 
+use crate::accounts::Keys;
 use crate::answer::Failure;
 
 /// How far the request date may be from the server's clock.
@@ -32,15 +33,15 @@ fn failed(why: &str) -> Failure {
     Failure { message: format!("{}\n{why}", service.message), ..service }
 }
 
-/// Checks that `request` is signed with `key` (whose account the path names) at `now`.
-pub(crate) fn verify(key: &AccountKey, request: Signed<'_>, now: DateTime<Utc>) -> Result<(), Failure> {
+/// Checks that `request` is signed with one of `keys` (whose account the path names) at `now`.
+pub(crate) fn verify(keys: &Keys, request: Signed<'_>, now: DateTime<Utc>) -> Result<(), Failure> {
     let authorization =
         request.authorization.ok_or_else(|| failed("The request carries no Authorization header."))?;
     let (scheme, credentials) =
         authorization.split_once(' ').ok_or_else(|| failed("The Authorization header is malformed."))?;
     let (account, signature) =
         credentials.split_once(':').ok_or_else(|| failed("The Authorization header is malformed."))?;
-    if account != key.account() {
+    if account != keys.account() {
         return Err(failed("The Authorization header names another account."));
     }
     let date = request.date.ok_or_else(|| failed("The request carries neither x-ms-date nor Date."))?;
@@ -62,7 +63,7 @@ pub(crate) fn verify(key: &AccountKey, request: Signed<'_>, now: DateTime<Utc>) 
         _ => return Err(failed("The Authorization scheme is neither SharedKey nor SharedKeyLite.")),
     }
     .map_err(|_| failed("The request path cannot be signed."))?;
-    if key.verify(&string_to_sign, signature) {
+    if keys.verify(&string_to_sign, signature) {
         Ok(())
     } else {
         Err(failed("The signature does not match the request."))
@@ -71,13 +72,13 @@ pub(crate) fn verify(key: &AccountKey, request: Signed<'_>, now: DateTime<Utc>) 
 
 #[cfg(test)]
 mod tests {
-    use table_client::auth::http_date;
+    use table_client::auth::{AccountKey, http_date};
 
     use super::*;
     use crate::accounts::{DEV_ACCOUNT, DEV_KEY};
 
-    fn key() -> AccountKey {
-        AccountKey::new(DEV_ACCOUNT, DEV_KEY).expect("the development key decodes")
+    fn key() -> Keys {
+        Keys::new(AccountKey::new(DEV_ACCOUNT, DEV_KEY).expect("the development key decodes"), None)
     }
 
     fn at(date: &str) -> DateTime<Utc> {
@@ -113,6 +114,24 @@ mod tests {
             ..get
         };
         assert_eq!(verify(&key(), lite, at(DATE)), Ok(()));
+    }
+
+    /// Either of the account's keys signs; a key of the same name that is neither does not.
+    #[test]
+    fn the_secondary_key_signs_too() {
+        let get = Signed {
+            method: "GET",
+            path_and_query: "/devstoreaccount1/QryProbe(PartitionKey='p',RowKey='01')",
+            content_type: "",
+            date: Some(DATE),
+            authorization: Some("SharedKey devstoreaccount1:l3JirZVDQJsEuAXVB5v/kosm7wNFnDqrT5MbJcDTdjU="),
+        };
+        let other = || AccountKey::new(DEV_ACCOUNT, "b3RoZXI=").expect("valid base64");
+        let dev = || AccountKey::new(DEV_ACCOUNT, DEV_KEY).expect("the development key decodes");
+        assert_eq!(verify(&Keys::new(other(), Some(dev())), get, at(DATE)), Ok(()));
+        assert_eq!(verify(&Keys::new(dev(), Some(other())), get, at(DATE)), Ok(()));
+        let neither = verify(&Keys::new(other(), Some(other())), get, at(DATE));
+        assert_eq!(neither.map_err(|f| f.status), Err(403));
     }
 
     #[test]

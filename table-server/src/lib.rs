@@ -5,9 +5,9 @@
 //! URLs are path style, like Azurite: `http://127.0.0.1:10002/devstoreaccount1/Tables`, so a
 //! `UseDevelopmentStorage=true` connection string works unchanged. Each account is served by
 //! its own engine ([`Accounts`]); requests are authorized with SharedKey or SharedKeyLite
-//! signatures of the account's key, a table or account SAS, or (over HTTPS, [`Tls`]) a bearer
-//! token whose audience, issuer and lifetime are checked but not its signature, unless
-//! [`Config::auth`] is off.
+//! signatures of either of the account's keys, a table or account SAS, or (over HTTPS,
+//! [`Tls`]) a bearer token whose audience, issuer and lifetime are checked but not its
+//! signature, unless [`Config::auth`] is off.
 //!
 //! Deliberate differences from Azurite: the engine's rules where Azurite is lax (key and
 //! property limits, value formats, filter semantics, the one-partition rule of batches), the

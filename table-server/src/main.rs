@@ -1,6 +1,8 @@
-//! The `table-server` binary: serves a new in-memory engine as the development account
-//! (`http://127.0.0.1:10002/devstoreaccount1`), kept in `--data-dir` across restarts when
-//! given, until Ctrl-C or SIGTERM, then shuts down gracefully.
+//! The `table-server` binary: serves a new in-memory engine per account (by default the
+//! development account, `http://127.0.0.1:10002/devstoreaccount1`), kept in `--data-dir` across
+//! restarts when given, until Ctrl-C or SIGTERM, then shuts down gracefully.
+
+mod account_options;
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -10,7 +12,9 @@ use std::num::{NonZeroU64, NonZeroUsize};
 
 use table_core::ErrorCode;
 use table_core::engine::{Engine, EngineOptions, FaultSpec};
-use table_server::{Accounts, Config, DEV_ACCOUNT, DataDir, Server, Tls};
+use table_server::{Config, DataDir, Server, Tls};
+
+use crate::account_options::AccountOption;
 
 /// The service's page size, the largest `--page-size`.
 const MAX_PAGE_SIZE: usize = 1000;
@@ -21,6 +25,7 @@ const DEFAULT_CHECKPOINT_BYTES: NonZeroU64 =
 
 const USAGE: &str = "\
 usage: table-server [--host ADDRESS] [--port PORT] [--no-auth] [--cert PEM --key PEM]
+                    [--account NAME:KEY[:KEY2]]...
                     [--page-size N] [--split-pages] [--scan-budget N]
                     [--fail-every N=FAULT] [--fail-call N=FAULT]
                     [--data-dir DIR [--fsync] [--checkpoint-bytes N]] [--version]
@@ -34,6 +39,12 @@ http://HOST:PORT/devstoreaccount1 (UseDevelopmentStorage=true works unchanged).
   --cert PEM      serve HTTPS with this certificate chain (PEM file; needs --key);
                   bearer tokens are only accepted over HTTPS
   --key PEM       the certificate's private key (PEM file)
+  --account NAME:KEY[:KEY2]
+                  serve account NAME (repeatable), its requests signed with the base64
+                  KEY or KEY2; the accounts given replace the development account.
+                  Without --account, Azurite's AZURITE_ACCOUNTS variable is read
+                  (NAME:KEY[:KEY2];NAME:KEY[:KEY2];...); without either, the development
+                  account devstoreaccount1 is served with its well-known key
 
 Persistence (without --data-dir, the data lives in memory and goes with the process):
   --data-dir DIR  keep the data in DIR (created if missing; one server at a time) as a
@@ -50,7 +61,8 @@ Engine test options (to exercise a client's paging and retries):
   --split-pages        end every page at a partition boundary (pages may come out empty)
   --scan-budget N      examine at most N rows per page, then answer with a continuation
   --fail-every N=FAULT fail every Nth engine call with FAULT
-  --fail-call N=FAULT  fail the Nth engine call once with FAULT
+  --fail-call N=FAULT  fail the Nth engine call once with FAULT (faults apply to each
+                       account's engine)
   FAULT is busy (503 ServerBusy), internal (500 InternalError) or timeout (no answer: the
   connection is closed), optionally followed by +after to fail after the call took effect.
 
@@ -67,6 +79,8 @@ struct Settings {
     address: SocketAddr,
     auth: bool,
     tls: Option<(PathBuf, PathBuf)>,
+    /// `--account` flags, in order (empty: see [`account_options::chosen`]).
+    accounts: Vec<AccountOption>,
     options: EngineOptions,
     faults: Vec<Fault>,
     persistence: Option<Persistence>,
@@ -109,7 +123,8 @@ fn parse_fault(every: bool, text: &str) -> Result<Fault, String> {
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
 enum Command {
-    Serve(Settings),
+    // Boxed: the settings dwarf the other variants, and are read once.
+    Serve(Box<Settings>),
     Version,
     Help,
 }
@@ -119,6 +134,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut port = 10002;
     let mut auth = true;
     let (mut cert, mut key) = (None, None);
+    let mut accounts = Vec::new();
     let mut options = EngineOptions::default();
     let mut faults = Vec::new();
     let (mut data_dir, mut fsync, mut checkpoint_bytes) = (None, false, None);
@@ -136,6 +152,10 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
             "--no-auth" => auth = false,
             "--cert" => cert = Some(PathBuf::from(args.next().ok_or("--cert needs a PEM file")?)),
             "--key" => key = Some(PathBuf::from(args.next().ok_or("--key needs a PEM file")?)),
+            "--account" => {
+                let value = args.next().ok_or("--account needs NAME:KEY[:KEY2]")?;
+                accounts.push(account_options::parse_account(&value, "--account")?);
+            }
             "--page-size" => {
                 let value = args.next().ok_or("--page-size needs a number")?;
                 let size = value.parse::<NonZeroUsize>().ok().filter(|n| n.get() <= MAX_PAGE_SIZE);
@@ -185,19 +205,13 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
         }
         None => None,
     };
-    Ok(Command::Serve(Settings {
-        address: SocketAddr::new(host, port),
-        auth,
-        tls,
-        options,
-        faults,
-        persistence,
-    }))
+    let address = SocketAddr::new(host, port);
+    Ok(Command::Serve(Box::new(Settings { address, auth, tls, accounts, options, faults, persistence })))
 }
 
 fn main() -> ExitCode {
     let settings = match parse(std::env::args().skip(1)) {
-        Ok(Command::Serve(settings)) => settings,
+        Ok(Command::Serve(settings)) => *settings,
         Ok(Command::Version) => {
             println!("table-server {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
@@ -211,9 +225,51 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Settings { address, auth, tls, options, faults, persistence } = settings;
+    let Settings { address, auth, tls, accounts, options, faults, persistence } = settings;
+    let azurite_accounts = std::env::var(account_options::AZURITE_ACCOUNTS).ok();
+    let accounts = match account_options::chosen(accounts, azurite_accounts.as_deref()) {
+        Ok(accounts) => accounts,
+        Err(message) => {
+            eprintln!("table-server: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     let tls = match tls.map(|(cert, key)| read_tls(&cert, &key)).transpose() {
         Ok(tls) => tls,
+        Err(message) => {
+            eprintln!("table-server: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Opened before any account: a second server on the directory is refused up front.
+    let data_dir = match open_data_dir(persistence.as_ref()) {
+        Ok(data_dir) => data_dir,
+        Err(message) => {
+            eprintln!("table-server: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Each account's engine is recovered before listening: a request never sees a
+    // half-recovered engine.
+    let shown = persistence.as_ref().map(|p| p.dir.display().to_string()).unwrap_or_default();
+    let engine = |account: &str| {
+        let engine = match &data_dir {
+            Some(data_dir) => data_dir
+                .engine(account, options.clone())
+                .map_err(|e| format!("cannot recover the data of {account:?} in {shown}: {e}"))?,
+            None => Engine::with_options(options.clone()),
+        };
+        for fault in &faults {
+            if fault.every {
+                engine.faults().fail_every(fault.n, fault.spec.clone());
+            } else {
+                engine.faults().fail_call(fault.n, fault.spec.clone());
+            }
+        }
+        Ok(engine)
+    };
+    let served = match account_options::serve(&accounts, engine) {
+        Ok(served) => served,
         Err(message) => {
             eprintln!("table-server: {message}");
             return ExitCode::FAILURE;
@@ -226,23 +282,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Opened (and recovered) before listening: a request never sees a half-recovered engine.
-    let (data_dir, engine) = match open_engine(persistence.as_ref(), options) {
-        Ok(opened) => opened,
-        Err(message) => {
-            eprintln!("table-server: {message}");
-            return ExitCode::FAILURE;
-        }
-    };
     runtime.block_on(async {
-        for fault in faults {
-            if fault.every {
-                engine.faults().fail_every(fault.n, fault.spec);
-            } else {
-                engine.faults().fail_call(fault.n, fault.spec);
-            }
-        }
-        let config = Config { address, auth, accounts: Accounts::development(engine) };
+        let config = Config { address, auth, accounts: served };
         let scheme = if tls.is_some() { "https" } else { "http" };
         let bound = match tls {
             Some(tls) => Server::bind_tls(config, tls).await,
@@ -256,10 +297,10 @@ fn main() -> ExitCode {
             }
         };
         let auth_note = if auth { "SharedKey, SAS, bearer" } else { "no auth" };
-        say(&format!(
-            "table-server listening on {scheme}://{}/devstoreaccount1 ({auth_note})",
-            server.local_addr()
-        ));
+        let local = server.local_addr();
+        let endpoints: Vec<String> =
+            accounts.iter().map(|account| format!("{scheme}://{local}/{}", account.name)).collect();
+        say(&format!("table-server listening on {} ({auth_note})", endpoints.join(", ")));
         stopped().await;
         say("table-server shutting down");
         server.shutdown().await;
@@ -273,24 +314,17 @@ fn main() -> ExitCode {
     })
 }
 
-/// The development account's engine: new, or recovered from `--data-dir` and kept there.
-fn open_engine(
-    persistence: Option<&Persistence>,
-    options: EngineOptions,
-) -> Result<(Option<DataDir>, Engine), String> {
+/// The `--data-dir` store, opened (locked, and its accounts' engines recoverable), if given.
+fn open_data_dir(persistence: Option<&Persistence>) -> Result<Option<DataDir>, String> {
     let Some(persistence) = persistence else {
-        return Ok((None, Engine::with_options(options)));
+        return Ok(None);
     };
-    let shown = persistence.dir.display();
-    let data_dir = DataDir::builder(&persistence.dir)
+    DataDir::builder(&persistence.dir)
         .sync(persistence.fsync)
         .checkpoint_bytes(persistence.checkpoint_bytes.get())
         .open()
-        .map_err(|e| format!("cannot use --data-dir {shown}: {e}"))?;
-    let engine = data_dir
-        .engine(DEV_ACCOUNT, options)
-        .map_err(|e| format!("cannot recover the data in {shown}: {e}"))?;
-    Ok((Some(data_dir), engine))
+        .map(Some)
+        .map_err(|e| format!("cannot use --data-dir {}: {e}", persistence.dir.display()))
 }
 
 /// Prints a line of the server's log on stdout. A closed or full stdout (its reader gone) is
@@ -334,14 +368,15 @@ mod tests {
     }
 
     fn serve(address: SocketAddr, auth: bool, tls: Option<(PathBuf, PathBuf)>) -> Result<Command, String> {
-        Ok(Command::Serve(Settings {
+        Ok(Command::Serve(Box::new(Settings {
             address,
             auth,
             tls,
+            accounts: Vec::new(),
             options: EngineOptions::default(),
             faults: Vec::new(),
             persistence: None,
-        }))
+        })))
     }
 
     #[test]
@@ -355,6 +390,10 @@ mod tests {
         let tls = Some((PathBuf::from("c.pem"), PathBuf::from("k.pem")));
         assert_eq!(args(&["--cert", "c.pem", "--key", "k.pem"]), serve(local, true, tls));
         assert_eq!(args(&["--version"]), Ok(Command::Version));
+        let parsed = args(&["--account", "acct1:a2V5", "--account", "acct2:a2V5:a2V5Mg=="]);
+        let Ok(Command::Serve(settings)) = parsed else { panic!("{parsed:?}") };
+        let names: Vec<&str> = settings.accounts.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["acct1", "acct2"]);
         for bad in [
             &["--port"][..],
             &["--port", "70000"],
@@ -372,6 +411,9 @@ mod tests {
             &["--fsync"],
             &["--checkpoint-bytes", "10"],
             &["--data-dir", "d", "--checkpoint-bytes", "0"],
+            &["--account"],
+            &["--account", "acct1"],
+            &["--account", "acct1:"],
         ] {
             assert!(args(bad).is_err(), "{bad:?}");
         }

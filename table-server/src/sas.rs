@@ -10,12 +10,13 @@ use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
 use table_client::auth::{
-    AccountKey, AccountSasFields, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices,
-    TableSasFields, TableSasPermissions, parse_sas_time,
+    AccountSasFields, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices, TableSasFields,
+    TableSasPermissions, parse_sas_time,
 };
 use table_core::engine::Engine;
 use table_core::{ErrorCode, Operation};
 
+use crate::accounts::Keys;
 use crate::answer::Failure;
 use crate::route::Query;
 
@@ -101,19 +102,19 @@ pub(crate) fn carries_sas(query: &Query) -> bool {
 }
 
 /// Checks the SAS in `query` (an account SAS when it names services, `ss`, else a table SAS),
-/// signed with `key`, for a request from `origin` at `now`. `engine` holds the tables' stored
+/// signed with one of `keys`, for a request from `origin` at `now`. `engine` holds the tables' stored
 /// access policies (`si`).
 pub(crate) fn verify(
-    key: &AccountKey,
+    keys: &Keys,
     query: &Query,
     engine: &Engine,
     origin: Origin,
     now: DateTime<Utc>,
 ) -> Result<Grant, Failure> {
     if query.get("ss").is_some() {
-        verify_account(key, query, origin, now).map(Grant::Account)
+        verify_account(keys, query, origin, now).map(Grant::Account)
     } else {
-        verify_table(key, query, engine, origin, now).map(Grant::Table)
+        verify_table(keys, query, engine, origin, now).map(Grant::Table)
     }
 }
 
@@ -167,7 +168,7 @@ fn check_use(
 }
 
 fn verify_table(
-    key: &AccountKey,
+    keys: &Keys,
     query: &Query,
     engine: &Engine,
     origin: Origin,
@@ -180,7 +181,7 @@ fn verify_table(
         permissions: get("sp"),
         start: get("st"),
         expiry: get("se"),
-        account: key.account(),
+        account: keys.account(),
         table,
         policy_id: get("si"),
         ip: get("sip"),
@@ -191,7 +192,7 @@ fn verify_table(
         end_partition_key: get("epk"),
         end_row_key: get("erk"),
     };
-    if !key.verify(&fields.string_to_sign(), get("sig")) {
+    if !keys.verify(&fields.string_to_sign(), get("sig")) {
         return Err(authentication_failed("The SAS signature does not match."));
     }
     let (mut permissions, mut start, mut expiry) = (fields.permissions.to_owned(), None, None);
@@ -234,14 +235,14 @@ fn verify_table(
 }
 
 fn verify_account(
-    key: &AccountKey,
+    keys: &Keys,
     query: &Query,
     origin: Origin,
     now: DateTime<Utc>,
 ) -> Result<AccountGrant, Failure> {
     let get = |name: &str| query.get(name).unwrap_or("");
     let fields = AccountSasFields {
-        account: key.account(),
+        account: keys.account(),
         permissions: get("sp"),
         services: get("ss"),
         resource_types: get("srt"),
@@ -251,7 +252,7 @@ fn verify_account(
         protocol: get("spr"),
         version: signed_version(query, OLDEST_ACCOUNT_VERSION)?,
     };
-    if !key.verify(&fields.string_to_sign(), get("sig")) {
+    if !keys.verify(&fields.string_to_sign(), get("sig")) {
         return Err(authentication_failed("The SAS signature does not match."));
     }
     let letters = |what: &str| authentication_failed(&format!("The SAS {what} are not known letters."));
@@ -438,6 +439,8 @@ mod tests {
     use table_client::auth::{SasProtocol, TableSasBuilder};
     use table_core::{Entity, EntityKey, IfMatch, SignedIdentifier};
 
+    use table_client::auth::AccountKey;
+
     use super::*;
     use crate::accounts::{DEV_ACCOUNT, DEV_KEY};
 
@@ -456,7 +459,8 @@ mod tests {
 
     fn check(token: &str, engine: &Engine, origin: Origin) -> Result<Grant, (u16, String)> {
         let query = Query::parse(token).map_err(|f| (f.status, f.code.to_string()))?;
-        verify(&key(), &query, engine, origin, now()).map_err(|f| (f.status, f.code.to_string()))
+        let keys = Keys::new(key(), None);
+        verify(&keys, &query, engine, origin, now()).map_err(|f| (f.status, f.code.to_string()))
     }
 
     fn code(token: &str) -> Option<String> {

@@ -80,7 +80,7 @@ impl Service {
         let mut grant = None;
         let authorization = text_header(&parts.headers, "authorization");
         if self.auth && sas::carries_sas(&query) {
-            grant = Some(sas::verify(&account.key, &query, &account.engine, origin, Utc::now())?);
+            grant = Some(sas::verify(&account.keys, &query, &account.engine, origin, Utc::now())?);
         } else if self.auth && bearer::is_bearer(authorization) {
             bearer::verify(authorization.unwrap_or(""), &path.account, origin.https, Utc::now())?;
         } else if self.auth {
@@ -93,7 +93,7 @@ impl Service {
                     .or_else(|| text_header(&parts.headers, "date")),
                 authorization,
             };
-            auth::verify(&account.key, signed, Utc::now())?;
+            auth::verify(&account.keys, signed, Utc::now())?;
         }
         let host = text_header(&parts.headers, "host").unwrap_or("127.0.0.1");
         let base = format!("http://{host}/{}", path.account);

@@ -9,16 +9,28 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt as _;
+use table_client::auth::Credential;
+use table_client::{Entity, TableServiceClient};
+use table_server::{DEV_ACCOUNT, DEV_KEY};
+
 /// Starts the binary on a free loopback port without auth, with `flags`; returns the process
 /// and the `host:port` its banner names. Its stdout is closed once the banner is read, so every
 /// test also checks that a server whose log reader is gone goes on serving and stops cleanly.
 fn start(flags: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_table-server"))
-        .args(["--port", "0", "--no-auth"])
-        .args(flags)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    start_serving(&[&["--no-auth"], flags].concat(), None)
+}
+
+/// As [`start`], with auth as `flags` say, and `AZURITE_ACCOUNTS` set to `azurite_accounts`
+/// (removed when `None`, so the caller's environment never leaks in).
+fn start_serving(flags: &[&str], azurite_accounts: Option<&str>) -> (Child, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_table-server"));
+    command.args(["--port", "0"]).args(flags).stdout(Stdio::piped());
+    match azurite_accounts {
+        Some(value) => command.env("AZURITE_ACCOUNTS", value),
+        None => command.env_remove("AZURITE_ACCOUNTS"),
+    };
+    let mut child = command.spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut banner = String::new();
     stdout.read_line(&mut banner).unwrap();
@@ -101,4 +113,96 @@ fn engine_flags_take_effect() {
     );
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// Kills the server when the test ends, passed or failed, so a failing test leaks no process.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+const KEY_ONE: &str = "a2V5LW9uZQ=="; // "key-one"
+const KEY_TWO: &str = "a2V5LXR3bw=="; // "key-two"
+const KEY_THREE: &str = "a2V5LXRocmVl"; // "key-three"
+
+/// A SharedKey client of `account` on the server at `address`, signing with `key`.
+fn client(address: &str, account: &str, key: &str) -> TableServiceClient {
+    TableServiceClient::builder()
+        .endpoint(&format!("http://{address}/{account}"))
+        .credential(Credential::shared_key(account, key).unwrap())
+        .build()
+        .unwrap()
+}
+
+/// Whether a request of `account` signed with `key` is served: `Ok`, or the refusal's status.
+async fn served(address: &str, account: &str, key: &str) -> Result<(), Option<u16>> {
+    let first = client(address, account, key).list_tables().next().await;
+    first.transpose().map(drop).map_err(|e| e.status())
+}
+
+/// `--account` serves other accounts, each signed by either of its keys and by no other
+/// account's key; they replace the development account.
+#[tokio::test]
+async fn accounts_from_flags_sign_with_either_key_and_no_other() {
+    let flags =
+        ["--account", &format!("acctone:{KEY_ONE}"), "--account", &format!("accttwo:{KEY_TWO}:{KEY_THREE}")];
+    let (child, address) = start_serving(&flags, Some(&format!("acctthree:{KEY_THREE}")));
+    let _server = KillOnDrop(child);
+    assert_eq!(served(&address, "acctone", KEY_ONE).await, Ok(()));
+    client(&address, "accttwo", KEY_TWO).create_table("Rotated").await.unwrap();
+    client(&address, "accttwo", KEY_THREE).table("Rotated").insert(Entity::new("p", "r")).await.unwrap();
+    assert_eq!(served(&address, "accttwo", KEY_ONE).await, Err(Some(403)), "another account's key");
+    assert_eq!(served(&address, "acctone", KEY_TWO).await, Err(Some(403)), "another account's key");
+    assert_eq!(served(&address, "acctone", KEY_THREE).await, Err(Some(403)));
+    // Each account has its own tables.
+    assert!(client(&address, "acctone", KEY_ONE).table("Rotated").get("p", "r").await.is_err());
+    // The flags win over AZURITE_ACCOUNTS, and replace the development account.
+    assert_eq!(served(&address, "acctthree", KEY_THREE).await, Err(Some(400)));
+    assert_eq!(served(&address, DEV_ACCOUNT, DEV_KEY).await, Err(Some(400)));
+}
+
+/// Without `--account`, Azurite's `AZURITE_ACCOUNTS` names the accounts.
+#[tokio::test]
+async fn azurite_accounts_name_the_accounts_without_flags() {
+    let accounts = format!("acctone:{KEY_ONE};accttwo:{KEY_TWO}:{KEY_THREE};");
+    let (child, address) = start_serving(&[], Some(&accounts));
+    let _server = KillOnDrop(child);
+    assert_eq!(served(&address, "acctone", KEY_ONE).await, Ok(()));
+    assert_eq!(served(&address, "accttwo", KEY_THREE).await, Ok(()));
+    assert_eq!(served(&address, "accttwo", KEY_ONE).await, Err(Some(403)));
+    assert_eq!(served(&address, DEV_ACCOUNT, DEV_KEY).await, Err(Some(400)));
+}
+
+/// Every malformed account is a startup error: a non-zero exit with a message naming the
+/// problem but no key, never a panic.
+#[test]
+fn malformed_accounts_stop_the_server_at_startup() {
+    let cases: [(&[&str], Option<&str>, &str); 8] = [
+        (&["--account", "acctone"], None, "NAME:KEY"),
+        (&["--account", "acctone:"], None, "empty key"),
+        (&["--account", "Acct-One:a2V5LW9uZQ=="], None, "Acct-One"),
+        (&["--account", "acctone:a2V5LW9uZQ!"], None, "base64"),
+        (&["--account", "acctone:a2V5LW9uZQ==:a2V5LW9uZQ!"], None, "second key"),
+        (&["--account", "acctone:a2V5LW9uZQ==", "--account", "acctone:a2V5LW9uZQ=="], None, "twice"),
+        (&[], Some("acctone:a2V5LW9uZQ==;accttwo"), "AZURITE_ACCOUNTS"),
+        (&[], Some(";"), "names no account"),
+    ];
+    for (flags, azurite_accounts, expected) in cases {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_table-server"));
+        command.args(["--port", "0"]).args(flags);
+        match azurite_accounts {
+            Some(value) => command.env("AZURITE_ACCOUNTS", value),
+            None => command.env_remove("AZURITE_ACCOUNTS"),
+        };
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{flags:?} {azurite_accounts:?} started");
+        assert!(output.stdout.is_empty(), "{flags:?}: nothing listened");
+        assert!(stderr.starts_with("table-server: ") && stderr.contains(expected), "{flags:?}: {stderr}");
+        assert!(!stderr.contains("panicked") && !stderr.contains("a2V5LW9uZQ"), "{flags:?}: {stderr}");
+    }
 }

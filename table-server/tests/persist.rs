@@ -56,9 +56,15 @@ impl Drop for Server {
     }
 }
 
-/// Starts the binary on `dir` (with `flags`) on a free port; the process and a client of it
-/// that never retries, so an answer is exactly one attempt's.
+/// Starts the binary on `dir` (with `flags`) on a free port; the process and a client of the
+/// development account that never retries, so an answer is exactly one attempt's.
 fn start(dir: &Path, flags: &[&str]) -> (Server, TableServiceClient) {
+    let (child, address) = start_at(dir, flags);
+    (child, client_of(&address, DEV_ACCOUNT, DEV_KEY))
+}
+
+/// Starts the binary on `dir` (with `flags`) on a free port; the process and its address.
+fn start_at(dir: &Path, flags: &[&str]) -> (Server, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_table-server"))
         .args(["--port", "0", "--data-dir"])
         .arg(dir)
@@ -75,17 +81,21 @@ fn start(dir: &Path, flags: &[&str]) -> (Server, TableServiceClient) {
         .and_then(|rest| rest.split('/').next())
         .unwrap_or_else(|| panic!("no banner: {banner:?}"))
         .to_owned();
+    (child, address)
+}
+
+/// A client of `account` at `address` that never retries.
+fn client_of(address: &str, account: &str, key: &str) -> TableServiceClient {
     let connection_string = format!(
-        "DefaultEndpointsProtocol=http;AccountName={DEV_ACCOUNT};AccountKey={DEV_KEY};\
-         TableEndpoint=http://{address}/{DEV_ACCOUNT};"
+        "DefaultEndpointsProtocol=http;AccountName={account};AccountKey={key};\
+         TableEndpoint=http://{address}/{account};"
     );
-    let client = TableServiceClient::builder()
+    TableServiceClient::builder()
         .connection_string(&connection_string)
         .retry(RetryPolicy::none())
         .timeout(Duration::from_secs(10))
         .build()
-        .unwrap();
-    (child, client)
+        .unwrap()
 }
 
 fn kill_9(server: &mut Server) {
@@ -393,5 +403,41 @@ fn a_corrupt_record_in_the_middle_stops_the_start_loudly() {
     assert!(!output.status.success(), "{output:?}");
     let message = String::from_utf8_lossy(&output.stderr);
     assert!(message.contains("cannot recover") && message.contains("checksum"), "{message}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_account_given_on_the_command_line_is_kept() {
+    // Two accounts of the command line, each with its own engine, both recovered after a
+    // kill -9: the binary persists every account it serves, not only the development one.
+    let dir = data_dir("accounts");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let accounts = [("acct1", "a2V5LW9uZQ=="), ("acct2", "a2V5LXR3bw==")];
+    let flags = ["--account", "acct1:a2V5LW9uZQ==", "--account", "acct2:a2V5LXR3bw=="];
+    let (mut child, address) = start_at(&dir, &flags);
+    let etags = runtime.block_on(async {
+        let mut etags = Vec::new();
+        for (account, key) in accounts {
+            let client = client_of(&address, account, key);
+            client.create_table(TABLE).await.unwrap();
+            let entity = Entity::new("p", "r").with("Owner", account);
+            etags.push(client.table(TABLE).insert(entity).await.unwrap());
+        }
+        etags
+    });
+    kill_9(&mut child);
+    for (account, _) in accounts {
+        assert!(dir.join(account).is_dir(), "{account} has no directory");
+    }
+
+    let (mut child, address) = start_at(&dir, &flags);
+    runtime.block_on(async {
+        for ((account, key), etag) in accounts.into_iter().zip(etags) {
+            let row = client_of(&address, account, key).table(TABLE).get("p", "r").await.unwrap();
+            assert_eq!(row.etag, Some(etag));
+            assert_eq!(row.properties.get("Owner"), Some(&Value::String(account.to_owned())));
+        }
+    });
+    kill_9(&mut child);
     std::fs::remove_dir_all(&dir).unwrap();
 }

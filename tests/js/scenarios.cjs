@@ -6,6 +6,9 @@
 // Environment: SCENARIO_CONNECTION_STRING (AccountName, AccountKey, TableEndpoint) and
 // SCENARIO_STRICT=1 where the endpoint follows the service's rules (table-server); without it the
 // scenarios accept Azurite's documented deviations (protocol doc, section 10), and only those.
+// With SCENARIO_BEARER_TOKEN (and SCENARIO_EXPIRED_BEARER_TOKEN, which must be refused) the
+// clients authenticate with that token instead of the account key (no AccountKey needed); an
+// HTTPS endpoint's CA is trusted through NODE_EXTRA_CA_CERTS, which the harness sets.
 // Each scenario creates its own tables, checks every answer with `assert`, and exits non-zero
 // with the failed expectation on stderr; it prints `ok <scenario>` when every check passed.
 
@@ -21,7 +24,7 @@ const {
 } = require('@azure/data-tables');
 
 const STRICT = process.env.SCENARIO_STRICT === '1';
-// Loopback endpoints are plain HTTP; a failed request must fail the scenario, not be retried.
+// Loopback endpoints may be plain HTTP; a failed request must fail the scenario, not be retried.
 const OPTIONS = { allowInsecureConnection: true, retryOptions: { maxRetries: 0 } };
 // Set by `main` before a scenario runs.
 let settings, credential, service;
@@ -32,7 +35,8 @@ function parseConnectionString(text) {
     const at = part.indexOf('=');
     if (at > 0) settings[part.slice(0, at)] = part.slice(at + 1);
   }
-  for (const key of ['AccountName', 'AccountKey', 'TableEndpoint']) {
+  const needed = process.env.SCENARIO_BEARER_TOKEN ? ['AccountName', 'TableEndpoint'] : ['AccountName', 'AccountKey', 'TableEndpoint'];
+  for (const key of needed) {
     if (!settings[key]) throw new Error(`SCENARIO_CONNECTION_STRING lacks ${key}`);
   }
   return settings;
@@ -68,6 +72,15 @@ async function rejects(action, status, codes) {
     return error;
   }
   assert.fail(`expected a ${status} ${codes || ''} error, the request succeeded`);
+}
+
+/** A token credential that returns `token`, as minted by the harness, said to live an hour. */
+function staticTokenCredential(token) {
+  return {
+    async getToken() {
+      return { token, expiresOnTimestamp: Date.now() + 3600 * 1000 };
+    },
+  };
 }
 
 async function collect(iterable) {
@@ -253,6 +266,8 @@ const scenarios = {
 
   // Table SAS: permissions, expiry, and the PartitionKey/RowKey range it grants.
   async sas() {
+    // Signing a SAS needs the account key.
+    assert.ok(settings.AccountKey, 'the sas scenario needs the account key');
     const table = await freshTable('jssas');
     await table.createEntity({ partitionKey: 'a', rowKey: '1', V: 1 });
     await table.createEntity({ partitionKey: 'b', rowKey: '1', V: 2 });
@@ -314,6 +329,11 @@ const scenarios = {
     await rejects(() => table.listEntities({ queryOptions: { filter: 'N eq' } }).next(), 400, ['InvalidInput']);
     const gone = new TableClient(settings.TableEndpoint, uniqueName('jsnone'), credential, OPTIONS);
     await rejects(() => gone.createEntity({ partitionKey: 'p', rowKey: 'r' }), 404, ['TableNotFound']);
+    if (process.env.SCENARIO_BEARER_TOKEN) {
+      const expired = staticTokenCredential(process.env.SCENARIO_EXPIRED_BEARER_TOKEN || '');
+      const refused = new TableClient(settings.TableEndpoint, table.tableName, expired, OPTIONS);
+      await rejects(() => refused.getEntity('p', 'r'), 403, ['AuthenticationFailed']);
+    }
   },
 
   // Listing tables: a filter on the name, paged by NextTableName.
@@ -347,7 +367,8 @@ async function main() {
     process.exit(2);
   }
   settings = parseConnectionString(process.env.SCENARIO_CONNECTION_STRING || '');
-  credential = new AzureNamedKeyCredential(settings.AccountName, settings.AccountKey);
+  const token = process.env.SCENARIO_BEARER_TOKEN;
+  credential = token ? staticTokenCredential(token) : new AzureNamedKeyCredential(settings.AccountName, settings.AccountKey);
   service = new TableServiceClient(settings.TableEndpoint, credential, OPTIONS);
   await scenario();
   console.log(`ok ${name}`);

@@ -8,7 +8,11 @@ The same scenarios as tests/js/scenarios.cjs, so two independent official client
 same behaviour. Environment: SCENARIO_CONNECTION_STRING (AccountName, AccountKey,
 TableEndpoint), and SCENARIO_STRICT=1 where the endpoint follows the service's rules; without
 it the scenarios accept Azurite's documented deviations (protocol doc, section 10), and only
-those. Each scenario creates its own tables; a failed check raises (traceback on stderr, exit 1).
+those. SCENARIO_CA_FILE: the CA (PEM) to trust for an HTTPS endpoint, passed to every client as
+`connection_verify`. SCENARIO_BEARER_TOKEN (and SCENARIO_EXPIRED_BEARER_TOKEN, which must be
+refused): the clients authenticate with that token instead of the account key (no AccountKey
+needed). Each scenario creates its own tables; a failed check raises (traceback on stderr,
+exit 1).
 """
 
 import json
@@ -17,11 +21,12 @@ import os
 import re
 import secrets
 import sys
+import time
 import uuid
 from datetime import datetime, timedelta, timezone
 
 from azure.core import MatchConditions
-from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
+from azure.core.credentials import AccessToken, AzureNamedKeyCredential, AzureSasCredential
 from azure.core.exceptions import HttpResponseError
 from azure.data.tables import (
     EdmType,
@@ -35,14 +40,26 @@ from azure.data.tables import (
 )
 
 STRICT = os.environ.get("SCENARIO_STRICT") == "1"
+BEARER_TOKEN = os.environ.get("SCENARIO_BEARER_TOKEN")
 
 
 def parse_connection_string(text):
     settings = dict(part.split("=", 1) for part in text.split(";") if "=" in part)
-    for key in ("AccountName", "AccountKey", "TableEndpoint"):
+    needed = ("AccountName", "TableEndpoint") if BEARER_TOKEN else ("AccountName", "AccountKey", "TableEndpoint")
+    for key in needed:
         if not settings.get(key):
             raise SystemExit(f"SCENARIO_CONNECTION_STRING lacks {key}")
     return settings
+
+
+class StaticToken:
+    """A token credential that returns the token the harness minted, said to live an hour."""
+
+    def __init__(self, token):
+        self.token = token
+
+    def get_token(self, *scopes, **kwargs):
+        return AccessToken(self.token, int(time.time()) + 3600)
 
 
 class Account:
@@ -50,16 +67,23 @@ class Account:
 
     def __init__(self, settings):
         self.endpoint = settings["TableEndpoint"]
-        self.credential = AzureNamedKeyCredential(settings["AccountName"], settings["AccountKey"])
-        self.service = TableServiceClient(self.endpoint, credential=self.credential)
+        self.key = settings.get("AccountKey")
+        if BEARER_TOKEN:
+            self.credential = StaticToken(BEARER_TOKEN)
+        else:
+            self.credential = AzureNamedKeyCredential(settings["AccountName"], self.key)
+        ca_file = os.environ.get("SCENARIO_CA_FILE")
+        # Every client trusts the harness's CA only (by default requests trusts the system's).
+        self.options = {"connection_verify": ca_file} if ca_file else {}
+        self.service = TableServiceClient(self.endpoint, credential=self.credential, **self.options)
 
     def fresh_table(self, prefix):
         name = unique_name(prefix)
         self.service.create_table(name)
-        return TableClient(self.endpoint, name, credential=self.credential)
+        return self.client(name, self.credential)
 
     def client(self, table_name, credential):
-        return TableClient(self.endpoint, table_name, credential=credential)
+        return TableClient(self.endpoint, table_name, credential=credential, **self.options)
 
 
 def unique_name(prefix):
@@ -263,6 +287,7 @@ def etags(account):
 
 def sas(account):
     """Table SAS: permissions, expiry, a forged key, and the key range it grants."""
+    assert account.key, "the sas scenario needs the account key (it signs the SAS)"
     table = account.fresh_table("pysas")
     for pk, rk, v in (("a", "1", 1), ("b", "1", 2), ("b", "5", 3)):
         table.create_entity({"PartitionKey": pk, "RowKey": rk, "V": v})
@@ -314,6 +339,9 @@ def errors(account):
     rejects(lambda: list(table.query_entities("N eq")), 400, ["InvalidInput"])
     gone = account.client(unique_name("pynone"), account.credential)
     rejects(lambda: gone.create_entity({"PartitionKey": "p", "RowKey": "r"}), 404, ["TableNotFound"])
+    if BEARER_TOKEN:
+        refused = account.client(table.table_name, StaticToken(os.environ.get("SCENARIO_EXPIRED_BEARER_TOKEN", "")))
+        rejects(lambda: refused.get_entity("p", "r"), 403, ["AuthenticationFailed"])
 
 
 def tables(account):

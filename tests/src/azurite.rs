@@ -30,6 +30,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::certificates::Certificates;
 use crate::tooling;
 
 /// The Azurite version the suite is pinned to (the protocol notes were verified against it).
@@ -169,37 +170,6 @@ fn resolve_oauth() -> Result<Option<OAuthAzurite>, String> {
         ca_pem: certificates.ca_pem,
         ca_file,
     }))
-}
-
-/// A private CA and a server certificate it signed for 127.0.0.1 and localhost.
-struct Certificates {
-    ca_pem: String,
-    server_pem: String,
-    server_key_pem: String,
-}
-
-impl Certificates {
-    fn generate() -> Result<Certificates, String> {
-        use rcgen::{
-            BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, KeyUsagePurpose,
-        };
-        let failed = |e: rcgen::Error| format!("cannot generate the test certificates: {e}");
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(failed)?;
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.distinguished_name.push(DnType::CommonName, "conformance test CA");
-        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
-        let ca =
-            CertifiedIssuer::self_signed(ca_params, KeyPair::generate().map_err(failed)?).map_err(failed)?;
-        let server_key = KeyPair::generate().map_err(failed)?;
-        let server_params =
-            CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).map_err(failed)?;
-        let server = server_params.signed_by(&server_key, &ca).map_err(failed)?;
-        Ok(Certificates {
-            ca_pem: ca.pem(),
-            server_pem: server.pem(),
-            server_key_pem: server_key.serialize_pem(),
-        })
-    }
 }
 
 /// Chooses the endpoint, installing and starting Azurite when no endpoint is given.

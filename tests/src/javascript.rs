@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use crate::script::{Rules, ScriptError};
+use crate::script::{Rules, ScriptError, Target};
 use crate::tooling;
 
 /// The `@azure/data-tables` version the scenarios are pinned to.
@@ -39,16 +39,20 @@ impl JavaScript {
         Ok(stdout.lines().map(str::to_owned).collect())
     }
 
-    /// Runs scenario `name` against the account of `connection_string` (which must name
-    /// `AccountName`, `AccountKey` and `TableEndpoint`). Blocks until the scenario ends.
-    pub fn scenario(&self, name: &str, connection_string: &str, rules: Rules) -> Result<(), ScriptError> {
+    /// Runs scenario `name` against `target`. Blocks until the scenario ends.
+    pub fn scenario(&self, name: &str, target: &Target, rules: Rules) -> Result<(), ScriptError> {
         let mut command = Command::new("node");
         command
             .arg(&self.script)
             .arg(name)
             .env("NODE_PATH", &self.modules)
-            .envs(crate::script::scenario_env(connection_string, rules))
+            .envs(crate::script::scenario_env(target, rules))
             .stdin(Stdio::null());
+        // Node reads its extra trusted CAs when it starts, from this variable only.
+        match &target.ca_file {
+            Some(ca_file) => command.env("NODE_EXTRA_CA_CERTS", ca_file),
+            None => command.env_remove("NODE_EXTRA_CA_CERTS"),
+        };
         let shown = format!("node {} {name}", self.script.display());
         let stdout = crate::script::run(&mut command, shown.clone())?;
         crate::script::expect_ok(name, shown, stdout)

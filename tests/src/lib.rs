@@ -6,7 +6,8 @@
 //!   [`azurite::azurite_oauth`] starts a second one over HTTPS (a generated private CA) that
 //!   accepts bearer tokens (`--oauth basic`).
 //! - [`server`]: one in-process `table-server` per test process, an account and a fresh engine
-//!   per test (the third backend: our HTTP client against the engine served over HTTP).
+//!   per test (the third backend: our HTTP client against the engine served over HTTP), and
+//!   one over HTTPS (a private CA) for the official SDKs' HTTPS and bearer-token scenarios.
 //! - [`target`]: the backends a scenario runs on, and the `scenario!` macro (and
 //!   `token_scenario!`, the same on the OAuth Azurite with token auth).
 //! - [`token`]: bearer tokens that Azurite accepts and a scriptable counting token credential.
@@ -16,7 +17,8 @@
 //!   scenarios of `tests/js/scenarios.cjs` (every EDM type, batches, paging, ETags, SAS,
 //!   errors, table listing) against an endpoint, strictly or with Azurite's deviations; the
 //!   Python SDK runs the same scenarios (`tests/python/scenarios.py`).
-//! - [`script`]: running those helper scripts, and what the two scenario scripts share.
+//! - [`script`]: running those helper scripts, and what the two scenario scripts share (the
+//!   [`script::Target`] of a run: endpoint, CA, account key or bearer tokens).
 //! - [`fault_proxy`]: a seeded fault-injecting HTTP proxy to put in front of Azurite (resets,
 //!   stalls past the client's timeout, 500/503/429, before or after the request is applied).
 //! - [`fuzz`]: deterministic mutation fuzzers for every parser and decoder (run by
@@ -41,6 +43,7 @@
 #![deny(missing_docs)]
 
 pub mod azurite;
+mod certificates;
 pub mod fault_proxy;
 pub mod fuzz;
 pub mod javascript;

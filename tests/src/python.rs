@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 use base64::Engine as _;
 use table_core::{ETag, Entity, Value};
 
-use crate::script::{Rules, ScriptError};
+use crate::script::{Rules, ScriptError, Target};
 use crate::tooling;
 
 /// The `azure-data-tables` version the suite is pinned to.
@@ -74,11 +74,12 @@ impl Python {
         crate::script::run(&mut command, shown)
     }
 
-    /// Runs `scenarios.py <name>` against the account of `connection_string` (the same
-    /// scenarios as the JavaScript SDK's, [`crate::javascript`]).
-    pub fn scenario(&self, name: &str, connection_string: &str, rules: Rules) -> Result<(), ScriptError> {
-        let stdout =
-            self.run("scenarios.py", &[name], &crate::script::scenario_env(connection_string, rules))?;
+    /// Runs `scenarios.py <name>` against `target` (the same scenarios as the JavaScript
+    /// SDK's, [`crate::javascript`]).
+    pub fn scenario(&self, name: &str, target: &Target, rules: Rules) -> Result<(), ScriptError> {
+        let env = crate::script::scenario_env(target, rules);
+        let env: Vec<(&str, &str)> = env.iter().map(|(name, value)| (*name, value.as_str())).collect();
+        let stdout = self.run("scenarios.py", &[name], &env)?;
         crate::script::expect_ok(name, format!("scenarios.py {name}"), stdout)
     }
 

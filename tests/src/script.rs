@@ -1,9 +1,10 @@
 //! Running one helper script of an external SDK (`tests/python/`, `tests/js/`) and keeping
 //! everything it printed for the error message; and what the SDK scenario scripts
 //! (`tests/python/scenarios.py`, `tests/js/scenarios.cjs`) have in common: the same scenario
-//! names, the endpoint and rules passed through the environment, and `ok <scenario>` as the
-//! last word of a scenario that ran every check.
+//! names, the endpoint, its CA, the credentials and the rules passed through the environment
+//! ([`Target`]), and `ok <scenario>` as the last word of a scenario that ran every check.
 
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 
 /// Why a helper script did not give a usable answer.
@@ -72,11 +73,56 @@ pub enum Rules {
     Azurite,
 }
 
-/// The environment of one scenario run. The connection string travels there, not on the
-/// command line: it carries the account key, and the command line is shown in every error.
-pub(crate) fn scenario_env(connection_string: &str, rules: Rules) -> [(&'static str, &str); 2] {
+/// Where an SDK scenario runs and how it authenticates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `AccountName` and `TableEndpoint`, and `AccountKey` unless [`Self::bearer`] is set.
+    pub connection_string: String,
+    /// For an HTTPS endpoint: a PEM file of the CA to trust (the SDKs trust nothing else).
+    pub ca_file: Option<PathBuf>,
+    /// Bearer tokens to authenticate with instead of the account key.
+    pub bearer: Option<BearerTokens>,
+}
+
+/// The tokens of a bearer-token scenario run, minted by the harness
+/// ([`crate::token::mint_token`]); the scripts' credential classes return them as they are.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BearerTokens {
+    /// A token the endpoint accepts while the run lasts.
+    pub valid: String,
+    /// An expired one, which the endpoint must refuse (403 `AuthenticationFailed`).
+    pub expired: String,
+}
+
+impl std::fmt::Debug for BearerTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerTokens(<redacted>)")
+    }
+}
+
+impl Target {
+    /// The account of `connection_string` (with `AccountKey`) over plain HTTP.
+    pub fn shared_key(connection_string: impl Into<String>) -> Target {
+        Target { connection_string: connection_string.into(), ca_file: None, bearer: None }
+    }
+}
+
+/// The environment of one scenario run. The connection string and tokens travel there, not on
+/// the command line: they are secrets, and the command line is shown in every error.
+pub(crate) fn scenario_env(target: &Target, rules: Rules) -> Vec<(&'static str, String)> {
     let strict = if rules == Rules::Strict { "1" } else { "0" };
-    [("SCENARIO_CONNECTION_STRING", connection_string), ("SCENARIO_STRICT", strict)]
+    let mut env = vec![
+        ("SCENARIO_CONNECTION_STRING", target.connection_string.clone()),
+        ("SCENARIO_STRICT", strict.to_owned()),
+    ];
+    if let Some(ca_file) = &target.ca_file {
+        env.push(("SCENARIO_CA_FILE", ca_file.display().to_string()));
+    }
+    if let Some(tokens) = &target.bearer {
+        env.push(("SCENARIO_BEARER_TOKEN", tokens.valid.clone()));
+        env.push(("SCENARIO_EXPIRED_BEARER_TOKEN", tokens.expired.clone()));
+    }
+    env
 }
 
 /// A scenario that exited successfully without printing `ok <name>` did not run its checks,

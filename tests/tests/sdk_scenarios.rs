@@ -2,11 +2,19 @@
 //! the same scenarios (`tests/js/scenarios.cjs`, `tests/python/scenarios.py`): every EDM type,
 //! batches (committing and failing), paging with small pages, ETags and upserts, table SAS,
 //! error codes, table listing. Each SDK checks the answers through its own view of them, so
-//! two independent clients vouch for the endpoint. One test per scenario and SDK:
-//! `<scenario>::javascript` and `<scenario>::python`, on Azurite, where the scenarios accept its
-//! documented deviations and nothing else (`Rules::Azurite`), and `<scenario>::server::*` on an
-//! in-process table-server (SharedKey on, a fresh account per test), where the service's rules
-//! hold strictly (`Rules::Strict`: SAS key ranges enforced, the service's error codes).
+//! two independent clients vouch for the endpoint. One test per scenario, SDK and mode:
+//! - `<scenario>::javascript` and `<scenario>::python`, on Azurite, where the scenarios accept
+//!   its documented deviations and nothing else (`Rules::Azurite`);
+//! - `<scenario>::server::*` on an in-process table-server over HTTP with SharedKey (a fresh
+//!   account per test), where the service's rules hold strictly (`Rules::Strict`: SAS key
+//!   ranges enforced, the service's error codes);
+//! - `<scenario>::server::https::*`, the same over HTTPS, each SDK trusting the harness's
+//!   private CA only (Node: `NODE_EXTRA_CA_CERTS`; Python: `connection_verify`);
+//! - `<scenario>::server::bearer::*`, over HTTPS with a bearer token credential (a class in
+//!   each script returning the token the harness minted) and no account key. `sas` is left out
+//!   of this mode: signing a SAS needs the account key, which a token client does not hold (the
+//!   service's user delegation SAS is not a Table feature). `errors` also checks that an
+//!   expired token is refused with 403 `AuthenticationFailed`.
 //!
 //! Where Node.js or Python cannot run, the harness prints a loud banner and the tests return
 //! (`REQUIRE_AZURITE=1` / `REQUIRE_PYTHON=1` turn that into a failure).
@@ -14,12 +22,13 @@
 use conformance::azurite::azurite;
 use conformance::javascript::javascript;
 use conformance::python::python;
-use conformance::script::Rules;
+use conformance::script::{Rules, Target};
 use conformance::server;
 
-/// One module per scenario with a test per SDK, and the list of the scenario names.
+/// One module per scenario with a test per SDK and mode, and the list of the scenario names.
+/// A scenario marked `bearer` also runs with a bearer token credential.
 macro_rules! sdk_scenarios {
-    ($($name:ident),* $(,)?) => {
+    ($($name:ident $(: $bearer:ident)?),* $(,)?) => {
         $(
             mod $name {
                 #[test]
@@ -35,13 +44,27 @@ macro_rules! sdk_scenarios {
                 mod server {
                     #[test]
                     fn javascript() {
-                        super::super::javascript_on_server(stringify!($name));
+                        super::super::javascript_on(stringify!($name), super::super::http_target());
                     }
 
                     #[test]
                     fn python() {
-                        super::super::python_on_server(stringify!($name));
+                        super::super::python_on(stringify!($name), super::super::http_target());
                     }
+
+                    mod https {
+                        #[test]
+                        fn javascript() {
+                            super::super::super::javascript_on(stringify!($name), conformance::server::https_target());
+                        }
+
+                        #[test]
+                        fn python() {
+                            super::super::super::python_on(stringify!($name), conformance::server::https_target());
+                        }
+                    }
+
+                    $(bearer_tests!($name, $bearer);)?
                 }
             }
         )*
@@ -51,13 +74,38 @@ macro_rules! sdk_scenarios {
     };
 }
 
-sdk_scenarios!(edm_types, batches, paging, etags, sas, errors, tables);
+/// `<scenario>::server::bearer::{javascript,python}`.
+macro_rules! bearer_tests {
+    ($name:ident, bearer) => {
+        mod bearer {
+            #[test]
+            fn javascript() {
+                super::super::super::javascript_on(stringify!($name), conformance::server::bearer_target());
+            }
+
+            #[test]
+            fn python() {
+                super::super::super::python_on(stringify!($name), conformance::server::bearer_target());
+            }
+        }
+    };
+}
+
+sdk_scenarios!(
+    edm_types: bearer,
+    batches: bearer,
+    paging: bearer,
+    etags: bearer,
+    sas,
+    errors: bearer,
+    tables: bearer,
+);
 
 fn javascript_on_azurite(name: &str) {
     let (Some(js), Some(azurite)) = (javascript(), azurite()) else {
         return;
     };
-    if let Err(e) = js.scenario(name, &azurite.connection_string, Rules::Azurite) {
+    if let Err(e) = js.scenario(name, &Target::shared_key(&azurite.connection_string), Rules::Azurite) {
         panic!("the JavaScript SDK scenario `{name}` failed on Azurite:\n{e}");
     }
 }
@@ -66,22 +114,38 @@ fn python_on_azurite(name: &str) {
     let (Some(python), Some(azurite)) = (python(), azurite()) else {
         return;
     };
-    if let Err(e) = python.scenario(name, &azurite.connection_string, Rules::Azurite) {
+    if let Err(e) = python.scenario(name, &Target::shared_key(&azurite.connection_string), Rules::Azurite) {
         panic!("the Python SDK scenario `{name}` failed on Azurite:\n{e}");
     }
 }
 
-fn javascript_on_server(name: &str) {
+/// A new account on the HTTP table-server, reached with its key.
+fn http_target() -> Target {
+    Target::shared_key(server::connection_string())
+}
+
+/// Runs scenario `name` of the JavaScript SDK strictly against `target` on table-server.
+fn javascript_on(name: &str, target: Target) {
     let Some(js) = javascript() else { return };
-    if let Err(e) = js.scenario(name, &server::connection_string(), Rules::Strict) {
-        panic!("the JavaScript SDK scenario `{name}` failed on table-server:\n{e}");
+    if let Err(e) = js.scenario(name, &target, Rules::Strict) {
+        panic!("the JavaScript SDK scenario `{name}` failed on table-server ({}):\n{e}", mode(&target));
     }
 }
 
-fn python_on_server(name: &str) {
+/// Runs scenario `name` of the Python SDK strictly against `target` on table-server.
+fn python_on(name: &str, target: Target) {
     let Some(python) = python() else { return };
-    if let Err(e) = python.scenario(name, &server::connection_string(), Rules::Strict) {
-        panic!("the Python SDK scenario `{name}` failed on table-server:\n{e}");
+    if let Err(e) = python.scenario(name, &target, Rules::Strict) {
+        panic!("the Python SDK scenario `{name}` failed on table-server ({}):\n{e}", mode(&target));
+    }
+}
+
+/// How `target` is reached, for failure messages.
+fn mode(target: &Target) -> &'static str {
+    match (&target.ca_file, &target.bearer) {
+        (_, Some(_)) => "HTTPS, bearer token",
+        (Some(_), None) => "HTTPS, SharedKey",
+        (None, None) => "HTTP, SharedKey",
     }
 }
 
