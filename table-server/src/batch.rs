@@ -427,20 +427,29 @@ mod tests {
     fn submit_body(engine: &Engine, content_type: &str, body: String) -> Result<Answer, Refused> {
         let mut headers = hyper::HeaderMap::new();
         headers.insert("content-type", content_type.parse().expect("a valid header"));
-        let body = bytes::Bytes::from(body);
+        with_call(engine, &headers, &bytes::Bytes::from(body), submit)
+    }
+
+    /// Runs `with` on a `$batch` call of `engine` with these headers and body.
+    fn with_call<T>(
+        engine: &Engine,
+        headers: &hyper::HeaderMap,
+        body: &bytes::Bytes,
+        with: impl FnOnce(&Call<'_>) -> T,
+    ) -> T {
         let query = Query::default();
         let call = Call {
             engine,
             account: "acct",
             base: BASE,
             method: Verb::Post,
-            headers: &headers,
+            headers,
             query: &query,
-            body: &body,
+            body,
             request_id: "rid",
             grant: None,
         };
-        submit(&call)
+        with(&call)
     }
 
     /// [`submit_body`]'s answer (a 500 stands for a refusal).
@@ -630,24 +639,6 @@ mod tests {
         text
     }
 
-    /// Runs `with` on a call of `engine` (the `$batch` request itself is not read).
-    fn with_call<T>(engine: &Engine, with: impl FnOnce(&Call<'_>) -> T) -> T {
-        let headers = hyper::HeaderMap::new();
-        let (query, body) = (Query::default(), bytes::Bytes::new());
-        let call = Call {
-            engine,
-            account: "acct",
-            base: BASE,
-            method: Verb::Post,
-            headers: &headers,
-            query: &query,
-            body: &body,
-            request_id: "rid",
-            grant: None,
-        };
-        with(&call)
-    }
-
     #[test]
     fn answers_are_what_the_part_by_part_writer_wrote() {
         let engine = engine_with("tbl");
@@ -678,7 +669,8 @@ mod tests {
             [&stamped, &stamped, &stamped, &stamped, &stamped, &stamped, &WriteOutcome { etag: None }]
                 .map(Clone::clone);
         let failure = Failure { batch_index: Some(3), ..Failure::service(ErrorCode::EntityAlreadyExists) };
-        with_call(&engine, |call| {
+        // The `$batch` request itself is not read.
+        with_call(&engine, &hyper::HeaderMap::new(), &bytes::Bytes::new(), |call| {
             let pairs = [
                 (
                     succeeded(call, "tbl", &operations, &parts, &outcomes),
