@@ -346,17 +346,11 @@ fn succeeded(
     multipart(operations.len(), |changeset| {
         let mut location = String::new();
         for ((operation, part), outcome) in operations.iter().zip(parts).zip(outcomes) {
-            let content_id = part.content_id;
-            let etag = outcome.etag.as_ref().map(ETag::as_str);
+            // Every part of a committed changeset: its Content-ID and its row's new ETag.
+            let (content_id, etag) = (part.content_id, outcome.etag.as_ref().map(ETag::as_str));
+            let answer = |status, headers, body| Response { status, content_id, headers, etag, body };
             let Operation::Insert(sent) = operation else {
-                let headers = [("DataServiceVersion", "3.0;")];
-                changeset.part(Response {
-                    status: "204 No Content",
-                    content_id,
-                    headers: &headers,
-                    etag,
-                    body: "",
-                });
+                changeset.part(answer("204 No Content", &[("DataServiceVersion", "3.0;")], ""));
                 continue;
             };
             location.clear();
@@ -369,13 +363,7 @@ fn succeeded(
                     ("Location", &location),
                     ("DataServiceId", &location),
                 ];
-                changeset.part(Response {
-                    status: "204 No Content",
-                    content_id,
-                    headers: &headers,
-                    etag,
-                    body: "",
-                });
+                changeset.part(answer("204 No Content", &headers, ""));
             } else {
                 let mut entity = sent.clone();
                 entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
@@ -389,13 +377,7 @@ fn succeeded(
                     ("DataServiceId", &location),
                 ];
                 let body = String::from_utf8_lossy(&json);
-                changeset.part(Response {
-                    status: "201 Created",
-                    content_id,
-                    headers: &headers,
-                    etag,
-                    body: &body,
-                });
+                changeset.part(answer("201 Created", &headers, &body));
             }
         }
     })
