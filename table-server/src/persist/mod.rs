@@ -46,6 +46,29 @@ pub const DEFAULT_CHECKPOINT_BYTES: u64 = 64 * 1024 * 1024;
 /// A data directory holding accounts' engines across restarts (see the module docs).
 /// [`DataDir::engine`] recovers an account and keeps it persisted; [`DataDir::close`] takes
 /// a last snapshot of each.
+///
+/// ```
+/// use table_core::Entity;
+/// use table_core::engine::EngineOptions;
+/// use table_server::DataDir;
+///
+/// # fn main() -> std::io::Result<()> {
+/// let root = std::env::temp_dir().join(format!("table-server-doc-{}", std::process::id()));
+/// # let _ = std::fs::remove_dir_all(&root);
+/// let data = DataDir::builder(&root).open()?;
+/// let engine = data.engine("devstoreaccount1", EngineOptions::default())?;
+/// engine.create_table("Kept").expect("a new table");
+/// engine.insert("Kept", Entity::new("p", "r")).expect("a new row");
+/// data.close()?;
+///
+/// // Opened again (as after a restart, or a kill -9 without the close): the row is back.
+/// let data = DataDir::builder(&root).open()?;
+/// let engine = data.engine("devstoreaccount1", EngineOptions::default())?;
+/// assert!(engine.get("Kept", "p", "r", None).is_ok());
+/// data.close()?;
+/// # std::fs::remove_dir_all(&root)
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct DataDir {
     root: PathBuf,
