@@ -33,7 +33,7 @@ use crate::error;
 use crate::location::{self, Location, LocationMode, Route};
 use crate::proxy::Proxy;
 use crate::retry::{self, Failed, Failure, Replay, RetryPolicy};
-use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
+use crate::wire::{self, MAX_PAGE_SIZE, check_received_etag, url};
 
 /// The service version we speak (Microsoft Entra ID bearer tokens need 2017-11-09 or later).
 const API_VERSION: &str = "2019-02-02";
@@ -669,7 +669,7 @@ const DEPENDED_ON_HEADERS: [&str; 5] =
     ["ETag", "Content-Type", NEXT_PARTITION_KEY, NEXT_ROW_KEY, NEXT_TABLE_NAME];
 
 /// Fails when a header the client acts on is present but cannot be trusted: sent twice, not
-/// printable ASCII (or holding a control character), or an ETag that [`received_etag`]
+/// printable ASCII (or holding a control character), or an ETag that [`check_received_etag`]
 /// refuses. Taking such a header for absent would, for a continuation, end a query early
 /// with success and silently drop the rest of its result.
 fn check_headers(headers: &HeaderMap) -> Result<()> {
@@ -685,7 +685,7 @@ fn check_headers(headers: &HeaderMap) -> Result<()> {
             .filter(|t| !t.chars().any(char::is_control))
             .ok_or_else(|| error::decode(format!("the {name} response header is not printable ASCII")))?;
         if name == "ETag" {
-            received_etag(text)?;
+            check_received_etag(text)?;
         }
     }
     Ok(())

@@ -11,6 +11,13 @@ use table_core::{ETag, Result};
 
 /// Checks an ETag the service sent and wraps it.
 pub(crate) fn received_etag(text: &str) -> Result<ETag> {
+    check_received_etag(text)?;
+    Ok(ETag::new(text))
+}
+
+/// Checks an ETag the service sent, without copying it: a page's entities keep theirs borrowed
+/// from the body until a decoder takes one.
+pub(crate) fn check_received_etag(text: &str) -> Result<()> {
     // The text is not echoed: it comes from the network and may be anything, of any length.
     if text.is_empty() {
         return Err(crate::error::decode("the service sent an empty ETag"));
@@ -22,7 +29,7 @@ pub(crate) fn received_etag(text: &str) -> Result<ETag> {
     if !printable_ascii && text.chars().any(char::is_control) {
         return Err(crate::error::decode("the service sent an ETag containing a control character"));
     }
-    Ok(ETag::new(text))
+    Ok(())
 }
 
 #[cfg(test)]
