@@ -23,7 +23,11 @@
 //! `PropertySlots`: a property the type reads goes to its slot as it is met (a generated
 //! `match` on the name), the others to the list that is sorted once the object ends; every
 //! check reports the fault of the smallest property name, in a slot or in the list alike, so
-//! slots change the speed of a read and nothing else.
+//! slots change the speed of a read and nothing else. A decoder that reads through an
+//! `EntityReader` (every derived type) reads each checked entity where it lies, a
+//! `BodyEntity`: keys and ETag stay borrowed from the body (when they hold no escapes), so a
+//! type that keeps none of them copies none, and a page's entities reuse one buffer for their
+//! slots' values.
 //!
 //! Values are read in the service's literal forms only: an `Edm.DateTime` (and `Timestamp`) as
 //! `parse_datetime` reads it and within 1601-01-01 to 9999-12-31, an `Edm.Guid` hyphenated.
@@ -1055,5 +1059,34 @@ impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for ItemList<S> {
             items.push(item);
         }
         Ok(items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `body` as one entity object, stopping where a typed decoder reads it.
+    fn read_in_place<'b>(body: &'b str, scratch: &SlotScratch<'b>) -> BodyEntity<'b> {
+        let seed = EntitySeed { etag_header: None, slots: &PropertySlots::NONE, scratch, keys_given: None };
+        from_slice(body.as_bytes(), ObjectSeed(seed), "entity").unwrap()
+    }
+
+    #[test]
+    fn an_entity_read_in_place_lends_its_keys_and_etag_from_the_body() {
+        let body = r#"{"odata.etag":"W/'x'","PartitionKey":"p","RowKey":"r","Name":"n"}"#;
+        let scratch = SlotScratch::default();
+        let mut read = read_in_place(body, &scratch);
+        assert!(matches!(read.partition_key, Cow::Borrowed("p")), "the PartitionKey is copied");
+        assert!(matches!(read.row_key, Cow::Borrowed("r")), "the RowKey is copied");
+        assert!(matches!(read.etag, Some(Cow::Borrowed("W/'x'"))), "the ETag is copied");
+        // Taken, the ETag is made whole; the keys are handed over as they are.
+        assert_eq!(read.take_etag().map(|e| e.as_str().to_owned()).as_deref(), Some("W/'x'"));
+        assert!(matches!(read.take_partition_key(), Cow::Borrowed("p")));
+        // Escaped text cannot be lent (the service's ETags escape their quotes): it is
+        // unescaped into a string of its own.
+        let read =
+            read_in_place(r#"{"odata.etag":"W/\"x\"","PartitionKey":"p\u0041","RowKey":"r"}"#, &scratch);
+        assert_eq!((read.partition_key.as_ref(), read.etag.as_deref()), ("pA", Some("W/\"x\"")));
     }
 }
