@@ -1,6 +1,7 @@
 //! ETags as received from the service, whichever way they arrive: an `ETag` response header,
 //! an `odata.etag` member of an entity body, or an `ETag` header inside a `$batch` response
-//! part. All three go through [`received_etag`], so they are held to one rule.
+//! part. All three go through [`check_received_etag`] (wrapped by [`received_etag`] where the
+//! ETag is kept at once), so they are held to one rule.
 //!
 //! An ETag is opaque, but it goes back verbatim in an `If-Match` header and in the lines of a
 //! batch body: an empty one matches nothing the service wrote, and a control character could
