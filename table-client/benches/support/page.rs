@@ -72,7 +72,7 @@ pub struct FloorRow {
     avatar: Vec<u8>,
 }
 
-fn i64_from_string<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+pub fn i64_from_string<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
     <&str>::deserialize(d)?.parse().map_err(serde::de::Error::custom)
 }
 

@@ -44,7 +44,7 @@ pub(crate) use token::{TokenCache, says_token_expired};
 
 use std::fmt;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Timelike, Utc};
 use table_core::Result;
 
 /// The header carrying the request date that SharedKey signs.
@@ -177,12 +177,46 @@ impl fmt::Debug for SignedRequest {
 /// `x-ms-date`.
 #[doc(hidden)]
 pub fn http_date(t: DateTime<Utc>) -> String {
-    t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+    // Written field by field: every request signs a date, and `format` parses its pattern
+    // anew each time (a few percent of a request's client CPU in profiles).
+    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let day = DAYS[t.weekday().num_days_from_monday() as usize];
+    let month = MONTHS[t.month0() as usize];
+    // A leap second is second 59 with more than a second of nanoseconds: printed as 60.
+    let second = t.second() + u32::from(t.nanosecond() >= 1_000_000_000);
+    format!(
+        "{day}, {:02} {month} {:04} {:02}:{:02}:{:02} GMT",
+        t.day(),
+        t.year(),
+        t.hour(),
+        t.minute(),
+        second
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_dates_read_as_rfc_1123() {
+        // A leap second, a leap day, the first and last instants of years.
+        let instants = [
+            "2024-01-01T00:00:00Z",
+            "2024-02-29T23:59:59.999Z",
+            "1999-12-31T23:59:60.5Z",
+            "2026-11-25T07:08:09Z",
+            "0999-06-15T12:00:00Z",
+            "9999-12-31T23:59:59Z",
+        ];
+        for text in instants {
+            let t = DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc);
+            assert_eq!(http_date(t), t.format("%a, %d %b %Y %H:%M:%S GMT").to_string(), "{text}");
+        }
+        assert_eq!(http_date(DateTime::from_timestamp(0, 0).unwrap()), "Thu, 01 Jan 1970 00:00:00 GMT");
+    }
 
     #[test]
     fn a_signed_requests_debug_shows_the_bearer_scheme_only() {

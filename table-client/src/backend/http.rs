@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::{self as names, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use table_core::engine::Select;
 use table_core::{
@@ -33,11 +33,19 @@ use crate::error;
 use crate::location::{self, Location, LocationMode, Route};
 use crate::proxy::Proxy;
 use crate::retry::{self, Failed, Failure, Replay, RetryPolicy};
-use crate::wire::{self, MAX_PAGE_SIZE, received_etag, url};
+use crate::wire::{self, MAX_PAGE_SIZE, check_received_etag, url};
 
 /// The service version we speak (Microsoft Entra ID bearer tokens need 2017-11-09 or later).
 const API_VERSION: &str = "2019-02-02";
 const CONTENT_JSON: &str = "application/json";
+
+// The headers every request carries, built once: a name or value given as text is parsed and
+// copied per request.
+const X_MS_VERSION: HeaderName = HeaderName::from_static("x-ms-version");
+const DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("dataserviceversion");
+const MAX_DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("maxdataserviceversion");
+const CLIENT_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-client-request-id");
+const PREFER: HeaderName = HeaderName::from_static("prefer");
 
 /// Transport settings of an HTTP client.
 #[derive(Debug, Clone)]
@@ -421,17 +429,21 @@ impl HttpBackend {
         signed: SignedRequest,
         client_request_id: &str,
     ) -> std::result::Result<Response, Attempt> {
+        // Parsed once: the same URL is sent and compared with the one the answer came from.
+        let target = Url::parse(&signed.url).map_err(|e| {
+            Attempt::Answered(error::invalid_input("the request URL does not parse").with_source(e))
+        })?;
         let mut builder = self
             .inner
             .http
-            .request(request.method.clone(), &signed.url)
+            .request(request.method.clone(), target.clone())
             .timeout(self.inner.options.timeout)
-            .header("x-ms-version", API_VERSION)
-            .header("Accept", request.accept)
-            .header("DataServiceVersion", "3.0")
-            .header("MaxDataServiceVersion", "3.0;NetFx")
-            .header(reqwest::header::USER_AGENT, &self.inner.options.user_agent)
-            .header("x-ms-client-request-id", client_request_id);
+            .header(X_MS_VERSION, HeaderValue::from_static(API_VERSION))
+            .header(names::ACCEPT, HeaderValue::from_static(request.accept))
+            .header(DATA_SERVICE_VERSION, HeaderValue::from_static("3.0"))
+            .header(MAX_DATA_SERVICE_VERSION, HeaderValue::from_static("3.0;NetFx"))
+            .header(names::USER_AGENT, &self.inner.options.user_agent)
+            .header(CLIENT_REQUEST_ID, client_request_id);
         for (name, value) in signed.headers {
             let mut value = HeaderValue::try_from(value).map_err(|e| {
                 Attempt::Answered(
@@ -446,19 +458,20 @@ impl HttpBackend {
             builder = builder.header(name, value);
         }
         if !request.content_type.is_empty() {
-            builder = builder.header("Content-Type", request.content_type).body(request.body.clone());
+            builder = builder.header(names::CONTENT_TYPE, request.content_type).body(request.body.clone());
         } else if request.method != Method::GET {
-            builder = builder.header("Content-Length", "0");
+            builder = builder.header(names::CONTENT_LENGTH, HeaderValue::from_static("0"));
         }
         if let Some(if_match) = request.if_match {
-            builder = builder.header("If-Match", if_match.as_header());
+            builder = builder.header(names::IF_MATCH, if_match.as_header());
         }
         if request.prefer_no_content {
-            builder = builder.header("Prefer", "return-no-content");
+            builder = builder.header(PREFER, HeaderValue::from_static("return-no-content"));
         }
-        let response = builder.send().await.map_err(Attempt::transport)?;
+        let mut response = builder.send().await.map_err(Attempt::transport)?;
         let status = response.status();
-        let headers = response.headers().clone();
+        // Taken, not copied: the body is read through the response without its headers.
+        let headers = std::mem::take(response.headers_mut());
         let span = tracing::Span::current();
         span.record("status", status.as_u16());
         if let Some(id) = header(&headers, wire::REQUEST_ID_HEADER) {
@@ -468,7 +481,7 @@ impl HttpBackend {
             return Err(Attempt::Answered(redirect_error(status, &headers, &signed.url)));
         }
         // A caller's own client may follow redirects: an answer from elsewhere is refused.
-        if Url::parse(&signed.url).ok().as_ref() != Some(response.url()) {
+        if *response.url() != target {
             return Err(Attempt::Answered(followed_redirect_error(response.url())));
         }
         if status.is_success() {
@@ -669,7 +682,7 @@ const DEPENDED_ON_HEADERS: [&str; 5] =
     ["ETag", "Content-Type", NEXT_PARTITION_KEY, NEXT_ROW_KEY, NEXT_TABLE_NAME];
 
 /// Fails when a header the client acts on is present but cannot be trusted: sent twice, not
-/// printable ASCII (or holding a control character), or an ETag that [`received_etag`]
+/// printable ASCII (or holding a control character), or an ETag that [`check_received_etag`]
 /// refuses. Taking such a header for absent would, for a continuation, end a query early
 /// with success and silently drop the rest of its result.
 fn check_headers(headers: &HeaderMap) -> Result<()> {
@@ -685,7 +698,7 @@ fn check_headers(headers: &HeaderMap) -> Result<()> {
             .filter(|t| !t.chars().any(char::is_control))
             .ok_or_else(|| error::decode(format!("the {name} response header is not printable ASCII")))?;
         if name == "ETag" {
-            received_etag(text)?;
+            check_received_etag(text)?;
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! ETags as received from the service, whichever way they arrive: an `ETag` response header,
 //! an `odata.etag` member of an entity body, or an `ETag` header inside a `$batch` response
-//! part. All three go through [`received_etag`], so they are held to one rule.
+//! part. All three go through [`check_received_etag`] (wrapped by [`received_etag`] where the
+//! ETag is kept at once), so they are held to one rule.
 //!
 //! An ETag is opaque, but it goes back verbatim in an `If-Match` header and in the lines of a
 //! batch body: an empty one matches nothing the service wrote, and a control character could
@@ -11,6 +12,13 @@ use table_core::{ETag, Result};
 
 /// Checks an ETag the service sent and wraps it.
 pub(crate) fn received_etag(text: &str) -> Result<ETag> {
+    check_received_etag(text)?;
+    Ok(ETag::new(text))
+}
+
+/// Checks an ETag the service sent, without copying it: a page's entities keep theirs borrowed
+/// from the body until a decoder takes one.
+pub(crate) fn check_received_etag(text: &str) -> Result<()> {
     // The text is not echoed: it comes from the network and may be anything, of any length.
     if text.is_empty() {
         return Err(crate::error::decode("the service sent an empty ETag"));
@@ -22,7 +30,7 @@ pub(crate) fn received_etag(text: &str) -> Result<ETag> {
     if !printable_ascii && text.chars().any(char::is_control) {
         return Err(crate::error::decode("the service sent an ETag containing a control character"));
     }
-    Ok(ETag::new(text))
+    Ok(())
 }
 
 #[cfg(test)]

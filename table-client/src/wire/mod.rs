@@ -21,7 +21,7 @@ pub(crate) use batch::{ACCEPT, MAX_BATCH_RESPONSE_BODY};
 pub use batch::{MAX_MULTIPART_LINES, MultipartLeaf, decode_batch_response, encode_batch, multipart_leaves};
 pub(crate) use error::MAX_ERROR_BODY;
 pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error};
-pub(crate) use etag::received_etag;
+pub(crate) use etag::check_received_etag;
 pub(crate) use json::{MAX_ENTITY_JSON, MAX_PAGE_SIZE, query_page_body_limit, table_list_body_limit};
 pub use json::{
     decode_entity, decode_entity_as, decode_query_page, decode_query_page_as, decode_query_page_each,

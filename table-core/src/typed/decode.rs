@@ -294,6 +294,15 @@ impl<'a> PropertyList<'a> {
         })
     }
 
+    /// The buffer that held the slotted values, emptied, for the next list a reader lays out
+    /// (a page's entities reuse one instead of allocating one each).
+    #[doc(hidden)]
+    pub fn into_slot_buffer(self) -> Vec<Option<Value>> {
+        let mut buffer = self.slotted;
+        buffer.clear();
+        buffer
+    }
+
     fn find(&self, name: &str) -> Option<usize> {
         self.entries.binary_search_by(|(n, _)| n.as_ref().cmp(name)).ok()
     }
