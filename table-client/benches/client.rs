@@ -65,10 +65,13 @@ use uuid::Uuid;
 #[path = "support/page.rs"]
 mod page;
 
+#[path = "support/customer.rs"]
+mod customer;
+
+use customer::{Customer, PARTITIONS, customer};
+
 /// Entities in the latency workload.
 const ENTITIES: u32 = 10_000;
-/// Partitions they are spread over.
-const PARTITIONS: u32 = 10;
 /// Entities in the embedded throughput workload.
 const THROUGHPUT_ENTITIES: u32 = 100_000;
 /// Rows of the CPU-per-row scan.
@@ -81,25 +84,6 @@ const CPU_EMPTY_QUERIES: u32 = 20;
 const MEMORY_ROWS_EMBEDDED: [u32; 2] = [10_000, 100_000];
 /// Result sizes of the memory demonstration on Azurite (the table holds the largest).
 const MEMORY_ROWS_AZURITE: [u32; 2] = [5_000, 20_000];
-
-/// A customer row: two key fields and eight stored properties of six EDM types.
-#[derive(Debug, Clone, PartialEq, TableEntity)]
-#[table(rename_all = "PascalCase")]
-#[table(partition_key = "region{region:02}", row_key = "{number:08}")]
-struct Customer {
-    #[table(key_only)]
-    region: u32,
-    #[table(key_only)]
-    number: u32,
-    name: String,
-    email: String,
-    age: i32,
-    balance: f64,
-    visits: i64,
-    active: bool,
-    joined: DateTime<Utc>,
-    id: Uuid,
-}
 
 /// A [`Customer`] row as a plain serde struct, for the floor of the budget: typed fields,
 /// annotations, ETag and `Timestamp` ignored (the type keeps neither), keys as read.
@@ -125,21 +109,6 @@ struct FloorCustomer {
 #[derive(Deserialize)]
 struct FloorCustomers {
     value: Vec<FloorCustomer>,
-}
-
-fn customer(number: u32) -> Customer {
-    Customer {
-        region: number % PARTITIONS,
-        number,
-        name: format!("customer number {number}"),
-        email: format!("user{number}@example.com"),
-        age: i32::try_from(number % 90).unwrap(),
-        balance: f64::from(number) * 1.25,
-        visits: 1_099_511_627_776 + i64::from(number),
-        active: number.is_multiple_of(2),
-        joined: DateTime::from_timestamp(1_700_000_000 + i64::from(number), 123_456_700).unwrap(),
-        id: Uuid::from_u128(u128::from(number)),
-    }
 }
 
 /// The figures of one backend.

@@ -85,6 +85,18 @@ impl EmbeddedBackend {
         replay: Replay,
         mut call: impl FnMut(&Engine) -> Result<T>,
     ) -> Result<T> {
-        retry::run(&self.retry, replay, || std::future::ready(call(&self.engine).map_err(Failed::of))).await
+        // The first attempt is made before the retry loop's future is built: nearly every call
+        // succeeds at once, and building, polling and dropping that future (it holds the
+        // pause's timer) cost more than the engine's own work on a point read. A failed first
+        // attempt is the loop's first, so it is retried and marked exactly as there.
+        let mut first = match call(&self.engine) {
+            Ok(value) => return Ok(value),
+            Err(error) => Some(error),
+        };
+        let mut attempt = || match first.take() {
+            Some(error) => Err(error),
+            None => call(&self.engine),
+        };
+        retry::run(&self.retry, replay, || std::future::ready(attempt().map_err(Failed::of))).await
     }
 }

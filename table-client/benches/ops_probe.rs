@@ -1,0 +1,100 @@
+//! Instructions per typed operation on the embedded engine, for a profiler that counts them
+//! (callgrind): repeatable on a loaded machine, where timings are not.
+//!
+//! Through `TypedTable` on one thread, as the `client` bench's throughput group: inserts `N`
+//! customers one by one into a fresh table (in `probe_inserts`), then point-reads each of them
+//! in a scattered order (in `probe_gets`); then inserts `N` untyped entities of the engine
+//! bench's shape straight into the engine (in `probe_engine_inserts`). Each phase runs in its own function, so a profiler
+//! can count it alone, e.g.
+//!
+//! ```text
+//! cargo bench -p table-client --bench ops_probe --no-run
+//! valgrind --tool=callgrind --toggle-collect='*probe_gets*' target/release/deps/ops_probe-<hash> 20000
+//! ```
+//!
+//! and divide the phase's total by `N` (default 20 000). Without a profiler it only prints
+//! the phases' wall times, which are not a benchmark.
+
+// Bench setup fails loudly: an error is the bench's verdict.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Instant;
+
+use tokio::runtime::Runtime;
+
+use table_client::engine::Engine;
+use table_client::{Entity, EntityKey, TableServiceClient, TypedTable};
+
+#[path = "support/customer.rs"]
+mod customer;
+
+use customer::{Customer, customer};
+
+// Each phase is a plain function that drives its own loop to the end (the poll of an async
+// function's future would be inlined into the runtime's and lose its name).
+/// The engine bench's row `rk` of partition `pk`.
+fn engine_row(pk: usize, rk: usize) -> Entity {
+    Entity::new(format!("p{pk:02}"), format!("{rk:08}"))
+        .with("Name", format!("name {rk}"))
+        .with("Email", format!("user{rk}@example.com"))
+        .with("Age", (rk % 100) as i32)
+        .with("Balance", rk as f64 * 1.5)
+        .with("Active", rk.is_multiple_of(2))
+        .with("Visits", rk as i64)
+        .with("City", "Amsterdam")
+        .with("Score", (rk % 1000) as i32)
+}
+
+#[inline(never)]
+fn probe_inserts(runtime: &Runtime, table: &TypedTable<Customer>, customers: &[Customer]) {
+    runtime.block_on(async {
+        for c in customers {
+            table.insert(c).await.expect("a fresh key");
+        }
+    });
+}
+
+#[inline(never)]
+fn probe_gets(runtime: &Runtime, table: &TypedTable<Customer>, keys: &[EntityKey]) {
+    runtime.block_on(async {
+        for key in keys {
+            std::hint::black_box(table.get(key).await.expect("stored"));
+        }
+    });
+}
+
+/// The engine bench's `insert`: untyped entities of 8 properties straight into the engine.
+#[inline(never)]
+fn probe_engine_inserts(engine: &Engine, entities: Vec<Entity>) {
+    for entity in entities {
+        engine.insert("engine", entity).expect("a fresh key");
+    }
+}
+
+fn main() {
+    let count: u32 = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(20_000);
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    let client = TableServiceClient::embedded(Engine::new());
+    let table = runtime.block_on(client.create_table("probe")).expect("a new table").typed::<Customer>();
+    let customers: Vec<Customer> = (0..count).map(customer).collect();
+    // A scattered order (a stride coprime with the count), keys made before the phase.
+    let keys: Vec<EntityKey> = (0..u64::from(count))
+        .map(|i| &customers[(i * 7_919 % u64::from(count)) as usize])
+        .map(|c| Customer::key(c.region, c.number).expect("valid keys"))
+        .collect();
+    let started = Instant::now();
+    probe_inserts(&runtime, &table, &customers);
+    let inserts = started.elapsed();
+    let started = Instant::now();
+    probe_gets(&runtime, &table, &keys);
+    let gets = started.elapsed();
+    let engine = Engine::new();
+    engine.create_table("engine").expect("a new table");
+    let entities = (0..count as usize).map(|n| engine_row(n % 10, n)).collect();
+    let started = Instant::now();
+    probe_engine_inserts(&engine, entities);
+    println!(
+        "{count} each: typed inserts in {inserts:?}, typed gets in {gets:?}, engine inserts in {:?}",
+        started.elapsed()
+    );
+}
