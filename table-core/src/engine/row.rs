@@ -899,20 +899,21 @@ mod tests {
     /// How a property test's reader takes a name.
     #[derive(Debug, Clone, Copy)]
     enum Take {
-        ByName,
+        /// By its name alone.
+        Name,
         /// By its number among [`SLOTS`] (`usize::MAX` for a name without one, as the derive
         /// numbers it).
-        BySlot,
+        Slot,
         /// By its number among [`OTHER_SLOTS`].
-        ByOtherSlot,
+        OtherSlot,
     }
 
     fn take(reader: &mut RowReader<'_>, how: Take, name: &str) -> Option<Value> {
         let slot = SLOTS.names.iter().position(|n| *n == name).unwrap_or(usize::MAX);
         match how {
-            Take::ByName => reader.take(name),
-            Take::BySlot => reader.take_slot(&SLOTS, slot, name),
-            Take::ByOtherSlot => reader.take_slot(&OTHER_SLOTS, slot, name),
+            Take::Name => reader.take(name),
+            Take::Slot => reader.take_slot(&SLOTS, slot, name),
+            Take::OtherSlot => reader.take_slot(&OTHER_SLOTS, slot, name),
         }
     }
 
@@ -923,7 +924,7 @@ mod tests {
             slotted in any::<u8>(),
             pick in any::<u16>(),
             order in proptest::collection::vec(
-                (any::<prop::sample::Index>(), prop_oneof![Just(Take::ByName), Just(Take::BySlot), Just(Take::ByOtherSlot)]),
+                (any::<prop::sample::Index>(), prop_oneof![Just(Take::Name), Just(Take::Slot), Just(Take::OtherSlot)]),
                 0..24,
             ),
             peeks in proptest::collection::vec(any::<prop::sample::Index>(), 0..4),
