@@ -443,14 +443,21 @@ impl<T: Send + 'static> Query<T> {
     /// Collects every item into a `Vec` (convenient for small results).
     pub async fn collect(self) -> Result<Vec<T>> {
         let mut pages = self.pages();
-        let mut out = Vec::new();
+        let mut collected: Vec<Vec<T>> = Vec::new();
         while let Some(page) = pages.next().await {
             let items = page?.items;
-            // The first page's `Vec` becomes the result: no copy when one page holds it all.
-            match out.is_empty() {
-                true => out = items,
-                false => out.extend(items),
+            if !items.is_empty() {
+                collected.push(items);
             }
+        }
+        // Joined once, into a `Vec` sized for all of them: growing one by doubling as pages came
+        // copied every item again at each growth. A single page becomes the result as it is.
+        if collected.len() == 1 {
+            return Ok(collected.pop().unwrap_or_default());
+        }
+        let mut out = Vec::with_capacity(collected.iter().map(Vec::len).sum());
+        for items in collected {
+            out.extend(items);
         }
         Ok(out)
     }

@@ -344,10 +344,12 @@ impl Engine {
         // Decoded into a page sized once (collecting through `Result` would grow it by
         // doubling, copying every decoded value).
         let mut items = Vec::with_capacity(found.rows.len());
+        // The select worked out for the decoder once, not on each take of each row.
+        let projection = row::Projection::new(select.as_ref(), decode.slots());
         for batch in found.rows.chunks(query::BATCH) {
             row::touch_all(batch);
             for row in batch {
-                items.push(row.decode(select.as_ref(), decode)?);
+                items.push(row.decode_projected(&projection, decode)?);
             }
         }
         Ok((items, found.next.as_ref().map(query::token)))

@@ -148,9 +148,15 @@ impl Row {
     /// projects it: straight through a [`RowReader`] when the decoder reads through one (a
     /// derived type's), else from the parts [`read`](Self::read) lays out by its slots.
     pub(crate) fn decode<T>(&self, select: Option<&Select>, decoder: Decoder<T>) -> Result<T> {
+        self.decode_projected(&Projection::new(select, decoder.slots()), decoder)
+    }
+
+    /// [`decode`](Self::decode) with the `select` already worked out for the decoder's slots
+    /// ([`Projection::new`]), as a query does once for all the rows of a page.
+    pub(crate) fn decode_projected<T>(&self, projection: &Projection<'_>, decoder: Decoder<T>) -> Result<T> {
         match decoder.reader() {
-            Some(from_reader) => from_reader(&mut RowReader::new(self, select)),
-            None => decoder.decode(self.read(select, decoder.slots())),
+            Some(from_reader) => from_reader(&mut RowReader::new(self, projection)),
+            None => decoder.decode(self.read(projection.select, decoder.slots())),
         }
     }
 
@@ -277,19 +283,62 @@ impl Source for RowSource<'_> {
     }
 }
 
+/// A `$select` as one decoder's takes see it: for each of the decoder's property slots,
+/// whether the select admits that slot's property. Worked out once for a page of rows (or a
+/// point read) instead of by comparing names on every take of every row.
+///
+/// Invariant: bit `i` of `admitted` is set exactly when `select` is absent or lists
+/// `slots.names[i]`, for every slot below `slots.names.len()` and [`SLOT_BITS`].
+pub(crate) struct Projection<'s> {
+    select: Option<&'s Select>,
+    /// The slots `admitted` answers for: the decoder's own.
+    slots: &'static PropertySlots,
+    admitted: [u64; SLOT_BITS / 64],
+}
+
+/// Slots a [`Projection`] answers for; a take of a slot beyond (a type with more properties
+/// than an entity may have) is matched against the select by name.
+const SLOT_BITS: usize = 256;
+
+impl<'s> Projection<'s> {
+    /// `select` worked out for `slots`.
+    pub(crate) fn new(select: Option<&'s Select>, slots: &'static PropertySlots) -> Self {
+        let mut admitted = [0; SLOT_BITS / 64];
+        // Slot names ascend (the slots' invariant), as the cursor needs them to.
+        let mut selected = select.map(Select::cursor);
+        for (slot, name) in slots.names.iter().enumerate().take(SLOT_BITS) {
+            if selected.as_mut().is_none_or(|selected| selected.admits(name)) {
+                admitted[slot / 64] |= 1 << (slot % 64);
+            }
+        }
+        Projection { select, slots, admitted }
+    }
+
+    /// Whether the select admits the property of slot `slot` among `slots`; `None` when this
+    /// projection cannot tell (other slots, or a slot it does not cover).
+    fn admits_slot(&self, slots: &PropertySlots, slot: usize) -> Option<bool> {
+        if !std::ptr::eq(self.slots, slots) || slot >= self.slots.names.len() {
+            return None;
+        }
+        let word = self.admitted.get(slot / 64)?;
+        Some(word & (1 << (slot % 64)) != 0)
+    }
+}
+
 /// A row read by a decoder that reads through an [`EntityReader`] (see the `typed` decode
 /// module's "Readers"): the keys and names stay borrowed from the row, a property's value is
 /// decoded only when taken, and only its text is copied (once, into the field it becomes).
 ///
 /// Properties are found by a cursor that only moves forward, so that takes in ascending name
 /// order (a derived decoder's order) walk the row once in all; a take of a name not after the
-/// last property passed starts over from the first. `select` is applied the same way, by a
-/// cursor over its sorted names that starts over with it. Invariant: every property before
-/// `ahead` has a name not above `passed`, and `selected` has passed exactly the names below
-/// the properties taken since the last start.
+/// last property passed starts over from the first. The select is applied by the projection's
+/// bits for a take by the decoder's own slot number, and otherwise by a cursor over its sorted
+/// names, which takes by name move and which starts over with the properties' cursor.
+/// Invariant: every property before `ahead` has a name not above `passed`, and `selected` has
+/// passed only names below the last property taken by name since the last start.
 pub(crate) struct RowReader<'a> {
     row: &'a Row,
-    select: Option<&'a Select>,
+    projection: &'a Projection<'a>,
     parts: Parts<'a>,
     /// The properties not yet passed.
     ahead: Properties<'a>,
@@ -300,21 +349,29 @@ pub(crate) struct RowReader<'a> {
 }
 
 impl<'a> RowReader<'a> {
-    fn new(row: &'a Row, select: Option<&'a Select>) -> Self {
+    fn new(row: &'a Row, projection: &'a Projection<'a>) -> Self {
         let parts = row.parts();
         RowReader {
             row,
-            select,
+            projection,
             ahead: parts.properties(),
-            selected: select.map(Select::cursor),
+            selected: projection.select.map(Select::cursor),
             passed: &[],
             parts,
         }
     }
 
-    /// The value of the property `name` when the row has it and `select` admits it, leaving
+    /// The value of the property `name` when the row has it and the select admits it, leaving
     /// the cursor after it.
     fn seek(&mut self, name: &str) -> Option<Encoded<'a>> {
+        let value = self.find(name)?;
+        let admitted = self.selected.as_mut().is_none_or(|selected| selected.admits(name));
+        admitted.then_some(value)
+    }
+
+    /// The value of the property `name` when the row has it, whatever the select, leaving the
+    /// cursor after it.
+    fn find(&mut self, name: &str) -> Option<Encoded<'a>> {
         let wanted = name.as_bytes();
         let value = match self.find_ahead(wanted) {
             Some(value) => value,
@@ -324,13 +381,12 @@ impl<'a> RowReader<'a> {
             // compare each name once, with no restart check per take.
             None if wanted <= self.passed => {
                 (self.ahead, self.selected, self.passed) =
-                    (self.parts.properties(), self.select.map(Select::cursor), &[]);
+                    (self.parts.properties(), self.projection.select.map(Select::cursor), &[]);
                 self.find_ahead(wanted)?
             }
             None => return None,
         };
-        let admitted = self.selected.as_mut().is_none_or(|selected| selected.admits(name));
-        admitted.then_some(value)
+        Some(value)
     }
 
     /// The value of the property `wanted` when it is ahead of the cursor, leaving the cursor
@@ -380,13 +436,23 @@ impl EntityReader for RowReader<'_> {
         self.seek(name)?.operand().map(Operand::to_value)
     }
 
+    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+        // The decoder's own slot (its derived takes): the projection knows whether the select
+        // admits it, so no selected name is compared.
+        match self.projection.admits_slot(slots, slot) {
+            Some(true) => self.find(name)?.operand().map(Operand::to_value),
+            Some(false) => None,
+            None => self.take(name),
+        }
+    }
+
     fn peek(&self, name: &str) -> Option<Value> {
-        let admitted = self.select.is_none_or(|select| select.cursor().admits(name));
+        let admitted = self.projection.select.is_none_or(|select| select.cursor().admits(name));
         admitted.then(|| self.parts.find(name)?.operand().map(Operand::to_value)).flatten()
     }
 
     fn take_entity(&mut self) -> Entity {
-        self.row.to_entity(self.select)
+        self.row.to_entity(self.projection.select)
     }
 }
 
@@ -807,28 +873,89 @@ mod tests {
         (pick & (1 << 15) == 0).then(|| Select::new(names).expect("entity property names are valid"))
     }
 
+    /// Slots as the derive makes them (one static, names ascending), of names the property
+    /// tests give some entities.
+    static SLOTS: PropertySlots = PropertySlots {
+        names: &["A", "B", "Missing", "N", "zz"],
+        slot: |name| match name {
+            "A" => Some(0),
+            "B" => Some(1),
+            "Missing" => Some(2),
+            "N" => Some(3),
+            "zz" => Some(4),
+            _ => None,
+        },
+    };
+
+    /// The same slots at another address: a projection for [`SLOTS`] cannot tell them apart by
+    /// number, so a take with them goes by name.
+    const OTHER_SLOTS: PropertySlots = PropertySlots { names: SLOTS.names, slot: SLOTS.slot };
+
+    /// No select, no slots.
+    fn everything() -> Projection<'static> {
+        Projection::new(None, &PropertySlots::NONE)
+    }
+
+    /// How a property test's reader takes a name.
+    #[derive(Debug, Clone, Copy)]
+    enum Take {
+        /// By its name alone.
+        Name,
+        /// By its number among [`SLOTS`] (`usize::MAX` for a name without one, as the derive
+        /// numbers it).
+        Slot,
+        /// By its number among [`OTHER_SLOTS`].
+        OtherSlot,
+    }
+
+    fn take(reader: &mut RowReader<'_>, how: Take, name: &str) -> Option<Value> {
+        let slot = SLOTS.names.iter().position(|n| *n == name).unwrap_or(usize::MAX);
+        match how {
+            Take::Name => reader.take(name),
+            Take::Slot => reader.take_slot(&SLOTS, slot, name),
+            Take::OtherSlot => reader.take_slot(&OTHER_SLOTS, slot, name),
+        }
+    }
+
     proptest! {
         #[test]
         fn a_reader_reads_what_a_read_lists_whatever_the_order_of_its_takes(
-            entity in any_entity(),
+            mut entity in any_entity(),
+            slotted in any::<u8>(),
             pick in any::<u16>(),
-            order in proptest::collection::vec(any::<prop::sample::Index>(), 0..24),
+            order in proptest::collection::vec(
+                (any::<prop::sample::Index>(), prop_oneof![Just(Take::Name), Just(Take::Slot), Just(Take::OtherSlot)]),
+                0..24,
+            ),
             peeks in proptest::collection::vec(any::<prop::sample::Index>(), 0..4),
         ) {
+            // Some of the slots' names as properties of the entity.
+            for (i, name) in SLOTS.names.iter().enumerate() {
+                if slotted & (1 << i) != 0 {
+                    entity.properties.insert((*name).to_owned(), Value::Int32(i as i32));
+                }
+            }
             let (t, etag) = stamp(7);
             let row = Row::new(&entity, t, &etag);
             let select = some_select(&entity, pick);
             let expected = row.to_entity(select.as_ref());
+            let projection = Projection::new(select.as_ref(), &SLOTS);
             // The entity's names, some absent ones (below, between and above them), and
             // repeats: takes come in any order, ascending runs and restarts alike.
-            let names: Vec<&str> = entity.properties.keys().map(String::as_str).chain(["A", "Missing", "zz"]).collect();
-            let mut reader = RowReader::new(&row, select.as_ref());
+            let names: Vec<&str> = entity
+                .properties
+                .keys()
+                .map(String::as_str)
+                .chain(["A", "AB", "Missing", "zz"])
+                .collect();
+            let mut reader = RowReader::new(&row, &projection);
             let mut taken = std::collections::BTreeSet::new();
-            for (step, at) in order.iter().enumerate() {
+            for (step, (at, how)) in order.iter().enumerate() {
                 let name = *at.get(&names);
                 // A decoder takes each name at most once (the `EntityReader::take` contract).
                 if taken.insert(name) {
-                    prop_assert_eq!(reader.take(name), expected.properties.get(name).cloned(), "take {}", name);
+                    let found = take(&mut reader, *how, name);
+                    prop_assert_eq!(found, expected.properties.get(name).cloned(), "take {} {:?}", name, how);
                 }
                 // A peek finds any name, taken or not, and leaves the cursor where it was.
                 if let Some(peek) = peeks.get(step) {
@@ -840,10 +967,27 @@ mod tests {
             prop_assert_eq!(EntityReader::row_key(&reader), expected.row_key.as_str());
             prop_assert_eq!(EntityReader::timestamp(&reader), expected.timestamp);
             prop_assert_eq!(reader.take_etag(), expected.etag.clone());
-            prop_assert_eq!(RowReader::new(&row, select.as_ref()).take_entity(), expected);
+            prop_assert_eq!(RowReader::new(&row, &projection).take_entity(), expected);
         }
     }
 
+    #[test]
+    fn a_projection_admits_slots_past_its_bits_by_name() {
+        // More slots than the projection has bits: names `p000` to `p299`, ascending.
+        let names: Vec<&'static str> = (0..300).map(|i| &*format!("p{i:03}").leak()).collect();
+        let slots: &'static PropertySlots =
+            Box::leak(Box::new(PropertySlots { names: names.leak(), slot: |_| None }));
+        let (t, etag) = stamp(1);
+        let entity =
+            Entity::new("p", "r").with("p010", 10).with("p011", 11).with("p290", 290).with("p291", 291);
+        let row = Row::new(&entity, t, &etag);
+        let select = Select::new(vec!["p010".to_owned(), "p290".to_owned()]).expect("a valid select");
+        let projection = Projection::new(Some(&select), slots);
+        let mut reader = RowReader::new(&row, &projection);
+        let taken = [(10, "p010"), (11, "p011"), (290, "p290"), (291, "p291")]
+            .map(|(slot, name)| reader.take_slot(slots, slot, name));
+        assert_eq!(taken, [Some(Value::Int32(10)), None, Some(Value::Int32(290)), None]);
+    }
     proptest! {
         #[test]
         fn a_view_shows_what_a_read_returns(entity in any_entity(), pick in any::<u16>()) {
@@ -868,14 +1012,16 @@ mod tests {
         let (t, etag) = stamp(1);
         let entity = Entity::new("p", "r").with("A", 1).with("B", 2).with("C", 3);
         let row = Row::new(&entity, t, &etag);
-        let mut reader = RowReader::new(&row, None);
+        let everything = everything();
+        let mut reader = RowReader::new(&row, &everything);
         assert_eq!(reader.take("C"), Some(Value::Int32(3)));
         assert_eq!(reader.take("A"), Some(Value::Int32(1)), "before the cursor");
         assert_eq!(reader.take("AB"), None, "between two names");
         assert_eq!(reader.take("B"), Some(Value::Int32(2)), "after a name not found");
         // Only the listed names pass the select, wherever the cursor is.
         let select = Select::new(vec!["B".to_owned()]).expect("a valid select");
-        let mut reader = RowReader::new(&row, Some(&select));
+        let projection = Projection::new(Some(&select), &SLOTS);
+        let mut reader = RowReader::new(&row, &projection);
         assert_eq!(
             (reader.take("C"), reader.take("B"), reader.take("A")),
             (None, Some(Value::Int32(2)), None)
@@ -918,7 +1064,8 @@ mod tests {
             let _ = (row.to_entity(None), Source::custom(&row.source(), "N"), row.timestamp(), row.touch());
             let view = RowView::new(&row, None);
             let _ = (view.properties().count(), view.partition_key(), view.etag(), view.timestamp());
-            let mut reader = RowReader::new(&row, None);
+            let everything = everything();
+            let mut reader = RowReader::new(&row, &everything);
             let _ = (reader.take("N"), reader.take("Name"), reader.take("N"), reader.peek("Name"));
             let _ = EntityReader::partition_key(&reader).len() + EntityReader::row_key(&reader).len();
             let _ = reader.take_etag();
@@ -931,6 +1078,6 @@ mod tests {
         let row = Row(Arc::from(bad_tag));
         assert!(Source::custom(&row.source(), "N").is_none());
         assert!(row.to_entity(None).properties.is_empty());
-        assert_eq!(RowReader::new(&row, None).take("Name"), None, "nothing after a bad tag is read");
+        assert_eq!(RowReader::new(&row, &everything()).take("Name"), None, "nothing after a bad tag is read");
     }
 }
