@@ -487,7 +487,15 @@ impl Engine {
 
     fn serve_unmarked<T>(&self, request: impl FnOnce(&Shared) -> Result<T>) -> Result<T> {
         match self.inner.faults.next_call() {
-            None => request(&self.inner),
+            None => {
+                let answer = request(&self.inner);
+                // Under no lock: calls that come meanwhile record their changes and share the
+                // journal's next flush (journal module docs).
+                match self.inner.journal.get().map(|journal| journal.settle()) {
+                    Some(Err(e)) => Err(Error::not_durable(e)),
+                    _ => answer,
+                }
+            }
             Some(fault) => {
                 if fault.timing == FaultTiming::AfterApply {
                     // The outcome is deliberately lost, as a response lost in transit.
