@@ -343,7 +343,7 @@ fn main() {
             phases: *phases,
         })
         .collect();
-    if let Some(azurite) = conformance::azurite::azurite().filter(|_| wanted("Azurite")) {
+    if let Some(azurite) = wanted("Azurite").then(conformance::azurite::azurite).flatten() {
         backends.push(Backend {
             name: "Azurite",
             client: TableServiceClient::from_connection_string(&azurite.connection_string).unwrap(),
