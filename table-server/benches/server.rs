@@ -344,7 +344,7 @@ fn main() {
     let mut backends: Vec<Backend> = servers
         .iter()
         .map(|(name, (process, connection_string), phases)| Backend {
-            name: *name,
+            name,
             client: TableServiceClient::from_connection_string(connection_string).unwrap(),
             pid: process.0.id(),
             phases: *phases,
