@@ -258,12 +258,14 @@ fn batch_response(capacity: usize, write: impl FnOnce(&mut String)) -> Answer {
 /// answer for a point read, or its error).
 fn retrieve(call: &Call<'_>, table: &str, key: &EntityKey, part: &Part<'_>) -> Result<Answer, Refused> {
     let content_id = part.content_id;
-    match call.engine.get(table, &key.partition_key, &key.row_key, None) {
-        Ok(entity) => {
-            let links = Links { base: call.base, account: call.account, metadata: part.metadata };
-            let body = json::entity(links, table, json::entity_fields(&entity), None);
+    let links = Links { base: call.base, account: call.account, metadata: part.metadata };
+    let found = call.engine.get_row(table, &key.partition_key, &key.row_key, None, |row| {
+        (json::entity(links, table, json::row_fields(&row), None), row.etag().to_owned())
+    });
+    match found {
+        Ok((body, etag)) => {
             let headers = [("Content-Type", part.metadata.content_type())];
-            let etag = entity.etag.as_ref().map(ETag::as_str);
+            let etag = Some(etag.as_str());
             let body = String::from_utf8_lossy(&body);
             let response = Response { status: "200 OK", content_id, headers: &headers, etag, body: &body };
             Ok(batch_response(body.len() + PART_CAPACITY, |out| http_part(out, response)))
@@ -365,11 +367,8 @@ fn succeeded(
                 ];
                 changeset.part(answer("204 No Content", &headers, ""));
             } else {
-                let mut entity = sent.clone();
-                entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
-                entity.etag.clone_from(&outcome.etag);
                 let links = Links { base: call.base, account: call.account, metadata: part.metadata };
-                let json = json::entity(links, table, json::entity_fields(&entity), None);
+                let json = json::entity(links, table, json::stored_fields(sent, outcome.etag.as_ref()), None);
                 let headers = [
                     ("DataServiceVersion", "3.0;"),
                     ("Content-Type", part.metadata.content_type()),

@@ -5,7 +5,7 @@
 
 use table_client::wire::url::{entity_path, table_path};
 use table_core::{
-    Continuation, ETag, Entity, EntityKey, ErrorCode, Filter, IfMatch, Operation, QueryRequest, TableQuery,
+    Continuation, Entity, EntityKey, ErrorCode, Filter, IfMatch, Operation, QueryRequest, TableQuery,
     WriteOutcome,
 };
 
@@ -222,10 +222,8 @@ fn insert(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     let answer = match operation.entity() {
         Some(sent) if !call.no_content() => {
             // The echo is the entity as stored: the properties sent, the timestamp the write got.
-            let mut entity = sent.clone();
-            entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
-            entity.etag.clone_from(&outcome.etag);
-            let body = json::entity(call.links(metadata), table, json::entity_fields(&entity), None);
+            let fields = json::stored_fields(sent, outcome.etag.as_ref());
+            let body = json::entity(call.links(metadata), table, fields, None);
             Answer::json(201, metadata, body).header(PREFERENCE_APPLIED, "return-content")
         }
         _ => Answer::empty(204).header(PREFERENCE_APPLIED, "return-no-content"),
@@ -253,14 +251,16 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
                 grant.check_key(&key.partition_key, &key.row_key)?;
             }
             let selected = select(call.query);
-            let found = call.engine.get(table, &key.partition_key, &key.row_key, selected.as_deref())?;
-            let body =
-                json::entity(call.links(metadata), table, json::entity_fields(&found), selected.as_deref());
-            let answer = Answer::json(200, metadata, body);
-            Ok(match &found.etag {
-                Some(etag) => answer.header(ETAG, etag.as_str()),
-                None => answer,
-            })
+            // Written straight from the stored row.
+            let (body, etag) =
+                call.engine.get_row(table, &key.partition_key, &key.row_key, selected.as_deref(), |row| {
+                    let fields = json::row_fields(&row);
+                    (
+                        json::entity(call.links(metadata), table, fields, selected.as_deref()),
+                        row.etag().to_owned(),
+                    )
+                })?;
+            Ok(Answer::json(200, metadata, body).header(ETAG, etag))
         }
         Verb::Put => write(|entity, if_match| match if_match {
             Some(if_match) => Operation::Replace { entity, if_match },
