@@ -836,6 +836,18 @@ impl Error {
         e
     }
 
+    /// A call whose changes (its own, or earlier ones it may show) the journal could not make
+    /// durable (an I/O error while flushing them): a write WAS applied and may still be read,
+    /// but may not outlive a power loss; answered 500 `InternalError`, so that no client takes
+    /// it as refused. The cause is the journal's error.
+    pub(crate) fn not_durable(source: std::io::Error) -> Self {
+        let mut e = Error::service(ErrorCode::InternalError).with_source(source);
+        e.inner.message = "the call took effect, but the engine's journal could not flush it to disk: \
+                           it may not outlive a power loss"
+            .to_owned();
+        e
+    }
+
     /// An error of `kind` that is no service answer (no code or status): for the SDK's crates,
     /// which wrap it in one constructor per kind.
     #[doc(hidden)]

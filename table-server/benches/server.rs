@@ -19,7 +19,17 @@
 //! better for table-server). Run times are each thread's `/proc/<pid>/task/<tid>/schedstat`
 //! (nanoseconds; a phase is far shorter than the 10 ms ticks of `/proc/<pid>/stat`).
 //!
-//! `TABLE_SERVER_BIN=<path>` benches another build of the binary (an older one, to compare).
+//! More table-server backends run beside the in-memory one, on the write phases (insert and
+//! batch) only: `data-dir` (`--data-dir` in a fresh temporary directory) and `fsync` (the same
+//! with `--fsync`). `TABLE_SERVER_BIN=<path>` benches another build of the binary in place of
+//! this one; `TABLE_SERVER_BASE_BIN=<path>` adds a backend `base` running that build in memory,
+//! every phase, so an older build and this one alternate in one run. The ratio columns compare
+//! the in-memory table-server with each other backend (throughput: table-server's over the
+//! backend's; server CPU per request: the backend's over table-server's). `SERVER_BENCH_BACKENDS`
+//! (comma-separated names among `table-server`, `base`, `data-dir`, `fsync`, `Azurite`; default
+//! all) picks the backends, `SERVER_BENCH_PHASES` the phases (comma-separated among `insert`,
+//! `get`, `scan`, `batch`; default all; `get` and `scan` read what `insert` wrote), and
+//! `SERVER_BENCH_ROUNDS` the number of rounds (default 5).
 //!
 //! A bench binary rather than criterion: one Azurite pass takes seconds.
 
@@ -47,9 +57,12 @@ const PAGE: u32 = 1000;
 const CONCURRENCY: [usize; 3] = [1, 16, 64];
 /// Whole-table scans per phase, spread over at most this many tasks.
 const SCANS: usize = 16;
-/// Rounds; medians are over these.
+/// Rounds by default; medians are over these.
 const ROUNDS: usize = 5;
 const PHASES: [&str; 4] = ["insert", "get", "scan", "batch"];
+/// The phases of the persisted backends: the writes (the reads are the in-memory engine's).
+const WRITE_PHASES: [bool; 4] = [true, false, false, true];
+const ALL_PHASES: [bool; 4] = [true; 4];
 
 /// One phase of one round on one backend.
 #[derive(Debug, Clone, Copy, Default)]
@@ -65,34 +78,41 @@ struct Backend {
     name: &'static str,
     client: TableServiceClient,
     pid: u32,
+    /// Which of [`PHASES`] run on it.
+    phases: [bool; 4],
 }
 
-/// The `table-server` binary, killed when dropped.
-struct ServerProcess(Child);
+/// A `table-server` process, killed when dropped (its data directory, if any, removed).
+struct ServerProcess(Child, Option<std::path::PathBuf>);
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+        if let Some(dir) = &self.1 {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
-fn start_table_server() -> (ServerProcess, String) {
+/// Starts `binary` with `flags` (plus `--data-dir` in a fresh directory when `data_dir`).
+fn start_table_server(binary: &std::ffi::OsStr, data_dir: bool, flags: &[&str]) -> (ServerProcess, String) {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let binary =
-        std::env::var_os("TABLE_SERVER_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_table-server").into());
-    let child = Command::new(binary)
-        .args(["--port", &port.to_string()])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("start table-server");
+    let dir = data_dir
+        .then(|| std::env::temp_dir().join(format!("table-server-bench-{}-{port}", std::process::id())));
+    let mut command = Command::new(binary);
+    command.args(["--port", &port.to_string()]).args(flags).stdout(Stdio::null());
+    if let Some(dir) = &dir {
+        command.arg("--data-dir").arg(dir);
+    }
+    let child = command.spawn().expect("start table-server");
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "table-server did not listen on {port}");
         std::thread::sleep(Duration::from_millis(20));
     }
     let endpoint = format!("http://127.0.0.1:{port}/{}", conformance::azurite::ACCOUNT_NAME);
-    (ServerProcess(child), conformance::azurite::Azurite::at(&endpoint).connection_string)
+    (ServerProcess(child, dir), conformance::azurite::Azurite::at(&endpoint).connection_string)
 }
 
 /// (ppid, comm) of a process.
@@ -187,12 +207,15 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// The four phases at `tasks` concurrency on a fresh table.
-async fn round(backend: &Backend, tasks: usize) -> [Sample; 4] {
+/// The backend's phases at `tasks` concurrency on a fresh table (`None` for a phase not run).
+async fn round(backend: &Backend, tasks: usize) -> [Option<Sample>; 4] {
     let name = format!("bench{}", uuid::Uuid::new_v4().simple());
     let table: TableClient = backend.client.create_table(&name).await.expect("create table");
-    let mut samples = [Sample::default(); 4];
+    let mut samples = [None; 4];
     for (phase, sample) in samples.iter_mut().enumerate() {
+        if !backend.phases[phase] {
+            continue;
+        }
         let t = table.clone();
         let (cpu_before, client_before) = (cpu(backend.pid), cpu(std::process::id()));
         let (wall, latencies, ops) = match phase {
@@ -264,13 +287,13 @@ async fn round(backend: &Backend, tasks: usize) -> [Sample; 4] {
         };
         let (cpu, client_cpu) = (cpu(backend.pid) - cpu_before, cpu(std::process::id()) - client_before);
         let requests = u32::try_from(latencies.len()).unwrap();
-        *sample = Sample {
+        *sample = Some(Sample {
             ops_per_s: ops as f64 / wall.as_secs_f64(),
             p50: percentile(&latencies, 0.5),
             p99: percentile(&latencies, 0.99),
             cpu_per_request: cpu / requests,
             client_cpu_per_request: client_cpu / requests,
-        };
+        });
     }
     backend.client.delete_table(&name).await.expect("delete table");
     samples
@@ -291,34 +314,70 @@ fn median_sample(samples: &[Sample]) -> Sample {
     }
 }
 
+/// Whether the variable `list` (comma-separated names; unset: all) names `name`.
+fn listed(list: &str, name: &str) -> bool {
+    std::env::var(list).map_or(true, |names| names.split(',').any(|n| n.trim() == name))
+}
+
+/// Whether `SERVER_BENCH_BACKENDS` names the backend `name`.
+fn wanted(name: &str) -> bool {
+    listed("SERVER_BENCH_BACKENDS", name)
+}
+
 fn main() {
-    let (server, connection_string) = start_table_server();
-    let mut backends = vec![Backend {
-        name: "table-server",
-        client: TableServiceClient::from_connection_string(&connection_string).unwrap(),
-        pid: server.0.id(),
-    }];
-    if let Some(azurite) = conformance::azurite::azurite() {
+    let binary =
+        std::env::var_os("TABLE_SERVER_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_table-server").into());
+    let base = std::env::var_os("TABLE_SERVER_BASE_BIN");
+    let rounds =
+        std::env::var("SERVER_BENCH_ROUNDS").map_or(ROUNDS, |n| n.parse().expect("a number of rounds"));
+    // The in-memory table-server always runs: the ratios are against it.
+    let mut servers = vec![("table-server", start_table_server(&binary, false, &[]), ALL_PHASES)];
+    if let Some(base) = base.filter(|_| wanted("base")) {
+        servers.push(("base", start_table_server(&base, false, &[]), ALL_PHASES));
+    }
+    if wanted("data-dir") {
+        servers.push(("data-dir", start_table_server(&binary, true, &[]), WRITE_PHASES));
+    }
+    if wanted("fsync") {
+        servers.push(("fsync", start_table_server(&binary, true, &["--fsync"]), WRITE_PHASES));
+    }
+    let mut backends: Vec<Backend> = servers
+        .iter()
+        .map(|(name, (process, connection_string), phases)| Backend {
+            name,
+            client: TableServiceClient::from_connection_string(connection_string).unwrap(),
+            pid: process.0.id(),
+            phases: *phases,
+        })
+        .collect();
+    if let Some(azurite) = wanted("Azurite").then(conformance::azurite::azurite).flatten() {
         backends.push(Backend {
             name: "Azurite",
             client: TableServiceClient::from_connection_string(&azurite.connection_string).unwrap(),
             pid: azurite_pid(),
+            phases: ALL_PHASES,
         });
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // samples[backend][concurrency][phase] over rounds.
     let mut samples = vec![vec![vec![Vec::new(); PHASES.len()]; CONCURRENCY.len()]; backends.len()];
+    let asked: Vec<bool> = PHASES.iter().map(|phase| listed("SERVER_BENCH_PHASES", phase)).collect();
+    for backend in &mut backends {
+        for (runs, asked) in backend.phases.iter_mut().zip(&asked) {
+            *runs &= asked;
+        }
+    }
     runtime.block_on(async {
-        for r in 0..ROUNDS {
+        for r in 0..rounds {
             for (c, &tasks) in CONCURRENCY.iter().enumerate() {
                 for k in 0..backends.len() {
                     let b = if r % 2 == 0 { k } else { backends.len() - 1 - k };
                     for (phase, sample) in round(&backends[b], tasks).await.into_iter().enumerate() {
-                        samples[b][c][phase].push(sample);
+                        samples[b][c][phase].extend(sample);
                     }
                 }
             }
-            eprintln!("round {} of {ROUNDS} done", r + 1);
+            eprintln!("round {} of {rounds} done", r + 1);
         }
     });
     println!(
@@ -327,12 +386,16 @@ fn main() {
     );
     for (phase, phase_name) in PHASES.iter().enumerate() {
         for (c, tasks) in CONCURRENCY.iter().enumerate() {
-            let medians: Vec<Sample> = samples.iter().map(|b| median_sample(&b[c][phase])).collect();
+            let medians: Vec<Option<Sample>> = samples
+                .iter()
+                .map(|b| (!b[c][phase].is_empty()).then(|| median_sample(&b[c][phase])))
+                .collect();
+            let Some(ours) = medians[0] else { continue };
             for (b, m) in medians.iter().enumerate() {
-                let ratios = if b == 1 {
-                    let ours = medians[0].cpu_per_request.as_secs_f64();
-                    let cpu = m.cpu_per_request.as_secs_f64() / ours;
-                    format!("{:>9.1} {cpu:>9.1}", medians[0].ops_per_s / m.ops_per_s)
+                let Some(m) = m else { continue };
+                let ratios = if b > 0 {
+                    let cpu = m.cpu_per_request.as_secs_f64() / ours.cpu_per_request.as_secs_f64();
+                    format!("{:>9.2} {cpu:>9.2}", ours.ops_per_s / m.ops_per_s)
                 } else {
                     String::new()
                 };

@@ -5,8 +5,30 @@ use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::Full;
 use hyper::Response;
-use hyper::header::{HeaderName, HeaderValue};
+use hyper::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
+pub(crate) use hyper::header::{CONTENT_TYPE, ETAG, LOCATION};
 use table_core::{Error, ErrorCode};
+
+// The service's own header names, parsed once (hyper writes every name in lower case).
+/// `x-ms-request-id`, the server's id of the request.
+pub(crate) const X_MS_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
+/// `x-ms-version`, the service version answered.
+pub(crate) const X_MS_VERSION: HeaderName = HeaderName::from_static("x-ms-version");
+/// `x-ms-client-request-id`, the client's id of the request, echoed.
+pub(crate) const X_MS_CLIENT_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-client-request-id");
+/// `x-ms-date`, the date a request was signed at.
+pub(crate) const X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
+/// `Preference-Applied`, which `Prefer` choice an insert's answer follows.
+pub(crate) const PREFERENCE_APPLIED: HeaderName = HeaderName::from_static("preference-applied");
+/// `DataServiceId`, the URL of a created table or entity.
+pub(crate) const DATA_SERVICE_ID: HeaderName = HeaderName::from_static("dataserviceid");
+/// `x-ms-continuation-NextTableName`.
+pub(crate) const NEXT_TABLE_NAME: HeaderName = HeaderName::from_static("x-ms-continuation-nexttablename");
+/// `x-ms-continuation-NextPartitionKey`.
+pub(crate) const NEXT_PARTITION_KEY: HeaderName =
+    HeaderName::from_static("x-ms-continuation-nextpartitionkey");
+/// `x-ms-continuation-NextRowKey`.
+pub(crate) const NEXT_ROW_KEY: HeaderName = HeaderName::from_static("x-ms-continuation-nextrowkey");
 
 /// The body type of every answer.
 pub(crate) type Body = Full<Bytes>;
@@ -113,7 +135,7 @@ impl From<Error> for Failure {
 #[derive(Debug)]
 pub(crate) struct Answer {
     pub(crate) status: u16,
-    pub(crate) headers: Vec<(&'static str, String)>,
+    pub(crate) headers: Vec<(HeaderName, String)>,
     pub(crate) body: Bytes,
 }
 
@@ -125,7 +147,7 @@ impl Answer {
 
     /// A JSON answer at `metadata` level.
     pub(crate) fn json(status: u16, metadata: Metadata, body: impl Into<Bytes>) -> Answer {
-        Answer::empty(status).header("Content-Type", metadata.content_type()).with_body(body)
+        Answer::empty(status).header(CONTENT_TYPE, metadata.content_type()).with_body(body)
     }
 
     /// The answer for `failure`, its body in JSON (minimal metadata).
@@ -133,7 +155,7 @@ impl Answer {
         Answer::json(failure.status, Metadata::Minimal, failure.body(request_id))
     }
 
-    pub(crate) fn header(mut self, name: &'static str, value: impl Into<String>) -> Answer {
+    pub(crate) fn header(mut self, name: HeaderName, value: impl Into<String>) -> Answer {
         self.headers.push((name, value.into()));
         self
     }
@@ -144,29 +166,29 @@ impl Answer {
     }
 
     /// The hyper response, with the headers every answer carries: `x-ms-request-id`,
-    /// `x-ms-version`, `Date`, the echoed `x-ms-client-request-id`, `Cache-Control` and
-    /// `X-Content-Type-Options`.
+    /// `x-ms-version`, the echoed `x-ms-client-request-id`, `Cache-Control` and
+    /// `X-Content-Type-Options`; hyper adds `Date` (formatted once a second rather than per
+    /// answer).
     pub(crate) fn into_response(self, common: &Common) -> Response<Body> {
         let mut response = Response::new(Full::new(self.body));
         *response.status_mut() =
             hyper::StatusCode::from_u16(self.status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
         let headers = response.headers_mut();
-        let mut add = |name: &str, value: &str| {
+        headers.reserve(5 + self.headers.len());
+        if let Ok(id) = HeaderValue::try_from(&common.request_id) {
+            headers.append(X_MS_REQUEST_ID, id);
+        }
+        headers.append(X_MS_VERSION, common.version.clone());
+        headers.append(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        headers.append(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+        if let Some(id) = &common.client_request_id {
+            headers.append(X_MS_CLIENT_REQUEST_ID, id.clone());
+        }
+        for (name, value) in self.headers {
             // Every value written is ours or an echo checked to be a valid header value.
-            if let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value)) {
+            if let Ok(value) = HeaderValue::try_from(value) {
                 headers.append(name, value);
             }
-        };
-        add("x-ms-request-id", &common.request_id);
-        add("x-ms-version", &common.version);
-        add("Date", &table_client::auth::http_date(Utc::now()));
-        add("Cache-Control", "no-cache");
-        add("X-Content-Type-Options", "nosniff");
-        if let Some(id) = &common.client_request_id {
-            add("x-ms-client-request-id", id);
-        }
-        for (name, value) in &self.headers {
-            add(name, value);
         }
         response
     }
@@ -176,8 +198,10 @@ impl Answer {
 #[derive(Debug, Clone)]
 pub(crate) struct Common {
     pub(crate) request_id: String,
-    pub(crate) version: String,
-    pub(crate) client_request_id: Option<String>,
+    /// As the request named it (printable), else [`DEFAULT_VERSION`].
+    pub(crate) version: HeaderValue,
+    /// As the request gave it, when short and printable.
+    pub(crate) client_request_id: Option<HeaderValue>,
 }
 
 #[cfg(test)]

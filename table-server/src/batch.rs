@@ -19,7 +19,7 @@ use table_client::wire::url::entity_path;
 use table_client::wire::{MultipartLeaf, multipart_leaves};
 use table_core::{ETag, EntityKey, IfMatch, MAX_BATCH_OPERATIONS, Operation, WriteOutcome};
 
-use crate::answer::{Answer, Failure, Metadata};
+use crate::answer::{Answer, CONTENT_TYPE, Failure, Metadata};
 use crate::json::{self, Links};
 use crate::request::{Call, Refused, Verb, body_entity, missing_if_match, verb_of};
 use crate::route::{Resource, parse_path};
@@ -46,7 +46,7 @@ struct Part<'a> {
 pub(crate) fn submit(call: &Call<'_>) -> Result<Answer, Refused> {
     let content_type = call
         .headers
-        .get("content-type")
+        .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .filter(|ct| ct.trim_start().to_ascii_lowercase().starts_with("multipart/mixed"))
         .ok_or_else(|| Failure::invalid_input("a $batch body must be multipart/mixed"))?;
@@ -251,19 +251,21 @@ fn batch_response(capacity: usize, write: impl FnOnce(&mut String)) -> Answer {
     let _ = write!(body, "--{batch}\r\n");
     write(&mut body);
     let _ = write!(body, "--{batch}--\r\n");
-    Answer::empty(202).header("Content-Type", format!("multipart/mixed; boundary={batch}")).with_body(body)
+    Answer::empty(202).header(CONTENT_TYPE, format!("multipart/mixed; boundary={batch}")).with_body(body)
 }
 
 /// A retrieve alone in its batch: one answer part, outside any changeset (the engine's
 /// answer for a point read, or its error).
 fn retrieve(call: &Call<'_>, table: &str, key: &EntityKey, part: &Part<'_>) -> Result<Answer, Refused> {
     let content_id = part.content_id;
-    match call.engine.get(table, &key.partition_key, &key.row_key, None) {
-        Ok(entity) => {
-            let links = Links { base: call.base, account: call.account, metadata: part.metadata };
-            let body = json::entity(links, table, json::entity_fields(&entity), None);
+    let links = Links { base: call.base, account: call.account, metadata: part.metadata };
+    let found = call.engine.get_row(table, &key.partition_key, &key.row_key, None, |row| {
+        (json::entity(links, table, json::row_fields(&row), None), row.etag().to_owned())
+    });
+    match found {
+        Ok((body, etag)) => {
             let headers = [("Content-Type", part.metadata.content_type())];
-            let etag = entity.etag.as_ref().map(ETag::as_str);
+            let etag = Some(etag.as_str());
             let body = String::from_utf8_lossy(&body);
             let response = Response { status: "200 OK", content_id, headers: &headers, etag, body: &body };
             Ok(batch_response(body.len() + PART_CAPACITY, |out| http_part(out, response)))
@@ -365,11 +367,8 @@ fn succeeded(
                 ];
                 changeset.part(answer("204 No Content", &headers, ""));
             } else {
-                let mut entity = sent.clone();
-                entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
-                entity.etag.clone_from(&outcome.etag);
                 let links = Links { base: call.base, account: call.account, metadata: part.metadata };
-                let json = json::entity(links, table, json::entity_fields(&entity), None);
+                let json = json::entity(links, table, json::stored_fields(sent, outcome.etag.as_ref()), None);
                 let headers = [
                     ("DataServiceVersion", "3.0;"),
                     ("Content-Type", part.metadata.content_type()),
@@ -449,7 +448,7 @@ mod tests {
             Ok(answer) => {
                 assert_eq!(answer.status, 202);
                 let content_type =
-                    answer.headers.iter().find(|(n, _)| *n == "Content-Type").map(|(_, v)| v.clone());
+                    answer.headers.iter().find(|(n, _)| *n == CONTENT_TYPE).map(|(_, v)| v.clone());
                 decode_batch_response(&content_type.unwrap_or_default(), &answer.body)
             }
             Err(Refused::Failure(failure)) => {
@@ -487,7 +486,7 @@ mod tests {
             let batch = format!("batchresponse_{}", uuid::Uuid::new_v4());
             let body = format!("--{batch}\r\n{part}--{batch}--\r\n");
             Answer::empty(202)
-                .header("Content-Type", format!("multipart/mixed; boundary={batch}"))
+                .header(CONTENT_TYPE, format!("multipart/mixed; boundary={batch}"))
                 .with_body(body)
         }
 
@@ -768,7 +767,7 @@ mod tests {
 
     /// The answer parts of a `$batch` answer: status line and body of each.
     fn answer_parts(answer: &Answer) -> Vec<(String, String)> {
-        let content_type = answer.headers.iter().find(|(n, _)| *n == "Content-Type").map(|(_, v)| v.clone());
+        let content_type = answer.headers.iter().find(|(n, _)| *n == CONTENT_TYPE).map(|(_, v)| v.clone());
         let text = std::str::from_utf8(&answer.body).unwrap_or_default();
         let leaves = multipart_leaves(&content_type.unwrap_or_default(), text, 10).unwrap_or_default();
         leaves

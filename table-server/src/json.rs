@@ -21,7 +21,7 @@ use serde::{Serialize, Serializer};
 use table_client::wire::url::{entity_path, table_path};
 use table_core::datetime::format_datetime;
 use table_core::engine::{Operand, RowView};
-use table_core::{EdmType, Entity};
+use table_core::{ETag, EdmType, Entity};
 
 use crate::answer::Metadata;
 
@@ -58,6 +58,15 @@ pub(crate) fn entity_fields(entity: &Entity) -> Fields<'_, impl Iterator<Item = 
         etag: entity.etag.as_ref().map(|etag| etag.as_str()),
         properties: entity.properties.iter().map(|(name, value)| (name.as_str(), Operand::of(value))),
     }
+}
+
+/// The fields of `sent` as a write stored it: its keys and properties, the write's ETag and
+/// the timestamp in it.
+pub(crate) fn stored_fields<'a>(
+    sent: &'a Entity,
+    etag: Option<&'a ETag>,
+) -> Fields<'a, impl Iterator<Item = (&'a str, Operand<'a>)>> {
+    Fields { timestamp: etag.and_then(ETag::timestamp), etag: etag.map(ETag::as_str), ..entity_fields(sent) }
 }
 
 /// A stored row's fields (projected by the query's `$select`).

@@ -12,16 +12,12 @@ use std::num::{NonZeroU64, NonZeroUsize};
 
 use table_core::ErrorCode;
 use table_core::engine::{Engine, EngineOptions, FaultSpec};
-use table_server::{Config, DataDir, Server, Tls};
+use table_server::{Config, DEFAULT_CHECKPOINT_BYTES, DataDir, Server, Tls};
 
 use crate::account_options::AccountOption;
 
 /// The service's page size, the largest `--page-size`.
 const MAX_PAGE_SIZE: usize = 1000;
-
-/// `--checkpoint-bytes` when not given.
-const DEFAULT_CHECKPOINT_BYTES: NonZeroU64 =
-    NonZeroU64::new(table_server::DEFAULT_CHECKPOINT_BYTES).expect("64 MiB is not zero");
 
 const USAGE: &str = "\
 usage: table-server [--host ADDRESS] [--port PORT] [--no-auth] [--cert PEM --key PEM]
@@ -321,7 +317,7 @@ fn open_data_dir(persistence: Option<&Persistence>) -> Result<Option<DataDir>, S
     };
     DataDir::builder(&persistence.dir)
         .sync(persistence.fsync)
-        .checkpoint_bytes(persistence.checkpoint_bytes.get())
+        .checkpoint_bytes(persistence.checkpoint_bytes)
         .open()
         .map(Some)
         .map_err(|e| format!("cannot use --data-dir {}: {e}", persistence.dir.display()))

@@ -5,11 +5,14 @@
 
 use table_client::wire::url::{entity_path, table_path};
 use table_core::{
-    Continuation, ETag, Entity, EntityKey, ErrorCode, Filter, IfMatch, Operation, QueryRequest, TableQuery,
+    Continuation, Entity, EntityKey, ErrorCode, Filter, IfMatch, Operation, QueryRequest, TableQuery,
     WriteOutcome,
 };
 
-use crate::answer::{Answer, Failure};
+use crate::answer::{
+    Answer, CONTENT_TYPE, DATA_SERVICE_ID, ETAG, Failure, LOCATION, NEXT_PARTITION_KEY, NEXT_ROW_KEY,
+    NEXT_TABLE_NAME, PREFERENCE_APPLIED,
+};
 use crate::json;
 use crate::request::{Call, Refused, Verb, body_entity, missing_if_match};
 use crate::route::{Query, Resource};
@@ -57,7 +60,7 @@ pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, R
 fn service_settings(call: &Call<'_>, verb: Verb) -> Result<Answer, Refused> {
     let xml = |body: table_core::Result<String>| -> Result<Answer, Refused> {
         let body = body.map_err(|e| Failure::invalid_input(e.message().to_owned()))?;
-        Ok(Answer::empty(200).header("Content-Type", "application/xml").with_body(body))
+        Ok(Answer::empty(200).header(CONTENT_TYPE, "application/xml").with_body(body))
     };
     let service = call.query.get("restype") == Some("service");
     match (service, call.query.get("comp"), verb) {
@@ -90,7 +93,7 @@ fn table_acl(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
             let policies = call.engine.get_access_policies(table)?;
             let xml = table_client::wire::encode_signed_identifiers(&policies)
                 .map_err(|e| Failure::invalid_input(e.message().to_owned()))?;
-            Ok(Answer::empty(200).header("Content-Type", "application/xml").with_body(xml))
+            Ok(Answer::empty(200).header(CONTENT_TYPE, "application/xml").with_body(xml))
         }
         Verb::Put => {
             let policies = table_client::wire::decode_signed_identifiers(call.body)
@@ -117,12 +120,12 @@ fn create_table(call: &Call<'_>) -> Result<Answer, Refused> {
     call.engine.create_table(&name)?;
     let location = format!("{}/{}", call.base, table_path(&name));
     let answer = if call.no_content() {
-        Answer::empty(204).header("Preference-Applied", "return-no-content")
+        Answer::empty(204).header(PREFERENCE_APPLIED, "return-no-content")
     } else {
         Answer::json(201, metadata, json::table(call.links(metadata), &name))
-            .header("Preference-Applied", "return-content")
+            .header(PREFERENCE_APPLIED, "return-content")
     };
-    Ok(answer.header("Location", location.clone()).header("DataServiceId", location))
+    Ok(answer.header(LOCATION, location.clone()).header(DATA_SERVICE_ID, location))
 }
 
 fn query_tables(call: &Call<'_>) -> Result<Answer, Refused> {
@@ -135,7 +138,7 @@ fn query_tables(call: &Call<'_>) -> Result<Answer, Refused> {
     let page = call.engine.query_tables(&query)?;
     let answer = Answer::json(200, metadata, json::tables(call.links(metadata), &page.tables));
     Ok(match page.next_table_name {
-        Some(next) => answer.header("x-ms-continuation-NextTableName", next),
+        Some(next) => answer.header(NEXT_TABLE_NAME, next),
         None => answer,
     })
 }
@@ -181,9 +184,9 @@ fn query_entities(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     })?;
     let mut answer = Answer::json(200, metadata, page.finish());
     if let Some(next) = continuation {
-        answer = answer.header("x-ms-continuation-NextPartitionKey", next.next_partition_key);
+        answer = answer.header(NEXT_PARTITION_KEY, next.next_partition_key);
         if let Some(row_key) = next.next_row_key {
-            answer = answer.header("x-ms-continuation-NextRowKey", row_key);
+            answer = answer.header(NEXT_ROW_KEY, row_key);
         }
     }
     Ok(answer)
@@ -219,15 +222,13 @@ fn insert(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     let answer = match operation.entity() {
         Some(sent) if !call.no_content() => {
             // The echo is the entity as stored: the properties sent, the timestamp the write got.
-            let mut entity = sent.clone();
-            entity.timestamp = outcome.etag.as_ref().and_then(ETag::timestamp);
-            entity.etag.clone_from(&outcome.etag);
-            let body = json::entity(call.links(metadata), table, json::entity_fields(&entity), None);
-            Answer::json(201, metadata, body).header("Preference-Applied", "return-content")
+            let fields = json::stored_fields(sent, outcome.etag.as_ref());
+            let body = json::entity(call.links(metadata), table, fields, None);
+            Answer::json(201, metadata, body).header(PREFERENCE_APPLIED, "return-content")
         }
-        _ => Answer::empty(204).header("Preference-Applied", "return-no-content"),
+        _ => Answer::empty(204).header(PREFERENCE_APPLIED, "return-no-content"),
     };
-    Ok(with_etag(answer, &outcome).header("Location", location.clone()).header("DataServiceId", location))
+    Ok(with_etag(answer, &outcome).header(LOCATION, location.clone()).header(DATA_SERVICE_ID, location))
 }
 
 /// The operations on one entity's URL.
@@ -250,14 +251,16 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
                 grant.check_key(&key.partition_key, &key.row_key)?;
             }
             let selected = select(call.query);
-            let found = call.engine.get(table, &key.partition_key, &key.row_key, selected.as_deref())?;
-            let body =
-                json::entity(call.links(metadata), table, json::entity_fields(&found), selected.as_deref());
-            let answer = Answer::json(200, metadata, body);
-            Ok(match &found.etag {
-                Some(etag) => answer.header("ETag", etag.as_str()),
-                None => answer,
-            })
+            // Written straight from the stored row.
+            let (body, etag) =
+                call.engine.get_row(table, &key.partition_key, &key.row_key, selected.as_deref(), |row| {
+                    let fields = json::row_fields(&row);
+                    (
+                        json::entity(call.links(metadata), table, fields, selected.as_deref()),
+                        row.etag().to_owned(),
+                    )
+                })?;
+            Ok(Answer::json(200, metadata, body).header(ETAG, etag))
         }
         Verb::Put => write(|entity, if_match| match if_match {
             Some(if_match) => Operation::Replace { entity, if_match },
@@ -280,7 +283,7 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
 
 fn with_etag(answer: Answer, outcome: &WriteOutcome) -> Answer {
     match &outcome.etag {
-        Some(etag) => answer.header("ETag", etag.as_str()),
+        Some(etag) => answer.header(ETAG, etag.as_str()),
         None => answer,
     }
 }

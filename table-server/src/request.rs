@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 use hyper::Method;
-use hyper::header::HeaderMap;
+use hyper::header::{ACCEPT, AsHeaderName, HeaderMap, HeaderName, IF_MATCH};
 use table_client::wire::decode_request_entity;
 use table_core::engine::Engine;
 use table_core::{ETag, Entity, Error, ErrorCode, IfMatch, Operation};
@@ -40,6 +40,12 @@ impl From<Error> for Refused {
     }
 }
 
+/// `Prefer`: `return-content` or `return-no-content`.
+const PREFER: HeaderName = HeaderName::from_static("prefer");
+
+/// `X-HTTP-Method`: the verb a `POST` stands for.
+const X_HTTP_METHOD: HeaderName = HeaderName::from_static("x-http-method");
+
 /// The HTTP methods of the Table service, `MERGE` and `PATCH` being one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verb {
@@ -54,7 +60,7 @@ pub(crate) enum Verb {
 /// The verb of a request: its method, or for a `POST` the `X-HTTP-Method` it carries (how
 /// older clients send `MERGE`, `PUT` and `DELETE` through proxies that only pass `POST`).
 pub(crate) fn method(method: &Method, headers: &HeaderMap) -> Result<Verb, Failure> {
-    let tunnelled = headers.get_all("x-http-method").iter().collect::<Vec<_>>();
+    let tunnelled = headers.get_all(X_HTTP_METHOD).iter().collect::<Vec<_>>();
     let verb = match tunnelled.as_slice() {
         [] => method.as_str(),
         [_] if method != Method::POST => {
@@ -118,7 +124,7 @@ impl Call<'_> {
     /// 415 `AtomFormatNotSupported` when neither asks for JSON (the service no longer writes
     /// Atom).
     pub(crate) fn metadata(&self) -> Result<Metadata, Failure> {
-        let asked = self.query.get("$format").or_else(|| text_header(self.headers, "accept")).unwrap_or("");
+        let asked = self.query.get("$format").or_else(|| text_header(self.headers, ACCEPT)).unwrap_or("");
         Metadata::from_accept(asked).ok_or_else(|| {
             Failure::new(
                 415,
@@ -134,8 +140,7 @@ impl Call<'_> {
 
     /// `Prefer: return-no-content` (else the default, `return-content`).
     pub(crate) fn no_content(&self) -> bool {
-        text_header(self.headers, "prefer")
-            .is_some_and(|p| p.trim().eq_ignore_ascii_case("return-no-content"))
+        text_header(self.headers, PREFER).is_some_and(|p| p.trim().eq_ignore_ascii_case("return-no-content"))
     }
 
     /// A write under a table SAS needs its permission and a key in range.
@@ -145,7 +150,7 @@ impl Call<'_> {
 
     /// The `If-Match` condition, if any.
     pub(crate) fn if_match(&self) -> Result<Option<IfMatch>, Failure> {
-        let Some(value) = self.headers.get("if-match") else {
+        let Some(value) = self.headers.get(IF_MATCH) else {
             return Ok(None);
         };
         let text = value.to_str().map_err(|_| Failure::invalid_input("If-Match is not visible ASCII"))?;
@@ -172,7 +177,8 @@ pub(crate) fn missing_if_match() -> Failure {
     )
 }
 
-/// A header's value as text; `None` when absent or not visible ASCII/UTF-8.
-pub(crate) fn text_header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+/// A header's value as text; `None` when absent or not visible ASCII/UTF-8. `name` is best a
+/// [`HeaderName`] constant: a `&str` is parsed as a name on every call.
+pub(crate) fn text_header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }

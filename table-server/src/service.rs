@@ -6,12 +6,14 @@ use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::header::HeaderMap;
+use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, DATE, HOST, HeaderMap, HeaderValue};
 use hyper::{Request, Response};
 use table_core::{ErrorCode, MAX_BATCH_BODY};
 
 use crate::accounts::Accounts;
-use crate::answer::{Answer, Body, Common, DEFAULT_VERSION, Failure};
+use crate::answer::{
+    Answer, Body, Common, DEFAULT_VERSION, Failure, X_MS_CLIENT_REQUEST_ID, X_MS_DATE, X_MS_VERSION,
+};
 use crate::auth::{self, Signed};
 use crate::bearer;
 use crate::operations;
@@ -78,7 +80,7 @@ impl Service {
             )
         })?;
         let mut grant = None;
-        let authorization = text_header(&parts.headers, "authorization");
+        let authorization = text_header(&parts.headers, AUTHORIZATION);
         if self.auth && sas::carries_sas(&query) {
             grant = Some(sas::verify(&account.keys, &query, &account.engine, origin, Utc::now())?);
         } else if self.auth && bearer::is_bearer(authorization) {
@@ -88,14 +90,13 @@ impl Service {
             let signed = Signed {
                 method: parts.method.as_str(),
                 path_and_query,
-                content_type: text_header(&parts.headers, "content-type").unwrap_or(""),
-                date: text_header(&parts.headers, "x-ms-date")
-                    .or_else(|| text_header(&parts.headers, "date")),
+                content_type: text_header(&parts.headers, CONTENT_TYPE).unwrap_or(""),
+                date: text_header(&parts.headers, X_MS_DATE).or_else(|| text_header(&parts.headers, DATE)),
                 authorization,
             };
             auth::verify(&account.keys, signed, Utc::now())?;
         }
-        let host = text_header(&parts.headers, "host").unwrap_or("127.0.0.1");
+        let host = text_header(&parts.headers, HOST).unwrap_or("127.0.0.1");
         let base = format!("http://{host}/{}", path.account);
         let call = Call {
             engine: &account.engine,
@@ -115,21 +116,39 @@ impl Service {
 /// The answer's common headers: a new request id, the version asked for, the client's
 /// request id when it is a short printable value.
 fn common(headers: &HeaderMap) -> Common {
-    let printable = |v: &&str| v.bytes().all(|b| (b' '..=b'~').contains(&b));
+    let printable = |v: &&HeaderValue| v.as_bytes().iter().all(|b| (b' '..=b'~').contains(b));
     Common {
-        request_id: uuid::Uuid::new_v4().to_string(),
-        version: text_header(headers, "x-ms-version").filter(printable).unwrap_or(DEFAULT_VERSION).to_owned(),
-        client_request_id: text_header(headers, "x-ms-client-request-id")
+        request_id: request_id(),
+        // Cloned, not copied: a header value shares the request's buffer.
+        version: headers
+            .get(X_MS_VERSION)
+            .filter(printable)
+            .cloned()
+            .unwrap_or(HeaderValue::from_static(DEFAULT_VERSION)),
+        client_request_id: headers
+            .get(X_MS_CLIENT_REQUEST_ID)
             .filter(|v| v.len() <= MAX_CLIENT_REQUEST_ID)
             .filter(printable)
-            .map(str::to_owned),
+            .cloned(),
     }
+}
+
+/// A new request id in the service's form (a version 4 GUID): a random half drawn once per
+/// process, and a count of the requests. Unique within the process, which is all a request id
+/// is for (matching a server's log line), without asking the OS for random bytes per request.
+fn request_id() -> String {
+    static PROCESS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let process = *PROCESS.get_or_init(|| uuid::Uuid::new_v4().as_u64_pair().0);
+    let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let bytes = (u128::from(process) << 64 | u128::from(count)).to_be_bytes();
+    uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
 }
 
 /// The service's header limits: `x-ms-client-request-id` at most 1 KiB, refused with 400
 /// `InvalidHeaderValue` beyond (it is then not echoed either).
 fn check_headers(headers: &HeaderMap) -> Result<(), Failure> {
-    let too_long = headers.get("x-ms-client-request-id").is_some_and(|v| v.len() > MAX_CLIENT_REQUEST_ID);
+    let too_long = headers.get(X_MS_CLIENT_REQUEST_ID).is_some_and(|v| v.len() > MAX_CLIENT_REQUEST_ID);
     if too_long {
         return Err(Failure::new(
             400,
@@ -144,7 +163,7 @@ fn check_headers(headers: &HeaderMap) -> Result<(), Failure> {
 /// any of it is read when `Content-Length` says so).
 async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Failure> {
     let too_large = || Failure::service(ErrorCode::RequestBodyTooLarge);
-    let declared = text_header(headers, "content-length").and_then(|n| n.parse::<u64>().ok());
+    let declared = text_header(headers, CONTENT_LENGTH).and_then(|n| n.parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_REQUEST_BODY as u64) {
         return Err(too_large());
     }

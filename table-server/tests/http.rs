@@ -143,6 +143,13 @@ async fn tables_are_created_listed_and_deleted_with_the_services_answers() {
         send(&server, "POST", "Tables", &headers, &body.to_uppercase().replace("TABLENAME", "TableName"))
             .await;
     assert_eq!((again.status, again.code()), (409, "TableAlreadyExists".to_owned()));
+    // Each answer has its own request id, a version 4 GUID as the service's are.
+    let ids = [created.header("x-ms-request-id"), again.header("x-ms-request-id")];
+    assert_ne!(ids[0], ids[1]);
+    for id in ids.into_iter().flatten() {
+        let parsed = uuid::Uuid::parse_str(id).map(|id| id.get_version_num());
+        assert_eq!(parsed.ok(), Some(4), "{id}");
+    }
     let message = again.json()["odata.error"]["message"]["value"].as_str().unwrap().to_owned();
     assert!(message.starts_with("The table specified already exists.\nRequestId:"), "{message}");
 

@@ -267,10 +267,23 @@ fn agrees(actual: &Rows, expected: &Rows) -> bool {
 
 #[test]
 fn kill_9_under_load_loses_no_answered_write() {
-    let dir = data_dir("kill");
+    kill_9_under_load("kill", &[]);
+}
+
+/// With `--fsync` the writers' flushes are shared (group commit) and answered only once on the
+/// disk: the same guarantee holds, the kill striking while flushes are in flight.
+#[test]
+fn kill_9_under_load_with_fsync_loses_no_answered_write() {
+    kill_9_under_load("kill-fsync", &["--fsync"]);
+}
+
+/// Writers at work, the server killed (-9) twelve times and restarted with `flags`; after
+/// each restart every answered write is there.
+fn kill_9_under_load(name: &str, flags: &[&str]) {
+    let dir = data_dir(name);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     // Small, so snapshots are taken (and killed mid-way) during the test too.
-    let flags = ["--checkpoint-bytes", "4096"];
+    let flags = [&["--checkpoint-bytes", "4096"], flags].concat();
     let mut known: Vec<Known> = (0..WRITERS).map(|_| Known::default()).collect();
     let answered = Arc::new(AtomicUsize::new(0));
     let began = Instant::now();

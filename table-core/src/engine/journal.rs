@@ -13,6 +13,11 @@
 //!   over any state the engine passed through after that point gives the engine's state. This
 //!   is what makes a snapshot taken table by table, while writes go on, a valid starting point.
 //! - A batch is one change: replayed all or nothing.
+//! - Every call of an engine with a journal ends with [`Journal::settle`], after the call
+//!   released its locks and before it returns: a journal that makes changes durable late (one
+//!   disk flush shared by the changes of concurrent calls) makes the call wait there, so no
+//!   answer (a write's, or a read that shows a change) comes before the changes it follows are
+//!   durable, while the locks are free for other calls to record theirs meanwhile.
 //! - With no journal set, the write paths do what they did without one: one predictable branch.
 
 use std::fmt;
@@ -32,6 +37,14 @@ use crate::service_properties::ServiceProperties;
 pub trait Journal: Send + Sync + fmt::Debug {
     /// Records `change`; an error refuses it, and the engine then applies nothing of it.
     fn record(&self, change: &Change) -> std::io::Result<()>;
+
+    /// Returns once every change recorded so far is as durable as the journal makes changes;
+    /// called at the end of every engine call, under no engine lock. An error means changes
+    /// already applied may be lost by a crash of the machine. By default, at once: a journal
+    /// whose `record` is durable when it returns has nothing to wait for.
+    fn settle(&self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One change to an engine, as a full state of what it names.

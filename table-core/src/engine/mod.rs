@@ -207,16 +207,43 @@ impl Engine {
         select: Option<&[String]>,
         decode: Decoder<T>,
     ) -> Result<T> {
-        // In the service's order: the keys, the select, then the table and the entity.
-        let (row, select) = self
-            .serve(|s| {
-                let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
-                let select =
-                    select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
-                Ok((s.find_row(table, keys)?, select))
-            })
-            .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
+        let (row, select) = self.find(table, partition_key, row_key, select)?;
         row.decode(select.as_ref(), decode)
+    }
+
+    /// [`get`](Self::get), the stored row handed to `read` as it is stored (a [`RowView`],
+    /// projected by `select`) instead of becoming an [`Entity`]: for a caller that writes the
+    /// row out, so that it copies nothing it does not write. Errors are [`get`](Self::get)'s.
+    #[doc(hidden)]
+    pub fn get_row<T>(
+        &self,
+        table: &str,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[String]>,
+        read: impl FnOnce(RowView<'_>) -> T,
+    ) -> Result<T> {
+        let (row, select) = self.find(table, partition_key, row_key, select)?;
+        Ok(read(RowView::new(&row, select.as_ref())))
+    }
+
+    /// The stored row a point read names and its checked `select`; the errors are
+    /// [`get`](Self::get)'s.
+    fn find(
+        &self,
+        table: &str,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[String]>,
+    ) -> Result<(Row, Option<Select>)> {
+        // In the service's order: the keys, the select, then the table and the entity.
+        self.serve(|s| {
+            let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
+            let select =
+                select.map(|select| Select::new(select.to_vec())).transpose().map_err(Error::invalid)?;
+            Ok((s.find_row(table, keys)?, select))
+        })
+        .map_err(|e| e.about(table, Some((partition_key, row_key))))
     }
 
     /// [`get_as`](Self::get_as) of keys the caller checked ([`CheckedKeys::new`]) with a
@@ -489,7 +516,15 @@ impl Engine {
 
     fn serve_unmarked<T>(&self, request: impl FnOnce(&Shared) -> Result<T>) -> Result<T> {
         match self.inner.faults.next_call() {
-            None => request(&self.inner),
+            None => {
+                let answer = request(&self.inner);
+                // Under no lock: calls that come meanwhile record their changes and share the
+                // journal's next flush (journal module docs).
+                match self.inner.journal.get().map(|journal| journal.settle()) {
+                    Some(Err(e)) => Err(Error::not_durable(e)),
+                    _ => answer,
+                }
+            }
             Some(fault) => {
                 if fault.timing == FaultTiming::AfterApply {
                     // The outcome is deliberately lost, as a response lost in transit.

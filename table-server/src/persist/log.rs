@@ -10,8 +10,14 @@
 //! Invariants:
 //! - A record is written to the OS (one `write` of the whole frame on a file opened for
 //!   append) before the engine applies its change, hence before the request is answered: a
-//!   kill -9 of the process loses no answered write. With `sync`, it is also on the disk
-//!   (`fdatasync`) before, so a power loss loses none either.
+//!   kill -9 of the process loses no answered write.
+//! - With `sync`, every engine call waits in [`Journal::settle`], after its locks are released,
+//!   until the disk holds (`fdatasync`) every record appended before it ended, so a power loss
+//!   loses no answered write either, and no answer shows a change a power loss could take back.
+//!   Flushes are shared (group commit): one caller at a time flushes, covering every record
+//!   appended until it starts; calls that come meanwhile append theirs and wait for the next
+//!   flush, which one of them runs. A failed flush fails every call waiting for it and breaks
+//!   the log (the OS may have dropped the unflushed pages, so later records could follow a hole).
 //! - A failed write leaves the segment as it was (cut back to its last whole record); when
 //!   even that fails the log refuses every later record rather than write after garbage.
 //! - Records are appended in the order the engine applies them (the engine calls
@@ -26,9 +32,9 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use table_core::engine::{Change, Journal};
 
@@ -140,14 +146,26 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
 /// The segment being appended to.
 #[derive(Debug)]
 struct Segment {
-    file: File,
+    /// Shared with a flush in progress, which runs without the segment's lock.
+    file: Arc<File>,
     number: u64,
     /// The length of its whole records (where a failed write is cut back to).
     len: u64,
     /// Bytes appended since the last rotation, across segments.
     since_rotation: u64,
-    /// A failed write could not be cut back: nothing more may be appended.
+    /// A failed write could not be cut back, or a flush failed: nothing more may be appended.
     broken: bool,
+}
+
+/// How far the disk holds the log, with `sync` (positions count records over the log's life).
+#[derive(Debug, Default)]
+struct Flushed {
+    /// Every record up to this position is on the disk.
+    upto: u64,
+    /// A flush is running: the others wait for it to end rather than start their own.
+    running: bool,
+    /// A flush failed: the records after `upto` may be lost.
+    failed: bool,
 }
 
 /// One account's log: the [`Journal`] set on its engine.
@@ -157,9 +175,21 @@ pub(crate) struct Log {
     sync: bool,
     /// Past this many bytes since the last rotation, `checkpoint` is asked for a snapshot.
     checkpoint_bytes: u64,
-    // A std `Mutex`: held only to append one frame (and, with `sync`, flush it), by the
-    // engine's threads, never across an `.await`; it orders the appends.
+    // A std `Mutex`: held only to append one frame, by the engine's threads, never across an
+    // `.await`; it orders the appends.
     segment: Mutex<Segment>,
+    /// Records appended over the log's life (stored under `segment`'s lock, after the append):
+    /// the position a call's [`settle`](Journal::settle) waits for.
+    appended: AtomicU64,
+    /// `flushed.upto`, read without the lock by calls that have nothing to wait for (reads).
+    flushed_upto: AtomicU64,
+    // A std `Mutex` with its `Condvar`: the group commit's state, held for a few instructions,
+    // never across the flush itself nor an `.await`.
+    flushed: Mutex<Flushed>,
+    flush_ended: Condvar,
+    /// Flushes run, for the tests of the group commit.
+    #[cfg(test)]
+    flushes: AtomicU64,
     /// Whether a snapshot was asked for and not yet taken (so it is asked once).
     asked: AtomicBool,
     checkpoint: Sender<()>,
@@ -177,12 +207,24 @@ impl Log {
         checkpoint: Sender<()>,
     ) -> io::Result<Log> {
         let file = create_with_header(&dir.join(segment_name(number)))?;
-        let segment = Segment { file, number, len: FORMAT.len() as u64, since_rotation: 0, broken: false };
+        let segment = Segment {
+            file: Arc::new(file),
+            number,
+            len: FORMAT.len() as u64,
+            since_rotation: 0,
+            broken: false,
+        };
         Ok(Log {
             dir: dir.to_owned(),
             sync,
             checkpoint_bytes,
             segment: Mutex::new(segment),
+            appended: AtomicU64::new(0),
+            flushed_upto: AtomicU64::new(0),
+            flushed: Mutex::default(),
+            flush_ended: Condvar::new(),
+            #[cfg(test)]
+            flushes: AtomicU64::new(0),
             asked: AtomicBool::new(false),
             checkpoint,
             checkpointing: Mutex::new(()),
@@ -202,7 +244,7 @@ impl Log {
         let number = segment.number + 1;
         // The old segment's records must outlive the files a snapshot replaces.
         segment.file.sync_data()?;
-        let file = create_with_header(&self.dir.join(segment_name(number)))?;
+        let file = Arc::new(create_with_header(&self.dir.join(segment_name(number)))?);
         *segment =
             Segment { file, number, len: FORMAT.len() as u64, since_rotation: 0, broken: segment.broken };
         self.asked.store(false, Ordering::Release);
@@ -214,11 +256,7 @@ impl Log {
         if segment.broken {
             return Err(io::Error::other("an earlier write to the log failed and could not be undone"));
         }
-        let written = segment
-            .file
-            .write_all(frame)
-            .and_then(|()| if self.sync { segment.file.sync_data() } else { Ok(()) });
-        if let Err(e) = written {
+        if let Err(e) = (&*segment.file).write_all(frame) {
             // Cut the partial frame away, so that later records do not follow garbage.
             let len = segment.len;
             if segment.file.set_len(len).is_err() {
@@ -228,6 +266,8 @@ impl Log {
         }
         segment.len += frame.len() as u64;
         segment.since_rotation += frame.len() as u64;
+        // Under the lock, so positions follow the order of the appends.
+        self.appended.fetch_add(1, Ordering::Release);
         let full = segment.since_rotation >= self.checkpoint_bytes;
         drop(segment);
         if full && !self.asked.swap(true, Ordering::AcqRel) {
@@ -236,6 +276,74 @@ impl Log {
         }
         Ok(())
     }
+
+    /// Whether the disk holds every record appended so far.
+    #[cfg(test)]
+    pub(super) fn all_flushed(&self) -> bool {
+        self.flushed_upto.load(Ordering::Acquire) >= self.appended.load(Ordering::Acquire)
+    }
+
+    fn lock_flushed(&self) -> MutexGuard<'_, Flushed> {
+        self.flushed.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until the disk holds every record up to `target`, flushing if no flush runs (see
+    /// the module docs).
+    fn flush_upto(&self, target: u64) -> io::Result<()> {
+        let failed = || io::Error::other("an earlier flush of the log to the disk failed");
+        let mut flushed = self.lock_flushed();
+        loop {
+            if flushed.upto >= target {
+                return Ok(());
+            }
+            if flushed.failed {
+                return Err(failed());
+            }
+            if !flushed.running {
+                break;
+            }
+            flushed = self.flush_ended.wait(flushed).unwrap_or_else(PoisonError::into_inner);
+        }
+        flushed.running = true;
+        drop(flushed);
+        // Every record up to `upto` is in `file` or in an older segment, which the rotation
+        // that retired it flushed.
+        let (file, upto) = {
+            let segment = self.segment.lock().unwrap_or_else(PoisonError::into_inner);
+            (Arc::clone(&segment.file), self.appended.load(Ordering::Acquire))
+        };
+        let result = file.sync_data();
+        #[cfg(test)]
+        self.flushes.fetch_add(1, Ordering::Relaxed);
+        let mut flushed = self.lock_flushed();
+        flushed.running = false;
+        match &result {
+            Ok(()) => {
+                flushed.upto = flushed.upto.max(upto);
+                self.flushed_upto.store(flushed.upto, Ordering::Release);
+            }
+            Err(_) => flushed.failed = true,
+        }
+        self.flush_ended.notify_all();
+        drop(flushed);
+        if result.is_err() {
+            self.segment.lock().unwrap_or_else(PoisonError::into_inner).broken = true;
+        }
+        result
+    }
+}
+
+/// Runs `wait`, which blocks on the disk or on another call's flush. On a worker of a
+/// multi-threaded tokio runtime (the server's), the worker's other tasks move to another
+/// thread first, so the server's other connections go on, and their writes join the next flush.
+fn blocking<T>(wait: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(wait)
+        }
+        _ => wait(),
+    }
 }
 
 impl Journal for Log {
@@ -243,6 +351,18 @@ impl Journal for Log {
         // Encoded before the segment's lock is taken: only the append is serialized.
         let frame = frame(&record::encode(change)?)?;
         self.append(&frame)
+    }
+
+    fn settle(&self) -> io::Result<()> {
+        if !self.sync {
+            return Ok(());
+        }
+        // Every record this call appended, or whose change it saw, was appended before now.
+        let target = self.appended.load(Ordering::Acquire);
+        if self.flushed_upto.load(Ordering::Acquire) >= target {
+            return Ok(());
+        }
+        blocking(|| self.flush_upto(target))
     }
 }
 
@@ -293,6 +413,58 @@ mod tests {
         bytes[0] = 0xff;
         let e = read_frames(&bytes, true).expect_err("a damaged length with records after it");
         assert!(e.contains("damaged record header"), "{e}");
+    }
+
+    /// A log with `sync` in a fresh directory (its checkpoint requests go nowhere).
+    fn synced_log(name: &str) -> (Log, std::path::PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("log-{name}-{}-{}", std::process::id(), fastrand::u64(..)));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let (wake, _) = std::sync::mpsc::channel();
+        let log = Log::create(&dir, 0, true, u64::MAX, wake).unwrap_or_else(|e| panic!("a new log: {e}"));
+        (log, dir)
+    }
+
+    #[test]
+    fn one_flush_covers_every_record_appended_before_it() {
+        let (log, dir) = synced_log("group");
+        let flushes = || log.flushes.load(Ordering::Relaxed);
+        for n in 0..3 {
+            assert!(log.record(&Change::CreateTable(format!("t{n}"))).is_ok());
+        }
+        assert_eq!(flushes(), 0, "recording does not wait for the disk");
+        assert!(log.settle().is_ok());
+        assert_eq!(flushes(), 1, "one flush for the three records");
+        assert!(log.settle().is_ok());
+        assert_eq!(flushes(), 1, "nothing new to flush");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn concurrent_callers_each_return_after_a_flush_covering_their_record() {
+        let (log, dir) = synced_log("concurrent");
+        let (threads, each) = (8, 25);
+        std::thread::scope(|scope| {
+            for t in 0..threads {
+                let log = &log;
+                scope.spawn(move || {
+                    for n in 0..each {
+                        assert!(log.record(&Change::CreateTable(format!("t{t}x{n}"))).is_ok());
+                        // This thread's record is at or before the position appended now.
+                        let mine = log.appended.load(Ordering::Acquire);
+                        assert!(log.settle().is_ok());
+                        assert!(
+                            log.flushed_upto.load(Ordering::Acquire) >= mine,
+                            "answered before its flush"
+                        );
+                    }
+                });
+            }
+        });
+        let records = threads * each;
+        assert_eq!(log.appended.load(Ordering::Relaxed), records as u64);
+        assert!(log.flushes.load(Ordering::Relaxed) <= records as u64);
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
