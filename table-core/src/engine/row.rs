@@ -41,7 +41,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::select::{Select, Selected};
+use super::select::{SLOT_BITS, Select, Selected, SlotBits};
 use crate::entity::{ETag, Entity};
 use crate::error::Result;
 use crate::filter::{Operand, Source, same_bytes};
@@ -293,24 +293,14 @@ pub(crate) struct Projection<'s> {
     select: Option<&'s Select>,
     /// The slots `admitted` answers for: the decoder's own.
     slots: &'static PropertySlots,
-    admitted: [u64; SLOT_BITS / 64],
+    admitted: SlotBits,
 }
-
-/// Slots a [`Projection`] answers for; a take of a slot beyond (a type with more properties
-/// than an entity may have) is matched against the select by name.
-const SLOT_BITS: usize = 256;
 
 impl<'s> Projection<'s> {
     /// `select` worked out for `slots`.
     pub(crate) fn new(select: Option<&'s Select>, slots: &'static PropertySlots) -> Self {
-        let mut admitted = [0; SLOT_BITS / 64];
-        // Slot names ascend (the slots' invariant), as the cursor needs them to.
-        let mut selected = select.map(Select::cursor);
-        for (slot, name) in slots.names.iter().enumerate().take(SLOT_BITS) {
-            if selected.as_mut().is_none_or(|selected| selected.admits(name)) {
-                admitted[slot / 64] |= 1 << (slot % 64);
-            }
-        }
+        // Without a select every slot is admitted.
+        let admitted = select.map_or([u64::MAX; SLOT_BITS / 64], |select| select.admitted_slots(slots));
         Projection { select, slots, admitted }
     }
 
