@@ -520,7 +520,9 @@ fn key_only_decodes(p: &TokenStream, c: &Checked<'_, '_>) -> Vec<TokenStream> {
             decodes.push(quote!(let #local = #p::KeyTemplate::decode_whole::<#ty>(&#konst, #take)?;));
             continue;
         }
-        decodes.push(quote!(let #parts = #p::KeyTemplate::split(&#konst, #input)?;));
+        let fields = template.pieces.iter().filter(|piece| matches!(piece, Piece::Field { .. })).count();
+        let fields = Literal::usize_unsuffixed(fields);
+        decodes.push(quote!(let #parts = #p::KeyTemplate::split_fields::<#fields>(&#konst, #input)?;));
         for (f, position) in mine {
             let (local, ty) = (key_local(f), f.ty);
             let position = Literal::usize_unsuffixed(position);

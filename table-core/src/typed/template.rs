@@ -87,6 +87,25 @@ impl KeyTemplate {
         self.cut(key).map_err(|why| self.mismatch(key, why))
     }
 
+    /// [`split`](Self::split) into an array of the template's `N` fields, so that a derived
+    /// decoder, which knows `N`, reads a key back without allocating.
+    #[doc(hidden)]
+    pub fn split_fields<'k, const N: usize>(&self, key: &'k str) -> Result<[&'k str; N]> {
+        let mut parts = [""; N];
+        let mut fields = 0;
+        self.cut_each(key, |part| {
+            if let Some(slot) = parts.get_mut(fields) {
+                *slot = part;
+            }
+            fields += 1;
+        })
+        .map_err(|why| self.mismatch(key, why))?;
+        match fields == N {
+            true => Ok(parts),
+            false => Err(self.mismatch(key, format_args!("the template has {fields} fields, not {N}"))),
+        }
+    }
+
     /// Checks that a key compared by a typed query can be a key of this template: its literal
     /// text where the template has it, and as many digits as each fixed-width field writes.
     /// Otherwise the comparison could never hold, and the query would silently match nothing;
@@ -198,6 +217,13 @@ impl KeyTemplate {
     /// [`split`](Self::split), with the reason of a mismatch.
     fn cut<'k>(&self, key: &'k str) -> std::result::Result<Vec<&'k str>, String> {
         let mut parts = Vec::with_capacity(self.segments.len());
+        self.cut_each(key, |part| parts.push(part))?;
+        Ok(parts)
+    }
+
+    /// Cuts `key` as [`split`](Self::split) describes, handing each field's segment to `found`
+    /// in order; the error is the reason of a mismatch.
+    fn cut_each<'k>(&self, key: &'k str, mut found: impl FnMut(&'k str)) -> std::result::Result<(), String> {
         let mut rest = key;
         for (i, segment) in self.segments.iter().enumerate() {
             let consumed = key.len() - rest.len();
@@ -225,7 +251,7 @@ impl KeyTemplate {
                             "`{name}` needs {width} digits at byte {consumed}, found {part:?}"
                         ));
                     }
-                    parts.push(part);
+                    found(part);
                     rest = tail;
                 }
             }
@@ -233,7 +259,7 @@ impl KeyTemplate {
         if !rest.is_empty() {
             return Err(format!("unexpected text {rest:?} at the end"));
         }
-        Ok(parts)
+        Ok(())
     }
 
     /// Decodes field number `index` (counting fields only) from the parts of [`split`](Self::split).
@@ -512,6 +538,20 @@ mod tests {
         assert_eq!(parts, ["ab", "0007"]);
         assert_eq!(RK.decode::<u32>(&parts, 1).unwrap(), 7);
         assert_eq!(RK.decode::<String>(&parts, 0).unwrap(), "ab");
+    }
+
+    #[test]
+    fn split_fields_cuts_as_split_does_and_refuses_another_field_count() {
+        for key in ["ab_0007", "_0000", "ab_007", "ab-0007", "ab_0007x", "a_b_0001", ""] {
+            let as_array = RK.split_fields::<2>(key).map(Vec::from).map_err(|e| e.to_string());
+            assert_eq!(as_array, RK.split(key).map_err(|e| e.to_string()), "{key:?}");
+        }
+        for wrong in
+            [RK.split_fields::<1>("ab_0007").map(Vec::from), RK.split_fields::<3>("ab_0007").map(Vec::from)]
+        {
+            let error = wrong.expect_err("a count other than the template's fields").to_string();
+            assert!(error.contains("the template has 2 fields"), "{error}");
+        }
     }
 
     /// A key that is one field whole, of each kind `decode_whole` reads differently.
