@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use futures::TryStreamExt;
 use table_client::{
     ETag, Entity, ErrorKind, IfMatch, Operation, RetryPolicy, TableClient, TableServiceClient, Transaction,
-    Value,
+    Value, WriteOutcome,
 };
 use table_server::{DEV_ACCOUNT, DEV_KEY};
 
@@ -201,35 +201,36 @@ async fn write(
             known.in_flight = Some(expected.clone());
             let batch = ops.iter().cloned().fold(Transaction::new(), Transaction::push);
             match table.submit_transaction(batch).await {
-                Ok(outcomes) => {
-                    for (op, outcome) in ops.iter().zip(outcomes) {
-                        if let Some(row) = expected.get_mut(op.row_key()) {
-                            row.etag = outcome.etag;
-                        }
-                    }
-                    known.rows = expected;
-                    known.in_flight = None;
-                    answered.fetch_add(1, Ordering::Relaxed);
-                }
+                Ok(outcomes) => settle(known, expected, ops.iter().zip(outcomes), answered),
                 Err(e) => return unanswered(e, known),
             }
         } else {
             let op = operation(writer, &known.rows, n, &[]);
-            let mut expected = after(&known.rows, &op);
+            let expected = after(&known.rows, &op);
             known.in_flight = Some(expected.clone());
             match table.execute(op.clone()).await {
-                Ok(outcome) => {
-                    if let Some(row) = expected.get_mut(op.row_key()) {
-                        row.etag = outcome.etag;
-                    }
-                    known.rows = expected;
-                    known.in_flight = None;
-                    answered.fetch_add(1, Ordering::Relaxed);
-                }
+                Ok(outcome) => settle(known, expected, [(&op, outcome)], answered),
                 Err(e) => return unanswered(e, known),
             }
         }
     }
+}
+
+/// An answered request: its rows as expected, with the ETags the answer gave.
+fn settle<'o>(
+    known: &mut Known,
+    mut expected: Rows,
+    outcomes: impl IntoIterator<Item = (&'o Operation, WriteOutcome)>,
+    answered: &AtomicUsize,
+) {
+    for (op, outcome) in outcomes {
+        if let Some(row) = expected.get_mut(op.row_key()) {
+            row.etag = outcome.etag;
+        }
+    }
+    known.rows = expected;
+    known.in_flight = None;
+    answered.fetch_add(1, Ordering::Relaxed);
 }
 
 /// A failed request: only a lost connection (the kill) is expected; its write may or may not
