@@ -4,10 +4,12 @@
 //!
 //! Invariants: a built key is valid for the service (every field's segment passes
 //! [`validate_key`], the whole key too), and [`KeyTemplate::split`] of a built key gives back
-//! each field's segment, so `decode(split(build(v))) == v` whenever every variable-width field
-//! is followed by literal text that its value does not contain (the derive checks the template
-//! shape at compile time; the value check happens when the key is built, for a key-only field
-//! and every variable-width field before it).
+//! the segment of each field read back, so `decode(split(build(v))) == v` for those fields
+//! whenever each of them, and every variable-width field before one of them, is followed by
+//! literal text that its value does not contain (the derive checks the template shape at
+//! compile time; the value check happens when the key is built). Fields after the last one
+//! read back may hold any text: the cut looks past the first occurrence of a literal when the
+//! rest of the key does not match from there.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -81,8 +83,9 @@ impl KeyTemplate {
     }
 
     /// Cuts a key into one segment per template field. A fixed-width spec takes exactly its
-    /// width of ASCII digits; any other field runs up to the first occurrence of the literal
-    /// that follows it, or to the end of the key.
+    /// width of ASCII digits; any other field runs up to the literal that follows it, or to the
+    /// end of the key: its first occurrence, or when the rest of the key does not match the
+    /// template from there, the first occurrence from which it does.
     pub fn split<'k>(&self, key: &'k str) -> Result<Vec<&'k str>> {
         self.cut(key).map_err(|why| self.mismatch(key, why))
     }
@@ -93,11 +96,11 @@ impl KeyTemplate {
     pub fn split_fields<'k, const N: usize>(&self, key: &'k str) -> Result<[&'k str; N]> {
         let mut parts = [""; N];
         let mut fields = 0;
-        self.cut_each(key, |part| {
-            if let Some(slot) = parts.get_mut(fields) {
+        self.cut_each(key, |index, part| {
+            if let Some(slot) = parts.get_mut(index) {
                 *slot = part;
             }
-            fields += 1;
+            fields = index + 1;
         })
         .map_err(|why| self.mismatch(key, why))?;
         match fields == N {
@@ -111,7 +114,7 @@ impl KeyTemplate {
     /// Otherwise the comparison could never hold, and the query would silently match nothing;
     /// the error ([`Violation::QueryKeyMismatch`]) names the key, the value and the template.
     pub fn check_query_key(&self, key: &str) -> Result<()> {
-        if self.matches_from(0, key, 0, &mut HashSet::new()) {
+        if self.cut_from(0, key, 0, &mut HashSet::new(), &mut Vec::new()) {
             return Ok(());
         }
         // The reason of the cut that reading the key back would make.
@@ -124,11 +127,19 @@ impl KeyTemplate {
         }))
     }
 
-    /// `true` when `key[at..]` matches the segments from `i` on. A field without a fixed width
-    /// that is not read back may hold the literal that follows it, so every occurrence of that
-    /// literal is tried (`failed` remembers the positions that lead nowhere, so the search is
-    /// polynomial).
-    fn matches_from(&self, i: usize, key: &str, at: usize, failed: &mut HashSet<(usize, usize)>) -> bool {
+    /// `true` when `key[at..]` matches the segments from `i` on; the fields' segments of the
+    /// first such cut are then pushed onto `parts`, last field first. A field without a fixed
+    /// width that is not read back may hold the literal that follows it, so every occurrence of
+    /// that literal is tried, first to last (`failed` remembers the positions that lead
+    /// nowhere, so the search is polynomial).
+    fn cut_from<'k>(
+        &self,
+        i: usize,
+        key: &'k str,
+        at: usize,
+        failed: &mut HashSet<(usize, usize)>,
+        parts: &mut Vec<&'k str>,
+    ) -> bool {
         if failed.contains(&(i, at)) {
             return false;
         }
@@ -136,26 +147,44 @@ impl KeyTemplate {
         let matched = match self.segments.get(i) {
             None => rest.is_empty(),
             Some(Segment::Literal(text)) => {
-                rest.starts_with(text) && self.matches_from(i + 1, key, at + text.len(), failed)
+                rest.starts_with(text) && self.cut_from(i + 1, key, at + text.len(), failed, parts)
             }
             Some(Segment::Field { spec, .. }) => match (spec.fixed_width(), self.segments.get(i + 1)) {
                 (Some(width), _) => {
-                    rest.get(..width).is_some_and(|part| part.bytes().all(|b| b.is_ascii_digit()))
-                        && self.matches_from(i + 1, key, at + width, failed)
+                    let digits =
+                        rest.get(..width).is_some_and(|part| part.bytes().all(|b| b.is_ascii_digit()));
+                    digits && self.cut_field(i, key, at, [width], failed, parts)
                 }
-                (None, None) => true,
+                (None, None) => self.cut_field(i, key, at, [rest.len()], failed, parts),
                 (None, Some(Segment::Literal(next))) => {
-                    rest.match_indices(next).any(|(end, _)| self.matches_from(i + 1, key, at + end, failed))
+                    let ends = rest.match_indices(next).map(|(end, _)| end);
+                    self.cut_field(i, key, at, ends, failed, parts)
                 }
-                (None, Some(Segment::Field { .. })) => (0..=rest.len())
-                    .filter(|end| rest.is_char_boundary(*end))
-                    .any(|end| self.matches_from(i + 1, key, at + end, failed)),
+                (None, Some(Segment::Field { .. })) => {
+                    let ends = (0..=rest.len()).filter(|end| rest.is_char_boundary(*end));
+                    self.cut_field(i, key, at, ends, failed, parts)
+                }
             },
         };
         if !matched {
             failed.insert((i, at));
         }
         matched
+    }
+
+    /// [`cut_from`](Self::cut_from) for field segment `i` starting at `at`: the first of its
+    /// possible `ends` (relative to `at`) from which the rest of the key matches.
+    fn cut_field<'k>(
+        &self,
+        i: usize,
+        key: &'k str,
+        at: usize,
+        ends: impl IntoIterator<Item = usize>,
+        failed: &mut HashSet<(usize, usize)>,
+        parts: &mut Vec<&'k str>,
+    ) -> bool {
+        let end = ends.into_iter().find(|end| self.cut_from(i + 1, key, at + end, failed, parts));
+        end.inspect(|end| parts.push(&key[at..at + end])).is_some()
     }
 
     /// Checks that a key prefix compared by a typed query can begin a key of this template:
@@ -217,13 +246,42 @@ impl KeyTemplate {
     /// [`split`](Self::split), with the reason of a mismatch.
     fn cut<'k>(&self, key: &'k str) -> std::result::Result<Vec<&'k str>, String> {
         let mut parts = Vec::with_capacity(self.segments.len());
-        self.cut_each(key, |part| parts.push(part))?;
+        self.cut_each(key, |index, part| {
+            parts.truncate(index);
+            parts.push(part);
+        })?;
         Ok(parts)
     }
 
-    /// Cuts `key` as [`split`](Self::split) describes, handing each field's segment to `found`
-    /// in order; the error is the reason of a mismatch.
-    fn cut_each<'k>(&self, key: &'k str, mut found: impl FnMut(&'k str)) -> std::result::Result<(), String> {
+    /// Cuts `key` as [`split`](Self::split) describes, handing each field's number and segment
+    /// to `found` in order (a second time from field 0 when the first cut tried fails); the
+    /// error is the reason of the first cut's mismatch.
+    fn cut_each<'k>(
+        &self,
+        key: &'k str,
+        mut found: impl FnMut(usize, &'k str),
+    ) -> std::result::Result<(), String> {
+        let Err(why) = self.cut_first(key, &mut found) else {
+            return Ok(());
+        };
+        let mut parts = Vec::new();
+        match self.cut_from(0, key, 0, &mut HashSet::new(), &mut parts) {
+            true => {
+                parts.iter().rev().enumerate().for_each(|(index, part)| found(index, part));
+                Ok(())
+            }
+            false => Err(why),
+        }
+    }
+
+    /// The cut at the first occurrence of each literal: the only one a built key can have up to
+    /// its last field read back, so the one tried first.
+    fn cut_first<'k>(
+        &self,
+        key: &'k str,
+        found: &mut impl FnMut(usize, &'k str),
+    ) -> std::result::Result<(), String> {
+        let mut fields = 0;
         let mut rest = key;
         for (i, segment) in self.segments.iter().enumerate() {
             let consumed = key.len() - rest.len();
@@ -251,7 +309,8 @@ impl KeyTemplate {
                             "`{name}` needs {width} digits at byte {consumed}, found {part:?}"
                         ));
                     }
-                    found(part);
+                    found(fields, part);
+                    fields += 1;
                     rest = tail;
                 }
             }
@@ -680,7 +739,7 @@ mod tests {
     /// Templates whose variable-width fields are followed by literals, with a field not read
     /// back ahead of one that is: its value may hold the literal only where that cannot move
     /// the cut.
-    const NOT_READ_BACK_FIRST: [KeyTemplate; 3] = [
+    const NOT_READ_BACK_FIRST: [KeyTemplate; 4] = [
         KeyTemplate {
             key: KeyName::RowKey,
             text: "{a}_{b}",
@@ -708,6 +767,20 @@ mod tests {
                 Segment::Field { name: "b", spec: KeySpec::Plain, parsed: false },
                 Segment::Literal("-"),
                 Segment::Field { name: "c", spec: KeySpec::Plain, parsed: true },
+            ],
+        },
+        // Only the first field is read back: the others may hold the literal that ends them,
+        // so the first occurrence of `-` need not be where `b` ends.
+        KeyTemplate {
+            key: KeyName::RowKey,
+            text: "{a}_{b}-{c}-",
+            segments: &[
+                Segment::Field { name: "a", spec: KeySpec::Plain, parsed: true },
+                Segment::Literal("_"),
+                Segment::Field { name: "b", spec: KeySpec::Plain, parsed: false },
+                Segment::Literal("-"),
+                Segment::Field { name: "c", spec: KeySpec::Plain, parsed: false },
+                Segment::Literal("-"),
             ],
         },
     ];
