@@ -802,7 +802,7 @@ fn followed_redirect_error(answered_from: &Url) -> Error {
 
 /// A header's value; `None` when absent. The headers the client acts on have passed
 /// [`check_headers`], so for them an unreadable value never reads as absent.
-fn header<'h>(headers: &'h HeaderMap, name: impl reqwest::header::AsHeaderName) -> Option<&'h str> {
+fn header(headers: &HeaderMap, name: impl reqwest::header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok())
 }
 
