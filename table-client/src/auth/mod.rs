@@ -178,7 +178,7 @@ impl fmt::Debug for SignedRequest {
 #[doc(hidden)]
 pub fn http_date(t: DateTime<Utc>) -> String {
     // Written byte by byte: every request signs a date, and `format!` with its padded
-    // integers cost about 3k instructions per request in profiles (this: a few hundred).
+    // integers cost about 3.3k instructions per request under callgrind (this: about 1.1k).
     const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
     const MONTHS: [&str; 12] =
         ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
