@@ -114,13 +114,13 @@ impl Credential {
         let url = match self {
             Credential::SharedKey(key) => {
                 let to_sign = shared_key_string_to_sign(key.account(), method, url, content_type, date)?;
-                let value = format!("SharedKey {}:{}", key.account(), key.sign(&to_sign));
+                let value = ["SharedKey ", key.account(), ":", &key.sign(&to_sign)].concat();
                 headers.push((AUTHORIZATION_HEADER, value));
                 url.to_owned()
             }
             Credential::SharedKeyLite(key) => {
                 let to_sign = shared_key_lite_string_to_sign(key.account(), url, date)?;
-                let value = format!("SharedKeyLite {}:{}", key.account(), key.sign(&to_sign));
+                let value = ["SharedKeyLite ", key.account(), ":", &key.sign(&to_sign)].concat();
                 headers.push((AUTHORIZATION_HEADER, value));
                 url.to_owned()
             }
