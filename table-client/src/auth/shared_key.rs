@@ -101,7 +101,10 @@ pub(crate) fn canonicalized_resource(account: &str, url: &str) -> Result<String>
         error::invalid_input(format!("cannot sign {url:?}: not an absolute http(s) URL or /path"))
     })?;
     let path = if path.is_empty() { "/" } else { path };
-    let mut resource = format!("/{account}{path}");
+    // Joined piece by piece rather than by `format!`, here and below: every signed request
+    // builds these strings, and the formatting machinery cost about 1k instructions a string
+    // (callgrind).
+    let mut resource = ["/", account, path].concat();
     let comp = query.and_then(|q| q.split('&').find_map(|pair| pair.strip_prefix("comp=")));
     if let Some(comp) = comp {
         resource.push_str("?comp=");
@@ -119,13 +122,13 @@ pub fn shared_key_string_to_sign(
     date: &str,
 ) -> Result<String> {
     let resource = canonicalized_resource(account, url)?;
-    Ok(format!("{method}\n\n{content_type}\n{date}\n{resource}"))
+    Ok([method, "\n\n", content_type, "\n", date, "\n", &resource].concat())
 }
 
 /// The SharedKeyLite string to sign: `Date\nResource`.
 pub fn shared_key_lite_string_to_sign(account: &str, url: &str, date: &str) -> Result<String> {
     let resource = canonicalized_resource(account, url)?;
-    Ok(format!("{date}\n{resource}"))
+    Ok([date, "\n", &resource].concat())
 }
 
 #[cfg(test)]

@@ -46,6 +46,9 @@ const DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("dataservicever
 const MAX_DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("maxdataserviceversion");
 const CLIENT_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-client-request-id");
 const PREFER: HeaderName = HeaderName::from_static("prefer");
+/// Room for every header a request may carry (ours, the credential's, and the `Host` and
+/// `Content-Length` the HTTP stack adds), so that the map is never grown while it is filled.
+const REQUEST_HEADERS: usize = 16;
 
 /// Transport settings of an HTTP client.
 #[derive(Debug, Clone)]
@@ -83,6 +86,8 @@ pub(crate) struct HttpBackend {
 #[derive(Debug)]
 struct Inner {
     http: reqwest::Client,
+    /// `options.user_agent` as a header value, made once.
+    user_agent: HeaderValue,
     /// Base URL without a trailing `/` (path style ends in the account name).
     endpoint: String,
     /// Where reads may also go (see `location`); same form as `endpoint`.
@@ -141,7 +146,10 @@ impl HttpBackend {
                     .map_err(|e| error::transport("could not build the HTTP client").with_source(e))?
             }
         };
-        Ok(HttpBackend { inner: Arc::new(Inner { http, endpoint, secondary, auth, options }) })
+        let user_agent = HeaderValue::try_from(options.user_agent.as_str()).map_err(|e| {
+            error::invalid_input("the user agent holds characters HTTP cannot carry").with_source(e)
+        })?;
+        Ok(HttpBackend { inner: Arc::new(Inner { http, user_agent, endpoint, secondary, auth, options }) })
     }
 
     fn url(&self, path: &str) -> String {
@@ -170,7 +178,7 @@ impl HttpBackend {
         let response = self.send(request).await?;
         let tables = wire::decode_table_list(&response.body)?;
         check_page_size(tables.len(), page_size, "table names")?;
-        let next_table_name = header(&response.headers, NEXT_TABLE_NAME).map(str::to_owned);
+        let next_table_name = header(&response.headers, NEXT_TABLE_NAME.name).map(str::to_owned);
         Ok(TablePage { tables, next_table_name })
     }
 
@@ -189,7 +197,7 @@ impl HttpBackend {
             .send(Request::new(Method::GET, target, Replay::Read))
             .await
             .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
-        let entity = wire::read_entity(&response.body, header(&response.headers, "etag"), decode.slots())?;
+        let entity = wire::read_entity(&response.body, header(&response.headers, ETAG.name), decode.slots())?;
         // A point read names its entity: an answer about another one cannot be trusted.
         if entity.partition_key != partition_key || entity.row_key != row_key {
             return Err(error::decode("the service answered a point read with another entity's keys")
@@ -228,7 +236,7 @@ impl HttpBackend {
             .send(request)
             .await
             .map_err(|e| e.about(table, Some((operation.partition_key(), operation.row_key()))))?;
-        let outcome = WriteOutcome { etag: header(&response.headers, "etag").map(ETag::new) };
+        let outcome = WriteOutcome { etag: header(&response.headers, ETAG.name).map(ETag::new) };
         // The service answered success: the write applied, but its answer cannot be trusted.
         check_outcome(operation, &outcome).map_err(Error::with_may_have_applied)?;
         Ok(outcome)
@@ -247,21 +255,24 @@ impl HttpBackend {
         let response = self.send(page_request).await?;
         let entities = wire::decode_query_page_each(&response.body, decode, page_size)?;
         check_page_size(entities.len(), page_size, "entities")?;
-        let continuation =
-            match (header(&response.headers, NEXT_PARTITION_KEY), header(&response.headers, NEXT_ROW_KEY)) {
-                (Some(partition_key), row_key) => Some(Continuation {
-                    next_partition_key: partition_key.to_owned(),
-                    next_row_key: row_key.map(str::to_owned),
-                }),
-                (None, None) => None,
-                // Resuming from the row key alone would restart the scan elsewhere; stopping here
-                // would drop the rest of the result.
-                (None, Some(_)) => {
-                    return Err(error::decode(format!(
-                        "the service sent {NEXT_ROW_KEY} without {NEXT_PARTITION_KEY}"
-                    )));
-                }
-            };
+        let continuation = match (
+            header(&response.headers, NEXT_PARTITION_KEY.name),
+            header(&response.headers, NEXT_ROW_KEY.name),
+        ) {
+            (Some(partition_key), row_key) => Some(Continuation {
+                next_partition_key: partition_key.to_owned(),
+                next_row_key: row_key.map(str::to_owned),
+            }),
+            (None, None) => None,
+            // Resuming from the row key alone would restart the scan elsewhere; stopping here
+            // would drop the rest of the result.
+            (None, Some(_)) => {
+                return Err(error::decode(format!(
+                    "the service sent {} without {}",
+                    NEXT_ROW_KEY.shown, NEXT_PARTITION_KEY.shown
+                )));
+            }
+        };
         // Each entity was decoded as read; its error counts once the page is known to be whole
         // and of the size asked for.
         Ok((entities.into_iter().collect::<Result<_>>()?, continuation))
@@ -292,7 +303,7 @@ impl HttpBackend {
         // applied is unknown. A failed part is the service's definite answer: nothing applied.
         let undecodable =
             |e: Error| if e.kind() == ErrorKind::Decode { e.with_may_have_applied() } else { e };
-        let response_type = header(&response.headers, "content-type").unwrap_or_default();
+        let response_type = header(&response.headers, CONTENT_TYPE.name).unwrap_or_default();
         let outcomes =
             wire::decode_batch_response(response_type, &response.body).map_err(|e| about(undecodable(e)))?;
         if outcomes.len() != operations.len() {
@@ -368,7 +379,10 @@ impl HttpBackend {
     /// call's span beside the service's request id; reads may go to the secondary endpoint
     /// (see `location`).
     async fn send(&self, request: Request<'_>) -> Result<Response> {
-        let client_request_id = uuid::Uuid::new_v4().to_string();
+        // A correlation id, not a secret: drawn from the thread's fast generator rather than
+        // the OS's, which costs a system call per request.
+        let client_request_id =
+            uuid::Builder::from_random_bytes(fastrand::u128(..).to_le_bytes()).into_uuid().to_string();
         let span = tracing::info_span!(
             "table_request",
             method = %request.method,
@@ -433,42 +447,58 @@ impl HttpBackend {
         let target = Url::parse(&signed.url).map_err(|e| {
             Attempt::Answered(error::invalid_input("the request URL does not parse").with_source(e))
         })?;
-        let mut builder = self
-            .inner
-            .http
-            .request(request.method.clone(), target.clone())
-            .timeout(self.inner.options.timeout)
-            .header(X_MS_VERSION, HeaderValue::from_static(API_VERSION))
-            .header(names::ACCEPT, HeaderValue::from_static(request.accept))
-            .header(DATA_SERVICE_VERSION, HeaderValue::from_static("3.0"))
-            .header(MAX_DATA_SERVICE_VERSION, HeaderValue::from_static("3.0;NetFx"))
-            .header(names::USER_AGENT, &self.inner.options.user_agent)
-            .header(CLIENT_REQUEST_ID, client_request_id);
+        // The request is assembled here rather than through reqwest's builder: its headers go
+        // into one map sized for all of them (the builder grows its map as they come, and
+        // parses each name and value given as text), and the user agent is made once.
+        let mut headers = HeaderMap::with_capacity(REQUEST_HEADERS);
+        headers.insert(X_MS_VERSION, HeaderValue::from_static(API_VERSION));
+        headers.insert(names::ACCEPT, HeaderValue::from_static(request.accept));
+        headers.insert(DATA_SERVICE_VERSION, HeaderValue::from_static("3.0"));
+        headers.insert(MAX_DATA_SERVICE_VERSION, HeaderValue::from_static("3.0;NetFx"));
+        headers.insert(names::USER_AGENT, self.inner.user_agent.clone());
+        // A header that cannot be sent fails the attempt before anything is sent.
+        let unsendable = |error: Error, cause: reqwest::header::InvalidHeaderValue| {
+            Attempt::Answered(error.with_source(cause))
+        };
+        let id = HeaderValue::try_from(client_request_id)
+            .map_err(|e| unsendable(error::invalid_input("the client request id is not header text"), e))?;
+        headers.insert(CLIENT_REQUEST_ID, id);
         for (name, value) in signed.headers {
             let mut value = HeaderValue::try_from(value).map_err(|e| {
+                let why = "a request header built from the credential holds characters HTTP cannot carry";
+                unsendable(error::auth(why), e)
+            })?;
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| {
                 Attempt::Answered(
-                    error::auth(
-                        "a request header built from the credential holds characters HTTP cannot carry",
-                    )
-                    .with_source(e),
+                    error::auth("a request header name from the credential is invalid").with_source(e),
                 )
             })?;
             // Kept out of reqwest's and hyper's debug output.
-            value.set_sensitive(name == "Authorization");
-            builder = builder.header(name, value);
+            value.set_sensitive(name == names::AUTHORIZATION);
+            headers.append(name, value);
         }
+        let mut sent = reqwest::Request::new(request.method.clone(), target.clone());
         if !request.content_type.is_empty() {
-            builder = builder.header(names::CONTENT_TYPE, request.content_type).body(request.body.clone());
+            let content_type = HeaderValue::try_from(request.content_type).map_err(|e| {
+                unsendable(error::invalid_input("the content type holds characters HTTP cannot carry"), e)
+            })?;
+            headers.insert(names::CONTENT_TYPE, content_type);
+            *sent.body_mut() = Some(request.body.clone().into());
         } else if request.method != Method::GET {
-            builder = builder.header(names::CONTENT_LENGTH, HeaderValue::from_static("0"));
+            headers.insert(names::CONTENT_LENGTH, HeaderValue::from_static("0"));
         }
         if let Some(if_match) = request.if_match {
-            builder = builder.header(names::IF_MATCH, if_match.as_header());
+            let value = HeaderValue::try_from(if_match.as_header()).map_err(|e| {
+                unsendable(error::invalid_input("the If-Match ETag holds characters HTTP cannot carry"), e)
+            })?;
+            headers.insert(names::IF_MATCH, value);
         }
         if request.prefer_no_content {
-            builder = builder.header(PREFER, HeaderValue::from_static("return-no-content"));
+            headers.insert(PREFER, HeaderValue::from_static("return-no-content"));
         }
-        let mut response = builder.send().await.map_err(Attempt::transport)?;
+        *sent.headers_mut() = headers;
+        *sent.timeout_mut() = Some(self.inner.options.timeout);
+        let mut response = self.inner.http.execute(sent).await.map_err(Attempt::transport)?;
         let status = response.status();
         // Taken, not copied: the body is read through the response without its headers.
         let headers = std::mem::take(response.headers_mut());
@@ -670,34 +700,51 @@ fn check_page_size(count: usize, page_size: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// The continuation headers of a query page (names as the service writes them; header names
-/// are matched ignoring case, and Azurite writes them in lower case).
-const NEXT_PARTITION_KEY: &str = "x-ms-continuation-NextPartitionKey";
-const NEXT_ROW_KEY: &str = "x-ms-continuation-NextRowKey";
-const NEXT_TABLE_NAME: &str = "x-ms-continuation-NextTableName";
+/// A response header the client acts on: its name as looked up (header names are matched
+/// ignoring case, and Azurite writes them in lower case), made once rather than parsed from
+/// text at every lookup of every answer, and as the service writes it, for messages.
+struct Watched {
+    name: HeaderName,
+    shown: &'static str,
+}
+
+impl Watched {
+    const fn new(lower: &'static str, shown: &'static str) -> Watched {
+        Watched { name: HeaderName::from_static(lower), shown }
+    }
+}
+
+const ETAG: Watched = Watched::new("etag", "ETag");
+const CONTENT_TYPE: Watched = Watched::new("content-type", "Content-Type");
+/// The continuation headers of a query page.
+const NEXT_PARTITION_KEY: Watched =
+    Watched::new("x-ms-continuation-nextpartitionkey", "x-ms-continuation-NextPartitionKey");
+const NEXT_ROW_KEY: Watched = Watched::new("x-ms-continuation-nextrowkey", "x-ms-continuation-NextRowKey");
+const NEXT_TABLE_NAME: Watched =
+    Watched::new("x-ms-continuation-nexttablename", "x-ms-continuation-NextTableName");
 
 /// The response headers the client acts on. [`check_headers`] makes sure each one is either
 /// absent or present once and readable, so that [`header`] returning `None` means absent.
-const DEPENDED_ON_HEADERS: [&str; 5] =
-    ["ETag", "Content-Type", NEXT_PARTITION_KEY, NEXT_ROW_KEY, NEXT_TABLE_NAME];
+const DEPENDED_ON_HEADERS: [Watched; 5] =
+    [ETAG, CONTENT_TYPE, NEXT_PARTITION_KEY, NEXT_ROW_KEY, NEXT_TABLE_NAME];
 
 /// Fails when a header the client acts on is present but cannot be trusted: sent twice, not
 /// printable ASCII (or holding a control character), or an ETag that [`check_received_etag`]
 /// refuses. Taking such a header for absent would, for a continuation, end a query early
 /// with success and silently drop the rest of its result.
 fn check_headers(headers: &HeaderMap) -> Result<()> {
-    for name in DEPENDED_ON_HEADERS {
-        let mut values = headers.get_all(name).iter();
+    for Watched { name, shown: name_shown } in DEPENDED_ON_HEADERS {
+        let mut values = headers.get_all(&name).iter();
         let Some(value) = values.next() else { continue };
         if values.next().is_some() {
-            return Err(error::decode(format!("the response carries the {name} header more than once")));
+            return Err(error::decode(format!(
+                "the response carries the {name_shown} header more than once"
+            )));
         }
-        let text = value
-            .to_str()
-            .ok()
-            .filter(|t| !t.chars().any(char::is_control))
-            .ok_or_else(|| error::decode(format!("the {name} response header is not printable ASCII")))?;
-        if name == "ETag" {
+        let text = value.to_str().ok().filter(|t| !t.chars().any(char::is_control)).ok_or_else(|| {
+            error::decode(format!("the {name_shown} response header is not printable ASCII"))
+        })?;
+        if name == ETAG.name {
             check_received_etag(text)?;
         }
     }
@@ -755,7 +802,7 @@ fn followed_redirect_error(answered_from: &Url) -> Error {
 
 /// A header's value; `None` when absent. The headers the client acts on have passed
 /// [`check_headers`], so for them an unreadable value never reads as absent.
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+fn header(headers: &HeaderMap, name: impl reqwest::header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok())
 }
 

@@ -118,9 +118,19 @@ const MAX_PAGE_ITEMS: usize = MAX_PAGE_SIZE as usize;
 
 /// The request body of an insert, update, merge or upsert of `entity`.
 pub fn encode_entity(entity: &Entity) -> String {
-    // Serialising a map of strings and scalars into a String cannot fail: every key is a
-    // string and every f64 we pass is finite.
-    serde_json::to_string(&EntityBody(entity)).unwrap_or_default()
+    // Sized for a typical body up front, so that writing it does not grow the buffer by
+    // doubling (each step a copy): the keys, and for each property its name twice (with its
+    // annotation) and a value.
+    let names: usize = entity.properties.keys().map(String::len).sum();
+    let estimate =
+        64 + entity.partition_key.len() + entity.row_key.len() + 2 * names + 48 * entity.properties.len();
+    let mut body = Vec::with_capacity(estimate);
+    // Serialising a map of strings and scalars cannot fail: every key is a string and every
+    // f64 we pass is finite; and serde_json writes UTF-8 only.
+    match serde_json::to_writer(&mut body, &EntityBody(entity)) {
+        Ok(()) => String::from_utf8(body).unwrap_or_default(),
+        Err(_) => String::new(),
+    }
 }
 
 /// The request body of Create Table: `{"TableName":"<name>"}`.
@@ -289,11 +299,11 @@ impl Serialize for EntityBody<'_> {
                 Value::String(s) => map.serialize_entry(name, s)?,
                 Value::Int32(i) => map.serialize_entry(name, i)?,
                 Value::Boolean(b) => map.serialize_entry(name, b)?,
-                Value::Int64(i) => annotated(&mut map, name, EdmType::Int64, &i.to_string())?,
+                Value::Int64(i) => annotated(&mut map, name, EdmType::Int64, &AsText(i))?,
                 Value::Double(d) if d.is_finite() => annotated(&mut map, name, EdmType::Double, d)?,
                 Value::Double(d) => annotated(&mut map, name, EdmType::Double, special_double_text(*d))?,
                 Value::DateTime(t) => annotated(&mut map, name, EdmType::DateTime, &format_datetime(*t))?,
-                Value::Guid(g) => annotated(&mut map, name, EdmType::Guid, &g.hyphenated().to_string())?,
+                Value::Guid(g) => annotated(&mut map, name, EdmType::Guid, &AsText(g.hyphenated()))?,
                 Value::Binary(b) => annotated(&mut map, name, EdmType::Binary, &BASE64.encode(b))?,
             }
         }
@@ -308,8 +318,28 @@ fn annotated<M: SerializeMap, T: Serialize + ?Sized>(
     edm: EdmType,
     value: &T,
 ) -> std::result::Result<(), M::Error> {
-    map.serialize_entry(&format!("{name}{TYPE_ANNOTATION}"), edm.as_str())?;
+    map.serialize_entry(&AsText(AnnotationName(name)), edm.as_str())?;
     map.serialize_entry(name, value)
+}
+
+/// A value serialized as the JSON string of its `Display` text, written straight into the
+/// body (no `String` made for it first).
+struct AsText<T>(T);
+
+impl<T: fmt::Display> Serialize for AsText<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
+    }
+}
+
+/// The name of a property's type annotation, `name@odata.type`.
+struct AnnotationName<'a>(&'a str);
+
+impl fmt::Display for AnnotationName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)?;
+        f.write_str(TYPE_ANNOTATION)
+    }
 }
 
 /// The wire text of a non-finite double.
