@@ -476,7 +476,10 @@ mod tests {
             let engine = &engine;
             scope.spawn(move || answer.send(engine.get("Synced", "p", "r", None)));
             eventually("the read to wait for the flush", || {
-                assert!(answered.try_recv().is_err(), "the read answered before the flush of the row it shows");
+                assert!(
+                    answered.try_recv().is_err(),
+                    "the read answered before the flush of the row it shows"
+                );
                 log.waiting() == 1
             });
             disk.set(|d| d.held = false);
@@ -503,8 +506,8 @@ mod tests {
             disk.wait_until_entered(before);
             // Two writes recorded while that flush runs: the next flush covers both, and fails.
             let engine = &engine;
-            let covered =
-                ["second", "third"].map(|row| scope.spawn(move || engine.insert("Synced", Entity::new("p", row))));
+            let covered = ["second", "third"]
+                .map(|row| scope.spawn(move || engine.insert("Synced", Entity::new("p", row))));
             eventually("both writes to wait for the next flush", || log.waiting() == 2);
             disk.set(|d| {
                 d.failing = true;
