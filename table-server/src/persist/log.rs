@@ -171,9 +171,13 @@ struct Flushed {
     waiting: usize,
 }
 
+/// A flush of a segment's file to the disk.
+#[cfg(test)]
+type Flush = dyn Fn(&File) -> io::Result<()> + Send + Sync;
+
 /// Stands in for the OS's flush in tests, to hold a flush in flight or fail it.
 #[cfg(test)]
-pub(super) struct FlushStandIn(pub(super) Box<dyn Fn(&File) -> io::Result<()> + Send + Sync>);
+pub(super) struct FlushStandIn(pub(super) Box<Flush>);
 
 #[cfg(test)]
 impl std::fmt::Debug for FlushStandIn {
