@@ -230,11 +230,13 @@ fn json_property_len(name: &str, value: &Value) -> usize {
 /// Length of the text inside a JSON string literal: quotes and backslashes take 2 bytes,
 /// other control characters up to 6 (`\u0001`).
 fn json_string_len(s: &str) -> usize {
+    // Counted over bytes: every character that is escaped is ASCII, and no byte of a longer
+    // UTF-8 sequence is below 0x80.
     s.len()
-        + s.chars()
-            .map(|c| match c {
-                '"' | '\\' => 1,
-                c if c < ' ' => 5,
+        + s.bytes()
+            .map(|b| match b {
+                b'"' | b'\\' => 1,
+                b if b < b' ' => 5,
                 _ => 0,
             })
             .sum::<usize>()

@@ -836,6 +836,13 @@ impl Error {
         e
     }
 
+    /// Whether this is a [`not_recorded`](Error::not_recorded) refusal: inside the engine, the
+    /// only 503 `ServerBusy` caused by an I/O error (injected throttling has no cause).
+    pub(crate) fn is_not_recorded(&self) -> bool {
+        self.inner.code == Some(ErrorCode::ServerBusy)
+            && self.inner.source.as_ref().is_some_and(|source| source.is::<std::io::Error>())
+    }
+
     /// A call whose changes (its own, or earlier ones it may show) the journal could not make
     /// durable (an I/O error while flushing them): a write WAS applied and may still be read,
     /// but may not outlive a power loss; answered 500 `InternalError`, so that no client takes

@@ -53,15 +53,28 @@ impl Metadata {
     /// The level an `Accept` header (or `$format` value) asks for; `None` when it asks for no
     /// JSON (Atom, which the service refuses since 2015).
     pub(crate) fn from_accept(accept: &str) -> Option<Metadata> {
-        // Compared without a lower-cased copy: every `$batch` part names its level.
-        let contains = |needle: &str| {
-            accept.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
-        };
-        if contains("odata=nometadata") {
+        // Read without a lower-cased copy, from each `=` rather than at every byte: every
+        // `$batch` part names its level. Any `odata=nometadata` wins, then `fullmetadata`.
+        let bytes = accept.as_bytes();
+        let (mut none, mut full, mut minimal) = (false, false, false);
+        for at in (0..bytes.len()).filter(|&i| bytes[i] == b'=') {
+            let named = |word: &str| {
+                bytes
+                    .get(at + 1..at + 1 + word.len())
+                    .is_some_and(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+            };
+            if at.checked_sub(5).is_some_and(|from| bytes[from..at].eq_ignore_ascii_case(b"odata")) {
+                none |= named("nometadata");
+                full |= named("fullmetadata");
+                minimal |= named("minimalmetadata");
+            }
+        }
+        let json = || bytes.windows(16).any(|w| w.eq_ignore_ascii_case(b"application/json"));
+        if none {
             Some(Metadata::None)
-        } else if contains("odata=fullmetadata") {
+        } else if full {
             Some(Metadata::Full)
-        } else if contains("application/json") || contains("odata=minimalmetadata") {
+        } else if minimal || json() {
             Some(Metadata::Minimal)
         } else {
             None
@@ -219,6 +232,34 @@ mod tests {
         assert_eq!(Metadata::from_accept("application/atom+xml"), None);
         assert_eq!(Metadata::from_accept("Application/JSON;OData=FullMetadata"), Some(Metadata::Full));
         assert_eq!(Metadata::from_accept(""), None);
+    }
+
+    proptest::proptest! {
+        /// The level is what a search for each whole name anywhere in the header finds, the
+        /// reading that `from_accept` makes from each `=` instead.
+        #[test]
+        fn accept_reads_as_a_search_for_each_name(pieces in proptest::collection::vec(
+            proptest::sample::select(&[
+                "odata=", "ODATA=", "data=", "=", "nometadata", "NoMetadata", "fullmetadata",
+                "minimalmetadata", "application/json", "application/", "json", ";", ",", " ", "é",
+            ][..]),
+            0..8,
+        )) {
+            let accept = pieces.concat();
+            let contains = |needle: &str| {
+                accept.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+            };
+            let expected = if contains("odata=nometadata") {
+                Some(Metadata::None)
+            } else if contains("odata=fullmetadata") {
+                Some(Metadata::Full)
+            } else if contains("application/json") || contains("odata=minimalmetadata") {
+                Some(Metadata::Minimal)
+            } else {
+                None
+            };
+            proptest::prop_assert_eq!(Metadata::from_accept(&accept), expected, "{}", accept);
+        }
     }
 
     #[test]

@@ -12,11 +12,10 @@
 //! retrieve (`GET` of one entity) may make up a batch alone; its answer part stands outside
 //! any changeset.
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use table_client::wire::url::entity_path;
-use table_client::wire::{MultipartLeaf, multipart_leaves};
+use table_client::wire::{Lines, MultipartLeaf, header_line, multipart_leaves};
 use table_core::{ETag, EntityKey, IfMatch, MAX_BATCH_OPERATIONS, Operation, WriteOutcome};
 
 use crate::answer::{Answer, CONTENT_TYPE, Failure, Metadata};
@@ -113,10 +112,11 @@ fn read_part<'a>(
     leaf: &MultipartLeaf<'a>,
     table: &mut Option<String>,
 ) -> Result<(Sub, Part<'a>), Failure> {
-    let mut lines = leaf.content.iter().skip_while(|l| l.trim().is_empty());
-    let request_line =
-        lines.next().ok_or_else(|| Failure::invalid_input("a $batch part holds no request"))?;
-    let mut words = request_line.split_whitespace();
+    let mut lines = Lines::new(leaf.content);
+    let request_line = lines
+        .find(|l| !l.trim_ascii().is_empty())
+        .ok_or_else(|| Failure::invalid_input("a $batch part holds no request"))?;
+    let mut words = request_line.split_ascii_whitespace();
     let (Some(method), Some(url), Some(version), None) =
         (words.next(), words.next(), words.next(), words.next())
     else {
@@ -127,21 +127,14 @@ fn read_part<'a>(
     }
     let mut headers = Vec::new();
     for line in lines.by_ref() {
-        if line.trim().is_empty() {
+        if line.trim_ascii().is_empty() {
             break;
         }
-        let (name, value) = line
-            .split_once(':')
-            .ok_or_else(|| Failure::invalid_input("a $batch part's header is malformed"))?;
-        headers.push((name.trim(), value.trim()));
+        headers.push(
+            header_line(line).ok_or_else(|| Failure::invalid_input("a $batch part's header is malformed"))?,
+        );
     }
-    // A body is one line, as clients write it, and then is not copied.
-    let mut rest = lines.copied();
-    let first = rest.next().unwrap_or_default();
-    let body = match rest.next() {
-        None => Cow::Borrowed(first),
-        Some(second) => Cow::Owned([first, second].into_iter().chain(rest).collect::<Vec<_>>().join("\n")),
-    };
+    let body = lines.rest().trim_ascii().as_bytes();
     let path = url
         .split_once("://")
         .and_then(|(_, rest)| rest.find('/').map(|slash| &rest[slash..]))
@@ -167,14 +160,14 @@ fn read_part<'a>(
         Some(etag) => Some(IfMatch::ETag(ETag::new(etag))),
     };
     let with_url_keys = |key: EntityKey| -> Result<_, Failure> {
-        let mut entity = body_entity(body.trim().as_bytes(), false)?;
+        let mut entity = body_entity(body, false)?;
         entity.partition_key = key.partition_key;
         entity.row_key = key.row_key;
         Ok(entity)
     };
     let sub = match (verb_of(method), key) {
         (Verb::Get, Some(key)) => Sub::Retrieve(key),
-        (Verb::Post, None) => Sub::Write(Operation::Insert(body_entity(body.trim().as_bytes(), true)?)),
+        (Verb::Post, None) => Sub::Write(Operation::Insert(body_entity(body, true)?)),
         (Verb::Put, Some(key)) => Sub::Write(match if_match {
             Some(if_match) => Operation::Replace { entity: with_url_keys(key)?, if_match },
             None => Operation::InsertOrReplace(with_url_keys(key)?),
@@ -773,8 +766,9 @@ mod tests {
         leaves
             .iter()
             .map(|leaf| {
-                let status = leaf.content.first().copied().unwrap_or_default().to_owned();
-                (status, leaf.content.last().copied().unwrap_or_default().to_owned())
+                let lines: Vec<&str> = Lines::new(leaf.content).collect();
+                let status = lines.first().copied().unwrap_or_default().to_owned();
+                (status, lines.last().copied().unwrap_or_default().to_owned())
             })
             .collect()
     }

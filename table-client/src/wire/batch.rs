@@ -128,7 +128,7 @@ pub fn decode_batch_response(content_type: &str, body: &[u8]) -> Result<Vec<Writ
         std::str::from_utf8(body).map_err(|e| malformed("the batch response is not UTF-8").with_source(e))?;
     let responses = multipart_leaves(content_type, text, MAX_BATCH_OPERATIONS)?
         .iter()
-        .map(|part| parse_http_response(&part.content))
+        .map(|part| parse_http_response(part.content))
         .collect::<Result<Vec<_>>>()?;
     if responses.is_empty() {
         return Err(malformed("the batch response holds no operation response"));
@@ -146,14 +146,51 @@ pub fn decode_batch_response(content_type: &str, body: &[u8]) -> Result<Vec<Writ
 }
 
 /// One part of a multipart body that holds no further multipart: its MIME headers and the
-/// lines after them (line ends removed).
+/// text after them.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct MultipartLeaf<'a> {
     /// `Name: value` MIME headers, trimmed.
     pub headers: Vec<(&'a str, &'a str)>,
-    /// The part's content, one entry per line.
-    pub content: Vec<&'a str>,
+    /// The part's content: the text after the blank line that ends its headers, up to the line
+    /// end before the next delimiter (which belongs to the delimiter); read it with [`Lines`].
+    pub content: &'a str,
+}
+
+/// The lines of a text, each without its line end (LF or CRLF), and the text not yet read:
+/// how multipart bodies and their parts are read, in one pass and without copies.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct Lines<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Lines<'a> {
+    /// The lines of `text`.
+    pub fn new(text: &'a str) -> Self {
+        Lines { rest: text }
+    }
+
+    /// The text after the last line read (all of it before the first).
+    pub fn rest(&self) -> &'a str {
+        self.rest
+    }
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (line, rest) = match memchr::memchr(b'\n', self.rest.as_bytes()) {
+            Some(end) => (&self.rest[..end], &self.rest[end + 1..]),
+            None => (self.rest, ""),
+        };
+        self.rest = rest;
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    }
 }
 
 /// The leaf parts of a `multipart/*` body whose `Content-Type` is `content_type`, in order:
@@ -172,12 +209,11 @@ pub fn multipart_leaves<'a>(
 ) -> Result<Vec<MultipartLeaf<'a>>> {
     let boundary =
         boundary_of(content_type).ok_or_else(|| malformed("the multipart Content-Type names no boundary"))?;
-    if text.bytes().filter(|&b| b == b'\n').count() >= MAX_MULTIPART_LINES {
+    if memchr::memchr_iter(b'\n', text.as_bytes()).count() >= MAX_MULTIPART_LINES {
         return Err(malformed(&format!("the multipart body has more than {MAX_MULTIPART_LINES} lines")));
     }
-    let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let mut leaves = Vec::new();
-    collect_leaves(&lines, boundary, 1, max_leaves, &mut leaves)?;
+    collect_leaves(text, boundary, 1, max_leaves, &mut leaves)?;
     Ok(leaves)
 }
 
@@ -211,10 +247,10 @@ struct PartResponse<'a> {
     body: String,
 }
 
-/// Splits `lines` on `--boundary` delimiters and collects every leaf part, descending into
+/// Splits `text` on `--boundary` delimiter lines and collects every leaf part, descending into
 /// nested multipart parts.
 fn collect_leaves<'a>(
-    lines: &[&'a str],
+    text: &'a str,
     boundary: &str,
     depth: usize,
     max_leaves: usize,
@@ -223,35 +259,35 @@ fn collect_leaves<'a>(
     if depth > MAX_DEPTH {
         return Err(malformed("the multipart body nests multipart parts too deeply"));
     }
-    let delimiter = format!("--{boundary}");
-    let close = format!("--{boundary}--");
-    let mut parts: Vec<&[&'a str]> = Vec::new();
+    let mut parts: Vec<&'a str> = Vec::new();
+    // Where the current part starts, once a delimiter opened one.
     let mut start: Option<usize> = None;
-    for (i, line) in lines.iter().enumerate() {
-        let line = line.trim_end();
-        let is_close = line == close;
-        if is_close || line == delimiter {
-            if let Some(s) = start {
-                parts.push(&lines[s..i]);
-            }
-            if is_close {
-                start = None;
-                break;
-            }
-            start = Some(i + 1);
+    for delimiter in delimiters(text, boundary) {
+        if let Some(s) = start {
+            // The line end before a delimiter belongs to the delimiter.
+            let before = &text[..delimiter.line];
+            let end = before.strip_suffix('\n').map_or(before, |t| t.strip_suffix('\r').unwrap_or(t));
+            parts.push(text.get(s..end.len()).unwrap_or_default());
         }
+        if delimiter.closes {
+            start = None;
+            break;
+        }
+        start = Some(delimiter.next_line);
     }
     // A body cut off before its closing delimiter still yields the parts it completed.
     if let Some(s) = start {
-        parts.push(&lines[s..]);
+        parts.push(&text[s..]);
     }
     if parts.is_empty() {
         return Err(malformed("the multipart body has no part with the announced boundary"));
     }
     for part in parts {
-        let (headers, content) = split_headers(part);
+        let mut lines = Lines::new(part);
+        let headers = header_lines(&mut lines);
+        let content = lines.rest();
         let nested = header(&headers, "Content-Type")
-            .filter(|ct| ct.to_ascii_lowercase().starts_with("multipart/"))
+            .filter(|ct| ct.get(..10).is_some_and(|kind| kind.eq_ignore_ascii_case("multipart/")))
             .map(|ct| boundary_of(ct).ok_or_else(|| malformed("a nested multipart part names no boundary")))
             .transpose()?;
         match nested {
@@ -259,35 +295,74 @@ fn collect_leaves<'a>(
             None if out.len() == max_leaves => {
                 return Err(malformed(&format!("the multipart body has more than {max_leaves} parts")));
             }
-            None => out.push(MultipartLeaf { headers, content: content.to_vec() }),
+            None => out.push(MultipartLeaf { headers, content }),
         }
     }
     Ok(())
 }
 
-/// `Name: value` lines up to the first empty line, and the lines after it.
-fn split_headers<'p, 'a>(lines: &'p [&'a str]) -> (Vec<(&'a str, &'a str)>, &'p [&'a str]) {
-    let end = lines.iter().position(|l| l.trim().is_empty()).unwrap_or(lines.len());
-    let headers =
-        lines[..end].iter().filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim(), v.trim())).collect();
-    (headers, lines.get(end + 1..).unwrap_or(&[]))
+/// A delimiter line: `--boundary` (`--boundary--` when it `closes`) at the start of a line,
+/// then nothing but white space up to the line's end.
+struct Delimiter {
+    /// Where its line starts.
+    line: usize,
+    /// Where the line after it starts (the text's end when there is none).
+    next_line: usize,
+    closes: bool,
+}
+
+/// The delimiter lines of `boundary` in `text`, in order. Lines are not read one by one: the
+/// text is searched once for a line end followed by `--boundary` (a boundary holds no line end,
+/// so two such matches cannot overlap and none is missed), and a part's lines are read only
+/// by whoever reads the part.
+fn delimiters<'t>(text: &'t str, boundary: &str) -> impl Iterator<Item = Delimiter> + 't {
+    let first = text.strip_prefix("--").and_then(|t| t.strip_prefix(boundary)).map(|_| 0);
+    let needle = format!("\n--{boundary}");
+    let later: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), &needle).map(|at| at + 1).collect();
+    let boundary_len = boundary.len();
+    first.into_iter().chain(later).filter_map(move |line| {
+        let rest = &text[line + 2 + boundary_len..];
+        let (closes, rest) = match rest.strip_prefix("--") {
+            Some(rest) => (true, rest),
+            None => (false, rest),
+        };
+        let (tail, next_line) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(end) => (&rest[..end], text.len() - rest.len() + end + 1),
+            None => (rest, text.len()),
+        };
+        tail.trim_end().is_empty().then_some(Delimiter { line, next_line, closes })
+    })
+}
+
+/// The `Name: value` lines of `lines` up to the first blank line, which is read too; lines
+/// without a colon are skipped.
+fn header_lines<'a>(lines: &mut Lines<'a>) -> Vec<(&'a str, &'a str)> {
+    lines.take_while(|l| !l.trim_ascii().is_empty()).filter_map(header_line).collect()
+}
+
+/// A `Name: value` header line of a multipart part, both sides trimmed of ASCII white space
+/// (the only white space HTTP allows around them); `None` without a colon.
+#[doc(hidden)]
+pub fn header_line(line: &str) -> Option<(&str, &str)> {
+    let colon = memchr::memchr(b':', line.as_bytes())?;
+    Some((line[..colon].trim_ascii(), line[colon + 1..].trim_ascii()))
 }
 
 /// An embedded `HTTP/1.1 <status> <reason>` response.
-fn parse_http_response<'a>(lines: &[&'a str]) -> Result<PartResponse<'a>> {
-    let first = lines.iter().position(|l| !l.trim().is_empty());
-    let Some(first) = first else {
+fn parse_http_response(content: &str) -> Result<PartResponse<'_>> {
+    let mut lines = Lines::new(content);
+    let Some(first) = lines.find(|l| !l.trim_ascii().is_empty()) else {
         return Err(malformed("a batch response part has no HTTP status line"));
     };
-    let mut status_line = lines[first].split_whitespace();
+    let mut status_line = first.split_ascii_whitespace();
     let status = match (status_line.next(), status_line.next()) {
         (Some(version), Some(code)) if version.starts_with("HTTP/") => code.parse::<u16>().ok(),
         _ => None,
     }
     .filter(|s| (100..=599).contains(s))
     .ok_or_else(|| malformed("a batch response part has an unreadable HTTP status line"))?;
-    let (headers, body) = split_headers(&lines[first + 1..]);
-    Ok(PartResponse { status, headers, body: body.join("\n").trim().to_owned() })
+    let headers = header_lines(&mut lines);
+    Ok(PartResponse { status, headers, body: lines.rest().trim_ascii().to_owned() })
 }
 
 #[cfg(test)]
@@ -343,5 +418,109 @@ mod tests {
         ]
         .join("\r\n");
         assert_eq!(body, expected);
+    }
+
+    /// The split as it was written before it read the body in one pass: the body cut into a
+    /// list of lines, parts as runs of lines between delimiter lines. The one-pass split must
+    /// find the same parts, headers and content (content compared as text with `\n` line ends).
+    fn split_by_lines<'a>(
+        content_type: &'a str,
+        text: &'a str,
+        max_leaves: usize,
+    ) -> Result<Vec<(Headers<'a>, String)>> {
+        fn collect<'a>(
+            lines: &[&'a str],
+            boundary: &str,
+            depth: usize,
+            max_leaves: usize,
+            out: &mut Vec<(Headers<'a>, String)>,
+        ) -> Result<()> {
+            if depth > MAX_DEPTH {
+                return Err(malformed("the multipart body nests multipart parts too deeply"));
+            }
+            let (delimiter, close) = (format!("--{boundary}"), format!("--{boundary}--"));
+            let (mut parts, mut start) = (Vec::new(), None);
+            for (i, line) in lines.iter().enumerate() {
+                let line = line.trim_end();
+                if line == close || line == delimiter {
+                    if let Some(s) = start {
+                        parts.push(&lines[s..i]);
+                    }
+                    if line == close {
+                        start = None;
+                        break;
+                    }
+                    start = Some(i + 1);
+                }
+            }
+            if let Some(s) = start {
+                parts.push(&lines[s..]);
+            }
+            if parts.is_empty() {
+                return Err(malformed("the multipart body has no part with the announced boundary"));
+            }
+            for part in parts {
+                let end = part.iter().position(|l| l.trim().is_empty()).unwrap_or(part.len());
+                let headers: Headers<'_> = part[..end]
+                    .iter()
+                    .filter_map(|l| l.split_once(':'))
+                    .map(|(n, v)| (n.trim(), v.trim()))
+                    .collect();
+                let content = part.get(end + 1..).unwrap_or(&[]);
+                let nested = header(&headers, "Content-Type")
+                    .filter(|ct| ct.to_ascii_lowercase().starts_with("multipart/"))
+                    .map(|ct| {
+                        boundary_of(ct).ok_or_else(|| malformed("a nested multipart part names no boundary"))
+                    })
+                    .transpose()?;
+                match nested {
+                    Some(inner) => collect(content, inner, depth + 1, max_leaves, out)?,
+                    None if out.len() == max_leaves => {
+                        return Err(malformed(&format!(
+                            "the multipart body has more than {max_leaves} parts"
+                        )));
+                    }
+                    None => out.push((headers, content.join("\n"))),
+                }
+            }
+            Ok(())
+        }
+        let boundary = boundary_of(content_type).ok_or_else(|| malformed("no boundary"))?;
+        let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+        let mut out = Vec::new();
+        collect(&lines, boundary, 1, max_leaves, &mut out)?;
+        Ok(out)
+    }
+
+    type Headers<'a> = Vec<(&'a str, &'a str)>;
+
+    proptest::proptest! {
+        #[test]
+        fn the_one_pass_split_finds_what_a_split_into_lines_finds(
+            lines in proptest::collection::vec(proptest::sample::select(&[
+                "--b", "--b--", "--b  ", "--b-", "--bb", " --b", "--c", "--c--", "-",
+                "Content-Type: multipart/mixed; boundary=c", "content-type: MULTIPART/x; boundary=b",
+                "Content-Type: application/http", "Content-ID: 7", "X:y", "no colon", "", " ",
+                "GET http://h/a/t HTTP/1.1", "{\"a\":\"é\"}", "\r", "a\rb",
+            ][..]), 0..24),
+            crlf in proptest::collection::vec(proptest::bool::ANY, 24),
+            max_leaves in 1usize..4,
+        ) {
+            let mut text = String::new();
+            for (line, crlf) in lines.iter().zip(&crlf) {
+                text.push_str(line);
+                text.push_str(if *crlf { "\r\n" } else { "\n" });
+            }
+            let content_type = "multipart/mixed; boundary=b";
+            let one_pass = multipart_leaves(content_type, &text, max_leaves).map(|leaves| {
+                leaves.into_iter().map(|leaf| (leaf.headers, leaf.content.replace("\r\n", "\n"))).collect::<Vec<_>>()
+            });
+            let by_lines = split_by_lines(content_type, &text, max_leaves);
+            match (one_pass, by_lines) {
+                (Ok(one_pass), Ok(by_lines)) => proptest::prop_assert_eq!(one_pass, by_lines, "{:?}", text),
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.message(), b.message(), "{:?}", text),
+                (a, b) => proptest::prop_assert!(false, "{:?}: one pass {:?}, by lines {:?}", text, a, b),
+            }
+        }
     }
 }

@@ -18,7 +18,10 @@ pub mod url;
 mod xml;
 
 pub(crate) use batch::{ACCEPT, MAX_BATCH_RESPONSE_BODY};
-pub use batch::{MAX_MULTIPART_LINES, MultipartLeaf, decode_batch_response, encode_batch, multipart_leaves};
+pub use batch::{
+    Lines, MAX_MULTIPART_LINES, MultipartLeaf, decode_batch_response, encode_batch, header_line,
+    multipart_leaves,
+};
 pub(crate) use error::MAX_ERROR_BODY;
 pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error};
 pub(crate) use etag::check_received_etag;

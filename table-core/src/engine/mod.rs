@@ -520,9 +520,13 @@ impl Engine {
                 let answer = request(&self.inner);
                 // Under no lock: calls that come meanwhile record their changes and share the
                 // journal's next flush (journal module docs).
-                match self.inner.journal.get().map(|journal| journal.settle()) {
-                    Some(Err(e)) => Err(Error::not_durable(e)),
-                    _ => answer,
+                let settled = self.inner.journal.get().map(|journal| journal.settle());
+                match (answer, settled) {
+                    // A write the journal refused applied nothing and shows nothing: its "not
+                    // applied" stays true whatever became of earlier changes' flush.
+                    (Err(refused), _) if refused.is_not_recorded() => Err(refused),
+                    (_, Some(Err(e))) => Err(Error::not_durable(e)),
+                    (answer, _) => answer,
                 }
             }
             Some(fault) => {

@@ -166,6 +166,24 @@ struct Flushed {
     running: bool,
     /// A flush failed: the records after `upto` may be lost.
     failed: bool,
+    /// Calls waiting for a running flush, for the tests of reads that wait.
+    #[cfg(test)]
+    waiting: usize,
+}
+
+/// A flush of a segment's file to the disk.
+#[cfg(test)]
+type Flush = dyn Fn(&File) -> io::Result<()> + Send + Sync;
+
+/// Stands in for the OS's flush in tests, to hold a flush in flight or fail it.
+#[cfg(test)]
+pub(super) struct FlushStandIn(pub(super) Box<Flush>);
+
+#[cfg(test)]
+impl std::fmt::Debug for FlushStandIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FlushStandIn")
+    }
 }
 
 /// One account's log: the [`Journal`] set on its engine.
@@ -190,6 +208,9 @@ pub(crate) struct Log {
     /// Flushes run, for the tests of the group commit.
     #[cfg(test)]
     flushes: AtomicU64,
+    /// What flushes instead of the OS, when a test sets it.
+    #[cfg(test)]
+    pub(super) flush_stand_in: std::sync::OnceLock<FlushStandIn>,
     /// Whether a snapshot was asked for and not yet taken (so it is asked once).
     asked: AtomicBool,
     checkpoint: Sender<()>,
@@ -225,6 +246,8 @@ impl Log {
             flush_ended: Condvar::new(),
             #[cfg(test)]
             flushes: AtomicU64::new(0),
+            #[cfg(test)]
+            flush_stand_in: std::sync::OnceLock::new(),
             asked: AtomicBool::new(false),
             checkpoint,
             checkpointing: Mutex::new(()),
@@ -243,7 +266,7 @@ impl Log {
         let mut segment = self.segment.lock().unwrap_or_else(PoisonError::into_inner);
         let number = segment.number + 1;
         // The old segment's records must outlive the files a snapshot replaces.
-        segment.file.sync_data()?;
+        self.sync_data(&segment.file)?;
         let file = Arc::new(create_with_header(&self.dir.join(segment_name(number)))?);
         *segment =
             Segment { file, number, len: FORMAT.len() as u64, since_rotation: 0, broken: segment.broken };
@@ -283,6 +306,21 @@ impl Log {
         self.flushed_upto.load(Ordering::Acquire) >= self.appended.load(Ordering::Acquire)
     }
 
+    /// Flushes `file`'s data to the disk (`fdatasync`).
+    fn sync_data(&self, file: &File) -> io::Result<()> {
+        #[cfg(test)]
+        if let Some(stand_in) = self.flush_stand_in.get() {
+            return (stand_in.0)(file);
+        }
+        file.sync_data()
+    }
+
+    /// The number of calls waiting for a running flush.
+    #[cfg(test)]
+    pub(super) fn waiting(&self) -> usize {
+        self.lock_flushed().waiting
+    }
+
     fn lock_flushed(&self) -> MutexGuard<'_, Flushed> {
         self.flushed.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -302,7 +340,15 @@ impl Log {
             if !flushed.running {
                 break;
             }
+            #[cfg(test)]
+            {
+                flushed.waiting += 1;
+            }
             flushed = self.flush_ended.wait(flushed).unwrap_or_else(PoisonError::into_inner);
+            #[cfg(test)]
+            {
+                flushed.waiting -= 1;
+            }
         }
         flushed.running = true;
         drop(flushed);
@@ -312,7 +358,7 @@ impl Log {
             let segment = self.segment.lock().unwrap_or_else(PoisonError::into_inner);
             (Arc::clone(&segment.file), self.appended.load(Ordering::Acquire))
         };
-        let result = file.sync_data();
+        let result = self.sync_data(&file);
         #[cfg(test)]
         self.flushes.fetch_add(1, Ordering::Relaxed);
         let mut flushed = self.lock_flushed();

@@ -315,7 +315,7 @@ fn snapshot(dir: &Path, engine: &Engine, log: &Log) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use table_core::Entity;
+    use table_core::{Entity, ErrorCode};
 
     use super::*;
 
@@ -375,6 +375,173 @@ mod tests {
         engine.create_table("Synced").expect("created");
         engine.insert("Synced", Entity::new("p", "r")).expect("inserted");
         assert!(log.all_flushed(), "the insert returned before its flush");
+        data_dir.close().expect("a last snapshot");
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A disk for the log whose flushes a test holds in flight or makes fail; otherwise the
+    /// OS's flush.
+    #[derive(Default)]
+    struct Disk {
+        state: Mutex<DiskState>,
+        changed: std::sync::Condvar,
+    }
+
+    #[derive(Default)]
+    struct DiskState {
+        /// Flushes that start wait until this is cleared.
+        held: bool,
+        /// Flushes that start from now on fail.
+        failing: bool,
+        /// Flushes started.
+        entered: u64,
+    }
+
+    impl Disk {
+        fn lock(&self) -> std::sync::MutexGuard<'_, DiskState> {
+            self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        }
+
+        fn set(&self, change: impl FnOnce(&mut DiskState)) {
+            change(&mut self.lock());
+            self.changed.notify_all();
+        }
+
+        fn entered(&self) -> u64 {
+            self.lock().entered
+        }
+
+        /// Waits until a flush started after `before` flushes had.
+        fn wait_until_entered(&self, before: u64) {
+            eventually("a flush to start", || self.entered() > before);
+        }
+
+        fn flush(&self, file: &File) -> io::Result<()> {
+            let mut state = self.lock();
+            let fail = state.failing;
+            state.entered += 1;
+            while state.held {
+                state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
+            }
+            drop(state);
+            if fail { Err(io::Error::other("the disk failed (injected)")) } else { file.sync_data() }
+        }
+    }
+
+    /// Ends the disk's hold when dropped: a test that fails while a flush is held then ends
+    /// instead of waiting forever for the threads it started.
+    struct Release<'a>(&'a Disk);
+
+    impl Drop for Release<'_> {
+        fn drop(&mut self) {
+            self.0.set(|d| d.held = false);
+        }
+    }
+
+    /// A synced data directory at `root` whose account `acctone` flushes to `disk`, with its
+    /// engine and log.
+    fn synced_on(root: &Path, disk: &Arc<Disk>) -> (DataDir, Engine, Arc<Log>) {
+        let data_dir = DataDir::builder(root).sync(true).open().expect("opens");
+        let engine = data_dir.engine("acctone", EngineOptions::default()).expect("new account");
+        let log = Arc::clone(&data_dir.accounts.lock().unwrap_or_else(PoisonError::into_inner)[0].log);
+        let disk = Arc::clone(disk);
+        let set = log.flush_stand_in.set(log::FlushStandIn(Box::new(move |file| disk.flush(file))));
+        assert!(set.is_ok(), "the log's first stand-in");
+        (data_dir, engine, log)
+    }
+
+    /// Polls `done` until it holds; a stuck test fails after a generous while rather than hang.
+    fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "gave up waiting for {what}");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn with_sync_a_read_waits_for_the_flush_of_a_write_it_may_show() {
+        let root = temp_dir("read-waits");
+        let disk = Arc::new(Disk::default());
+        let (data_dir, engine, log) = synced_on(&root, &disk);
+        engine.create_table("Synced").expect("created");
+        disk.set(|d| d.held = true);
+        let before = disk.entered();
+        std::thread::scope(|scope| {
+            let _release = Release(&disk);
+            let write = scope.spawn(|| engine.insert("Synced", Entity::new("p", "r")));
+            disk.wait_until_entered(before);
+            // The insert is in the OS and applied in memory; the flush covering it is in flight.
+            let (answer, answered) = mpsc::channel();
+            let engine = &engine;
+            scope.spawn(move || answer.send(engine.get("Synced", "p", "r", None)));
+            eventually("the read to wait for the flush", || {
+                assert!(
+                    answered.try_recv().is_err(),
+                    "the read answered before the flush of the row it shows"
+                );
+                log.waiting() == 1
+            });
+            disk.set(|d| d.held = false);
+            let read = answered.recv().expect("the read answers");
+            assert!(read.is_ok(), "the row, once flushed: {read:?}");
+            assert!(write.join().is_ok_and(|written| written.is_ok()), "the insert, once flushed");
+        });
+        data_dir.close().expect("a last snapshot");
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn with_sync_a_failed_flush_fails_the_calls_it_covered_and_refuses_later_writes() {
+        let root = temp_dir("flush-fails");
+        let disk = Arc::new(Disk::default());
+        let (data_dir, engine, log) = synced_on(&root, &disk);
+        engine.create_table("Synced").expect("created");
+        let kept = engine.insert("Synced", Entity::new("p", "kept")).expect("flushed");
+        disk.set(|d| d.held = true);
+        let before = disk.entered();
+        let first = std::thread::scope(|scope| {
+            let _release = Release(&disk);
+            let first = scope.spawn(|| engine.insert("Synced", Entity::new("p", "first")));
+            disk.wait_until_entered(before);
+            // Two writes recorded while that flush runs: the next flush covers both, and fails.
+            let engine = &engine;
+            let covered = ["second", "third"]
+                .map(|row| scope.spawn(move || engine.insert("Synced", Entity::new("p", row))));
+            eventually("both writes to wait for the next flush", || log.waiting() == 2);
+            disk.set(|d| {
+                d.failing = true;
+                d.held = false;
+            });
+            for write in covered {
+                let e = write.join().expect("no panic").expect_err("its flush failed");
+                assert_eq!((e.status(), e.code()), (Some(500), Some(&ErrorCode::InternalError)), "{e}");
+                assert!(e.message().contains("took effect"), "says the write applied: {e}");
+            }
+            first.join().expect("no panic").expect("its own flush held")
+        });
+        // A flush that succeeds after a failed one proves nothing of the pages the OS may
+        // have dropped: the log stays broken even when the disk answers again.
+        disk.set(|d| d.failing = false);
+        let e = engine.insert("Synced", Entity::new("p", "refused")).expect_err("the log is broken");
+        assert_eq!(e.status(), Some(503), "{e}");
+        assert!(e.message().contains("not applied"), "{e}");
+        let e = engine.get("Synced", "p", "kept", None).expect_err("shows unflushed changes");
+        assert_eq!(e.status(), Some(500), "{e}");
+        // Dropped without closing, as a killed server would leave it.
+        drop(engine);
+        drop(log);
+        drop(data_dir);
+
+        let data_dir = DataDir::builder(&root).open().expect("reopens");
+        let engine = data_dir.engine("acctone", EngineOptions::default()).expect("recovered");
+        let etag = |row: &str| engine.get("Synced", "p", row, None).map(|found| found.etag);
+        assert_eq!(etag("kept").ok(), Some(kept.etag), "flushed and answered");
+        assert_eq!(etag("first").ok(), Some(first.etag), "flushed and answered");
+        // What a failed flush answered is in the OS's hands: without a power loss it is kept.
+        assert!(etag("second").is_ok() && etag("third").is_ok(), "applied, and answered so");
+        let refused = etag("refused").expect_err("answered as not applied");
+        assert_eq!(refused.code(), Some(&ErrorCode::ResourceNotFound), "{refused}");
         data_dir.close().expect("a last snapshot");
         let _ = fs::remove_dir_all(&root);
     }
