@@ -4,16 +4,19 @@
 //! Through `TypedTable` on one thread, as the `client` bench's throughput group: inserts `N`
 //! customers one by one into a fresh table (in `probe_inserts`), then point-reads each of them
 //! in a scattered order (in `probe_gets`); then inserts `N` untyped entities of the engine
-//! bench's shape straight into the engine (in `probe_engine_inserts`). Each phase runs in its own function, so a profiler
-//! can count it alone, e.g.
+//! bench's shape straight into the engine (in `probe_engine_inserts`); then runs the `client`
+//! bench's typed filtered scan (`Age lt 45`, half the rows) once over a table of
+//! [`SCAN_ROWS`] customers (in `probe_scans`, which prints the rows it returned). Each phase
+//! runs in its own function, so a profiler can count it alone, e.g.
 //!
 //! ```text
 //! cargo bench -p table-client --bench ops_probe --no-run
 //! valgrind --tool=callgrind --toggle-collect='*probe_gets*' target/release/deps/ops_probe-<hash> 20000
 //! ```
 //!
-//! and divide the phase's total by `N` (default 20 000). Without a profiler it only prints
-//! the phases' wall times, which are not a benchmark.
+//! and divide the phase's total by `N` (default 20 000), or for `probe_scans` by the rows it
+//! returned. Without a profiler it only prints the phases' wall times, which are not a
+//! benchmark.
 
 // Bench setup fails loudly: an error is the bench's verdict.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -29,6 +32,9 @@ use table_client::{Entity, EntityKey, TableServiceClient, TypedTable};
 mod customer;
 
 use customer::{Customer, customer};
+
+/// Rows of the table `probe_scans` scans: the `client` bench's throughput table.
+const SCAN_ROWS: u32 = 100_000;
 
 // Each phase is a plain function that drives its own loop to the end (the poll of an async
 // function's future would be inlined into the runtime's and lose its name).
@@ -71,6 +77,14 @@ fn probe_engine_inserts(engine: &Engine, entities: Vec<Entity>) {
     }
 }
 
+/// The `client` bench's typed filtered scan of the whole table. The rows are dropped by the
+/// caller, outside the phase, as the `client` bench drops them after its clock stops.
+#[inline(never)]
+fn probe_scans(runtime: &Runtime, table: &TypedTable<Customer>) -> Vec<Customer> {
+    runtime
+        .block_on(async { table.query().filter_str("Age lt 45").table_scan().collect().await.expect("scan") })
+}
+
 fn main() {
     let count: u32 = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(20_000);
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
@@ -93,8 +107,18 @@ fn main() {
     let entities = (0..count as usize).map(|n| engine_row(n % 10, n)).collect();
     let started = Instant::now();
     probe_engine_inserts(&engine, entities);
+    let engine_inserts = started.elapsed();
+    let scanned = runtime.block_on(client.create_table("scan")).expect("a new table").typed::<Customer>();
+    runtime.block_on(async {
+        for c in (0..SCAN_ROWS).map(customer) {
+            scanned.insert(&c).await.expect("a fresh key");
+        }
+    });
+    let started = Instant::now();
+    let returned = std::hint::black_box(probe_scans(&runtime, &scanned)).len();
     println!(
-        "{count} each: typed inserts in {inserts:?}, typed gets in {gets:?}, engine inserts in {:?}",
+        "{count} each: typed inserts in {inserts:?}, typed gets in {gets:?}, engine inserts in \
+         {engine_inserts:?}; a scan of {SCAN_ROWS} rows returned {returned} in {:?}",
         started.elapsed()
     );
 }

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use table_core::engine::{CheckedKeys, Put, PutKind, Select};
+use table_core::engine::{CheckedKeys, Put, PutKind, Select, TableHandle};
 use table_core::typed::{EntityFields, ReadEntity};
 use table_core::{
     CheckedOperation, ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, Operation, Result, Violation,
@@ -61,6 +61,9 @@ use crate::outcome::{if_exists, is_entity_missing, require_etag};
 pub struct TableClient {
     backend: Backend,
     name: Arc<str>,
+    /// The table `name` names, resolved at the first point read and kept for the next ones
+    /// (on the embedded engine; over HTTP it only names it). Shared by clones.
+    handle: Arc<TableHandle>,
     /// The verdict on `name`, reached once per handle rather than once per request (every
     /// request still fails on an invalid name before it is sent).
     name_check: std::result::Result<(), Violation>,
@@ -73,7 +76,9 @@ pub struct TableClient {
 impl TableClient {
     pub(crate) fn new(backend: Backend, name: &str) -> Self {
         let name_check = validate_table_name(name);
-        TableClient { backend, name: Arc::from(name), name_check, encryption: None, encrypted: &[] }
+        let name: Arc<str> = Arc::from(name);
+        let handle = Arc::new(TableHandle::new(Arc::clone(&name)));
+        TableClient { backend, name, handle, name_check, encryption: None, encrypted: &[] }
     }
 
     /// The client for a typed table whose type encrypts the properties `encrypted`.
@@ -389,10 +394,10 @@ impl TableClient {
         let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
         let select = select.map_err(|rule| Error::invalid(rule.clone()))?;
         match &self.encryption {
-            None => self.backend.get_as(&self.name, keys, select, decode).await,
+            None => self.backend.get_as(&self.handle, keys, select, decode).await,
             // The fast path reads ciphertext; decrypt the entity first, then decode it.
             Some(_) => {
-                let entity = self.backend.get_as(&self.name, keys, select, Decode::ENTITY).await?;
+                let entity = self.backend.get_as(&self.handle, keys, select, Decode::ENTITY).await?;
                 self.open_as(entity, decode).await
             }
         }

@@ -216,24 +216,20 @@ pub fn write_zero_padded(out: &mut String, value: KeyInt, width: usize) -> Resul
 
 /// Reads an integer written by [`zero_pad`] with the same width.
 pub fn parse_zero_padded(text: &str, width: usize) -> Result<i128, KeyCodecError> {
-    let expected = || format!("{width} digits");
-    if !is_digits(text, width) {
-        return Err(malformed(text, expected()));
-    }
-    // Digits only (checked above), so only an overflow can fail; folded by hand, as `parse`
+    // Each byte checked as a digit as it is folded, in one pass; folded by hand, as `parse`
     // of an `i128` costs several times more on the few digits of a key. Up to 19 digits
     // cannot overflow a `u64` (below 10^19 < 2^64), so the widths of 32- and 64-bit fields
     // fold without the `i128` overflow checks, which cost about 25 instructions a digit:
     // every typed read of such a key field pays them.
+    let digit = |byte: u8| byte.is_ascii_digit().then(|| byte - b'0');
     let value = match text.len() {
+        len if len != width => None,
         ..=U64_SAFE_DIGITS => {
-            Some(i128::from(text.bytes().fold(0u64, |n, digit| n * 10 + u64::from(digit - b'0'))))
+            text.bytes().try_fold(0u64, |n, byte| Some(n * 10 + u64::from(digit(byte)?))).map(i128::from)
         }
-        _ => {
-            text.bytes().try_fold(0i128, |n, digit| n.checked_mul(10)?.checked_add(i128::from(digit - b'0')))
-        }
+        _ => text.bytes().try_fold(0i128, |n, byte| n.checked_mul(10)?.checked_add(i128::from(digit(byte)?))),
     };
-    value.ok_or_else(|| malformed(text, expected()))
+    value.ok_or_else(|| malformed(text, format!("{width} digits")))
 }
 
 /// Most decimal digits whose every value fits a `u64`.
@@ -489,13 +485,16 @@ mod tests {
         /// The digits folded by hand read as `str::parse` reads them, up to and past the
         /// largest `i128` (39 digits, so the second pattern is around where it overflows) and
         /// on both sides of the widths folded in a `u64` (the third: 19 and 20 nines, and
-        /// around `u64::MAX`); anything but digits is refused.
+        /// around `u64::MAX`); anything but digits, anywhere among them (the last pattern), is
+        /// refused, and so is any other width than the text's.
         #[test]
         fn zero_padded_digits_read_as_parse_reads_them(
-            text in "[0-9]{1,45}|1701411834604692317316873037158841057[0-9]{2}|9{18,21}|1844674407370955161[0-9]{1,2}|[0-9+ -]{1,4}",
+            text in "[0-9]{1,45}|1701411834604692317316873037158841057[0-9]{2}|9{18,21}|1844674407370955161[0-9]{1,2}|[0-9+ -]{1,4}|[0-9]{0,12}[a/:é٣ ][0-9]{0,12}",
         ) {
             let parsed = text.parse::<i128>().ok().filter(|_| text.bytes().all(|b| b.is_ascii_digit()));
             proptest::prop_assert_eq!(parse_zero_padded(&text, text.len()).ok(), parsed);
+            proptest::prop_assert!(parse_zero_padded(&text, text.len() + 1).is_err());
+            proptest::prop_assert!(parse_zero_padded(&text, text.len() - 1).is_err());
         }
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::time::Duration;
 
-use table_core::engine::{CheckedKeys, Engine, EngineOptions, FaultSpec, Select, registry};
+use table_core::engine::{CheckedKeys, Engine, EngineOptions, FaultSpec, Select, TableHandle, registry};
 use table_core::typed::Decoder;
 use table_core::{
     CompareOp, Continuation, Entity, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Origin,
@@ -918,4 +918,43 @@ fn checked_operations_run_like_unchecked_ones_minus_the_repeated_check() {
     let violation = CheckedOperation::new(invalid.clone()).unwrap_err();
     let err = unchecked.execute(T, &invalid).unwrap_err();
     assert_eq!(err.violation(), Some(&violation));
+}
+
+#[test]
+fn a_table_handle_reads_what_its_name_reads_through_deletes_and_re_creations() {
+    let e = Engine::new();
+    // In another case than the table's: names are case-insensitive.
+    let handle = TableHandle::new("PEOPLE".into());
+    let keys = CheckedKeys::new("p", "r").unwrap();
+    let by_handle =
+        |e: &Engine| e.get_selected_in(&handle, keys, None, Decoder::ENTITY).map(|row| row.properties);
+    let by_name =
+        |e: &Engine| e.get_selected_as("PEOPLE", keys, None, Decoder::ENTITY).map(|row| row.properties);
+    let same = |e: &Engine, what: &str| match (by_handle(e), by_name(e)) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
+        (Err(a), Err(b)) => assert_eq!((a.code(), a.to_string()), (b.code(), b.to_string()), "{what}"),
+        (a, b) => panic!("{what}: by handle {a:?}, by name {b:?}"),
+    };
+    same(&e, "before the table exists");
+    assert_eq!(by_handle(&e).unwrap_err().code(), Some(&ErrorCode::TableNotFound));
+    e.create_table(T).unwrap();
+    same(&e, "before the entity exists");
+    e.insert(T, Entity::new("p", "r").with("n", 1)).unwrap();
+    same(&e, "the first table");
+    e.delete_table(T).unwrap();
+    same(&e, "once deleted");
+    assert_eq!(by_handle(&e).unwrap_err().code(), Some(&ErrorCode::TableNotFound));
+    // Re-created under the live handle: its reads go to the new table.
+    e.create_table(T).unwrap();
+    same(&e, "re-created, empty");
+    e.insert(T, Entity::new("p", "r").with("n", 2)).unwrap();
+    same(&e, "re-created");
+    assert_eq!(by_handle(&e).unwrap().get("n"), Some(&Value::Int32(2)));
+    // Another engine's table of the same name is not the one a handle found (a live one).
+    let found = TableHandle::new(T.into());
+    let read = |e: &Engine| e.get_selected_in(&found, keys, None, Decoder::ENTITY).unwrap().properties;
+    assert_eq!(read(&e).get("n"), Some(&Value::Int32(2)));
+    let other = engine();
+    other.insert(T, Entity::new("p", "r").with("n", 3)).unwrap();
+    assert_eq!(read(&other).get("n"), Some(&Value::Int32(3)));
 }

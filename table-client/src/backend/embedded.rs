@@ -8,7 +8,7 @@
 //! applied" marker and the settling above this module behave offline as they do over HTTP.
 //! Only `Retry-After` has no counterpart: the engine asks for no pause.
 
-use table_core::engine::{CheckedKeys, Engine, Put, PutKind, Select};
+use table_core::engine::{CheckedKeys, Engine, Put, PutKind, Select, TableHandle};
 use table_core::{Continuation, Operation, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
 
 use super::{Decode, Write};
@@ -41,12 +41,12 @@ impl EmbeddedBackend {
 
     pub(crate) async fn get_as<T>(
         &self,
-        table: &str,
+        table: &TableHandle,
         keys: CheckedKeys<'_>,
         select: Option<&Select>,
         decode: Decode<T>,
     ) -> Result<T> {
-        self.serve(Replay::Read, |e| e.get_selected_as(table, keys, select, decode)).await
+        self.serve(Replay::Read, |e| e.get_selected_in(table, keys, select, decode)).await
     }
 
     pub(crate) async fn execute(&self, table: &str, write: &Write) -> Result<WriteOutcome> {

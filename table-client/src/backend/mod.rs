@@ -11,7 +11,7 @@
 mod embedded;
 mod http;
 
-use table_core::engine::{CheckedKeys, Engine, Put, Select};
+use table_core::engine::{CheckedKeys, Engine, Put, Select, TableHandle};
 use table_core::{
     CheckedOperation, Continuation, Entity, Error, ErrorKind, Operation, QueryRequest, Result,
     ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, WriteOutcome,
@@ -83,21 +83,23 @@ impl Backend {
         select: Option<&Select>,
     ) -> Result<Entity> {
         let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
-        self.get_as(table, keys, select, Decode::ENTITY).await
+        self.get_as(&TableHandle::new(std::sync::Arc::from(table)), keys, select, Decode::ENTITY).await
     }
 
     /// [`get`](Self::get) of keys already checked, the entity as read handed to `decode` (see
     /// [`Decode`]).
     pub(crate) async fn get_as<T>(
         &self,
-        table: &str,
+        table: &TableHandle,
         keys: CheckedKeys<'_>,
         select: Option<&Select>,
         decode: Decode<T>,
     ) -> Result<T> {
         match self {
             Backend::Embedded(e) => e.get_as(table, keys, select, decode).await,
-            Backend::Http(h) => h.get_as(table, keys.partition_key(), keys.row_key(), select, decode).await,
+            Backend::Http(h) => {
+                h.get_as(table.name(), keys.partition_key(), keys.row_key(), select, decode).await
+            }
         }
     }
 

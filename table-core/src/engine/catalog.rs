@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::table::TableData;
@@ -48,6 +48,14 @@ impl Table {
         // A panic inside a critical section cannot leave the maps half-updated in a way that
         // breaks their invariants (each update is one map call), so a poisoned lock is usable.
         read(&self.data.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Runs `read` with shared access to the rows, unless the table was deleted (`None`): a
+    /// delete that finished before this call is seen, as a lookup by name after it would see
+    /// it (the flag is set under the rows' write lock, and read under their read lock).
+    pub(crate) fn read_live<T>(&self, read: impl FnOnce(&TableData) -> T) -> Option<T> {
+        let data = self.data.read().unwrap_or_else(PoisonError::into_inner);
+        (!self.dropped.load(Ordering::Relaxed)).then(|| read(&data))
     }
 
     /// Runs `write` with exclusive access to the rows. Errors: 404 `TableNotFound` when the
@@ -100,12 +108,41 @@ impl Table {
     }
 }
 
+/// A table name resolved once, for a caller that reads the table many times (a typed table's
+/// point reads): the table its name first found is kept, and reads go straight to it while it
+/// lives, without lowercasing the name and searching the catalog on each. Once that table is
+/// deleted, every read looks the name up again, as a read without a handle does, so it finds
+/// a table re-created under the name, or none. Answers are those of a lookup by name.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct TableHandle {
+    name: Arc<str>,
+    /// The table the name first found, with the identity of the catalog it was found in (a
+    /// handle is meant for one engine; in another it only names the table).
+    found: OnceLock<(Weak<()>, Arc<Table>)>,
+}
+
+impl TableHandle {
+    /// A handle on the table `name` (in any case), looked up at its first read.
+    pub fn new(name: Arc<str>) -> Self {
+        TableHandle { name, found: OnceLock::new() }
+    }
+
+    /// The table's name, as given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
 /// All tables of an engine.
 #[derive(Debug, Default)]
 pub(crate) struct Catalog {
     // An `RwLock`: every entity operation looks its table up (shared), while creating and
     // deleting tables (exclusive) is rare. Only held to find or change the map itself.
     state: RwLock<CatalogState>,
+    /// This catalog's identity for [`TableHandle`]s: a handle holds a `Weak` of it, whose
+    /// address no other catalog can have while the handle lives.
+    id: Arc<()>,
 }
 
 #[derive(Debug, Default)]
@@ -202,6 +239,22 @@ impl Catalog {
             self.read().tables.get(key).map(|(_, t)| Arc::clone(t))
         });
         found.ok_or_else(|| Error::service(ErrorCode::TableNotFound))
+    }
+
+    /// Runs `read` on the rows of the table `handle` names, found through the handle while the
+    /// table it kept lives, else by name ([`table`](Self::table), whose table the handle then
+    /// keeps if it kept none). Errors as [`table`](Self::table).
+    pub(crate) fn read_in<T>(&self, handle: &TableHandle, read: impl Fn(&TableData) -> T) -> Result<T> {
+        let kept =
+            handle.found.get().filter(|(catalog, _)| std::ptr::eq(catalog.as_ptr(), Arc::as_ptr(&self.id)));
+        if let Some(answer) = kept.and_then(|(_, table)| table.read_live(&read)) {
+            return Ok(answer);
+        }
+        let table = self.table(&handle.name)?;
+        let answer = table.read(&read);
+        // Kept once: a handle whose table was deleted looks its name up on every read after.
+        let _ = handle.found.set((Arc::downgrade(&self.id), table));
+        Ok(answer)
     }
 
     /// One page of table names in order, from `start` (inclusive, any case), that `filter`

@@ -42,6 +42,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 #[doc(hidden)]
 pub use crate::filter::Operand;
+#[doc(hidden)]
+pub use catalog::TableHandle;
 pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};
 #[doc(hidden)]
 pub use journal::{Change, Journal, RowChange};
@@ -261,6 +263,23 @@ impl Engine {
         let row = self
             .serve(|s| s.find_row(table, keys))
             .map_err(|e| e.about(table, Some((keys.partition_key(), keys.row_key()))))?;
+        row.decode(select, decode)
+    }
+
+    /// [`get_selected_as`](Self::get_selected_as) of the table a [`TableHandle`] names: the
+    /// table it found before while that table lives, else the table its name finds now (see
+    /// [`TableHandle`]). Same answers and errors.
+    #[doc(hidden)]
+    pub fn get_selected_in<T>(
+        &self,
+        table: &TableHandle,
+        keys: CheckedKeys<'_>,
+        select: Option<&Select>,
+        decode: Decoder<T>,
+    ) -> Result<T> {
+        let row = self
+            .serve(|s| s.catalog.read_in(table, |data| Shared::row(data, keys))?)
+            .map_err(|e| e.about(table.name(), Some((keys.partition_key(), keys.row_key()))))?;
         row.decode(select, decode)
     }
 
@@ -559,9 +578,13 @@ impl Shared {
     /// The stored row with `keys` in `table`; only the row's shared buffer is taken under the
     /// table's lock. Errors: 404 `TableNotFound`, 404 `ResourceNotFound`.
     fn find_row(&self, table: &str, keys: CheckedKeys<'_>) -> Result<Row> {
-        self.catalog
-            .table(table)?
-            .read(|data| data.get(keys.partition_key(), keys.row_key()).cloned())
+        self.catalog.table(table)?.read(|data| Shared::row(data, keys))
+    }
+
+    /// The row with `keys` in `data`, or `ResourceNotFound`.
+    fn row(data: &table::TableData, keys: CheckedKeys<'_>) -> Result<Row> {
+        data.get(keys.partition_key(), keys.row_key())
+            .cloned()
             .ok_or_else(|| Error::service(ErrorCode::ResourceNotFound))
     }
 
