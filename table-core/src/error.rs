@@ -843,15 +843,34 @@ impl Error {
             && self.inner.source.as_ref().is_some_and(|source| source.is::<std::io::Error>())
     }
 
-    /// A call whose changes (its own, or earlier ones it may show) the journal could not make
-    /// durable (an I/O error while flushing them): a write WAS applied and may still be read,
-    /// but may not outlive a power loss; answered 500 `InternalError`, so that no client takes
-    /// it as refused. The cause is the journal's error.
+    /// A call that succeeded, but whose changes (its own, or earlier ones it may show) the
+    /// journal could not make durable (an I/O error while flushing them): a write WAS applied
+    /// and may still be read, but may be lost when the engine restarts (a failed flush may
+    /// drop the pages it did not write, not only on a power loss); answered 500
+    /// `InternalError`, so that no client takes it as refused. The cause is the journal's error.
     pub(crate) fn not_durable(source: std::io::Error) -> Self {
+        Error::unflushed(
+            source,
+            "the call took effect, but the engine's journal could not flush the changes it made \
+             or read to disk: they may be lost when the engine restarts",
+        )
+    }
+
+    /// A call that failed (so applied nothing), but whose answer rests on changes the journal
+    /// could not make durable, such as a conflict with a row not yet on disk: the answer is
+    /// withheld, as a read's would be, and nothing claims the call applied. 500
+    /// `InternalError`; the cause is the journal's error.
+    pub(crate) fn unflushed_refusal(source: std::io::Error) -> Self {
+        Error::unflushed(
+            source,
+            "the call was not applied, and its answer is withheld: the engine's journal could not \
+             flush the changes it read to disk",
+        )
+    }
+
+    fn unflushed(source: std::io::Error, message: &str) -> Self {
         let mut e = Error::service(ErrorCode::InternalError).with_source(source);
-        e.inner.message = "the call took effect, but the engine's journal could not flush it to disk: \
-                           it may not outlive a power loss"
-            .to_owned();
+        e.inner.message = message.to_owned();
         e
     }
 

@@ -544,7 +544,9 @@ impl Engine {
                     // A write the journal refused applied nothing and shows nothing: its "not
                     // applied" stays true whatever became of earlier changes' flush.
                     (Err(refused), _) if refused.is_not_recorded() => Err(refused),
-                    (_, Some(Err(e))) => Err(Error::not_durable(e)),
+                    (Ok(_), Some(Err(e))) => Err(Error::not_durable(e)),
+                    // Applied nothing, but may rest on unflushed changes (a conflict with one).
+                    (Err(_), Some(Err(e))) => Err(Error::unflushed_refusal(e)),
                     (answer, _) => answer,
                 }
             }

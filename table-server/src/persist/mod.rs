@@ -528,6 +528,10 @@ mod tests {
         assert!(e.message().contains("not applied"), "{e}");
         let e = engine.get("Synced", "p", "kept", None).expect_err("shows unflushed changes");
         assert_eq!(e.status(), Some(500), "{e}");
+        // A write refused on its own grounds (a conflict) applied nothing, and never says so.
+        let e = engine.insert("Synced", Entity::new("p", "second")).expect_err("rests on unflushed rows");
+        assert_eq!(e.status(), Some(500), "{e}");
+        assert!(e.message().contains("not applied") && !e.message().contains("took effect"), "{e}");
         // Dropped without closing, as a killed server would leave it.
         drop(engine);
         drop(log);
