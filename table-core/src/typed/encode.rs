@@ -66,7 +66,9 @@ pub struct EntityFields<'a> {
 }
 
 impl<'a> EntityFields<'a> {
-    /// The keys, with room for `capacity` properties.
+    /// The keys, with room for `capacity` properties. Both keys must pass
+    /// [`validate_key`](crate::validate_key), which a write does not check again: a derived
+    /// `to_fields` passes the keys its key templates built, which checked them.
     pub fn new(partition_key: String, row_key: String, capacity: usize) -> Self {
         EntityFields { partition_key, row_key, properties: Vec::with_capacity(capacity) }
     }
@@ -127,6 +129,7 @@ impl<'a> EntityFields<'a> {
 
 impl EntityView for EntityFields<'_> {
     const NAMES_CHECKED: bool = true;
+    const KEYS_CHECKED: bool = true;
 
     fn partition_key(&self) -> &str {
         &self.partition_key
