@@ -88,7 +88,11 @@ impl<'a> EntityFields<'a> {
             "property names out of order or repeated"
         );
         let mut fields = EntityFields::new(partition_key, row_key, N);
-        fields.properties.extend(properties.into_iter().filter_map(|(name, value)| Some((name, value?))));
+        for (name, value) in properties {
+            if let Some(value) = value {
+                fields.properties.push((name, value));
+            }
+        }
         fields
     }
 
