@@ -78,6 +78,9 @@ impl<'a> EntityFields<'a> {
     /// derive refuses two fields of one name). Appends without comparing names, which
     /// [`push`](Self::push) does per property; a list out of order is a bug in the caller,
     /// caught by debug builds.
+    // Inlined into the derive's `to_fields`, so the array is built where it is read instead of
+    // being copied into this function's frame.
+    #[inline]
     pub fn from_sorted<const N: usize>(
         partition_key: String,
         row_key: String,
