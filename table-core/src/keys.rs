@@ -209,7 +209,7 @@ pub fn write_zero_padded(out: &mut String, value: KeyInt, width: usize) -> Resul
         return Err(KeyCodecError::TooWide { value: text.to_owned(), width });
     }
     // Padded by hand: `format!("{:0width$}")` panics for widths above u16::MAX.
-    out.extend(std::iter::repeat_n('0', width - text.len()));
+    push_zeros(out, width - text.len());
     out.push_str(text);
     Ok(())
 }
@@ -341,8 +341,20 @@ fn decimal(mut n: u64, buf: &mut [u8; MAX_DIGITS]) -> &str {
 fn write_padded(out: &mut String, n: u64, width: usize) {
     let mut digits = [0u8; MAX_DIGITS];
     let text = decimal(n, &mut digits);
-    out.extend(std::iter::repeat_n('0', width.saturating_sub(text.len())));
+    push_zeros(out, width.saturating_sub(text.len()));
     out.push_str(text);
+}
+
+/// Appends `count` zeros, copied from a string of them rather than pushed a character at a time
+/// (every fixed-width number of a key is padded).
+fn push_zeros(out: &mut String, mut count: usize) {
+    const ZEROS: &str = "00000000000000000000";
+    while count > 0 {
+        let n = count.min(ZEROS.len());
+        // ASCII: every cut is a character boundary, so `get` always succeeds.
+        out.push_str(ZEROS.get(..n).unwrap_or_default());
+        count -= n;
+    }
 }
 
 /// Appends the decimal text of `value` (`-42`, `7`) to `out`, as `to_string` would write it.
@@ -479,6 +491,21 @@ mod tests {
         assert_eq!(zero_pad(5, 70_000).map(|s| s.len()), Ok(70_000));
         assert!(zero_pad(1234, 3).is_err());
         assert_eq!(zero_pad(123, 8).as_deref(), Ok("00000123"));
+    }
+
+    #[test]
+    fn zero_padding_writes_what_format_writes_at_every_width() {
+        for width in 0..=45 {
+            for value in [0, 7, 123, 99_999, i128::from(i64::MAX), i128::from(u64::MAX)] {
+                let expected = format!("{value:0width$}");
+                match zero_pad(value, width) {
+                    Ok(text) => assert_eq!(text, expected, "{value} in {width}"),
+                    Err(_) => assert!(expected.len() > width, "{value} in {width}"),
+                }
+            }
+        }
+        let wide = zero_pad(5, 70_000).expect("wide enough");
+        assert!(wide.strip_suffix('5').is_some_and(|zeros| zeros.bytes().all(|b| b == b'0')));
     }
 
     proptest::proptest! {

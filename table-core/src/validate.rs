@@ -233,6 +233,10 @@ pub(crate) trait EntityView {
     /// of a derived type, which the derive checks with that function when the type compiles.
     const NAMES_CHECKED: bool;
 
+    /// `true` when both keys are known to pass [`validate_key`]: a derived type's, which its key
+    /// templates build and check (`KeyBuilder::finish`) before the entity is made.
+    const KEYS_CHECKED: bool;
+
     /// The `PartitionKey`.
     fn partition_key(&self) -> &str;
 
@@ -248,6 +252,7 @@ pub(crate) trait EntityView {
 
 impl EntityView for Entity {
     const NAMES_CHECKED: bool = false;
+    const KEYS_CHECKED: bool = false;
 
     fn partition_key(&self) -> &str {
         &self.partition_key
@@ -275,8 +280,10 @@ pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
 /// [`validate_entity`] of any [`EntityView`]: the same rules in the same order.
 pub(crate) fn validate_view<E: EntityView>(entity: &E) -> Result<(), Violation> {
     let (partition_key, row_key) = (entity.partition_key(), entity.row_key());
-    validate_key(KeyName::PartitionKey, partition_key)?;
-    validate_key(KeyName::RowKey, row_key)?;
+    if !E::KEYS_CHECKED {
+        validate_key(KeyName::PartitionKey, partition_key)?;
+        validate_key(KeyName::RowKey, row_key)?;
+    }
     let key = || EntityKey::new(partition_key, row_key).to_string();
     let count = entity.property_count() + SYSTEM_PROPERTIES;
     if count > MAX_PROPERTIES {

@@ -426,8 +426,8 @@ fn property_writes(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
 
 /// `to_fields`: the entity of `to_entity`, as fields borrowed from `self`. JSON fields are
 /// serialised first, in field order, so that the first to fail is the one `to_entity` names;
-/// then every property is added in ascending name order (the order a row stores them in), each
-/// after one comparison.
+/// then every property is passed in ascending name order (the order a row stores them in,
+/// sorted here; `valid.rs` refuses two fields of one name), so that none is compared at run time.
 fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
     let mut json = Vec::new();
     let mut properties: Vec<(String, TokenStream)> = Vec::new();
@@ -458,18 +458,17 @@ fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         }
     }
     properties.sort_by(|(a, _), (b, _)| a.cmp(b));
-    let capacity = Literal::usize_unsuffixed(properties.len());
-    let pushes =
-        properties.iter().map(|(name, value)| quote!(#p::EntityFields::push(&mut __fields, #name, #value);));
+    let properties = properties.iter().map(|(name, value)| quote!((#name, #value)));
     quote! {
         fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> {
             let __partition_key = <Self as #p::TableEntity>::partition_key(self)?;
             let __row_key = <Self as #p::TableEntity>::row_key(self)?;
             #(#json)*
-            #[allow(unused_mut)]
-            let mut __fields = #p::EntityFields::new(__partition_key, __row_key, #capacity);
-            #(#pushes)*
-            ::core::result::Result::Ok(::core::option::Option::Some(__fields))
+            ::core::result::Result::Ok(::core::option::Option::Some(#p::EntityFields::from_sorted(
+                __partition_key,
+                __row_key,
+                [#(#properties),*],
+            )))
         }
     }
 }

@@ -6,7 +6,7 @@
 //! steps backwards.
 
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, Utc};
 
@@ -46,9 +46,16 @@ impl Clock {
 }
 
 fn system_ticks() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos() / 100).unwrap_or(i64::MAX))
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, ticks_of)
+}
+
+/// `since_epoch` in whole ticks, saturating at `i64::MAX`: seconds and the fraction's ticks
+/// apart, since dividing the 128-bit nanosecond count is a library call on every write.
+fn ticks_of(since_epoch: Duration) -> i64 {
+    i64::try_from(since_epoch.as_secs())
+        .unwrap_or(i64::MAX)
+        .saturating_mul(TICKS_PER_SECOND)
+        .saturating_add(i64::from(since_epoch.subsec_nanos() / 100))
 }
 
 fn from_ticks(ticks: i64) -> DateTime<Utc> {
@@ -60,6 +67,18 @@ fn from_ticks(ticks: i64) -> DateTime<Utc> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_are_the_nanoseconds_over_100_saturating() {
+        let secs = [0, 1, 1_700_000_000, 922_337_203_685, 922_337_203_686, u64::MAX];
+        for (secs, nanos) in
+            secs.into_iter().flat_map(|s| [0, 99, 100, 123_456_789, 999_999_999].map(|n| (s, n)))
+        {
+            let since_epoch = Duration::new(secs, nanos);
+            let expected = i64::try_from(since_epoch.as_nanos() / 100).unwrap_or(i64::MAX);
+            assert_eq!(ticks_of(since_epoch), expected, "{since_epoch:?}");
+        }
+    }
 
     #[test]
     fn ticks_are_strictly_increasing_and_whole_ticks() {

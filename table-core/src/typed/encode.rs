@@ -66,9 +66,37 @@ pub struct EntityFields<'a> {
 }
 
 impl<'a> EntityFields<'a> {
-    /// The keys, with room for `capacity` properties.
+    /// The keys, with room for `capacity` properties. Both keys must pass
+    /// [`validate_key`](crate::validate_key), which a write does not check again: a derived
+    /// `to_fields` passes the keys its key templates built, which checked them.
     pub fn new(partition_key: String, row_key: String, capacity: usize) -> Self {
         EntityFields { partition_key, row_key, properties: Vec::with_capacity(capacity) }
+    }
+
+    /// The keys and `properties` (`None`s left out), whose names are in ascending order, each
+    /// once: what a derived `to_fields` passes, its names sorted when the type expands (the
+    /// derive refuses two fields of one name). Appends without comparing names, which
+    /// [`push`](Self::push) does per property; a list out of order is a bug in the caller,
+    /// caught by debug builds.
+    // Inlined into the derive's `to_fields`, so the array is built where it is read instead of
+    // being copied into this function's frame.
+    #[inline]
+    pub fn from_sorted<const N: usize>(
+        partition_key: String,
+        row_key: String,
+        properties: [(&'static str, Option<FieldValue<'a>>); N],
+    ) -> Self {
+        debug_assert!(
+            properties.windows(2).all(|pair| pair[0].0 < pair[1].0),
+            "property names out of order or repeated"
+        );
+        let mut fields = EntityFields::new(partition_key, row_key, N);
+        for (name, value) in properties {
+            if let Some(value) = value {
+                fields.properties.push((name, value));
+            }
+        }
+        fields
     }
 
     /// Adds the property `name` (nothing for `None`), replacing one of that name, as
@@ -108,6 +136,7 @@ impl<'a> EntityFields<'a> {
 
 impl EntityView for EntityFields<'_> {
     const NAMES_CHECKED: bool = true;
+    const KEYS_CHECKED: bool = true;
 
     fn partition_key(&self) -> &str {
         &self.partition_key
@@ -141,5 +170,22 @@ mod tests {
         assert_eq!(fields.to_entity(), expected);
         let names: Vec<&str> = fields.properties().map(|(name, _)| name).collect();
         assert_eq!(names, ["A", "B", "C", "D"]);
+    }
+
+    #[test]
+    fn a_sorted_list_is_kept_as_it_is_without_its_nones() {
+        let fields = EntityFields::from_sorted(
+            "p".into(),
+            "r".into(),
+            [("A", Some(FieldValue::from(1))), ("B", None), ("C", Some(FieldValue::from("c")))],
+        );
+        assert_eq!(fields.to_entity(), Entity::new("p", "r").with("A", 1).with("C", "c"));
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "out of order")]
+    fn a_list_out_of_order_is_caught_in_debug_builds() {
+        EntityFields::from_sorted("p".into(), "r".into(), [("B", None), ("A", None)]);
     }
 }
