@@ -70,9 +70,12 @@ use uuid::Uuid;
 #[path = "support/page.rs"]
 mod page;
 
+#[path = "support/bare_get.rs"]
+mod bare_get;
 #[path = "support/customer.rs"]
 mod customer;
 
+use bare_get::bare_get;
 use customer::{Customer, PARTITIONS, customer};
 
 /// Entities in the latency workload.
@@ -329,14 +332,14 @@ async fn first_page(table: &TableClient) -> Option<ScanPage> {
         .expiry(Utc::now() + chrono::Duration::hours(1));
     let url = format!("{}&$top={MAX_PAGE_SIZE}", table.generate_sas_url(&sas).ok()?);
     let http = reqwest::Client::new();
-    let body = bare_get(&http, &url).await.to_vec();
+    let body = bare_get(&http, &url).await.0.to_vec();
     let rows = serde_json::from_slice::<FloorCustomers>(&body).unwrap().value.len();
     assert_eq!(rows, MAX_PAGE_SIZE as usize, "one full page");
     let mut per_get = Vec::with_capacity(CPU_SCANS);
     for round in 0..=CPU_SCANS {
         let before = process_cpu();
         for _ in 0..BARE_GETS {
-            assert_eq!(std::hint::black_box(bare_get(&http, &url).await).len(), body.len());
+            assert_eq!(std::hint::black_box(bare_get(&http, &url).await).0.len(), body.len());
         }
         if round > 0 {
             per_get.push((process_cpu() - before) / BARE_GETS);
@@ -344,21 +347,6 @@ async fn first_page(table: &TableClient) -> Option<ScanPage> {
     }
     per_get.sort_unstable();
     Some(ScanPage { body, bare_get: per_get[per_get.len() / 2] })
-}
-
-/// A bare GET of `url` with the client's query headers, its body read to bytes.
-async fn bare_get(http: &reqwest::Client, url: &str) -> bytes::Bytes {
-    let response = http
-        .get(url)
-        .header("Accept", "application/json;odata=minimalmetadata")
-        .header("x-ms-version", "2019-02-02")
-        .header("DataServiceVersion", "3.0")
-        .header("MaxDataServiceVersion", "3.0;NetFx")
-        .send()
-        .await
-        .unwrap();
-    assert!(response.status().is_success(), "the raw page: {}", response.status());
-    response.bytes().await.unwrap()
 }
 
 /// Median CPU per row of a serde-struct floor: `decode` (`serde_json::from_slice` into a plain

@@ -31,34 +31,22 @@ use table_client::auth::{TableSasBuilder, TableSasPermissions};
 use table_client::engine::Engine;
 use table_client::{EntityKey, MAX_PAGE_SIZE, TypedTable};
 
+#[path = "support/bare_get.rs"]
+mod bare_get;
 #[path = "support/customer.rs"]
 mod customer;
+#[path = "support/typed_probes.rs"]
+mod typed_probes;
 
+use bare_get::bare_get;
 use customer::{Customer, customer};
+use typed_probes::{probe_gets, probe_inserts};
 
 /// Scans of the whole table (and fetches of its pages) in the scan phases.
 const SCANS: u32 = 5;
 
-// Each phase is a plain function that drives its own loop to the end (the poll of an async
-// function's future would be inlined into the runtime's and lose its name).
-#[inline(never)]
-fn probe_inserts(runtime: &Runtime, table: &TypedTable<Customer>, customers: &[Customer]) {
-    runtime.block_on(async {
-        for c in customers {
-            table.insert(c).await.expect("a fresh key");
-        }
-    });
-}
-
-#[inline(never)]
-fn probe_gets(runtime: &Runtime, table: &TypedTable<Customer>, keys: &[EntityKey]) {
-    runtime.block_on(async {
-        for key in keys {
-            std::hint::black_box(table.get(key).await.expect("stored"));
-        }
-    });
-}
-
+// Each phase is a plain function that drives its own loop to the end, as those of
+// `typed_probes` do.
 #[inline(never)]
 fn probe_scans(runtime: &Runtime, table: &TypedTable<Customer>, rows: u32) {
     runtime.block_on(async {
@@ -94,24 +82,6 @@ fn probe_bare_pages(runtime: &Runtime, http: &reqwest::Client, pages: &[String])
         }
         bytes
     })
-}
-
-/// A bare GET of `url` as the client's query asks it (same `Accept` and version headers): the
-/// body and the continuation to the next page, if any.
-async fn bare_get(http: &reqwest::Client, url: &str) -> (bytes::Bytes, Option<(String, String)>) {
-    let response = http
-        .get(url)
-        .header("Accept", "application/json;odata=minimalmetadata")
-        .header("x-ms-version", "2019-02-02")
-        .header("DataServiceVersion", "3.0")
-        .header("MaxDataServiceVersion", "3.0;NetFx")
-        .send()
-        .await
-        .unwrap();
-    assert!(response.status().is_success(), "a bare page: {}", response.status());
-    let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
-    let next = header("x-ms-continuation-NextPartitionKey").zip(header("x-ms-continuation-NextRowKey"));
-    (response.bytes().await.unwrap(), next)
 }
 
 fn main() {

@@ -30,14 +30,15 @@ use table_client::{Entity, EntityKey, TableServiceClient, TypedTable};
 
 #[path = "support/customer.rs"]
 mod customer;
+#[path = "support/typed_probes.rs"]
+mod typed_probes;
 
 use customer::{Customer, customer};
+use typed_probes::{probe_gets, probe_inserts};
 
 /// Rows of the table `probe_scans` scans: the `client` bench's throughput table.
 const SCAN_ROWS: u32 = 100_000;
 
-// Each phase is a plain function that drives its own loop to the end (the poll of an async
-// function's future would be inlined into the runtime's and lose its name).
 /// The engine bench's row `rk` of partition `pk`.
 fn engine_row(pk: usize, rk: usize) -> Entity {
     Entity::new(format!("p{pk:02}"), format!("{rk:08}"))
@@ -51,23 +52,8 @@ fn engine_row(pk: usize, rk: usize) -> Entity {
         .with("Score", (rk % 1000) as i32)
 }
 
-#[inline(never)]
-fn probe_inserts(runtime: &Runtime, table: &TypedTable<Customer>, customers: &[Customer]) {
-    runtime.block_on(async {
-        for c in customers {
-            table.insert(c).await.expect("a fresh key");
-        }
-    });
-}
-
-#[inline(never)]
-fn probe_gets(runtime: &Runtime, table: &TypedTable<Customer>, keys: &[EntityKey]) {
-    runtime.block_on(async {
-        for key in keys {
-            std::hint::black_box(table.get(key).await.expect("stored"));
-        }
-    });
-}
+// Each phase is a plain function that drives its own loop to the end, as those of
+// `typed_probes` do.
 
 /// The engine bench's `insert`: untyped entities of 8 properties straight into the engine.
 #[inline(never)]
