@@ -98,6 +98,40 @@ pub fn format_rfc3339_seconds(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// An instant as an HTTP date (RFC 1123, `Mon, 01 Jan 2024 00:00:00 GMT`), the form of
+/// `x-ms-date`.
+#[doc(hidden)]
+pub fn http_date(t: DateTime<Utc>) -> String {
+    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let (date, time) = (t.naive_utc().date(), t.naive_utc().time());
+    let day = DAYS[date.weekday().num_days_from_monday() as usize];
+    let month = MONTHS[date.month0() as usize];
+    // A leap second is second 59 with more than a second of nanoseconds: printed as 60.
+    let second = time.second() + u32::from(time.nanosecond() >= 1_000_000_000);
+    let Ok(year @ 0..=9999) = u32::try_from(date.year()) else {
+        let (hour, minute) = (time.hour(), time.minute());
+        return format!(
+            "{day}, {:02} {month} {:04} {hour:02}:{minute:02}:{second:02} GMT",
+            date.day(),
+            date.year()
+        );
+    };
+    // Laid out in one fixed buffer, as `write_datetime` does: every request signs a date, and
+    // `format!` with its padded integers cost about three times as much.
+    let mut text = *b"Ddd, 00 Mmm 0000 00:00:00 GMT";
+    text[0..3].copy_from_slice(day.as_bytes());
+    put_digits(&mut text[5..7], date.day());
+    text[8..11].copy_from_slice(month.as_bytes());
+    put_digits(&mut text[12..16], year);
+    put_digits(&mut text[17..19], time.hour());
+    put_digits(&mut text[20..22], time.minute());
+    put_digits(&mut text[23..25], second);
+    // ASCII names, digits and punctuation: always UTF-8.
+    std::str::from_utf8(&text).unwrap_or_default().to_owned()
+}
+
 /// Error from [`parse_datetime`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid Edm.DateTime `{0}`: expected yyyy-mm-ddThh:mm[:ss[.fffffff]][Z] in UTC")]
@@ -183,6 +217,24 @@ mod tests {
 
     fn at(s: &str) -> DateTime<Utc> {
         parse_datetime(s).expect("test vector parses")
+    }
+
+    #[test]
+    fn http_dates_read_as_rfc_1123() {
+        // A leap second, a leap day, the first and last instants of years.
+        let instants = [
+            "2024-01-01T00:00:00Z",
+            "2024-02-29T23:59:59.999Z",
+            "1999-12-31T23:59:60.5Z",
+            "2026-11-25T07:08:09Z",
+            "0999-06-15T12:00:00Z",
+            "9999-12-31T23:59:59Z",
+        ];
+        for text in instants {
+            let t = DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc);
+            assert_eq!(http_date(t), t.format("%a, %d %b %Y %H:%M:%S GMT").to_string(), "{text}");
+        }
+        assert_eq!(http_date(DateTime::from_timestamp(0, 0).unwrap()), "Thu, 01 Jan 1970 00:00:00 GMT");
     }
 
     #[test]
