@@ -34,10 +34,38 @@ pub(crate) struct Links<'a> {
     pub(crate) metadata: Metadata,
 }
 
-/// The `$select` list of a read, or `None`: everything. The engine's projection keeps the keys
-/// and `Timestamp` (a decoder needs them), while the service answers a `$select` with only the
-/// properties it lists, system properties included (protocol doc section 6.3).
-pub(crate) type Selected<'a> = Option<&'a [String]>;
+/// The `$select` of a read, or `None`: everything.
+pub(crate) type Selected<'a> = Option<&'a Selection<'a>>;
+
+/// A `$select` list as answers show it (protocol doc section 6.3). The engine's projection
+/// keeps the keys and `Timestamp` (a decoder needs them), while the service answers with only
+/// the properties listed, system properties included; and a listed custom property an entity
+/// lacks comes back as `null` (Azurite leaves it out).
+#[derive(Debug)]
+pub(crate) struct Selection<'a> {
+    listed: &'a [String],
+    /// The listed custom properties, ascending by bytes (the order of a row's properties),
+    /// each once: those an entity lacks are written as `null`.
+    custom: Vec<&'a str>,
+}
+
+impl<'a> Selection<'a> {
+    /// The selection of a `$select` list, as the request gave it.
+    pub(crate) fn new(listed: &'a [String]) -> Self {
+        let mut custom: Vec<&str> =
+            listed.iter().map(String::as_str).filter(|name| !SYSTEM.contains(name)).collect();
+        custom.sort_unstable();
+        custom.dedup();
+        Selection { listed, custom }
+    }
+
+    fn shows(&self, name: &str) -> bool {
+        self.listed.iter().any(|n| n == name)
+    }
+}
+
+/// The system properties an answer may show.
+const SYSTEM: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];
 
 /// An entity as an answer writes it: system properties and the custom properties in name
 /// order, all borrowed (from a stored row or an [`Entity`]).
@@ -189,7 +217,7 @@ fn write_entity<'a>(
     if metadata == Metadata::Full {
         object.entry("odata.editLink", &path());
     }
-    let shown = |name: &str| selected.is_none_or(|listed| listed.iter().any(|n| n == name));
+    let shown = |name: &str| selected.is_none_or(|selection| selection.shows(name));
     if shown("PartitionKey") {
         object.entry("PartitionKey", fields.partition_key);
     }
@@ -202,7 +230,13 @@ fn write_entity<'a>(
         }
         object.entry("Timestamp", &format_datetime(timestamp));
     }
+    // Both in ascending name order: the listed names an entity lacks are met as its own are.
+    let mut listed = selected.map_or(&[][..], |selection| &selection.custom[..]).iter().peekable();
     for (name, value) in fields.properties {
+        while let Some(lacking) = listed.next_if(|listed| **listed < name) {
+            object.entry(*lacking, &());
+        }
+        listed.next_if(|listed| **listed == name);
         let mut typed = |edm: EdmType, text: &dyn Display| {
             if annotate {
                 object.entry(&Text(format_args!("{name}@odata.type")), edm.as_str());
@@ -222,6 +256,9 @@ fn write_entity<'a>(
             Operand::Guid(g) => typed(EdmType::Guid, &g.hyphenated()),
             Operand::Binary(b) => typed(EdmType::Binary, &Base64Display::new(b, &BASE64)),
         }
+    }
+    for lacking in listed {
+        object.entry(*lacking, &());
     }
     object.end();
 }
@@ -273,8 +310,8 @@ impl<'o> Object<'o> {
     }
 }
 
-/// Writes `value` as JSON. Writing strings, integers, booleans and finite doubles (the only
-/// values written; non-finite doubles are written as text) into a `Vec` cannot fail.
+/// Writes `value` as JSON. Writing strings, integers, booleans, finite doubles and `null` (the
+/// only values written; non-finite doubles are written as text) into a `Vec` cannot fail.
 fn put(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
     let _ = serde_json::to_writer(out, value);
 }
@@ -309,8 +346,11 @@ mod tests {
         use table_core::datetime::format_datetime;
         use table_core::{EdmType, Entity, Value};
 
-        use super::super::{Links, Selected};
+        use super::super::{Links, SYSTEM};
         use crate::answer::Metadata;
+
+        /// The `$select` list as the request gave it.
+        type Selected<'a> = Option<&'a [String]>;
 
         /// One entity of `table`, alone (a point read, an insert echo) or in a page.
         pub(super) fn entity(
@@ -393,7 +433,19 @@ mod tests {
                     }
                     map.serialize_entry("Timestamp", &format_datetime(timestamp))?;
                 }
-                for (name, value) in &e.properties {
+                // With a `$select`, each listed custom property the entity lacks is `null`.
+                let mut shown: std::collections::BTreeMap<&str, Option<&Value>> =
+                    e.properties.iter().map(|(name, value)| (name.as_str(), Some(value))).collect();
+                for name in self.selected.unwrap_or_default() {
+                    if !SYSTEM.contains(&name.as_str()) {
+                        shown.entry(name).or_insert(None);
+                    }
+                }
+                for (name, value) in shown {
+                    let Some(value) = value else {
+                        map.serialize_entry(name, &())?;
+                        continue;
+                    };
                     let mut typed = |edm: EdmType, text: &str| {
                         if annotate {
                             map.serialize_entry(&format!("{name}@odata.type"), edm.as_str())?;
@@ -605,12 +657,33 @@ mod tests {
     #[test]
     fn a_select_shows_only_the_system_properties_it_lists() {
         let listed = ["s".to_owned(), "RowKey".to_owned()];
-        let v = parsed(&entity_text(links(Metadata::Minimal), "tbl", &sample(), Some(&listed)));
+        let selection = Selection::new(&listed);
+        let v = parsed(&entity_text(links(Metadata::Minimal), "tbl", &sample(), Some(&selection)));
         assert!(v.get("PartitionKey").is_none() && v.get("Timestamp").is_none(), "{v}");
         assert_eq!((&v["RowKey"], &v["s"]), (&serde_json::json!("r'1"), &serde_json::json!("x")));
         assert!(v.get("odata.etag").is_some(), "minimal metadata keeps the ETag");
-        let page = parsed(&page_text(links(Metadata::None), "tbl", &[sample()], Some(&listed[..1])));
+        let selection = Selection::new(&listed[..1]);
+        let page = parsed(&page_text(links(Metadata::None), "tbl", &[sample()], Some(&selection)));
         assert!(page["value"][0].get("RowKey").is_none(), "{page}");
+    }
+
+    #[test]
+    fn a_listed_property_an_entity_lacks_is_null_in_name_order() {
+        let listed = ["z", "s", "Timestamp", "a", "z", "i"].map(str::to_owned);
+        let selection = Selection::new(&listed);
+        // Projected, as the engine hands it over.
+        let mut projected = sample();
+        projected.properties.retain(|name, _| listed.contains(name));
+        let text = entity_text(links(Metadata::None), "tbl", &projected, Some(&selection));
+        assert_eq!(text, r#"{"Timestamp":"2020-01-02T03:04:05.0000000Z","a":null,"i":5,"s":"x","z":null}"#);
+        // The client reads a `null` as an absent property.
+        let back = decode_entity(text.as_bytes(), None).map(|e| e.properties.into_keys().collect::<Vec<_>>());
+        assert_eq!(back.ok(), Some(vec!["i".to_owned(), "s".to_owned()]));
+        let page = page_text(links(Metadata::None), "tbl", &[Entity::new("p", "r")], Some(&selection));
+        assert_eq!(
+            parsed(&page)["value"][0],
+            serde_json::json!({"a": null, "i": null, "s": null, "z": null})
+        );
     }
 
     fn any_value() -> impl proptest::strategy::Strategy<Value = table_core::Value> {
@@ -669,14 +742,16 @@ mod tests {
             }
             let names: Vec<String> = entities.iter().flat_map(|e| e.properties.keys().cloned()).collect();
             let select: Option<Vec<String>> = (pick & 1 == 1).then(|| {
-                let system = ["PartitionKey", "RowKey", "Timestamp"].map(str::to_owned);
+                // A name no entity has is listed too: every entity shows it as `null`.
+                let system = ["PartitionKey", "RowKey", "Timestamp", "Absent"].map(str::to_owned);
                 names.iter().chain(&system).enumerate().filter(|(i, _)| pick & (2 << (i % 15)) != 0).map(|(_, n)| n.clone()).collect()
             }).filter(|listed: &Vec<String>| !listed.is_empty());
             let request = table_core::QueryRequest { select: select.clone(), ..Default::default() };
             let stored = engine.query("tbl", &request).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            let selection = select.as_deref().map(Selection::new);
             for level in LEVELS {
                 let links = links(level);
-                let mut page = Page::new(links, "tbl", select.as_deref());
+                let mut page = Page::new(links, "tbl", selection.as_ref());
                 engine
                     .query_rows("tbl", &request, |row| page.push(row_fields(&row)))
                     .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
@@ -684,7 +759,7 @@ mod tests {
                 proptest::prop_assert_eq!(String::from_utf8(page.finish()).unwrap_or_default(), expected);
                 for e in &stored.entities {
                     let expected = reference::entity(links, "tbl", e, select.as_deref());
-                    proptest::prop_assert_eq!(entity_text(links, "tbl", e, select.as_deref()), expected);
+                    proptest::prop_assert_eq!(entity_text(links, "tbl", e, selection.as_ref()), expected);
                 }
             }
         }

@@ -174,7 +174,8 @@ fn query_entities(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
         continuation,
     };
     // Written straight from the stored rows into the answer's one buffer.
-    let mut page = json::Page::new(call.links(metadata), table, request.select.as_deref());
+    let selection = request.select.as_deref().map(json::Selection::new);
+    let mut page = json::Page::new(call.links(metadata), table, selection.as_ref());
     let continuation = call.engine.query_rows(table, &request, |row| {
         // Only the SAS's key range is visible; a page may come out short, or empty with a
         // continuation, as the service's pages may.
@@ -251,12 +252,13 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
                 grant.check_key(&key.partition_key, &key.row_key)?;
             }
             let selected = select(call.query);
+            let selection = selected.as_deref().map(json::Selection::new);
             // Written straight from the stored row.
             let (body, etag) =
                 call.engine.get_row(table, &key.partition_key, &key.row_key, selected.as_deref(), |row| {
                     let fields = json::row_fields(&row);
                     (
-                        json::entity(call.links(metadata), table, fields, selected.as_deref()),
+                        json::entity(call.links(metadata), table, fields, selection.as_ref()),
                         row.etag().to_owned(),
                     )
                 })?;
