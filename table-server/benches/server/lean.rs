@@ -48,7 +48,8 @@ pub struct Exchange {
 enum Answer {
     /// 204 and no body (an insert).
     NoContent,
-    /// 200 and the entity with this row key (a get).
+    /// 200 and the entity with this row key (a get), held as its JSON property
+    /// (`"RowKey":"<key>"`).
     Entity(String),
     /// 202 and this many operation responses, each 2xx (a batch).
     Batch(usize),
@@ -154,6 +155,29 @@ impl Target {
     }
 }
 
+impl Answer {
+    fn status(&self) -> StatusCode {
+        match self {
+            Answer::NoContent => StatusCode::NO_CONTENT,
+            Answer::Entity(_) => StatusCode::OK,
+            Answer::Batch(_) => StatusCode::ACCEPTED,
+        }
+    }
+
+    /// Whether `body`, read under [`Self::status`], is this answer.
+    fn accepts(&self, body: &[u8]) -> bool {
+        match self {
+            Answer::NoContent => body.is_empty(),
+            Answer::Entity(row_key) => {
+                body.starts_with(b"{")
+                    && body.ends_with(b"}")
+                    && memmem::find(body, row_key.as_bytes()).is_some()
+            }
+            Answer::Batch(operations) => batch_answered(body, *operations),
+        }
+    }
+}
+
 /// One keep-alive connection, driven by the future that sends on it.
 pub struct Connection(http1::SendRequest<Full<Bytes>>);
 
@@ -173,22 +197,14 @@ impl Connection {
 
     /// Sends the exchange's request and checks its answer.
     pub async fn exchange(&mut self, exchange: Exchange) {
-        let expected = match exchange.answer {
-            Answer::NoContent => StatusCode::NO_CONTENT,
-            Answer::Entity(_) => StatusCode::OK,
-            Answer::Batch(_) => StatusCode::ACCEPTED,
-        };
-        let (what, _, body) = self.send(exchange.request, expected).await;
-        let expected_body = match &exchange.answer {
-            Answer::NoContent => body.is_empty(),
-            Answer::Entity(row_key) => {
-                body.starts_with(b"{")
-                    && body.ends_with(b"}")
-                    && memmem::find(&body, row_key.as_bytes()).is_some()
-            }
-            Answer::Batch(operations) => batch_answered(&body, *operations),
-        };
-        assert!(expected_body, "{} {}: unexpected answer {}", what.0, what.1, String::from_utf8_lossy(&body));
+        let (what, _, body) = self.send(exchange.request, exchange.answer.status()).await;
+        assert!(
+            exchange.answer.accepts(&body),
+            "{} {}: unexpected answer {}",
+            what.0,
+            what.1,
+            String::from_utf8_lossy(&body)
+        );
     }
 
     /// Sends `request` and reads the whole answer, which must have the status `expected`:
@@ -257,4 +273,54 @@ fn batch_answered(body: &[u8], operations: usize) -> bool {
         parts += 1;
     }
     parts == operations
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Answer, batch_answered, count_page_entities};
+
+    #[test]
+    fn a_get_answer_is_the_entity_asked_for() {
+        let asked = Answer::Entity(r#""RowKey":"0007""#.to_owned());
+        assert!(asked.accepts(br#"{"odata.etag":"e","PartitionKey":"p","RowKey":"0007","Age":30}"#));
+        assert!(!asked.accepts(br#"{"odata.etag":"e","PartitionKey":"p","RowKey":"0008","Age":30}"#));
+        assert!(!asked.accepts(br#"{"odata.etag":"e","PartitionKey":"p","RowKey":"0007","Age":"#));
+        assert!(!asked.accepts(b""));
+    }
+
+    #[test]
+    fn a_page_is_counted_by_its_entities() {
+        let page = br#"{"odata.metadata":"m","value":[{"PartitionKey":"a","RowKey":"1"},{"PartitionKey":"a","RowKey":"2"}]}"#;
+        assert_eq!(count_page_entities(page), 2);
+        assert_eq!(count_page_entities(br#"{"odata.metadata":"m","value":[]}"#), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a query page")]
+    fn an_error_body_is_not_a_page() {
+        count_page_entities(br#"{"odata.error":{"code":"x","message":{"value":"PartitionKey"}}}"#);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a query page")]
+    fn a_cut_page_is_not_a_page() {
+        count_page_entities(br#"{"odata.metadata":"m","value":[{"PartitionKey":"a","RowKey":"1"}"#);
+    }
+
+    #[test]
+    fn a_batch_answer_needs_every_part_and_every_part_2xx() {
+        let part = |status: &str| {
+            format!(
+                "--changesetresponse_v\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 {status}\r\n\r\n\r\n"
+            )
+        };
+        let body = |parts: &[&str]| {
+            let parts: String = parts.iter().map(|s| part(s)).collect();
+            format!("--batchresponse_u\r\n{parts}--changesetresponse_v--\r\n--batchresponse_u--\r\n")
+        };
+        assert!(batch_answered(body(&["204 No Content", "201 Created"]).as_bytes(), 2));
+        assert!(!batch_answered(body(&["204 No Content", "201 Created"]).as_bytes(), 3), "a part missing");
+        assert!(!batch_answered(body(&["409 Conflict"]).as_bytes(), 1), "a failed operation");
+        assert!(!batch_answered(b"x\nHTTP/1.1 ", 1), "a status line cut short");
+    }
 }
