@@ -1,8 +1,7 @@
 //! The server bench's lean load generator (`benches/server/lean.rs`) against a table-server
 //! with SharedKey and SAS checked: every phase's requests are accepted as the SDK's are, a
 //! scan follows the continuation to the last row, and a wrong answer stops the bench instead
-//! of being counted. Its answer checks on bodies no server here would send are unit tests in
-//! the module itself.
+//! of being counted; and the answer checks on bodies no server here would send.
 
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -16,7 +15,7 @@ use table_server::{Accounts, Config, DEV_ACCOUNT, DEV_KEY, Server};
 #[path = "../benches/server/lean.rs"]
 mod lean;
 
-use lean::{Connection, Target};
+use lean::{Answer, Connection, Target, batch_answered, count_page_entities};
 
 /// A server with SharedKey and SAS checked over a fresh engine holding the empty table `Lean`,
 /// and an SDK client of its development account (with the key, as the bench's).
@@ -109,4 +108,49 @@ async fn a_request_the_server_refuses_stops_the_bench() {
     let forged = Target::new(&other);
     let insert = forged.insert("Lean", &entity("p", 1));
     on_connection(&target, |mut connection| async move { connection.exchange(insert).await }).await;
+}
+
+#[test]
+fn a_get_answer_is_the_entity_asked_for() {
+    let asked = Answer::Entity(r#""RowKey":"0007""#.to_owned());
+    assert!(asked.accepts(br#"{"odata.etag":"e","PartitionKey":"p","RowKey":"0007","Age":30}"#));
+    assert!(!asked.accepts(br#"{"odata.etag":"e","PartitionKey":"p","RowKey":"0008","Age":30}"#));
+    assert!(!asked.accepts(br#"{"odata.etag":"e","PartitionKey":"p","RowKey":"0007","Age":"#));
+    assert!(!asked.accepts(b""));
+}
+
+#[test]
+fn a_page_is_counted_by_its_entities() {
+    let page = br#"{"odata.metadata":"m","value":[{"PartitionKey":"a","RowKey":"1"},{"PartitionKey":"a","RowKey":"2"}]}"#;
+    assert_eq!(count_page_entities(page), 2);
+    assert_eq!(count_page_entities(br#"{"odata.metadata":"m","value":[]}"#), 0);
+}
+
+#[test]
+#[should_panic(expected = "not a query page")]
+fn an_error_body_is_not_a_page() {
+    count_page_entities(br#"{"odata.error":{"code":"x","message":{"value":"PartitionKey"}}}"#);
+}
+
+#[test]
+#[should_panic(expected = "not a query page")]
+fn a_cut_page_is_not_a_page() {
+    count_page_entities(br#"{"odata.metadata":"m","value":[{"PartitionKey":"a","RowKey":"1"}"#);
+}
+
+#[test]
+fn a_batch_answer_needs_every_part_and_every_part_2xx() {
+    let part = |status: &str| {
+        format!(
+            "--changesetresponse_v\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 {status}\r\n\r\n\r\n"
+        )
+    };
+    let body = |parts: &[&str]| {
+        let parts: String = parts.iter().map(|s| part(s)).collect();
+        format!("--batchresponse_u\r\n{parts}--changesetresponse_v--\r\n--batchresponse_u--\r\n")
+    };
+    assert!(batch_answered(body(&["204 No Content", "201 Created"]).as_bytes(), 2));
+    assert!(!batch_answered(body(&["204 No Content", "201 Created"]).as_bytes(), 3), "a part missing");
+    assert!(!batch_answered(body(&["409 Conflict"]).as_bytes(), 1), "a failed operation");
+    assert!(!batch_answered(b"x\nHTTP/1.1 ", 1), "a status line cut short");
 }

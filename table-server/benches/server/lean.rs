@@ -45,7 +45,7 @@ pub struct Exchange {
 }
 
 /// What an [`Exchange`]'s answer must be.
-enum Answer {
+pub(crate) enum Answer {
     /// 204 and no body (an insert).
     NoContent,
     /// 200 and the entity with this row key (a get), held as its JSON property
@@ -165,7 +165,7 @@ impl Answer {
     }
 
     /// Whether `body`, read under [`Self::status`], is this answer.
-    fn accepts(&self, body: &[u8]) -> bool {
+    pub(crate) fn accepts(&self, body: &[u8]) -> bool {
         match self {
             Answer::NoContent => body.is_empty(),
             Answer::Entity(row_key) => {
@@ -252,7 +252,7 @@ impl Connection {
 /// The entities in a query page, counted without decoding them: the page must be one JSON
 /// object that ends with its `value` array, and each entity in it carries one `PartitionKey`
 /// property (the bench's values never hold that text).
-fn count_page_entities(body: &[u8]) -> usize {
+pub(crate) fn count_page_entities(body: &[u8]) -> usize {
     let value = memmem::find(body, b"\"value\":[");
     assert!(
         body.starts_with(b"{") && body.ends_with(b"]}") && value.is_some(),
@@ -264,7 +264,7 @@ fn count_page_entities(body: &[u8]) -> usize {
 
 /// Whether a batch's answer holds `operations` operation responses, each with a 2xx status
 /// line.
-fn batch_answered(body: &[u8], operations: usize) -> bool {
+pub(crate) fn batch_answered(body: &[u8], operations: usize) -> bool {
     let mut parts = 0;
     for at in memmem::find_iter(body, b"\nHTTP/1.1 ") {
         if body.get(at + 10) != Some(&b'2') {
@@ -273,54 +273,4 @@ fn batch_answered(body: &[u8], operations: usize) -> bool {
         parts += 1;
     }
     parts == operations
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Answer, batch_answered, count_page_entities};
-
-    #[test]
-    fn a_get_answer_is_the_entity_asked_for() {
-        let asked = Answer::Entity(r#""RowKey":"0007""#.to_owned());
-        assert!(asked.accepts(br#"{"odata.etag":"e","PartitionKey":"p","RowKey":"0007","Age":30}"#));
-        assert!(!asked.accepts(br#"{"odata.etag":"e","PartitionKey":"p","RowKey":"0008","Age":30}"#));
-        assert!(!asked.accepts(br#"{"odata.etag":"e","PartitionKey":"p","RowKey":"0007","Age":"#));
-        assert!(!asked.accepts(b""));
-    }
-
-    #[test]
-    fn a_page_is_counted_by_its_entities() {
-        let page = br#"{"odata.metadata":"m","value":[{"PartitionKey":"a","RowKey":"1"},{"PartitionKey":"a","RowKey":"2"}]}"#;
-        assert_eq!(count_page_entities(page), 2);
-        assert_eq!(count_page_entities(br#"{"odata.metadata":"m","value":[]}"#), 0);
-    }
-
-    #[test]
-    #[should_panic(expected = "not a query page")]
-    fn an_error_body_is_not_a_page() {
-        count_page_entities(br#"{"odata.error":{"code":"x","message":{"value":"PartitionKey"}}}"#);
-    }
-
-    #[test]
-    #[should_panic(expected = "not a query page")]
-    fn a_cut_page_is_not_a_page() {
-        count_page_entities(br#"{"odata.metadata":"m","value":[{"PartitionKey":"a","RowKey":"1"}"#);
-    }
-
-    #[test]
-    fn a_batch_answer_needs_every_part_and_every_part_2xx() {
-        let part = |status: &str| {
-            format!(
-                "--changesetresponse_v\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 {status}\r\n\r\n\r\n"
-            )
-        };
-        let body = |parts: &[&str]| {
-            let parts: String = parts.iter().map(|s| part(s)).collect();
-            format!("--batchresponse_u\r\n{parts}--changesetresponse_v--\r\n--batchresponse_u--\r\n")
-        };
-        assert!(batch_answered(body(&["204 No Content", "201 Created"]).as_bytes(), 2));
-        assert!(!batch_answered(body(&["204 No Content", "201 Created"]).as_bytes(), 3), "a part missing");
-        assert!(!batch_answered(body(&["409 Conflict"]).as_bytes(), 1), "a failed operation");
-        assert!(!batch_answered(b"x\nHTTP/1.1 ", 1), "a status line cut short");
-    }
 }
