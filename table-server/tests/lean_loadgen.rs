@@ -8,6 +8,7 @@
 
 use std::net::SocketAddr;
 
+use futures::TryStreamExt;
 use table_client::{Entity, Operation, TableServiceClient};
 use table_core::engine::Engine;
 use table_server::{Accounts, Config, DEV_ACCOUNT, DEV_KEY, Server};
@@ -73,12 +74,23 @@ async fn every_phase_is_accepted_and_applied() {
 }
 
 #[tokio::test]
+async fn tables_are_created_and_deleted() {
+    let (_server, service) = start().await;
+    let target = Target::new(&service);
+    let tables = || async { service.query_tables(None).try_collect::<Vec<String>>().await.unwrap() };
+    target.send_one(target.create_table("Made")).await;
+    assert!(tables().await.contains(&"Made".to_owned()));
+    target.send_one(target.delete_table("Made")).await;
+    assert!(!tables().await.contains(&"Made".to_owned()));
+}
+
+#[tokio::test]
 #[should_panic(expected = "404")]
 async fn a_get_of_a_missing_entity_stops_the_bench() {
     let (_server, service) = start().await;
     let target = Target::new(&service);
     let get = target.get("Lean", "p", "absent");
-    on_connection(&target, |mut connection| async move { connection.exchange(get).await }).await;
+    target.send_one(get).await;
 }
 
 #[tokio::test]
@@ -90,7 +102,7 @@ async fn a_batch_whose_operation_failed_stops_the_bench() {
     // The outer answer is 202 either way; only the part's status line says it failed.
     let operations: Vec<Operation> = (0..3).map(|i| Operation::Insert(entity("p", i))).collect();
     let batch = target.batch("Lean", &operations);
-    on_connection(&target, |mut connection| async move { connection.exchange(batch).await }).await;
+    target.send_one(batch).await;
 }
 
 #[tokio::test]
@@ -107,7 +119,7 @@ async fn a_request_the_server_refuses_stops_the_bench() {
     .unwrap();
     let forged = Target::new(&other);
     let insert = forged.insert("Lean", &entity("p", 1));
-    on_connection(&target, |mut connection| async move { connection.exchange(insert).await }).await;
+    target.send_one(insert).await;
 }
 
 #[test]

@@ -10,6 +10,8 @@
 //!   only a scan's pages are built during the phase, as each needs the previous continuation;
 //! - each task owns one keep-alive HTTP/1.1 connection (hyper's connection-level client, no
 //!   pool), opened before the phase, and drives it in its own future (no connection task);
+//!   the bench runs the tasks on a single-threaded runtime, as wrk runs its connections on
+//!   one event loop per thread;
 //! - answers are checked, not decoded: the status of every answer, then the body read to the
 //!   end and looked at cheaply (a get's row key, a page's JSON frame and its entity count, each
 //!   batch part's status line).
@@ -30,7 +32,7 @@ use memchr::memmem;
 use table_client::auth::{
     AccountSasBuilder, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices,
 };
-use table_client::wire::{encode_batch, encode_entity, url};
+use table_client::wire::{encode_batch, encode_create_table, encode_entity, url};
 use table_client::{Continuation, Entity, Operation, TableServiceClient};
 use table_core::QueryRequest;
 use tokio::net::TcpStream;
@@ -120,14 +122,38 @@ impl Target {
         request
     }
 
-    /// Insert `entity` into `table`, answered 204 (`Prefer: return-no-content`, as the SDK asks).
-    pub fn insert(&self, table: &str, entity: &Entity) -> Exchange {
-        let body = Bytes::from(encode_entity(entity));
-        let mut request = self.request(Method::POST, &url::entities_path(table), "", body);
+    /// Sends one exchange on a connection of its own (a table's set-up, outside any phase).
+    pub async fn send_one(&self, exchange: Exchange) {
+        let stream = self.connect(1).await.pop().expect("one connection");
+        Connection::run(stream, |mut connection| async move { connection.exchange(exchange).await }).await;
+    }
+
+    /// A POST of the JSON `body` to `path`, answered 204 (`Prefer: return-no-content`, as the
+    /// SDK asks for inserts and table creation).
+    fn post_json(&self, path: &str, body: String) -> Exchange {
+        let mut request = self.request(Method::POST, path, "", Bytes::from(body));
         let headers = request.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(HeaderName::from_static("prefer"), HeaderValue::from_static("return-no-content"));
         Exchange { request, answer: Answer::NoContent }
+    }
+
+    /// Create `table`, answered 204.
+    pub fn create_table(&self, table: &str) -> Exchange {
+        self.post_json(url::TABLES_PATH, encode_create_table(table))
+    }
+
+    /// Delete `table`, answered 204.
+    pub fn delete_table(&self, table: &str) -> Exchange {
+        Exchange {
+            request: self.request(Method::DELETE, &url::table_path(table), "", Bytes::new()),
+            answer: Answer::NoContent,
+        }
+    }
+
+    /// Insert `entity` into `table`, answered 204.
+    pub fn insert(&self, table: &str, entity: &Entity) -> Exchange {
+        self.post_json(&url::entities_path(table), encode_entity(entity))
     }
 
     /// Get one entity, answered 200 with that entity.

@@ -13,8 +13,10 @@
 //!   signed per request), shared by the tasks: what a user of our client sees;
 //! - `lean`: a load generator that costs as little as possible per request, so that the server
 //!   is what is measured (module [`lean`]: requests built before the phase and authorised by
-//!   one account SAS, one keep-alive HTTP/1.1 connection per task, answers checked without
-//!   decoding them).
+//!   one account SAS, one keep-alive HTTP/1.1 connection per task, all on one thread, answers
+//!   checked without decoding them).
+//!
+//! Each client creates and deletes its round's table itself and runs on its own runtime.
 //!
 //! The backends alternate within each round (the order flips every round) so both meet the
 //! same machine state. Printed per phase, concurrency, client and backend, as medians over
@@ -74,8 +76,27 @@ const PHASES: [&str; 4] = ["insert", "get", "scan", "batch"];
 /// The phases of the persisted backends: the writes (the reads are the in-memory engine's).
 const WRITE_PHASES: [bool; 4] = [true, false, false, true];
 const ALL_PHASES: [bool; 4] = [true; 4];
-/// The clients, by the names `SERVER_BENCH_CLIENTS` takes.
-const CLIENTS: [&str; 2] = ["sdk", "lean"];
+
+/// What drives the workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Client {
+    /// Our `TableServiceClient`, SharedKey signed, shared by the tasks.
+    Sdk,
+    /// The [`lean`] load generator.
+    Lean,
+}
+
+impl Client {
+    const ALL: [Client; 2] = [Client::Sdk, Client::Lean];
+
+    /// Its name in `SERVER_BENCH_CLIENTS` and in the table.
+    fn name(self) -> &'static str {
+        match self {
+            Client::Sdk => "sdk",
+            Client::Lean => "lean",
+        }
+    }
+}
 
 /// One phase of one round on one backend.
 #[derive(Debug, Clone, Copy, Default)]
@@ -317,20 +338,25 @@ fn get_index(i: usize) -> usize {
     i * 7919 % ENTITIES
 }
 
-/// The backend's phases at `tasks` concurrency through `client` on a fresh table (`None` for a
-/// phase not run).
-async fn round(backend: &Backend, client: &str, tasks: usize) -> [Option<Sample>; 4] {
+/// The backend's phases at `tasks` concurrency through `client` on a fresh table, created and
+/// deleted through that client (`None` for a phase not run).
+async fn round(backend: &Backend, client: Client, tasks: usize) -> [Option<Sample>; 4] {
     let name = format!("bench{}", uuid::Uuid::new_v4().simple());
-    let table: TableClient = backend.client.create_table(&name).await.expect("create table");
+    let table: TableClient = match client {
+        Client::Sdk => backend.client.create_table(&name).await.expect("create table"),
+        Client::Lean => {
+            backend.lean.send_one(backend.lean.create_table(&name)).await;
+            backend.client.table(&name)
+        }
+    };
     let mut samples = [None; 4];
     for (phase, sample) in samples.iter_mut().enumerate() {
         if !backend.phases[phase] {
             continue;
         }
-        let (measured, latencies, ops) = if client == "lean" {
-            lean_phase(backend, &name, phase, tasks).await
-        } else {
-            sdk_phase(backend.pid, &table, phase, tasks).await
+        let (measured, latencies, ops) = match client {
+            Client::Sdk => sdk_phase(backend.pid, &table, phase, tasks).await,
+            Client::Lean => lean_phase(backend, &name, phase, tasks).await,
         };
         let requests = u32::try_from(latencies.len()).unwrap();
         *sample = Some(Sample {
@@ -341,7 +367,10 @@ async fn round(backend: &Backend, client: &str, tasks: usize) -> [Option<Sample>
             client_cpu_per_request: measured.client_cpu / requests,
         });
     }
-    backend.client.delete_table(&name).await.expect("delete table");
+    match client {
+        Client::Sdk => backend.client.delete_table(&name).await.expect("delete table"),
+        Client::Lean => backend.lean.send_one(backend.lean.delete_table(&name)).await,
+    }
     samples
 }
 
@@ -526,8 +555,14 @@ fn main() {
     if let Some(azurite) = wanted("Azurite").then(conformance::azurite::azurite).flatten() {
         backends.push(Backend::new("Azurite", &azurite.connection_string, azurite_pid(), ALL_PHASES));
     }
-    let clients: Vec<&str> = CLIENTS.into_iter().filter(|c| listed("SERVER_BENCH_CLIENTS", c)).collect();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let clients: Vec<Client> =
+        Client::ALL.into_iter().filter(|c| listed("SERVER_BENCH_CLIENTS", c.name())).collect();
+    let sdk_runtime = tokio::runtime::Runtime::new().unwrap();
+    // The lean client runs on one thread, as wrk with one thread does: its CPU per request is
+    // about a quarter lower than on the multi-threaded runtime (no second worker woken to look
+    // for work at every request), and one thread keeps up with either server. Each client
+    // stays on its own runtime, so no connection is left in a pool of the other.
+    let lean_runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     // samples[client][backend][concurrency][phase] over rounds.
     let mut samples =
         vec![vec![vec![vec![Vec::new(); PHASES.len()]; CONCURRENCY.len()]; backends.len()]; clients.len()];
@@ -537,23 +572,25 @@ fn main() {
             *runs &= asked;
         }
     }
-    runtime.block_on(async {
-        for r in 0..rounds {
-            for (c, &tasks) in CONCURRENCY.iter().enumerate() {
-                for (k, client) in clients.iter().enumerate() {
-                    for j in 0..backends.len() {
-                        let b = if r % 2 == 0 { j } else { backends.len() - 1 - j };
-                        for (phase, sample) in
-                            round(&backends[b], client, tasks).await.into_iter().enumerate()
-                        {
-                            samples[k][b][c][phase].extend(sample);
-                        }
+    for r in 0..rounds {
+        for (c, &tasks) in CONCURRENCY.iter().enumerate() {
+            for (k, &client) in clients.iter().enumerate() {
+                let runtime = match client {
+                    Client::Sdk => &sdk_runtime,
+                    Client::Lean => &lean_runtime,
+                };
+                for j in 0..backends.len() {
+                    let b = if r % 2 == 0 { j } else { backends.len() - 1 - j };
+                    for (phase, sample) in
+                        runtime.block_on(round(&backends[b], client, tasks)).into_iter().enumerate()
+                    {
+                        samples[k][b][c][phase].extend(sample);
                     }
                 }
             }
-            eprintln!("round {} of {rounds} done", r + 1);
         }
-    });
+        eprintln!("round {} of {rounds} done", r + 1);
+    }
     println!(
         "{:<6} {:>4} {:<6} {:<13} {:>11} {:>10} {:>10} {:>12} {:>12} {:>9} {:>9}",
         "phase",
@@ -589,7 +626,7 @@ fn main() {
                     "{:<6} {:>4} {:<6} {:<13} {:>11.0} {:>10.2?} {:>10.2?} {:>12.2?} {:>12.2?} {ratios}",
                     phase_name,
                     tasks,
-                    client,
+                    client.name(),
                     backends[b].name,
                     m.ops_per_s,
                     m.p50,
