@@ -48,7 +48,7 @@ pub struct Exchange {
 
 /// What an [`Exchange`]'s answer must be.
 pub(crate) enum Answer {
-    /// 204 and no body (an insert).
+    /// 204 and no body (an insert, a table created or deleted).
     NoContent,
     /// 200 and the entity with this row key (a get), held as its JSON property
     /// (`"RowKey":"<key>"`).
