@@ -2,22 +2,31 @@
 //! the `decode` module) and the function they are then handed to, or, for a reader that
 //! decodes straight from what it read, the function that reads through it. Apart from
 //! `decode`, so that the read layout knows nothing of [`TableEntity`], which names it.
+//!
+//! A derived type reads through a reader with one generic function
+//! (`TableEntity::read_through`). [`Decoder::of`] holds it twice, compiled for two readers: the
+//! engine's stored row ([`RowReader`], whose takes then inline into the type's field reads) and
+//! `dyn EntityReader`, for readers of other crates (the client's JSON reader). Both run the
+//! same generic body, so they give the same values and errors.
 
 use super::decode::{EntityReader, PropertySlots, ReadEntity};
 use super::entity::TableEntity;
+use crate::engine::RowReader;
 use crate::entity::Entity;
 use crate::error::Result;
 
 /// What a reader makes of each entity it reads: the slots to lay its properties out by, and the
 /// decoder they are then handed to (`TableEntity::from_parts`, or [`Decoder::ENTITY`]'s
-/// generic [`Entity`]); and, for [`Decoder::of`], `TableEntity::from_reader`, which a reader
-/// that need not hand over parts (the engine's stored row) calls instead. Plain data (a
-/// reference and function pointers), so a query that holds one stays `Clone` and `Send`
-/// whatever it decodes into.
+/// generic [`Entity`]); and, for [`Decoder::of`], `TableEntity::read_through`, which a reader
+/// that need not hand over parts (the engine's stored row, the client's JSON reader) calls
+/// instead. Plain data (a reference and function pointers), so a query that holds one stays
+/// `Clone` and `Send` whatever it decodes into.
 pub struct Decoder<T> {
     slots: &'static PropertySlots,
     from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
     from_reader: Option<fn(&mut dyn EntityReader) -> Result<T>>,
+    /// `from_reader` compiled for the engine's row reader (set with it).
+    from_row: Option<for<'r> fn(&mut RowReader<'r>) -> Result<T>>,
 }
 
 impl<T> Decoder<T> {
@@ -27,7 +36,7 @@ impl<T> Decoder<T> {
         slots: &'static PropertySlots,
         from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
     ) -> Self {
-        Decoder { slots, from_parts, from_reader: None }
+        Decoder { slots, from_parts, from_reader: None, from_row: None }
     }
 
     /// The slots a reader lays the properties out by.
@@ -45,13 +54,34 @@ impl<T> Decoder<T> {
     pub fn reader(&self) -> Option<fn(&mut dyn EntityReader) -> Result<T>> {
         self.from_reader
     }
+
+    /// [`reader`](Self::reader) compiled for the engine's stored row: same values and errors.
+    pub(crate) fn row_reader(&self) -> Option<for<'r> fn(&mut RowReader<'r>) -> Result<T>> {
+        self.from_row
+    }
 }
 
 impl<T: TableEntity> Decoder<T> {
     /// `T`'s own decoder: through `T`'s property slots, or straight through a reader.
     pub const fn of() -> Self {
-        Decoder { slots: T::PROPERTY_SLOTS, from_parts: T::from_parts, from_reader: Some(T::from_reader) }
+        Decoder {
+            slots: T::PROPERTY_SLOTS,
+            from_parts: T::from_parts,
+            from_reader: Some(read_dyn::<T>),
+            from_row: Some(read_row::<T>),
+        }
     }
+}
+
+// `T::read_through` as functions of one reader type each: of any lifetime of that type, which
+// `T::read_through::<R>` cannot be (it fixes `R`'s lifetime).
+
+fn read_dyn<T: TableEntity>(reader: &mut dyn EntityReader) -> Result<T> {
+    T::read_through(reader)
+}
+
+fn read_row<T: TableEntity>(reader: &mut RowReader<'_>) -> Result<T> {
+    T::read_through(reader)
 }
 
 impl Decoder<Entity> {
