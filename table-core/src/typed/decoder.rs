@@ -24,10 +24,14 @@ use crate::error::Result;
 pub struct Decoder<T> {
     slots: &'static PropertySlots,
     from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
-    from_reader: Option<fn(&mut dyn EntityReader) -> Result<T>>,
-    /// `from_reader` compiled for the engine's row reader (set with it).
-    from_row: Option<for<'r> fn(&mut RowReader<'r>) -> Result<T>>,
+    /// `read_through` compiled for `dyn EntityReader` and for the engine's row reader.
+    readers: Option<(ReadDyn<T>, ReadRow<T>)>,
 }
+
+/// A decoder through any reader (see [`Decoder::reader`]).
+type ReadDyn<T> = fn(&mut dyn EntityReader) -> Result<T>;
+/// A decoder through the engine's row reader.
+type ReadRow<T> = for<'r> fn(&mut RowReader<'r>) -> Result<T>;
 
 impl<T> Decoder<T> {
     /// `from_parts` reading lists laid out by `slots` (which must be the slots `from_parts`
@@ -36,7 +40,7 @@ impl<T> Decoder<T> {
         slots: &'static PropertySlots,
         from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
     ) -> Self {
-        Decoder { slots, from_parts, from_reader: None, from_row: None }
+        Decoder { slots, from_parts, readers: None }
     }
 
     /// The slots a reader lays the properties out by.
@@ -52,12 +56,12 @@ impl<T> Decoder<T> {
     /// The decoder that reads through an [`EntityReader`], when there is one (same value and
     /// errors as [`decode`](Self::decode) of the same entity); `None` asks for parts.
     pub fn reader(&self) -> Option<fn(&mut dyn EntityReader) -> Result<T>> {
-        self.from_reader
+        self.readers.map(|(read_dyn, _)| read_dyn)
     }
 
     /// [`reader`](Self::reader) compiled for the engine's stored row: same values and errors.
-    pub(crate) fn row_reader(&self) -> Option<for<'r> fn(&mut RowReader<'r>) -> Result<T>> {
-        self.from_row
+    pub(crate) fn row_reader(&self) -> Option<ReadRow<T>> {
+        self.readers.map(|(_, read_row)| read_row)
     }
 }
 
@@ -67,8 +71,7 @@ impl<T: TableEntity> Decoder<T> {
         Decoder {
             slots: T::PROPERTY_SLOTS,
             from_parts: T::from_parts,
-            from_reader: Some(read_dyn::<T>),
-            from_row: Some(read_row::<T>),
+            readers: Some((read_dyn::<T>, read_row::<T>)),
         }
     }
 }
