@@ -200,7 +200,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let upgrade_asserts = upgrade_asserts(p, s);
     let select = select_fn(s);
     // An older version's row is read as the older type, from an `Entity`: such types keep the
-    // default `from_parts` and `from_reader`, which build one, and need no slots.
+    // default `from_parts` and `read_through`, which build one, and need no slots.
     let from_parts = match s.attrs.upgrade_from.get() {
         Some(_) => quote!(),
         None => {
@@ -212,7 +212,9 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
                     Self::__table_read(&mut __parts)
                 }
 
-                fn from_reader(__reader: &mut dyn #p::EntityReader) -> #p::Result<Self> {
+                fn read_through<__R: #p::EntityReader + ?::core::marker::Sized>(
+                    __reader: &mut __R,
+                ) -> #p::Result<Self> {
                     Self::__table_read(__reader)
                 }
             }
@@ -278,7 +280,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
         #[automatically_derived]
         impl #impl_generics #ident #ty_generics #where_clause {
             /// One reading of the fields, for `from_entity` (over the entity's map),
-            /// `from_parts` (over a reader's list) and `from_reader` (straight from what a
+            /// `from_parts` (over a reader's list) and `read_through` (straight from what a
             /// reader read): the same checks, with faults reported in the same order.
             fn __table_read<__R: #p::EntityReader + ?::core::marker::Sized>(
                 __entity: &mut __R,
@@ -1094,7 +1096,7 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         .collect::<Vec<_>>();
     // `variant_for` answers an index of `kinds`; the last variant takes what no other does.
     // Over an `Entity` (`from_entity`), a reader's parts (`from_parts`) or a reader
-    // (`from_reader`), alike.
+    // (`read_through`, compiled for each reader as the variants' own), alike.
     let dispatch_with = |method: TokenStream| {
         let mut dispatch = TokenStream::new();
         for (i, (v, ty)) in e.variants.iter().enumerate().rev() {
@@ -1111,7 +1113,7 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
     let (dispatch, dispatch_parts, dispatch_reader) = (
         dispatch_with(quote!(from_entity)),
         dispatch_with(quote!(from_parts)),
-        dispatch_with(quote!(from_reader)),
+        dispatch_with(quote!(read_through)),
     );
     // Constant checks need concrete types; generic enums skip them.
     let mut asserts = Vec::new();
@@ -1173,7 +1175,9 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
                 #dispatch_parts
             }
 
-            fn from_reader(__entity: &mut dyn #p::EntityReader) -> #p::Result<Self> {
+            fn read_through<__R: #p::EntityReader + ?::core::marker::Sized>(
+                __entity: &mut __R,
+            ) -> #p::Result<Self> {
                 let __variant = #p::variant_for(__entity, &[#(#kinds),*])?;
                 #dispatch_reader
             }

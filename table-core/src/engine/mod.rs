@@ -50,6 +50,7 @@ pub use journal::{Change, Journal, RowChange};
 pub use options::{DEFAULT_MAX_PAGE_SIZE, EngineOptions};
 #[doc(hidden)]
 pub use put::{Put, PutKind};
+pub(crate) use row::RowReader;
 #[doc(hidden)]
 pub use row::RowView;
 pub use select::Select;
@@ -670,5 +671,44 @@ mod tests {
         assert!(next.is_none());
         // Growing by doubling would leave spare capacity (and have copied the values).
         assert_eq!(page.capacity(), page.len());
+    }
+
+    /// A type whose decoder answers the type of the reader it was compiled for.
+    #[derive(Debug, PartialEq)]
+    struct ReaderType(&'static str);
+
+    impl crate::typed::TableEntity for ReaderType {
+        fn to_entity(&self) -> Result<Entity> {
+            Ok(Entity::new("p", "r"))
+        }
+
+        fn from_entity(_: Entity) -> Result<Self> {
+            Ok(ReaderType("Entity"))
+        }
+
+        fn read_through<R: crate::typed::EntityReader + ?Sized>(_: &mut R) -> Result<Self> {
+            Ok(ReaderType(std::any::type_name::<R>()))
+        }
+
+        fn partition_key(&self) -> Result<String> {
+            Ok("p".to_owned())
+        }
+
+        fn row_key(&self) -> Result<String> {
+            Ok("r".to_owned())
+        }
+    }
+
+    #[test]
+    fn a_typed_read_of_a_row_runs_the_decoder_compiled_for_the_row_reader() {
+        let engine = Engine::new();
+        engine.create_table("Rows").expect("new table");
+        engine.insert("Rows", Entity::new("p", "r")).expect("fresh key");
+        // Not `dyn EntityReader` (a call per take) nor `from_entity` (an `Entity` built first).
+        let expected = ReaderType(std::any::type_name::<RowReader<'_>>());
+        let decode = Decoder::<ReaderType>::of();
+        assert_eq!(engine.get_as("Rows", "p", "r", None, decode).expect("get"), expected);
+        let (page, _) = engine.query_as("Rows", &QueryRequest::default(), decode).expect("query");
+        assert_eq!(page, [expected]);
     }
 }

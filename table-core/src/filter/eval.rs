@@ -128,6 +128,9 @@ impl<'a> Operand<'a> {
     }
 
     /// The owned value this views.
+    // Inlinable into a derived decoder compiled for the row reader (see the engine's `row`),
+    // which then matches a fixed-width value away where it is made.
+    #[inline]
     pub(crate) fn to_value(self) -> Value {
         match self {
             Operand::Str(s) => Value::String(s.to_owned()),

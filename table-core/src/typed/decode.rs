@@ -28,11 +28,11 @@
 //! Readers. Decoders read through [`EntityReader`], the one interface over everything a
 //! read entity can be held in: the parts above (a reader's list), an `Entity`
 //! (`from_entity`), or a reader that reads straight from what it read without handing over
-//! parts at all (`TableEntity::from_reader`; the engine's stored row: keys and names stay
+//! parts at all (`TableEntity::read_through`; the engine's stored row: keys and names stay
 //! borrowed, no slot list is built, each value is decoded only when taken, and only strings
 //! are copied, once, into their field). A derived decoder is one generic function over
 //! `EntityReader`, so its checks, EDM conversions ([`Property`]) and error order are the same
-//! code whatever the reader. It takes the properties it reads in
+//! code whatever the reader; compiled for the engine's row reader, its takes inline. It takes the properties it reads in
 //! ascending name order, the order readers store them in, so that a reader over sorted
 //! properties finds them all in one forward pass; it reports faults in field order all the
 //! same (each field's result is kept until every field is read). A `key_only` field that is

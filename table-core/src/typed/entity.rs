@@ -284,8 +284,13 @@ pub trait TableEntity: Sized {
     /// The value of an entity read through `reader` (see the `decode` module): same value and
     /// same errors as [`from_entity`](Self::from_entity). The derive implements it for types
     /// without `upgrade_from`; the default takes the `Entity` and calls `from_entity`.
+    ///
+    /// Generic, so that a reader whose type is known where the decoder is made (the engine's
+    /// stored row) gets a decoder compiled for it, its takes inlined, instead of calls through
+    /// `dyn EntityReader` (which [`Decoder::of`](super::Decoder::of) also makes, for readers
+    /// of other crates).
     #[doc(hidden)]
-    fn from_reader(reader: &mut dyn EntityReader) -> Result<Self> {
+    fn read_through<R: EntityReader + ?Sized>(reader: &mut R) -> Result<Self> {
         Self::from_entity(reader.take_entity())
     }
 

@@ -144,6 +144,8 @@ macro_rules! exact_value {
                 FieldValue::from($field(self))
             }
 
+            // Inlinable, so a decoder matches a stored value it just made away (the engine's row).
+            #[inline]
             fn from_value(value: Value) -> Result<Self, ValueError> {
                 match value {
                     Value::$variant(v) => Ok(v),
@@ -167,6 +169,8 @@ impl PropertyValue for DateTime<Utc> {
         FieldValue::from(truncate_to_ticks(*self))
     }
 
+    // Inlinable: see `exact_value!`.
+    #[inline]
     fn from_value(value: Value) -> Result<Self, ValueError> {
         match value {
             Value::DateTime(t) => Ok(t),
@@ -187,6 +191,8 @@ impl PropertyValue for u32 {
         FieldValue::from(i64::from(*self))
     }
 
+    // Inlinable: see `exact_value!`.
+    #[inline]
     fn from_value(value: Value) -> Result<Self, ValueError> {
         let n = match value {
             Value::Int64(n) => n,
@@ -209,6 +215,8 @@ impl PropertyValue for u64 {
         FieldValue::from(i64::from_ne_bytes(self.to_ne_bytes()))
     }
 
+    // Inlinable: see `exact_value!`.
+    #[inline]
     fn from_value(value: Value) -> Result<Self, ValueError> {
         match value {
             Value::Int64(n) => Ok(u64::from_ne_bytes(n.to_ne_bytes())),
