@@ -162,6 +162,9 @@ pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
 }
 
 /// [`validate_value`] with the value's [`stored_size`] already known.
+// Inlined into the per-property loop of `validate_view`, where the call cost about as much as
+// the checks (every write checks every value); as a call of its own it was not inlined.
+#[inline(always)]
 fn validate_sized_value(name: &str, value: Operand<'_>, size: usize) -> Result<(), Violation> {
     if size > MAX_PROPERTY_VALUE_SIZE {
         return Err(Violation::PropertyValueTooLarge {

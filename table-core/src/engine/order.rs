@@ -28,8 +28,8 @@ const INLINE: usize = 30;
 /// A key in its sortable byte form (see the module docs), ordered and compared by its bytes,
 /// so a map of `SortKey`s can be searched with a borrowed `&[u8]`.
 ///
-/// Invariant: `head` is [`head_of`] the key's bytes, so comparing heads orders two keys as
-/// their bytes do wherever the heads differ.
+/// Invariant: `head` is [`Stored::head`] of the key's bytes, so comparing heads orders two
+/// keys as their bytes do wherever the heads differ.
 #[derive(Debug, Clone)]
 pub(crate) struct SortKey {
     head: u64,
@@ -68,22 +68,26 @@ impl SortKey {
     }
 }
 
-/// The first 8 bytes of `key` as a big-endian number, zero-padded. Where two keys' heads
-/// differ, they order the keys as their bytes do: at the first differing byte either both keys
-/// have a byte, or one has ended (padding 0) and is a proper prefix of the other, which has a
-/// byte above 0 there.
-fn head_of(key: &[u8]) -> u64 {
-    let mut head = [0; 8];
-    for (to, from) in head.iter_mut().zip(key) {
-        *to = *from;
+impl Stored {
+    /// The first 8 bytes of the key as a big-endian number, zero-padded: its [`SortKey`]'s
+    /// head. Where two keys' heads differ, they order the keys as their bytes do: at the first
+    /// differing byte either both keys have a byte, or one has ended (padding 0) and is a
+    /// proper prefix of the other, which has a byte above 0 there.
+    fn head(&self) -> u64 {
+        let bytes: &[u8] = match self {
+            // Inline bytes are zero after `len`: the padding is already there.
+            Stored::Inline { bytes, .. } => bytes,
+            Stored::Heap(b) => b,
+        };
+        // Both hold more than 8 bytes (heap keys are longer than `INLINE`), so this is one load.
+        bytes.first_chunk::<8>().map_or(0, |head| u64::from_be_bytes(*head))
     }
-    u64::from_be_bytes(head)
 }
 
 impl From<&[u8]> for SortKey {
     fn from(key: &[u8]) -> Self {
         let bytes = SortKey::inline(key).unwrap_or_else(|| Stored::Heap(key.into()));
-        SortKey { head: head_of(key), bytes }
+        SortKey { head: bytes.head(), bytes }
     }
 }
 
@@ -110,7 +114,7 @@ impl PartialOrd for SortKey {
 impl Ord for SortKey {
     fn cmp(&self, other: &Self) -> Ordering {
         // Byte order. Most comparisons of a map search are settled by the heads, compared as
-        // two numbers rather than by a call to `memcmp` (see `head_of`).
+        // two numbers rather than by a call to `memcmp` (see `Stored::head`).
         self.head.cmp(&other.head).then_with(|| self.as_bytes().cmp(other.as_bytes()))
     }
 }
@@ -118,7 +122,9 @@ impl Ord for SortKey {
 /// The sortable form of `key`; borrows unless the key holds a character in U+E000..=U+FFFF.
 pub(crate) fn encode(key: &str) -> Cow<'_, [u8]> {
     let bytes = key.as_bytes();
-    if bytes.iter().any(|b| matches!(b, 0xEE | 0xEF)) {
+    // Most keys are ASCII, told apart a word at a time, where the search below goes a byte at a
+    // time (every write encodes both its keys).
+    if !key.is_ascii() && bytes.iter().any(|b| matches!(b, 0xEE | 0xEF)) {
         Cow::Owned(
             bytes
                 .iter()
