@@ -73,6 +73,9 @@ static PLAIN_KEY_BYTE: [bool; 256] = {
 /// connectors and format characters, by Unicode general category), and not a system property
 /// name. OData control names (`odata.etag`, `x@odata.type`) are not identifiers, so they are
 /// refused too.
+// Inlined into the per-property loop of `validate_view` (every untyped write checks every
+// name), where the call cost about as much as the check of a short ASCII name.
+#[inline(always)]
 pub fn validate_property_name(name: &str) -> Result<(), Violation> {
     // A name has no more characters than bytes, so only one of more bytes than the limit is
     // counted: every write checks every name.
