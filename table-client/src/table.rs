@@ -61,8 +61,9 @@ use crate::outcome::{if_exists, is_entity_missing, require_etag};
 pub struct TableClient {
     backend: Backend,
     name: Arc<str>,
-    /// The table `name` names, resolved at the first point read and kept for the next ones
-    /// (on the embedded engine; over HTTP it only names it). Shared by clones.
+    /// The table `name` names, resolved at the first point read or typed whole-entity write
+    /// and kept for the next ones (on the embedded engine; over HTTP it only names it). Shared
+    /// by clones.
     handle: Arc<TableHandle>,
     /// The verdict on `name`, reached once per handle rather than once per request (every
     /// request still fails on an invalid name before it is sent).
@@ -339,7 +340,7 @@ impl TableClient {
     pub(crate) async fn put(&self, kind: PutKind, fields: EntityFields<'_>) -> Result<ETag> {
         self.check_name()?;
         let put = Put::new(kind, fields).map_err(Error::invalid)?;
-        require_etag(self.backend.put(&self.name, &put).await?.etag)
+        require_etag(self.backend.put(&self.handle, &put).await?.etag)
     }
 
     /// Reads one entity; `NotFound` (`ResourceNotFound`) if missing.

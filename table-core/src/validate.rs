@@ -73,6 +73,9 @@ static PLAIN_KEY_BYTE: [bool; 256] = {
 /// connectors and format characters, by Unicode general category), and not a system property
 /// name. OData control names (`odata.etag`, `x@odata.type`) are not identifiers, so they are
 /// refused too.
+// Inlined into the per-property loop of `validate_view` (every untyped write checks every
+// name), where the call cost about as much as the check of a short ASCII name.
+#[inline(always)]
 pub fn validate_property_name(name: &str) -> Result<(), Violation> {
     // A name has no more characters than bytes, so only one of more bytes than the limit is
     // counted: every write checks every name.
@@ -162,6 +165,9 @@ pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
 }
 
 /// [`validate_value`] with the value's [`stored_size`] already known.
+// Inlined into the per-property loop of `validate_view`, where the call cost about as much as
+// the checks (every write checks every value); as a call of its own it was not inlined.
+#[inline(always)]
 fn validate_sized_value(name: &str, value: Operand<'_>, size: usize) -> Result<(), Violation> {
     if size > MAX_PROPERTY_VALUE_SIZE {
         return Err(Violation::PropertyValueTooLarge {

@@ -958,3 +958,45 @@ fn a_table_handle_reads_what_its_name_reads_through_deletes_and_re_creations() {
     other.insert(T, Entity::new("p", "r").with("n", 3)).unwrap();
     assert_eq!(read(&other).get("n"), Some(&Value::Int32(3)));
 }
+
+#[test]
+fn a_table_handle_writes_where_its_name_writes_through_deletes_and_re_creations() {
+    use table_core::engine::{Put, PutKind};
+    use table_core::typed::{EntityFields, FieldValue};
+
+    let e = Engine::new();
+    // In another case than the table's: names are case-insensitive.
+    let handle = TableHandle::new("PEOPLE".into());
+    let put = |n: i32| {
+        let fields = EntityFields::from_sorted("p".into(), "r".into(), [("n", Some(FieldValue::from(n)))]);
+        Put::new(PutKind::InsertOrReplace, fields).unwrap()
+    };
+    // The same upsert by handle, then by name: both answer alike.
+    let same = |e: &Engine, n: i32, what: &str| {
+        let by_handle = e.put(&handle, &put(n));
+        let by_name = e.insert_or_replace("PEOPLE", Entity::new("p", "r").with("n", n));
+        match (&by_handle, &by_name) {
+            (Ok(_), Ok(_)) => {}
+            (Err(a), Err(b)) => assert_eq!((a.code(), a.to_string()), (b.code(), b.to_string()), "{what}"),
+            (a, b) => panic!("{what}: by handle {a:?}, by name {b:?}"),
+        }
+        by_handle
+    };
+    let stored = |e: &Engine| e.get(T, "p", "r", None).unwrap().properties;
+    assert_eq!(same(&e, 0, "before the table exists").unwrap_err().code(), Some(&ErrorCode::TableNotFound));
+    e.create_table(T).unwrap();
+    e.put(&handle, &put(1)).unwrap();
+    assert_eq!(stored(&e).get("n"), Some(&Value::Int32(1)));
+    e.delete_table(T).unwrap();
+    assert_eq!(same(&e, 0, "once deleted").unwrap_err().code(), Some(&ErrorCode::TableNotFound));
+    // Re-created under the live handle: its writes go to the new table.
+    e.create_table(T).unwrap();
+    e.put(&handle, &put(2)).unwrap();
+    assert_eq!(stored(&e).get("n"), Some(&Value::Int32(2)));
+    same(&e, 3, "re-created").unwrap();
+    // Another engine's table of the same name is not the one the handle found.
+    let other = engine();
+    other.put(&handle, &put(4)).unwrap();
+    assert_eq!(stored(&other).get("n"), Some(&Value::Int32(4)));
+    assert_eq!(stored(&e).get("n"), Some(&Value::Int32(3)), "the first engine's row is untouched");
+}

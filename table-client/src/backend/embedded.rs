@@ -57,7 +57,7 @@ impl EmbeddedBackend {
         }
     }
 
-    pub(crate) async fn put(&self, table: &str, put: &Put<'_>) -> Result<WriteOutcome> {
+    pub(crate) async fn put(&self, table: &TableHandle, put: &Put<'_>) -> Result<WriteOutcome> {
         let replay = Replay::of_write(*put.kind() == PutKind::Insert);
         self.serve(replay, |e| e.put(table, put)).await
     }

@@ -116,14 +116,14 @@ impl Backend {
 
     /// [`execute`](Self::execute) of a typed value's fields written whole: on the embedded
     /// engine without building an `Entity`; over HTTP as the operation it is.
-    pub(crate) async fn put(&self, table: &str, put: &Put<'_>) -> Result<WriteOutcome> {
+    pub(crate) async fn put(&self, table: &TableHandle, put: &Put<'_>) -> Result<WriteOutcome> {
         let result = match self {
             Backend::Embedded(e) => e.put(table, put).await,
-            Backend::Http(h) => h.execute(table, &put.to_operation()).await,
+            Backend::Http(h) => h.execute(table.name(), &put.to_operation()).await,
         };
         match result {
             // Settling needs the entity sent: built only then.
-            Err(e) => self.settle_conditional_write(table, &put.to_operation(), e).await,
+            Err(e) => self.settle_conditional_write(table.name(), &put.to_operation(), e).await,
             outcome => outcome,
         }
     }

@@ -293,30 +293,32 @@ impl Engine {
     /// caller that may send the same operation again (a retry) keeps it without a clone.
     pub fn execute(&self, table: &str, operation: impl Borrow<Operation>) -> Result<WriteOutcome> {
         let operation = operation.borrow();
-        self.write(table, operation, || validate_operation(operation))
+        self.write(WriteTarget::Name(table), operation, || validate_operation(operation))
     }
 
     /// [`execute`](Self::execute) of an operation that already passed the entity and key
     /// checks: the rest runs as there, in the same order, with the same errors.
     pub fn execute_checked(&self, table: &str, operation: &CheckedOperation) -> Result<WriteOutcome> {
-        self.write(table, operation.operation(), || Ok(()))
+        self.write(WriteTarget::Name(table), operation.operation(), || Ok(()))
     }
 
-    /// Stores a typed value's fields whole ([`Put`], checked when it was made), without
-    /// building an [`Entity`]: the rest runs as [`execute`](Self::execute) of the same
-    /// operation, in the same order, with the same errors.
+    /// Stores a typed value's fields whole ([`Put`], checked when it was made) in the table a
+    /// [`TableHandle`] names, without building an [`Entity`]: the rest runs as
+    /// [`execute`](Self::execute) of the same operation on the table of that name, in the same
+    /// order, with the same errors.
     #[doc(hidden)]
-    pub fn put(&self, table: &str, put: &Put<'_>) -> Result<WriteOutcome> {
-        self.write(table, put, || Ok(()))
+    pub fn put(&self, table: &TableHandle, put: &Put<'_>) -> Result<WriteOutcome> {
+        self.write(WriteTarget::Handle(table), put, || Ok(()))
     }
 
     /// One write, after `validate` (which passes at once for a write checked when it was made).
     fn write(
         &self,
-        table: &str,
+        target: WriteTarget<'_>,
         op: &impl RowWrite,
         validate: impl FnOnce() -> std::result::Result<(), Violation>,
     ) -> Result<WriteOutcome> {
+        let table = target.name();
         self.serve(|s| {
             validate()?;
             check_etag_syntax(op.requires())?;
@@ -327,11 +329,12 @@ impl Engine {
                     rows: vec![RowChange::of(op.key(), row)],
                 })
             };
-            s.catalog
-                .table(table)
-                .map_err(about)?
-                .write(|data| data.execute(op, &s.clock, record))
-                .map_err(about)
+            let write = |data: &mut table::TableData| data.execute(op, &s.clock, record);
+            match target {
+                WriteTarget::Name(name) => s.catalog.table(name).and_then(|found| found.write(write)),
+                WriteTarget::Handle(handle) => s.catalog.write_in(handle, write),
+            }
+            .map_err(about)
         })
     }
 
@@ -630,6 +633,24 @@ impl<'k> CheckedKeys<'k> {
     /// The `RowKey`.
     pub fn row_key(&self) -> &'k str {
         self.row_key
+    }
+}
+
+/// The table a single-entity write names: by name, or through a [`TableHandle`] that resolved
+/// it before (same answers).
+#[derive(Clone, Copy)]
+enum WriteTarget<'a> {
+    Name(&'a str),
+    Handle(&'a TableHandle),
+}
+
+impl WriteTarget<'_> {
+    /// The table's name, as the caller gave it.
+    fn name(&self) -> &str {
+        match self {
+            WriteTarget::Name(name) => name,
+            WriteTarget::Handle(handle) => handle.name(),
+        }
     }
 }
 
