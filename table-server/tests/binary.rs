@@ -115,6 +115,41 @@ fn engine_flags_take_effect() {
     child.wait().unwrap();
 }
 
+/// The runtime's worker threads (tokio names them `tokio-rt-worker`) of
+/// the process `pid`.
+#[cfg(target_os = "linux")]
+fn workers(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter(|task| {
+            let comm = std::fs::read_to_string(task.as_ref().unwrap().path().join("comm")).unwrap();
+            comm.trim() == "tokio-rt-worker"
+        })
+        .count()
+}
+
+/// `--threads N` serves on N worker threads; without it, on one per CPU core.
+#[cfg(target_os = "linux")]
+#[test]
+fn threads_flag_sets_the_worker_threads() {
+    let cores = std::thread::available_parallelism().unwrap().get();
+    for (flags, expected) in [(&["--threads", "3"][..], 3), (&["--threads", "1"], 1), (&[], cores)] {
+        let (child, address) = start(flags);
+        let child = KillOnDrop(child);
+        // Serving, so the runtime is up: every worker has started.
+        let mut stream = TcpStream::connect(&address).unwrap();
+        write!(
+            stream,
+            "GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: {address}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+        )
+            .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert_eq!(workers(child.0.id()), expected, "{flags:?}");
+    }
+}
+
 /// Kills the server when the test ends, passed or failed, so a failing test leaks no process.
 struct KillOnDrop(Child);
 

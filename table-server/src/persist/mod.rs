@@ -491,6 +491,32 @@ mod tests {
         let _ = fs::remove_dir_all(&root);
     }
 
+    /// The server may run on one worker thread (`--threads 1`): a write waiting for its flush
+    /// hands that worker over, so the runtime's other tasks (other connections) go on.
+    #[test]
+    fn with_sync_a_write_waiting_for_its_flush_leaves_a_one_worker_runtime_to_other_tasks() {
+        let root = temp_dir("one-worker");
+        let disk = Arc::new(Disk::default());
+        let (data_dir, engine, _log) = synced_on(&root, &disk);
+        engine.create_table("Synced").expect("created");
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(1).build().expect("a runtime");
+        disk.set(|d| d.held = true);
+        let release = Release(&disk);
+        let before = disk.entered();
+        let writer = engine.clone();
+        let write = runtime.spawn(async move { writer.insert("Synced", Entity::new("p", "r")).is_ok() });
+        disk.wait_until_entered(before);
+        let (ran, other_ran) = mpsc::channel();
+        runtime.spawn(async move { ran.send(()) });
+        let waited = other_ran.recv_timeout(std::time::Duration::from_secs(30));
+        drop(release);
+        assert!(waited.is_ok(), "another task ran while the write waited for its flush");
+        assert!(runtime.block_on(write).is_ok_and(|inserted| inserted), "the insert, once flushed");
+        data_dir.close().expect("a last snapshot");
+        let _ = fs::remove_dir_all(&root);
+    }
+
     #[test]
     fn with_sync_a_failed_flush_fails_the_calls_it_covered_and_refuses_later_writes() {
         let root = temp_dir("flush-fails");
