@@ -294,11 +294,8 @@ fn main() -> ExitCode {
     };
     // Multi-threaded even with one worker: a `--fsync` write waiting for its flush hands the
     // worker to a new thread (`block_in_place`), so the other connections go on meanwhile.
-    // One worker per core by default. On a loaded 2-core machine one worker, though it saves
-    // the wake-ups between workers, answered 1.05-1.4x fewer requests than two at 16 and 64
-    // requests in flight in most phases, and at 1 in flight anywhere from 1.5x fewer to 1.45x
-    // more by phase and run, for about the same CPU per request: alone, its thread waits
-    // whenever another process holds its core.
+    // One worker per core by default: one worker alone saves the wake-ups between workers but
+    // measured no less CPU per request, and fewer requests answered at 16 and 64 in flight.
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if let Some(threads) = threads {
         runtime.worker_threads(threads.get());
