@@ -41,12 +41,10 @@ fn start_serving(flags: &[&str], azurite_accounts: Option<&str>) -> (Child, Stri
     (child, address)
 }
 
+/// Lists the tables of the server at `address` over a fresh connection: 200.
 #[cfg(unix)]
-#[test]
-fn serves_until_sigterm_then_exits_cleanly() {
-    let (mut child, address) = start(&[]);
-
-    let mut stream = TcpStream::connect(&address).unwrap();
+fn lists_tables(address: &str) {
+    let mut stream = TcpStream::connect(address).unwrap();
     write!(
         stream,
         "GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: {address}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
@@ -55,6 +53,14 @@ fn serves_until_sigterm_then_exits_cleanly() {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[cfg(unix)]
+#[test]
+fn serves_until_sigterm_then_exits_cleanly() {
+    let (mut child, address) = start(&[]);
+
+    lists_tables(&address);
 
     let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
@@ -137,15 +143,7 @@ fn threads_flag_sets_the_worker_threads() {
         let (child, address) = start(flags);
         let child = KillOnDrop(child);
         // Serving, so the runtime is up: every worker has started.
-        let mut stream = TcpStream::connect(&address).unwrap();
-        write!(
-            stream,
-            "GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: {address}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
-        )
-            .unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        lists_tables(&address);
         assert_eq!(workers(child.0.id()), expected, "{flags:?}");
     }
 }
