@@ -43,7 +43,11 @@ pub(crate) type Selected<'a> = Option<&'a Selection<'a>>;
 /// lacks comes back as `null` (Azurite leaves it out).
 #[derive(Debug)]
 pub(crate) struct Selection<'a> {
-    listed: &'a [String],
+    /// Whether the list names `PartitionKey`, `RowKey` and `Timestamp`: worked out once per
+    /// request, not per entity.
+    partition_key: bool,
+    row_key: bool,
+    timestamp: bool,
     /// The listed custom properties, ascending by bytes (the order of a row's properties),
     /// each once: those an entity lacks are written as `null`.
     custom: Vec<&'a str>,
@@ -52,15 +56,17 @@ pub(crate) struct Selection<'a> {
 impl<'a> Selection<'a> {
     /// The selection of a `$select` list, as the request gave it.
     pub(crate) fn new(listed: &'a [String]) -> Self {
-        let mut custom: Vec<&str> =
-            listed.iter().map(String::as_str).filter(|name| !SYSTEM.contains(name)).collect();
+        let names = || listed.iter().map(String::as_str);
+        let lists = |system: &str| names().any(|name| name == system);
+        let mut custom: Vec<&str> = names().filter(|name| !SYSTEM.contains(name)).collect();
         custom.sort_unstable();
         custom.dedup();
-        Selection { listed, custom }
-    }
-
-    fn shows(&self, name: &str) -> bool {
-        self.listed.iter().any(|n| n == name)
+        Selection {
+            partition_key: lists("PartitionKey"),
+            row_key: lists("RowKey"),
+            timestamp: lists("Timestamp"),
+            custom,
+        }
     }
 }
 
@@ -217,14 +223,14 @@ fn write_entity<'a>(
     if metadata == Metadata::Full {
         object.entry("odata.editLink", &path());
     }
-    let shown = |name: &str| selected.is_none_or(|selection| selection.shows(name));
-    if shown("PartitionKey") {
+    let shown = |listed: fn(&Selection<'_>) -> bool| selected.is_none_or(listed);
+    if shown(|s| s.partition_key) {
         object.entry("PartitionKey", fields.partition_key);
     }
-    if shown("RowKey") {
+    if shown(|s| s.row_key) {
         object.entry("RowKey", fields.row_key);
     }
-    if let (true, Some(timestamp)) = (shown("Timestamp"), fields.timestamp) {
+    if let (true, Some(timestamp)) = (shown(|s| s.timestamp), fields.timestamp) {
         if metadata == Metadata::Full {
             object.entry("Timestamp@odata.type", EdmType::DateTime.as_str());
         }

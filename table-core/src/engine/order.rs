@@ -58,7 +58,9 @@ impl SortKey {
             Stored::Heap(b) => b,
         }
     }
+}
 
+impl Stored {
     /// The key kept inline, or `None` when it is too long to be.
     fn inline(key: &[u8]) -> Option<Stored> {
         let len = u8::try_from(key.len()).ok().filter(|_| key.len() <= INLINE)?;
@@ -66,9 +68,7 @@ impl SortKey {
         bytes.get_mut(..key.len())?.copy_from_slice(key);
         Some(Stored::Inline { len, bytes })
     }
-}
 
-impl Stored {
     /// The first 8 bytes of the key as a big-endian number, zero-padded: its [`SortKey`]'s
     /// head. Where two keys' heads differ, they order the keys as their bytes do: at the first
     /// differing byte either both keys have a byte, or one has ended (padding 0) and is a
@@ -86,7 +86,7 @@ impl Stored {
 
 impl From<&[u8]> for SortKey {
     fn from(key: &[u8]) -> Self {
-        let bytes = SortKey::inline(key).unwrap_or_else(|| Stored::Heap(key.into()));
+        let bytes = Stored::inline(key).unwrap_or_else(|| Stored::Heap(key.into()));
         SortKey { head: bytes.head(), bytes }
     }
 }
