@@ -194,17 +194,17 @@ fn query_entities(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
 }
 
 /// `$filter`, parsed (its errors are the engine's: 400 `InvalidInput`, 501 `NotImplemented`).
-fn filter(query: &Query) -> Result<Option<Filter>, Failure> {
+fn filter(query: &Query<'_>) -> Result<Option<Filter>, Failure> {
     query.get("$filter").map(Filter::parse).transpose().map_err(Failure::from)
 }
 
 /// `$select`, split at commas.
-fn select(query: &Query) -> Option<Vec<String>> {
+fn select(query: &Query<'_>) -> Option<Vec<String>> {
     query.get("$select").map(|s| s.split(',').map(|name| name.trim().to_owned()).collect())
 }
 
 /// `$top`, a decimal number (its range is the engine's to check).
-fn top(query: &Query) -> Result<Option<u32>, Failure> {
+fn top(query: &Query<'_>) -> Result<Option<u32>, Failure> {
     let Some(text) = query.get("$top") else {
         return Ok(None);
     };

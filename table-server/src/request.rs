@@ -112,7 +112,7 @@ pub(crate) struct Call<'a> {
     pub(crate) base: &'a str,
     pub(crate) method: Verb,
     pub(crate) headers: &'a HeaderMap,
-    pub(crate) query: &'a Query,
+    pub(crate) query: &'a Query<'a>,
     pub(crate) body: &'a Bytes,
     pub(crate) request_id: &'a str,
     /// What the request's table SAS allows; `None`: the account key's full rights.

@@ -6,6 +6,8 @@
 //! still delimits keys unambiguously, whether the delimiting quotes came literal or as `%27`.
 //! A `+` stays a `+` (it is no space in a path, verified against Azurite).
 
+use std::borrow::Cow;
+
 use percent_encoding::percent_decode_str;
 use table_core::ErrorCode;
 
@@ -129,15 +131,16 @@ impl Cursor<'_> {
     }
 }
 
-/// The query parameters of a request, percent-decoded, each name at most once.
+/// The query parameters of a request, percent-decoded, each name at most once. A part with
+/// nothing to decode (no `%`) is borrowed from the request's URI, as most are.
 #[derive(Debug, Default)]
-pub(crate) struct Query(Vec<(String, String)>);
+pub(crate) struct Query<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
 
-impl Query {
+impl<'a> Query<'a> {
     /// Reads a query string (without `?`). A parameter given twice, or not UTF-8 once
     /// decoded, is refused.
-    pub(crate) fn parse(query: &str) -> Result<Query, Failure> {
-        let mut pairs: Vec<(String, String)> = Vec::new();
+    pub(crate) fn parse(query: &'a str) -> Result<Query<'a>, Failure> {
+        let mut pairs: Vec<(Cow<'a, str>, Cow<'a, str>)> = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             let name = decode_query(name)?;
@@ -151,14 +154,16 @@ impl Query {
 
     /// The value of parameter `name`.
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| &**v)
     }
 }
 
-fn decode_query(text: &str) -> Result<String, Failure> {
+fn decode_query(text: &str) -> Result<Cow<'_, str>, Failure> {
+    if !text.contains('%') {
+        return Ok(Cow::Borrowed(text));
+    }
     percent_decode_str(text)
         .decode_utf8()
-        .map(|s| s.into_owned())
         .map_err(|_| Failure::invalid_input("a percent-encoded query parameter is not UTF-8"))
 }
 
@@ -221,6 +226,11 @@ mod tests {
         assert_eq!(q.get("$top"), Some("5"));
         assert_eq!(q.get("flag"), Some(""));
         assert!(Query::parse("$top=1&$top=2").is_err());
+        assert!(Query::parse("$top=1&%24top=2").is_err(), "the same name, once encoded");
+        // Only what has something to decode is copied.
+        let kinds: Vec<(bool, bool)> =
+            q.0.iter().map(|(n, v)| (matches!(n, Cow::Borrowed(_)), matches!(v, Cow::Borrowed(_)))).collect();
+        assert_eq!(kinds, [(true, false), (true, true), (true, true)]);
         assert!(Query::parse("$filter=%FF").is_err());
     }
 

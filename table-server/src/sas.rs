@@ -97,7 +97,7 @@ fn resource_type_mismatch() -> Failure {
 }
 
 /// `true` when the query carries a SAS (a `sig`), so that it is checked instead of SharedKey.
-pub(crate) fn carries_sas(query: &Query) -> bool {
+pub(crate) fn carries_sas(query: &Query<'_>) -> bool {
     query.get("sig").is_some()
 }
 
@@ -106,7 +106,7 @@ pub(crate) fn carries_sas(query: &Query) -> bool {
 /// access policies (`si`).
 pub(crate) fn verify(
     keys: &Keys,
-    query: &Query,
+    query: &Query<'_>,
     engine: &Engine,
     origin: Origin,
     now: DateTime<Utc>,
@@ -119,7 +119,7 @@ pub(crate) fn verify(
 }
 
 /// `sv`: a date no older than `oldest`.
-fn signed_version<'q>(query: &'q Query, oldest: &str) -> Result<&'q str, Failure> {
+fn signed_version<'q>(query: &'q Query<'_>, oldest: &str) -> Result<&'q str, Failure> {
     let version = query.get("sv").ok_or_else(|| authentication_failed("The SAS has no sv."))?;
     let is_date = chrono::NaiveDate::parse_from_str(version, "%Y-%m-%d").is_ok();
     // Versions are dates, so their text order is their time order.
@@ -169,7 +169,7 @@ fn check_use(
 
 fn verify_table(
     keys: &Keys,
-    query: &Query,
+    query: &Query<'_>,
     engine: &Engine,
     origin: Origin,
     now: DateTime<Utc>,
@@ -236,7 +236,7 @@ fn verify_table(
 
 fn verify_account(
     keys: &Keys,
-    query: &Query,
+    query: &Query<'_>,
     origin: Origin,
     now: DateTime<Utc>,
 ) -> Result<AccountGrant, Failure> {
