@@ -16,6 +16,11 @@ use table_server::{Accounts, Config, DEV_ACCOUNT, DEV_KEY, Server};
 #[path = "../benches/server/lean.rs"]
 mod lean;
 
+// The bench's entry point (`serve_if_asked`) is not used here.
+#[allow(dead_code)]
+#[path = "../benches/server/floor.rs"]
+mod floor;
+
 use lean::{Answer, Connection, Target, batch_answered, count_page_entities};
 
 /// A server with SharedKey and SAS checked over a fresh engine holding the empty table `Lean`,
@@ -71,6 +76,32 @@ async fn every_phase_is_accepted_and_applied() {
     let stored: Vec<Entity> = service.table("Lean").query().collect().await.unwrap();
     assert_eq!(stored.len(), 35, "every insert and batch applied");
     assert_eq!(stored.iter().filter(|e| e.partition_key == "q").count(), 10);
+}
+
+/// The floor passes every check the lean client makes of the requests it runs on (a table
+/// created and deleted, inserts, gets), so its figures count the same exchanges.
+#[tokio::test]
+async fn the_floor_answers_what_the_lean_client_checks_of_inserts_and_gets() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}/{DEV_ACCOUNT}", listener.local_addr().unwrap());
+    tokio::spawn(floor::serve(listener));
+    let service = TableServiceClient::from_connection_string(&format!(
+        "DefaultEndpointsProtocol=http;AccountName={DEV_ACCOUNT};AccountKey={DEV_KEY};TableEndpoint={endpoint}"
+    ))
+    .unwrap();
+    let target = Target::new(&service);
+    let exchanges: Vec<_> = [target.create_table("Floor")]
+        .into_iter()
+        .chain((0..5).map(|i| target.insert("Floor", &entity("p", i))))
+        .chain((0..5).map(|i| target.get("Floor", "p", &format!("{i:04}"))))
+        .chain([target.delete_table("Floor")])
+        .collect();
+    on_connection(&target, |mut connection| async move {
+        for exchange in exchanges {
+            connection.exchange(exchange).await;
+        }
+    })
+    .await;
 }
 
 #[tokio::test]

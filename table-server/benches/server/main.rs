@@ -31,14 +31,19 @@
 //!
 //! More table-server backends run beside the in-memory one, on the write phases (insert and
 //! batch) only: `data-dir` (`--data-dir` in a fresh temporary directory) and `fsync` (the same
-//! with `--fsync`). `TABLE_SERVER_BIN=<path>` benches another build of the binary in place of
-//! this one; `TABLE_SERVER_BASE_BIN=<path>` adds a backend `base` running that build in memory,
-//! every phase, so an older build and this one alternate in one run. `SERVER_BENCH_BACKENDS`
-//! (comma-separated names among `table-server`, `base`, `data-dir`, `fsync`, `Azurite`; default
-//! all) picks the backends, `SERVER_BENCH_CLIENTS` the clients (comma-separated among `sdk`,
-//! `lean`; default both), `SERVER_BENCH_PHASES` the phases (comma-separated among `insert`,
-//! `get`, `scan`, `batch`; default all; `get` and `scan` read what `insert` wrote), and
-//! `SERVER_BENCH_ROUNDS` the number of rounds (default 5).
+//! with `--fsync`). The backend `floor` (module [`floor`]), driven by the lean client only,
+//! answers inserts and gets without doing anything: its figures are the round trip alone, the
+//! most any server could reach through this client here, and its "ops x" is the share of it
+//! that table-server reaches.
+//!
+//! `TABLE_SERVER_BIN=<path>` benches another build of the binary in place of this one;
+//! `TABLE_SERVER_BASE_BIN=<path>` adds a backend `base` running that build in memory, every
+//! phase, so an older build and this one alternate in one run. `SERVER_BENCH_BACKENDS`
+//! (comma-separated names among `table-server`, `base`, `data-dir`, `fsync`, `floor`,
+//! `Azurite`; default all) picks the backends, `SERVER_BENCH_CLIENTS` the clients
+//! (comma-separated among `sdk`, `lean`; default both), `SERVER_BENCH_PHASES` the phases
+//! (comma-separated among `insert`, `get`, `scan`, `batch`; default all; `get` and `scan` read
+//! what `insert` wrote), and `SERVER_BENCH_ROUNDS` the number of rounds (default 5).
 //!
 //! A bench binary rather than criterion: one Azurite pass takes seconds.
 
@@ -56,6 +61,7 @@ use lean::{Connection, Target};
 use table_client::{Entity, Operation, TableClient, TableServiceClient, Transaction};
 use tokio::task::JoinHandle;
 
+mod floor;
 mod lean;
 
 /// Entities inserted and read per phase.
@@ -76,6 +82,8 @@ const PHASES: [&str; 4] = ["insert", "get", "scan", "batch"];
 /// The phases of the persisted backends: the writes (the reads are the in-memory engine's).
 const WRITE_PHASES: [bool; 4] = [true, false, false, true];
 const ALL_PHASES: [bool; 4] = [true; 4];
+/// The phases of the floor (module [`floor`]): those it can answer.
+const FLOOR_PHASES: [bool; 4] = [true, true, false, false];
 
 /// What drives the workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +132,11 @@ impl Backend {
         let client = TableServiceClient::from_connection_string(connection_string).unwrap();
         Backend { name, lean: Arc::new(Target::new(&client)), client, pid, phases }
     }
+
+    /// Whether `client` drives it: the floor answers only the lean client's checks.
+    fn driven_by(&self, client: Client) -> bool {
+        client == Client::Lean || self.name != "floor"
+    }
 }
 
 /// A `table-server` process, killed when dropped (its data directory, if any, removed).
@@ -139,20 +152,38 @@ impl Drop for ServerProcess {
     }
 }
 
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
 /// Starts `binary` with `flags` (plus `--data-dir` in a fresh directory when `data_dir`).
 fn start_table_server(binary: &std::ffi::OsStr, data_dir: bool, flags: &[&str]) -> (ServerProcess, String) {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let dir = data_dir
         .then(|| std::env::temp_dir().join(format!("table-server-bench-{}-{port}", std::process::id())));
     let mut command = Command::new(binary);
-    command.args(["--port", &port.to_string()]).args(flags).stdout(Stdio::null());
+    command.args(["--port", &port.to_string()]).args(flags);
     if let Some(dir) = &dir {
         command.arg("--data-dir").arg(dir);
     }
-    let child = command.spawn().expect("start table-server");
+    launch(command, port, dir)
+}
+
+/// Starts the floor (module [`floor`]): this bench binary again, on a free port.
+fn start_floor() -> (ServerProcess, String) {
+    let port = free_port();
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.env(floor::FLOOR_PORT, port.to_string());
+    launch(command, port, None)
+}
+
+/// Runs `command`, a server that listens on `port` (keeping `dir` until it is killed), and
+/// returns it once it listens, with the development account's connection string on it.
+fn launch(mut command: Command, port: u16, dir: Option<std::path::PathBuf>) -> (ServerProcess, String) {
+    let child = command.stdout(Stdio::null()).spawn().expect("start the server");
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "table-server did not listen on {port}");
+        assert!(Instant::now() < deadline, "{command:?} did not listen on {port}");
         std::thread::sleep(Duration::from_millis(20));
     }
     let endpoint = format!("http://127.0.0.1:{port}/{}", conformance::azurite::ACCOUNT_NAME);
@@ -530,6 +561,7 @@ fn wanted(name: &str) -> bool {
 }
 
 fn main() {
+    floor::serve_if_asked();
     let binary =
         std::env::var_os("TABLE_SERVER_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_table-server").into());
     let base = std::env::var_os("TABLE_SERVER_BASE_BIN");
@@ -545,6 +577,9 @@ fn main() {
     }
     if wanted("fsync") {
         servers.push(("fsync", start_table_server(&binary, true, &["--fsync"]), WRITE_PHASES));
+    }
+    if wanted("floor") {
+        servers.push(("floor", start_floor(), FLOOR_PHASES));
     }
     let mut backends: Vec<Backend> = servers
         .iter()
@@ -581,6 +616,9 @@ fn main() {
                 };
                 for j in 0..backends.len() {
                     let b = if r % 2 == 0 { j } else { backends.len() - 1 - j };
+                    if !backends[b].driven_by(client) {
+                        continue;
+                    }
                     for (phase, sample) in
                         runtime.block_on(round(&backends[b], client, tasks)).into_iter().enumerate()
                     {
