@@ -468,6 +468,10 @@ pub struct RowView<'a> {
     row: &'a Row,
     select: Option<&'a Select>,
     parts: Parts<'a>,
+    /// The whole text section, checked as UTF-8 once: a view is for writing the whole row out,
+    /// so one pass over all of it is cheaper than a check per key, name and value. (Empty if
+    /// the check fails, which the module invariant rules out: the view then shows no text.)
+    text: &'a str,
 }
 
 impl fmt::Debug for RowView<'_> {
@@ -481,17 +485,18 @@ impl fmt::Debug for RowView<'_> {
 
 impl<'a> RowView<'a> {
     pub(crate) fn new(row: &'a Row, select: Option<&'a Select>) -> Self {
-        RowView { row, select, parts: row.parts() }
+        let parts = row.parts();
+        RowView { row, select, text: text(parts.text), parts }
     }
 
     /// The `PartitionKey`.
     pub fn partition_key(&self) -> &'a str {
-        self.parts.str(self.parts.partition_key())
+        self.text.get(self.parts.partition_key()).unwrap_or_default()
     }
 
     /// The `RowKey`.
     pub fn row_key(&self) -> &'a str {
-        self.parts.str(self.parts.row_key())
+        self.text.get(self.parts.row_key()).unwrap_or_default()
     }
 
     /// The `Timestamp` of the write that stored the row.
@@ -501,19 +506,24 @@ impl<'a> RowView<'a> {
 
     /// The ETag text of the write that stored the row.
     pub fn etag(&self) -> &'a str {
-        self.parts.str(self.parts.etag())
+        self.text.get(self.parts.etag()).unwrap_or_default()
     }
 
     /// The custom properties `$select` admits, in ascending name order, as
     /// [`Row::to_entity`] returns them (a value that does not decode is left out there too).
     pub fn properties(&self) -> impl Iterator<Item = (&'a str, Operand<'a>)> + use<'a> {
         let mut wanted = self.select.map(Select::cursor);
+        let text = self.text;
         self.parts.properties().filter_map(move |property| {
-            let name = std::str::from_utf8(property.name.bytes).ok()?;
+            let name = text.get(property.name.at)?;
             if wanted.as_mut().is_some_and(|wanted| !wanted.admits(name)) {
                 return None;
             }
-            Some((name, property.value.operand()?))
+            let value = match property.value {
+                Encoded::Text(span) => Operand::Str(text.get(span.at)?),
+                Encoded::Fixed(fixed) => fixed.decode()?,
+            };
+            Some((name, value))
         })
     }
 }
