@@ -76,8 +76,8 @@ fn decode(text: &str) -> Result<String, Failure> {
 /// (`None` when the bytes are not UTF-8); borrowed when there is no `%`. A `%` without two hex
 /// digits after it stays as it is, and `+` stays a `+`: the decoding of the
 /// `percent-encoding` crate (the tests hold this to it), with the text between escapes copied
-/// whole rather than byte by byte through the crate's iterator (about 2500 instructions per
-/// SAS signature).
+/// whole rather than byte by byte through the crate's iterator: every SAS request decodes its
+/// signature and expiry.
 fn percent_decode(text: &str) -> Option<Cow<'_, str>> {
     if !text.contains('%') {
         return Some(Cow::Borrowed(text));
