@@ -142,9 +142,16 @@ fn threads_flag_sets_the_worker_threads() {
     for (flags, expected) in [(&["--threads", "3"][..], 3), (&["--threads", "1"], 1), (&[], cores)] {
         let (child, address) = start(flags);
         let child = KillOnDrop(child);
-        // Serving, so the runtime is up: every worker has started.
         lists_tables(&address);
-        assert_eq!(workers(child.0.id()), expected, "{flags:?}");
+        // Serving, so every worker thread exists; a thread names itself once it first runs,
+        // which a loaded machine may delay.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut counted = workers(child.0.id());
+        while counted != expected && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            counted = workers(child.0.id());
+        }
+        assert_eq!(counted, expected, "{flags:?}");
     }
 }
 
