@@ -1,22 +1,7 @@
 //! How one Rust field becomes one property value, or one key segment, and back.
 //!
-//! Mapping (each round-trips its type's full range exactly):
-//!
-//! | Rust | EDM type | note |
-//! |---|---|---|
-//! | `String` | `Edm.String` | |
-//! | `bool` | `Edm.Boolean` | |
-//! | `i8`, `i16`, `u8`, `u16` | `Edm.Int32` | as the service and the other SDKs store small integers; reads also accept an `Edm.Int64`, and a value out of the type's range is an error |
-//! | `i32` | `Edm.Int32` | |
-//! | `i64` | `Edm.Int64` | |
-//! | `u32` | `Edm.Int64` | the full range fits; reads also accept a non-negative `Edm.Int32` |
-//! | `u64` | `Edm.Int64` | two's complement bit-cast, as .NET's `unchecked((long)ulong)`: values above `i64::MAX` are stored negative, so filters compare them as negative numbers |
-//! | `f64` | `Edm.Double` | NaN and the infinities included |
-//! | `f32` | `Edm.Double` | widened exactly; reads accept only a double that is exactly an `f32` (NaN and the infinities included), so `0.1` written as a double is an error, not rounded |
-//! | `DateTime<Utc>` | `Edm.DateTime` | truncated to 100 ns, the service's precision |
-//! | `Uuid` | `Edm.Guid` | |
-//! | `Vec<u8>` | `Edm.Binary` | |
-//! | `Option<T>` | as `T` | `None` is an absent property |
+//! The mapping of each Rust type to its EDM type is the table on [`PropertyValue`] (this
+//! module is private, so its users read it there).
 //!
 //! Reading never panics: a missing property or one of another EDM type is a [`ValueError`],
 //! which the derive turns into an error naming the property.
@@ -55,8 +40,26 @@ pub enum ValueError {
 
 /// A Rust type stored as one property value of one EDM type.
 ///
-/// Implemented for the field types listed in the `TableEntity` docs; `#[derive(PropertyValue)]` implements
-/// it for unit-only enums (stored as strings), and you can implement it for your own newtypes.
+/// Mapping of the types implemented here (each round-trips its type's full range exactly):
+///
+/// | Rust | EDM type | note |
+/// |---|---|---|
+/// | `String` | `Edm.String` | |
+/// | `bool` | `Edm.Boolean` | |
+/// | `i8`, `i16`, `u8`, `u16` | `Edm.Int32` | as the service and the other SDKs store small integers; reads also accept an `Edm.Int64`, and a value out of the type's range is an error |
+/// | `i32` | `Edm.Int32` | |
+/// | `i64` | `Edm.Int64` | |
+/// | `u32` | `Edm.Int64` | the full range fits; reads also accept a non-negative `Edm.Int32` |
+/// | `u64` | `Edm.Int64` | two's complement bit-cast, as .NET's `unchecked((long)ulong)`: values above `i64::MAX` are stored negative, so filters compare them as negative numbers |
+/// | `f64` | `Edm.Double` | NaN and the infinities included |
+/// | `f32` | `Edm.Double` | widened exactly; reads accept only a double that is exactly an `f32` (NaN and the infinities included), so `0.1` written as a double is an error, not rounded |
+/// | `DateTime<Utc>` | `Edm.DateTime` | truncated to 100 ns, the service's precision |
+/// | `Uuid` | `Edm.Guid` | |
+/// | `Vec<u8>` | `Edm.Binary` | |
+/// | `Option<T>` | as `T` | `None` is an absent property |
+///
+/// `#[derive(PropertyValue)]` implements it for unit-only enums (stored as strings), and you
+/// can implement it for your own newtypes.
 pub trait PropertyValue: Sized {
     /// The EDM type of the stored value.
     const EDM_TYPE: EdmType;
