@@ -99,6 +99,14 @@
 //! side read on the other. The quickstart (`examples/src/quickstart.rs`)
 //! does this.
 //!
+//! Fields may be any integer from `i8` to `u64` (`i8`, `i16`, `u8`, `u16` and `i32` stored as
+//! `Edm.Int32`, the others as `Edm.Int64`; every one can be in a key), `f64` or `f32` (as
+//! `Edm.Double`; an `f32` reads only a double it holds exactly), `String`, `bool`,
+//! `DateTime<Utc>`, `Uuid`, `Vec<u8>`, an `Option` of one, a unit-only enum deriving
+//! [`PropertyValue`], or any serde type with `#[table(json)]`. A stored value that does not fit
+//! its field (256 for a `u8`) is a read error naming the property, never a wrapped value; the
+//! full mapping is the table on [`PropertyValue`].
+//!
 //! Types evolve: `#[table(entity_type = "Employee", version = 2, upgrade_from(1 = from_v1))]`
 //! reads rows stored by version 1 through `fn from_v1(old: EmployeeV1) -> Employee` and writes
 //! version 2; a row from a newer version is a clear error, never a wrong value (see

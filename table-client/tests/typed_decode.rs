@@ -52,7 +52,12 @@ struct Every {
     l: Option<i64>,
     u: Option<u32>,
     ul: Option<u64>,
+    sb: Option<i8>,
+    ss: Option<i16>,
+    ub: Option<u8>,
+    us: Option<u16>,
     d: Option<f64>,
+    f: Option<f32>,
     t: Option<DateTime<Utc>>,
     g: Option<Uuid>,
     bin: Option<Vec<u8>>,
@@ -81,7 +86,12 @@ struct Strict {
     l: i64,
     u: u32,
     ul: u64,
+    sb: i8,
+    ss: i16,
+    ub: u8,
+    us: u16,
     d: f64,
+    f: f32,
     t: DateTime<Utc>,
     g: Uuid,
     bin: Vec<u8>,
@@ -108,14 +118,19 @@ enum Any {
 }
 
 /// Stored property names: the fields' and two no type reads.
-const NAMES: [&str; 15] = [
+const NAMES: [&str; 20] = [
     "s",
     "b",
     "i",
     "l",
     "u",
     "ul",
+    "sb",
+    "ss",
+    "ub",
+    "us",
     "d",
+    "f",
     "t",
     "g",
     "bin",
@@ -169,6 +184,10 @@ fn member_value() -> impl Strategy<Value = (String, Option<&'static str>)> {
         any::<i64>().prop_map(|i| i.to_string()),
         any::<i64>().prop_map(|i| format!("\"{i}\"")),
         any::<u64>().prop_map(|u| u.to_string()),
+        any::<i16>().prop_map(|i| i.to_string()),
+        any::<f32>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| serde_json::to_string(&f64::from(f)).unwrap()),
         any::<f64>()
             .prop_filter("finite", |d| d.is_finite())
             .prop_map(|d| serde_json::to_string(&d).unwrap()),
@@ -181,6 +200,21 @@ fn member_value() -> impl Strategy<Value = (String, Option<&'static str>)> {
             "1e999",
             "-0.0",
             "2147483648",
+            "127",
+            "128",
+            "-129",
+            "255",
+            "256",
+            "-1",
+            "65535",
+            "65536",
+            "-32769",
+            "\"65535\"",
+            "0.1",
+            "3.4028234663852886e38",
+            "3.4028235677973366e38",
+            "1.401298464324817e-45",
+            "5e-324",
             "-2147483649",
             "18446744073709551615",
             "\"NaN\"",
@@ -223,7 +257,12 @@ fn right_value(name: &str) -> (String, Option<&'static str>) {
         "l" => ("\"-9223372036854775808\"", Some("Edm.Int64")),
         "u" => ("\"4294967295\"", Some("Edm.Int64")),
         "ul" => ("\"-1\"", Some("Edm.Int64")),
+        "sb" => ("-128", None),
+        "ss" => ("32767", Some("Edm.Int32")),
+        "ub" => ("\"255\"", Some("Edm.Int64")),
+        "us" => ("65535", None),
         "d" => ("\"NaN\"", Some("Edm.Double")),
+        "f" => ("\"-Infinity\"", Some("Edm.Double")),
         "t" => ("\"2020-01-02T03:04:05.1234567Z\"", Some("Edm.DateTime")),
         "g" => ("\"c9da6455-213d-42c9-9a79-3e9149a57833\"", Some("Edm.Guid")),
         "bin" => ("\"AQID\"", Some("Edm.Binary")),
@@ -399,9 +438,11 @@ fn any_value() -> impl Strategy<Value = Value> {
         prop::sample::select(vec!["text", "Red", "Green", "Every", "Other", "{\"text\":\"a\"}", ""])
             .prop_map(Value::from),
         any::<i32>().prop_map(Value::Int32),
-        prop::sample::select(vec![0, 1, 2, 3, -1]).prop_map(Value::Int32),
+        prop::sample::select(vec![0, 1, 2, 3, -1, 127, 128, -129, 255, 256, 65_535, 65_536, -32_769])
+            .prop_map(Value::Int32),
         any::<i64>().prop_map(Value::Int64),
         any::<f64>().prop_map(Value::Double),
+        any::<f32>().prop_map(|f| Value::Double(f64::from(f))),
         any::<bool>().prop_map(Value::Boolean),
         (-11_644_473_600i64..253_402_300_800, 0u32..10_000_000)
             .prop_map(|(s, t)| Value::DateTime(DateTime::from_timestamp(s, t * 100).unwrap())),
@@ -417,7 +458,9 @@ fn any_entity() -> impl Strategy<Value = Entity> {
         "b" => Value::Boolean(false),
         "i" => Value::Int32(3),
         "l" | "u" | "ul" => Value::Int64(4),
+        "sb" | "ss" | "ub" | "us" => Value::Int32(5),
         "d" => Value::Double(0.5),
+        "f" => Value::Double(0.25),
         "t" => Value::DateTime(DateTime::from_timestamp(0, 0).unwrap()),
         "g" => Value::Guid(Uuid::nil()),
         "bin" => Value::Binary(vec![1]),
@@ -497,7 +540,7 @@ proptest! {
     }
 
     #[test]
-    fn engine_rows_decode_alike(entity in any_entity(), pick in any::<u16>()) {
+    fn engine_rows_decode_alike(entity in any_entity(), pick in any::<u32>()) {
         let engine = Engine::new();
         engine.create_table("tbl").unwrap();
         let key = (entity.partition_key.clone(), entity.row_key.clone());
@@ -534,6 +577,36 @@ fn a_well_formed_entity_decodes_directly_with_every_field() {
         Any::from_parts(read_entity(body, None, Any::PROPERTY_SLOTS).unwrap()).unwrap(),
         Any::Every(_)
     ));
+}
+
+#[test]
+fn small_integers_and_f32_read_what_fits_and_refuse_the_rest_on_every_reader() {
+    let body = |members: &str| {
+        format!(
+            r#"{{"PartitionKey":"p","RowKey":"r_7","EntityType":"Every","EntityVersion":2,"s":"t",{members}}}"#
+        )
+    };
+    let fast = |members| decode_entity_as::<Every>(body(members).as_bytes(), None);
+    let generic = |members| decode_entity(body(members).as_bytes(), None).and_then(Every::from_entity);
+    let read = fast(r#""ub":"255","ub@odata.type":"Edm.Int64","sb":-128,"ss":"-3","ss@odata.type":"Edm.Int64","us":65535,"f":0.25"#).unwrap();
+    assert_eq!(
+        (read.sb, read.ss, read.ub, read.us, read.f),
+        (Some(-128), Some(-3), Some(255), Some(65_535), Some(0.25))
+    );
+    for (members, fault) in [
+        (r#""ub":256"#, "256 is out of range for u8"),
+        (r#""ub":-1"#, "-1 is out of range for u8"),
+        (r#""sb":128"#, "128 is out of range for i8"),
+        (r#""ss":"-32769","ss@odata.type":"Edm.Int64""#, "-32769 is out of range for i16"),
+        (r#""us":65536"#, "65536 is out of range for u16"),
+        (r#""f":0.1"#, "0.1 is not exactly representable as f32"),
+        (r#""f":1e300"#, "1e300 is not exactly representable as f32"),
+        (r#""us":1.5"#, "expected Edm.Int32, found Edm.Double"),
+    ] {
+        let message = messages(&fast(members).unwrap_err());
+        assert!(message.contains(fault), "{members}: {message}");
+        assert_eq!(messages(&generic(members).unwrap_err()), message);
+    }
 }
 
 #[test]
@@ -578,7 +651,12 @@ fn the_first_faulty_field_in_field_order_is_the_error_on_every_reader() {
         l: 2,
         u: 3,
         ul: 4,
+        sb: -5,
+        ss: 6,
+        ub: 7,
+        us: 8,
         d: 0.5,
+        f: 0.25,
         t: DateTime::from_timestamp(0, 0).unwrap(),
         g: Uuid::nil(),
         bin: vec![1],

@@ -273,7 +273,7 @@ pub fn write_ordered(out: &mut String, value: KeyInt) {
     }
 }
 
-/// An integer of any key integer type (`i32`, `i64`, `u32`, `u64`) as sign and magnitude, so
+/// An integer of any key integer type (`i8` to `i64`, `u8` to `u64`) as sign and magnitude, so
 /// that the key writers need neither `i128` arithmetic nor an intermediate `String`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyInt {
@@ -306,17 +306,17 @@ impl From<u64> for KeyInt {
     }
 }
 
-impl From<i32> for KeyInt {
-    fn from(value: i32) -> Self {
-        Self::from(i64::from(value))
-    }
+/// `From` for the narrower key integer types, through the 64-bit type of their signedness.
+macro_rules! key_int_from_narrower {
+    ($($wide:ident <- $($ty:ident),*);*) => {$($(
+        impl From<$ty> for KeyInt {
+            fn from(value: $ty) -> Self {
+                Self::from($wide::from(value))
+            }
+        }
+    )*)*};
 }
-
-impl From<u32> for KeyInt {
-    fn from(value: u32) -> Self {
-        Self::from(u64::from(value))
-    }
-}
+key_int_from_narrower!(i64 <- i8, i16, i32; u64 <- u8, u16, u32);
 
 /// Decimal digits of the largest `u64`.
 const MAX_DIGITS: usize = 20;

@@ -148,6 +148,8 @@ fn check_integer_key<T: KeyValue + Into<i128> + Copy>(value: T, spec: &KeySpec) 
 fn key_integer() -> impl Strategy<Value = i128> {
     let edges = [0, 1, -1, 9, 10, 99, 100, i128::from(i32::MIN), i128::from(i32::MAX), i128::from(u32::MAX)]
         .into_iter()
+        .chain([i128::from(i8::MIN), i128::from(i8::MAX), i128::from(u8::MAX), 256, i128::from(i16::MIN)])
+        .chain([i128::from(i16::MAX), i128::from(u16::MAX), 65_536])
         .chain([i128::from(i64::MIN), i128::from(i64::MAX), i128::from(u64::MAX), 1 << 63, (1 << 63) - 1])
         .chain([(1 << 64) - 10_000_000_000_000_000_000, 10_000_000_000_000_000_000]);
     prop_oneof![
@@ -167,6 +169,10 @@ proptest! {
 
     #[test]
     fn integer_keys_are_written_byte_for_byte_as_before(value in key_integer(), spec in integer_spec()) {
+        if let Ok(v) = i8::try_from(value) { check_integer_key(v, &spec)?; }
+        if let Ok(v) = i16::try_from(value) { check_integer_key(v, &spec)?; }
+        if let Ok(v) = u8::try_from(value) { check_integer_key(v, &spec)?; }
+        if let Ok(v) = u16::try_from(value) { check_integer_key(v, &spec)?; }
         if let Ok(v) = i32::try_from(value) { check_integer_key(v, &spec)?; }
         if let Ok(v) = i64::try_from(value) { check_integer_key(v, &spec)?; }
         if let Ok(v) = u32::try_from(value) { check_integer_key(v, &spec)?; }

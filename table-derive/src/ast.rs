@@ -76,7 +76,7 @@ pub enum TyKind {
     String,
     Bool,
     Int,
-    F64,
+    Float,
     DateTime,
     Uuid,
     Bytes,
@@ -108,8 +108,8 @@ impl TyKind {
                 match last.ident.to_string().as_str() {
                     "String" => TyKind::String,
                     "bool" => TyKind::Bool,
-                    "i32" | "i64" | "u32" | "u64" => TyKind::Int,
-                    "f64" => TyKind::F64,
+                    "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" => TyKind::Int,
+                    "f32" | "f64" => TyKind::Float,
                     "DateTime" => TyKind::DateTime,
                     "Uuid" => TyKind::Uuid,
                     "ETag" => TyKind::ETag,
@@ -121,9 +121,7 @@ impl TyKind {
                         Some(true) => TyKind::Bytes,
                         _ => TyKind::Unsupported("store a list with `#[table(json)]`"),
                     },
-                    "i8" | "i16" | "u8" | "u16" => TyKind::Unsupported("use `i32`"),
                     "i128" | "u128" | "isize" | "usize" => TyKind::Unsupported("use `i64` or `u64`"),
-                    "f32" => TyKind::Unsupported("use `f64`"),
                     "char" | "str" => TyKind::Unsupported("use `String`"),
                     "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet" | "VecDeque" => {
                         TyKind::Unsupported("store a collection with `#[table(json)]`")

@@ -183,7 +183,7 @@ fn key_spec_problem(kind: &TyKind, spec: &Spec) -> Option<String> {
     let needs = |what: &str| Some(format!("key spec `{}` needs {what}", spec.text()));
     match (kind, spec) {
         (TyKind::Option(_), _) => Some("a key always needs a value, so it cannot be an `Option`".into()),
-        (TyKind::F64 | TyKind::Bytes | TyKind::ETag | TyKind::Unsupported(_), _) => Some(
+        (TyKind::Float | TyKind::Bytes | TyKind::ETag | TyKind::Unsupported(_), _) => Some(
             "keys hold strings, integers, `DateTime<Utc>`, `Uuid`, `bool` or `PropertyValue` enums".into(),
         ),
         (_, Spec::Codec(KeySpec::Plain)) => None,

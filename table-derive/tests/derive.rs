@@ -265,6 +265,35 @@ struct Sample {
     seq: u32,
 }
 
+/// Small integers in keys, with the integer specs, and as filtered properties.
+#[derive(Debug, Clone, PartialEq, TableEntity)]
+#[table(crate = "table_core", partition_key = "{shard:05}", row_key = "{slot:ordered}")]
+struct Slot {
+    #[table(key_only)]
+    shard: u16,
+    #[table(key_only)]
+    slot: i8,
+    level: u8,
+    ratio: f32,
+}
+
+#[test]
+fn small_integer_keys_and_columns() {
+    let slot = Slot { shard: u16::MAX, slot: i8::MIN, level: 200, ratio: 0.5 };
+    let entity = slot.to_entity().unwrap();
+    assert_eq!((entity.partition_key.as_str(), entity.row_key.as_str()), ("65535", "09223372036854775680"));
+    assert_eq!(Slot::from_entity(entity).unwrap(), slot);
+    assert_eq!(Slot::key(7, -1).unwrap().partition_key, "00007");
+    assert_eq!(Slot::SHARD.gt(7).to_string(), "PartitionKey gt '00007'");
+    assert_eq!(Slot::SLOT.lt(0).to_string(), "RowKey lt '09223372036854775808'");
+    assert_eq!(Slot::LEVEL.ge(200).to_string(), "level ge 200");
+    assert_eq!(Slot::RATIO.lt(0.5).to_string(), "ratio lt 0.5");
+    // A key out of the field's range is an error naming the field, not a wrapped value.
+    let wide = Entity::new("65536", "09223372036854775808").with("level", 1).with("ratio", 0.5);
+    let err = Slot::from_entity(wide).unwrap_err();
+    assert!(err.to_string().contains("shard"), "{err}");
+}
+
 #[test]
 fn whole_key_fields_filter_on_their_key() {
     assert_eq!(Site::REGION.eq("Sales").to_string(), "PartitionKey eq 'Sales'");

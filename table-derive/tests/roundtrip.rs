@@ -32,6 +32,12 @@ struct Everything {
     u: u32,
     w: u64,
     d: f64,
+    tiny: i8,
+    short: i16,
+    byte: u8,
+    word: u16,
+    single: f32,
+    oword: Option<u16>,
     t: DateTime<Utc>,
     g: Uuid,
     x: Vec<u8>,
@@ -49,6 +55,9 @@ impl PartialEq for Everything {
     fn eq(&self, o: &Self) -> bool {
         // NaN must come back as NaN, and -0.0 as -0.0: compare bits.
         self.d.to_bits() == o.d.to_bits()
+            && self.single.to_bits() == o.single.to_bits()
+            && (self.tiny, self.short, self.byte, self.word, self.oword)
+                == (o.tiny, o.short, o.byte, o.word, o.oword)
             && (self.pk.as_str(), self.rk.as_str(), self.s.as_str(), self.b, self.i, self.l)
                 == (o.pk.as_str(), o.rk.as_str(), o.s.as_str(), o.b, o.i, o.l)
             && (self.u, self.w, self.t, self.g, &self.x, &self.color) == (o.u, o.w, o.t, o.g, &o.x, &o.color)
@@ -78,6 +87,18 @@ fn double() -> impl Strategy<Value = f64> {
     ]
 }
 
+fn single() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        any::<f32>(),
+        Just(f32::NAN),
+        Just(f32::INFINITY),
+        Just(f32::NEG_INFINITY),
+        Just(-0.0),
+        Just(f32::MIN_POSITIVE),
+        Just(f32::MAX),
+    ]
+}
+
 fn blob() -> impl Strategy<Value = Blob> {
     (proptest::collection::vec(".{0,8}", 0..3), any::<Option<i64>>()).prop_map(|(tags, n)| Blob { tags, n })
 }
@@ -88,6 +109,8 @@ prop_compose! {
         s in ".{0,64}",
         (b, i, l, u, w) in (any::<bool>(), any::<i32>(), any::<i64>(), any::<u32>(), any::<u64>()),
         d in double(),
+        (tiny, short, byte, word, single, oword) in
+            (any::<i8>(), any::<i16>(), any::<u8>(), any::<u16>(), single(), any::<Option<u16>>()),
         t in instant(),
         g in any::<u128>().prop_map(Uuid::from_u128),
         x in proptest::collection::vec(any::<u8>(), 0..64),
@@ -96,7 +119,7 @@ prop_compose! {
         (os, ol, ot) in (proptest::option::of(".{0,8}"), any::<Option<i64>>(), proptest::option::of(instant())),
         oblob in proptest::option::of(blob()),
     ) -> Everything {
-        Everything { pk, rk, s, b, i, l, u, w, d, t, g, x, color, blob, os, ol, ot, oblob }
+        Everything { pk, rk, s, b, i, l, u, w, d, tiny, short, byte, word, single, oword, t, g, x, color, blob, os, ol, ot, oblob }
     }
 }
 
@@ -122,6 +145,12 @@ fn extremes() -> Everything {
         u: u32::MAX,
         w: u64::MAX,
         d: f64::NAN,
+        tiny: i8::MIN,
+        short: i16::MIN,
+        byte: u8::MAX,
+        word: u16::MAX,
+        single: f32::MIN_POSITIVE,
+        oword: Some(0),
         t: table_core::datetime::max_datetime(),
         g: Uuid::max(),
         x: Vec::new(),
@@ -139,6 +168,19 @@ fn extremes_round_trip() {
     let e = extremes();
     let back = Everything::from_entity(e.to_entity().unwrap()).unwrap();
     assert_eq!(back, e);
+}
+
+#[test]
+fn small_integers_are_int32_and_f32_a_double() {
+    let entity = extremes().to_entity().unwrap();
+    let edm = |name: &str| entity.properties.get(name).map(table_core::Value::edm_type);
+    for name in ["tiny", "short", "byte", "word", "oword"] {
+        assert_eq!(edm(name), Some(table_core::EdmType::Int32), "{name}");
+    }
+    assert_eq!(
+        entity.properties.get("single"),
+        Some(&table_core::Value::Double(f64::from(f32::MIN_POSITIVE)))
+    );
 }
 
 #[test]

@@ -125,6 +125,12 @@ mod tests {
         #[table(rename = "Wide")]
         wide: u64,
         real: f64,
+        tiny: i8,
+        short: i16,
+        byte: u8,
+        #[table(rename = "Word")]
+        word: u16,
+        single: f32,
         at: DateTime<Utc>,
         guid: Uuid,
         #[table(rename = "Bytes")]
@@ -184,6 +190,7 @@ mod tests {
         let keys = (key_text(), instant(), prop_oneof![0u32..1_000_000, Just(1_000_000)]);
         let scalars =
             (text(), any::<bool>(), any::<i32>(), any::<i64>(), any::<u32>(), any::<u64>(), any::<f64>());
+        let small = (any::<i8>(), any::<i16>(), any::<u8>(), any::<u16>(), any::<f32>());
         let others = (
             instant(),
             any::<u128>(),
@@ -202,10 +209,11 @@ mod tests {
                 0..2,
             )),
         );
-        (keys, scalars, others, rest).prop_map(
+        (keys, scalars, small, others, rest).prop_map(
             |(
                 (region, day, id),
                 (text, flag, small, big, unsigned, wide, real),
+                (tiny, short, byte, word, single),
                 (at, guid, bytes, maybe_text, maybe_at),
                 (maybe_bytes, mood, maybe_mood, doc, bad),
             )| Every {
@@ -219,6 +227,11 @@ mod tests {
                 unsigned,
                 wide,
                 real,
+                tiny,
+                short,
+                byte,
+                word,
+                single,
                 at,
                 guid: Uuid::from_u128(guid),
                 bytes,

@@ -58,9 +58,10 @@ pub const ENTITY_VERSION_PROPERTY: &str = grammar::ENTITY_VERSION;
 /// non-string field is a compile error; whole-entity `index(...)` copies hold the field
 /// encrypted for each copy's own keys).
 ///
-/// Field types: see the table in [`PropertyValue`](super::PropertyValue)'s module (`String`,
-/// `bool`, `i32`, `i64`, `u32` and `u64` as Int64, `f64`, `DateTime<Utc>`, `Uuid`, `Vec<u8>`,
-/// `Option<T>`, and unit-only enums with `#[derive(PropertyValue)]`).
+/// Field types: see the table on [`PropertyValue`](super::PropertyValue) (`String`,
+/// `bool`, `i8`, `i16`, `u8` and `u16` as Int32, `i32`, `i64`, `u32` and `u64` as Int64, `f64`,
+/// `f32` as Double, `DateTime<Utc>`, `Uuid`, `Vec<u8>`, `Option<T>`, and unit-only enums with
+/// `#[derive(PropertyValue)]`). Every integer type can be in a key, with the integer specs.
 ///
 /// Generated besides this trait, as inherent items of the struct:
 ///

@@ -1,20 +1,7 @@
 //! How one Rust field becomes one property value, or one key segment, and back.
 //!
-//! Mapping (each round-trips its type's full range exactly):
-//!
-//! | Rust | EDM type | note |
-//! |---|---|---|
-//! | `String` | `Edm.String` | |
-//! | `bool` | `Edm.Boolean` | |
-//! | `i32` | `Edm.Int32` | |
-//! | `i64` | `Edm.Int64` | |
-//! | `u32` | `Edm.Int64` | the full range fits; reads also accept a non-negative `Edm.Int32` |
-//! | `u64` | `Edm.Int64` | two's complement bit-cast, as .NET's `unchecked((long)ulong)`: values above `i64::MAX` are stored negative, so filters compare them as negative numbers |
-//! | `f64` | `Edm.Double` | NaN and the infinities included |
-//! | `DateTime<Utc>` | `Edm.DateTime` | truncated to 100 ns, the service's precision |
-//! | `Uuid` | `Edm.Guid` | |
-//! | `Vec<u8>` | `Edm.Binary` | |
-//! | `Option<T>` | as `T` | `None` is an absent property |
+//! The mapping of each Rust type to its EDM type is the table on [`PropertyValue`] (this
+//! module is private, so its users read it there).
 //!
 //! Reading never panics: a missing property or one of another EDM type is a [`ValueError`],
 //! which the derive turns into an error naming the property.
@@ -53,8 +40,26 @@ pub enum ValueError {
 
 /// A Rust type stored as one property value of one EDM type.
 ///
-/// Implemented for the field types listed in the `TableEntity` docs; `#[derive(PropertyValue)]` implements
-/// it for unit-only enums (stored as strings), and you can implement it for your own newtypes.
+/// Mapping of the types implemented here (each round-trips its type's full range exactly):
+///
+/// | Rust | EDM type | note |
+/// |---|---|---|
+/// | `String` | `Edm.String` | |
+/// | `bool` | `Edm.Boolean` | |
+/// | `i8`, `i16`, `u8`, `u16` | `Edm.Int32` | as the service and the other SDKs store small integers; reads also accept an `Edm.Int64`, and a value out of the type's range is an error |
+/// | `i32` | `Edm.Int32` | |
+/// | `i64` | `Edm.Int64` | |
+/// | `u32` | `Edm.Int64` | the full range fits; reads also accept a non-negative `Edm.Int32` |
+/// | `u64` | `Edm.Int64` | two's complement bit-cast, as .NET's `unchecked((long)ulong)`: values above `i64::MAX` are stored negative, so filters compare them as negative numbers |
+/// | `f64` | `Edm.Double` | NaN and the infinities included |
+/// | `f32` | `Edm.Double` | widened exactly; reads accept only a double that is exactly an `f32` (NaN and the infinities included), so `0.1` written as a double is an error, not rounded |
+/// | `DateTime<Utc>` | `Edm.DateTime` | truncated to 100 ns, the service's precision |
+/// | `Uuid` | `Edm.Guid` | |
+/// | `Vec<u8>` | `Edm.Binary` | |
+/// | `Option<T>` | as `T` | `None` is an absent property |
+///
+/// `#[derive(PropertyValue)]` implements it for unit-only enums (stored as strings), and you
+/// can implement it for your own newtypes.
 pub trait PropertyValue: Sized {
     /// The EDM type of the stored value.
     const EDM_TYPE: EdmType;
@@ -179,27 +184,69 @@ impl PropertyValue for DateTime<Utc> {
     }
 }
 
-impl PropertyValue for u32 {
+/// Implements `PropertyValue` for an integer type stored widened to a wider EDM integer
+/// (`$ty => Variant as wide`). Reads take either EDM integer, as long as the value fits the
+/// field: a row another client wrote with the other width (an `Int64` of 5 for a `u8`) reads,
+/// and a value out of the field's range is an error, never wrapped.
+macro_rules! widened_integer_value {
+    ($($ty:ident => $variant:ident as $wide:ident);* $(;)?) => {$(
+        impl PropertyValue for $ty {
+            const EDM_TYPE: EdmType = EdmType::$variant;
+
+            fn to_value(&self) -> Value {
+                Value::$variant($wide::from(*self))
+            }
+
+            fn to_field_value(&self) -> FieldValue<'_> {
+                FieldValue::from($wide::from(*self))
+            }
+
+            // Inlinable: see `exact_value!`.
+            #[inline]
+            fn from_value(value: Value) -> Result<Self, ValueError> {
+                let n = match value {
+                    Value::Int32(n) => i64::from(n),
+                    Value::Int64(n) => n,
+                    other => return wrong_type(EdmType::$variant, &other),
+                };
+                $ty::try_from(n)
+                    .map_err(|_| ValueError::Invalid(format!("{n} is out of range for {}", stringify!($ty))))
+            }
+        }
+    )*};
+}
+widened_integer_value!(
     // Int64, not a bit-cast Int32: every u32 then compares numerically in filters.
-    const EDM_TYPE: EdmType = EdmType::Int64;
+    u32 => Int64 as i64;
+    // Int32, as the service and the other SDKs store small integers.
+    i8 => Int32 as i32; i16 => Int32 as i32; u8 => Int32 as i32; u16 => Int32 as i32;
+);
+
+impl PropertyValue for f32 {
+    // Widening to f64 is exact, so every f32 (NaN and the infinities included) is stored as is.
+    const EDM_TYPE: EdmType = EdmType::Double;
 
     fn to_value(&self) -> Value {
-        Value::Int64(i64::from(*self))
+        Value::Double(f64::from(*self))
     }
 
     fn to_field_value(&self) -> FieldValue<'_> {
-        FieldValue::from(i64::from(*self))
+        FieldValue::from(f64::from(*self))
     }
 
     // Inlinable: see `exact_value!`.
     #[inline]
     fn from_value(value: Value) -> Result<Self, ValueError> {
-        let n = match value {
-            Value::Int64(n) => n,
-            Value::Int32(n) => i64::from(n),
-            other => return wrong_type(EdmType::Int64, &other),
-        };
-        u32::try_from(n).map_err(|_| ValueError::Invalid(format!("{n} is out of range for u32")))
+        let wide = f64::from_value(value)?;
+        // A double another client wrote may need more precision or range than an f32 has
+        // (0.1, 1e300): refused rather than rounded, so a read never changes the data.
+        // `as` rounds to nearest; the value is kept only when widening it back gives `wide`.
+        let narrow = wide as f32;
+        if f64::from(narrow) == wide || wide.is_nan() {
+            Ok(narrow)
+        } else {
+            Err(ValueError::Invalid(format!("{wide:?} is not exactly representable as f32")))
+        }
     }
 }
 
@@ -227,8 +274,8 @@ impl PropertyValue for u64 {
 
 /// A Rust type that can be one segment of a key template (`{field}` or `{field:spec}`).
 ///
-/// Which specs apply: strings, GUIDs, booleans and derived enums only `{field}`; integers also
-/// zero padding (`{id:06}`) and `ordered`; `DateTime<Utc>` also `ticks`, `inverted_ticks` and
+/// Which specs apply: strings, GUIDs, booleans and derived enums only `{field}`; integers
+/// (`i8` to `i64`, `u8` to `u64`) also zero padding (`{id:06}`) and `ordered`; `DateTime<Utc>` also `ticks`, `inverted_ticks` and
 /// date formats. `{field}` writes integers in decimal, instants as the service prints them
 /// (`2020-01-02T03:04:05.0000000Z`) and GUIDs hyphenated in lower case.
 pub trait KeyValue {
@@ -377,7 +424,7 @@ macro_rules! integer_key {
         }
     )*};
 }
-integer_key!(i32, i64, u32, u64);
+integer_key!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 /// Implements `OrderedKeyValue` for an integer type: only negative values fall below what a
 /// spec writes (zero padding); the rest fall above (too many digits).
@@ -390,7 +437,7 @@ macro_rules! ordered_integer_key {
         }
     )*};
 }
-ordered_integer_key!(i32, i64, u32, u64);
+ordered_integer_key!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 impl KeyValue for DateTime<Utc> {
     fn encode_key(&self, spec: &KeySpec) -> Result<String, KeyCodecError> {
@@ -499,6 +546,97 @@ mod tests {
         );
         assert!(matches!(u32::from_value(Value::Int64(-1)), Err(ValueError::Invalid(_))));
         assert_eq!(u32::from_value(Value::Int32(7)), Ok(7));
+    }
+
+    #[test]
+    fn small_integers_are_int32_and_read_either_integer_in_range() {
+        assert_eq!((u8::EDM_TYPE, i16::EDM_TYPE), (EdmType::Int32, EdmType::Int32));
+        assert_eq!(i8::MIN.to_value(), Value::Int32(-128));
+        assert_eq!(u16::MAX.to_value(), Value::Int32(65_535));
+        assert_eq!(i8::from_value(Value::Int32(-128)), Ok(i8::MIN));
+        assert_eq!(i8::from_value(Value::Int32(127)), Ok(i8::MAX));
+        assert_eq!(i16::from_value(Value::Int32(-32_768)), Ok(i16::MIN));
+        assert_eq!(u16::from_value(Value::Int32(65_535)), Ok(u16::MAX));
+        assert_eq!(u8::from_value(Value::Int32(255)), Ok(u8::MAX));
+        assert_eq!(u8::from_value(Value::Int64(200)), Ok(200));
+        assert_eq!(i16::from_value(Value::Int64(-300)), Ok(-300));
+        let invalid = |message: &str| ValueError::Invalid(message.to_owned());
+        assert_eq!(u8::from_value(Value::Int32(256)), Err(invalid("256 is out of range for u8")));
+        assert_eq!(u8::from_value(Value::Int32(-1)), Err(invalid("-1 is out of range for u8")));
+        assert_eq!(i8::from_value(Value::Int32(128)), Err(invalid("128 is out of range for i8")));
+        assert_eq!(i8::from_value(Value::Int32(-129)), Err(invalid("-129 is out of range for i8")));
+        assert_eq!(u16::from_value(Value::Int32(65_536)), Err(invalid("65536 is out of range for u16")));
+        assert_eq!(i16::from_value(Value::Int32(32_768)), Err(invalid("32768 is out of range for i16")));
+        assert_eq!(
+            u16::from_value(Value::Int64(i64::MAX)),
+            Err(invalid("9223372036854775807 is out of range for u16"))
+        );
+        assert_eq!(
+            i8::from_value(Value::Int64(i64::MIN)),
+            Err(invalid("-9223372036854775808 is out of range for i8"))
+        );
+        assert_eq!(
+            u8::from_value(Value::Double(1.0)),
+            Err(ValueError::WrongType { expected: EdmType::Int32, found: EdmType::Double })
+        );
+        assert_eq!(
+            Option::<i16>::from_property(Some(Value::from("1"))),
+            Err(ValueError::WrongType { expected: EdmType::Int32, found: EdmType::String })
+        );
+    }
+
+    #[test]
+    fn f32_is_a_double_and_reads_only_exact_ones() {
+        assert_eq!(f32::EDM_TYPE, EdmType::Double);
+        assert_eq!(0.1f32.to_value(), Value::Double(f64::from(0.1f32)));
+        assert_eq!(f32::from_value(Value::Double(f64::from(0.1f32))), Ok(0.1));
+        for exact in [0.0, -0.0, 1.5, f32::MIN_POSITIVE, f32::MAX, f32::MIN, f32::INFINITY, f32::NEG_INFINITY]
+        {
+            let read = f32::from_value(exact.to_value());
+            assert_eq!(read.map(f32::to_bits), Ok(exact.to_bits()), "{exact}");
+        }
+        assert!(f32::from_value(Value::Double(f64::NAN)).is_ok_and(f32::is_nan));
+        assert!(f32::from_value(f32::NAN.to_value()).is_ok_and(f32::is_nan));
+        let invalid = |message: &str| ValueError::Invalid(message.to_owned());
+        assert_eq!(
+            f32::from_value(Value::Double(0.1)),
+            Err(invalid("0.1 is not exactly representable as f32"))
+        );
+        assert_eq!(
+            f32::from_value(Value::Double(1e300)),
+            Err(invalid("1e300 is not exactly representable as f32"))
+        );
+        assert_eq!(
+            f32::from_value(Value::Double(5e-324)),
+            Err(invalid("5e-324 is not exactly representable as f32"))
+        );
+        assert_eq!(
+            f32::from_value(Value::Int32(1)),
+            Err(ValueError::WrongType { expected: EdmType::Double, found: EdmType::Int32 })
+        );
+    }
+
+    #[test]
+    fn small_integer_keys_round_trip_and_refuse_what_does_not_fit() {
+        assert_eq!(u16::MAX.encode_key(&KeySpec::ZeroPad(5)), Ok("65535".to_owned()));
+        assert_eq!(7u16.encode_key(&KeySpec::ZeroPad(5)), Ok("00007".to_owned()));
+        assert_eq!(i8::MIN.encode_key(&KeySpec::Plain), Ok("-128".to_owned()));
+        assert_eq!(i8::MIN.encode_key(&KeySpec::Ordered), (-128i64).encode_key(&KeySpec::Ordered));
+        assert_eq!(u8::decode_key("255", &KeySpec::Plain), Ok(u8::MAX));
+        assert_eq!(i16::decode_key("-32768", &KeySpec::Plain), Ok(i16::MIN));
+        assert_eq!(u16::decode_key("65535", &KeySpec::ZeroPad(5)), Ok(u16::MAX));
+        let ordered = i8::MAX.encode_key(&KeySpec::Ordered).unwrap();
+        assert_eq!(i8::decode_key(&ordered, &KeySpec::Ordered), Ok(i8::MAX));
+        let out_of_range = |value: &str, ty| KeyCodecError::OutOfRange { value: value.to_owned(), ty };
+        assert_eq!(u8::decode_key("256", &KeySpec::Plain), Err(out_of_range("256", "u8")));
+        assert_eq!(u8::decode_key("-1", &KeySpec::Plain), Err(out_of_range("-1", "u8")));
+        assert_eq!(u16::decode_key("65536", &KeySpec::ZeroPad(5)), Err(out_of_range("65536", "u16")));
+        assert_eq!(i8::decode_key("-129", &KeySpec::Plain), Err(out_of_range("-129", "i8")));
+        let above = 32_768u64.encode_key(&KeySpec::Ordered).unwrap();
+        assert_eq!(i16::decode_key(&above, &KeySpec::Ordered), Err(out_of_range("32768", "i16")));
+        assert!(5u8.encode_key(&KeySpec::Ticks).is_err());
+        assert_eq!(200u8.unwritable_side(&KeySpec::ZeroPad(2)), Ordering::Greater);
+        assert_eq!((-1i8).unwritable_side(&KeySpec::ZeroPad(2)), Ordering::Less);
     }
 
     #[test]

@@ -7,7 +7,7 @@ struct Employee {
     size: usize,
     tags: Vec<String>,
     scores: HashMap<String, i32>,
-    ratio: Option<f32>,
+    initial: Option<char>,
 }
 
 fn main() {}
