@@ -275,8 +275,8 @@ impl PropertyValue for u64 {
 /// A Rust type that can be one segment of a key template (`{field}` or `{field:spec}`).
 ///
 /// Which specs apply: strings, GUIDs, booleans and derived enums only `{field}`; integers
-/// (`i8` to `i64`, `u8` to `u64`) also zero padding (`{id:06}`) and `ordered`; `DateTime<Utc>` also `ticks`, `inverted_ticks` and
-/// date formats. `{field}` writes integers in decimal, instants as the service prints them
+/// (`i8` to `i64`, `u8` to `u64`) also zero padding (`{id:06}`) and `ordered`;
+/// `DateTime<Utc>` also `ticks`, `inverted_ticks` and date formats. `{field}` writes integers in decimal, instants as the service prints them
 /// (`2020-01-02T03:04:05.0000000Z`) and GUIDs hyphenated in lower case.
 pub trait KeyValue {
     /// The key segment for this value.
