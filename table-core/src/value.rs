@@ -147,6 +147,9 @@ macro_rules! value_from {
 }
 value_from!(String => String, &str => String, i32 => Int32, i64 => Int64, f64 => Double,
     bool => Boolean, Uuid => Guid, Vec<u8> => Binary, &[u8] => Binary);
+// The EDM types the typed fields store these in (`PropertyValue`), each widened exactly. Not
+// `u64`: its typed form is a bit-cast into Int64, which an untyped value should not do unasked.
+value_from!(i8 => Int32, i16 => Int32, u8 => Int32, u16 => Int32, u32 => Int64, f32 => Double);
 
 impl From<DateTime<Utc>> for Value {
     fn from(v: DateTime<Utc>) -> Self {
@@ -217,6 +220,23 @@ mod tests {
         ] {
             assert_eq!(parse_guid(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn narrow_numbers_are_the_values_their_typed_fields_store() {
+        use crate::typed::PropertyValue;
+        assert_eq!(Value::from(u8::MAX), Value::Int32(255));
+        assert_eq!(Value::from(i8::MIN), Value::Int32(-128));
+        assert_eq!(Value::from(u16::MAX), Value::Int32(65_535));
+        assert_eq!(Value::from(i16::MIN), Value::Int32(-32_768));
+        assert_eq!(Value::from(u32::MAX), Value::Int64(4_294_967_295));
+        assert_eq!(Value::from(0.1f32), Value::Double(f64::from(0.1f32)));
+        assert_eq!(Value::from(7u8), 7u8.to_value());
+        assert_eq!(Value::from(-7i16), (-7i16).to_value());
+        assert_eq!(Value::from(u32::MAX), u32::MAX.to_value());
+        assert_eq!(Value::from(f32::NEG_INFINITY), f32::NEG_INFINITY.to_value());
+        // Unsuffixed literals still default to i32 and f64 among the many `From`s.
+        assert_eq!((Value::from(5), Value::from(0.5)), (Value::Int32(5), Value::Double(0.5)));
     }
 
     #[test]
