@@ -121,12 +121,27 @@ pub(crate) fn verify(
 /// `sv`: a date no older than `oldest`.
 fn signed_version<'q>(query: &'q Query<'_>, oldest: &str) -> Result<&'q str, Failure> {
     let version = query.get("sv").ok_or_else(|| authentication_failed("The SAS has no sv."))?;
-    let is_date = chrono::NaiveDate::parse_from_str(version, "%Y-%m-%d").is_ok();
     // Versions are dates, so their text order is their time order.
-    if !is_date || version < oldest || version.len() != 10 {
+    if !is_date(version) || version < oldest {
         return Err(authentication_failed("The SAS version is not supported."));
     }
     Ok(version)
+}
+
+/// Whether `text` is `YYYY-MM-DD`, a day of the calendar. Read by hand rather than through a
+/// format string, which chrono would parse anew on every request.
+fn is_date(text: &str) -> bool {
+    let number = |at: std::ops::Range<usize>| {
+        let digits = text.get(at).filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()))?;
+        digits.parse::<u32>().ok()
+    };
+    let dashes = text.len() == 10 && text.get(4..5) == Some("-") && text.get(7..8) == Some("-");
+    match (dashes, number(0..4), number(5..7), number(8..10)) {
+        (true, Some(year), Some(month), Some(day)) => {
+            i32::try_from(year).is_ok_and(|year| chrono::NaiveDate::from_ymd_opt(year, month, day).is_some())
+        }
+        _ => false,
+    }
 }
 
 /// A SAS time parameter (`st`, `se`), `None` when empty.
@@ -502,8 +517,29 @@ mod tests {
             REFERENCE.replace("tn=QryProbe&", ""),
             "sig=".to_owned(),
             signed(base().version("2019-02-0x")),
+            signed(base().version("2019-02-30")),
+            signed(base().version("2019-2-02")),
+            signed(base().version("2019+02-02")),
+            signed(base().version("2019-02-021")),
         ] {
             assert_eq!(code(&bad), failed, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_version_is_a_calendar_day_written_yyyy_mm_dd() {
+        assert!(is_date("2019-02-02") && is_date("2020-02-29"));
+        for bad in [
+            "2019-02-30",
+            "2019-13-01",
+            "2019-02-021",
+            "2019-2-02",
+            "+019-02-02",
+            "2019-02-0x",
+            "2019/02/02",
+            "",
+        ] {
+            assert!(!is_date(bad), "{bad}");
         }
     }
 
