@@ -9,8 +9,10 @@
 //!
 //! Answers are written front to back into one buffer that becomes the response body: a query
 //! page straight from the engine's stored rows ([`RowView`]), a single entity from an
-//! [`Entity`], both through [`Fields`], so both forms follow the same code. Strings, numbers
-//! and keys go through `serde_json`'s writer, so escaping and number forms are `serde_json`'s.
+//! [`Entity`], both through [`Fields`], so both forms follow the same code. String values and
+//! numbers go through `serde_json`'s writer, so escaping and number forms are `serde_json`'s;
+//! keys (constants and property names, which are identifiers) and the text of the annotated
+//! types (digits, instants, GUIDs, base64) need no escaping and are written as they are.
 
 use std::fmt::Display;
 use std::io::Write as _;
