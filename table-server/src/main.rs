@@ -134,6 +134,12 @@ enum Command {
     Help,
 }
 
+/// The value given after `flag`, a positive number (`NonZeroUsize`, `NonZeroU64`).
+fn positive<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
+    let value = value.ok_or_else(|| format!("{flag} needs a number"))?;
+    value.parse().map_err(|_| format!("{flag} {value:?} is not a positive number"))
+}
+
 fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut host = IpAddr::from([127, 0, 0, 1]);
     let mut port = 10002;
@@ -168,13 +174,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
                 options = options.max_page_size(size.ok_or(format!("--page-size {value:?} is not 1..1000"))?);
             }
             "--split-pages" => options = options.split_pages_at_partition_boundaries(true),
-            "--scan-budget" => {
-                let value = args.next().ok_or("--scan-budget needs a number")?;
-                let rows = value
-                    .parse::<NonZeroUsize>()
-                    .map_err(|_| format!("--scan-budget {value:?} is not a positive number"))?;
-                options = options.scan_budget(Some(rows));
-            }
+            "--scan-budget" => options = options.scan_budget(Some(positive(&arg, args.next())?)),
             "--fail-every" | "--fail-call" => {
                 let value = args.next().ok_or(format!("{arg} needs N=FAULT"))?;
                 faults.push(parse_fault(arg == "--fail-every", &value)?);
@@ -183,20 +183,8 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
                 data_dir = Some(PathBuf::from(args.next().ok_or("--data-dir needs a directory")?))
             }
             "--fsync" => fsync = true,
-            "--checkpoint-bytes" => {
-                let value = args.next().ok_or("--checkpoint-bytes needs a number")?;
-                let bytes = value
-                    .parse::<NonZeroU64>()
-                    .map_err(|_| format!("--checkpoint-bytes {value:?} is not a positive number"))?;
-                checkpoint_bytes = Some(bytes);
-            }
-            "--threads" => {
-                let value = args.next().ok_or("--threads needs a number")?;
-                let count = value
-                    .parse::<NonZeroUsize>()
-                    .map_err(|_| format!("--threads {value:?} is not a positive number"))?;
-                threads = Some(count);
-            }
+            "--checkpoint-bytes" => checkpoint_bytes = Some(positive(&arg, args.next())?),
+            "--threads" => threads = Some(positive(&arg, args.next())?),
             "--version" => return Ok(Command::Version),
             "--help" | "-h" => return Ok(Command::Help),
             other => return Err(format!("unknown argument {other:?}")),

@@ -82,7 +82,9 @@ const PHASES: [&str; 4] = ["insert", "get", "scan", "batch"];
 /// The phases of the persisted backends: the writes (the reads are the in-memory engine's).
 const WRITE_PHASES: [bool; 4] = [true, false, false, true];
 const ALL_PHASES: [bool; 4] = [true; 4];
-/// The phases of the floor (module [`floor`]): those it can answer.
+/// The floor's backend name (module [`floor`]).
+const FLOOR: &str = "floor";
+/// The phases of the floor: those it can answer.
 const FLOOR_PHASES: [bool; 4] = [true, true, false, false];
 
 /// What drives the workload.
@@ -135,7 +137,7 @@ impl Backend {
 
     /// Whether `client` drives it: the floor answers only the lean client's checks.
     fn driven_by(&self, client: Client) -> bool {
-        client == Client::Lean || self.name != "floor"
+        client == Client::Lean || self.name != FLOOR
     }
 }
 
@@ -578,8 +580,8 @@ fn main() {
     if wanted("fsync") {
         servers.push(("fsync", start_table_server(&binary, true, &["--fsync"]), WRITE_PHASES));
     }
-    if wanted("floor") {
-        servers.push(("floor", start_floor(), FLOOR_PHASES));
+    if wanted(FLOOR) {
+        servers.push((FLOOR, start_floor(), FLOOR_PHASES));
     }
     let mut backends: Vec<Backend> = servers
         .iter()
