@@ -13,8 +13,8 @@
 //! property limits, value formats, filter semantics, the one-partition rule of batches), the
 //! real service's answers where they differ (`Tables('name')` answers that table, error codes
 //! such as `OutOfRangeInput`), a 15-minute clock skew check on signatures, and `$select`
-//! answered as the engine answers it (keys and `Timestamp` always, absent properties left
-//! out).
+//! answered as the real service answers it (only the listed properties, system properties
+//! included, and a listed property an entity lacks as `null`, where Azurite leaves it out).
 //!
 //! Persistence is optional ([`DataDir`], the binary's `--data-dir`): each account's engine
 //! logs every change to a write-ahead log before applying it and is snapshotted from time to
@@ -22,9 +22,11 @@
 //! The storage format is serde with postcard (a compact, documented binary format) in frames
 //! checked by CRC-32 (crc32fast), rather than an embedded database: the engine keeps all data
 //! in memory anyway and only needs an append-only log and a whole-state snapshot, which a
-//! key-value store would duplicate without making recovery simpler. The wire code shared with the client (entity JSON reading, multipart splitting,
-//! SharedKey strings to sign) is the client's own, through its doc-hidden `wire` and `auth`
-//! items, so the two cannot drift apart.
+//! key-value store would duplicate without making recovery simpler.
+//!
+//! The wire code shared with the client (entity JSON reading, multipart splitting, SharedKey
+//! strings to sign) is the client's own, through its doc-hidden `wire` and `auth` items, so the
+//! two cannot drift apart.
 //!
 //! Module map, from the socket inward: `server` (listening, TLS, connections, graceful
 //! shutdown), `service` (one request: body limits, account, authorization, dispatch), `auth`
