@@ -42,6 +42,70 @@ use crate::user_agent::{check_application_id, user_agent};
 /// The limit of one HTTP attempt unless [`TableServiceClientBuilder::timeout`] says otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The constructors that go through the builder: its entry point and the one-line forms of
+/// common configurations.
+impl TableServiceClient {
+    /// Configures a client: the backend (a connection string, an endpoint with a credential,
+    /// or an engine), retries and timeouts. See [`TableServiceClientBuilder`].
+    ///
+    /// ```rust
+    /// use std::time::Duration;
+    /// use table_client::engine::Engine;
+    /// use table_client::{RetryPolicy, TableServiceClient};
+    ///
+    /// let service = TableServiceClient::builder()
+    ///     .engine(Engine::new())
+    ///     .retry(RetryPolicy::default().max_retries(5))
+    ///     .timeout(Duration::from_secs(10))
+    ///     .build()?;
+    /// # let _ = service;
+    /// # Ok::<(), table_client::Error>(())
+    /// ```
+    pub fn builder() -> TableServiceClientBuilder {
+        TableServiceClientBuilder::new()
+    }
+
+    /// A client for the backend a connection string names, with the default options:
+    /// `UseDevelopmentStorage=true` (Azurite on 127.0.0.1:10002), the account forms
+    /// (`DefaultEndpointsProtocol=https;AccountName=..;AccountKey=..;EndpointSuffix=..`,
+    /// `TableEndpoint=..`, `SharedAccessSignature=..`, also for Cosmos DB Table endpoints), or
+    /// `UseEmbeddedEngine=true[;Name=<name>]` for the embedded engine (with a name, the engine
+    /// bound to it in [`registry`](crate::engine::registry), shared by every client opened
+    /// with that name; without, a private engine). The one-line form of
+    /// `TableServiceClient::builder().connection_string(connection_string).build()`.
+    ///
+    /// ```rust
+    /// use table_client::TableServiceClient;
+    ///
+    /// // Any backend, chosen at run time; nothing is sent until the first operation.
+    /// let conn = std::env::var("AZURE_STORAGE_CONNECTION_STRING")
+    ///     .unwrap_or_else(|_| "UseEmbeddedEngine=true".into());
+    /// let service = TableServiceClient::from_connection_string(&conn)?;
+    /// let azurite = TableServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    /// # let _ = (service, azurite);
+    /// # Ok::<(), table_client::Error>(())
+    /// ```
+    pub fn from_connection_string(connection_string: &str) -> Result<Self> {
+        Self::builder().connection_string(connection_string).build()
+    }
+
+    /// A client for `endpoint` (e.g. `https://myaccount.table.core.windows.net`) whose requests
+    /// carry Microsoft Entra ID bearer tokens from `credential`, asked for
+    /// [`STORAGE_SCOPE`](crate::auth::STORAGE_SCOPE). The one-line form of
+    /// `TableServiceClient::builder().endpoint(endpoint).token_credential(credential).build()`;
+    /// see [`TableServiceClientBuilder::token_credential`] for the token cache, and
+    /// [`TableServiceClientBuilder::token_scope`] for Cosmos DB's audience.
+    ///
+    /// Fails with [`ErrorKind::InvalidInput`] for an endpoint that is not an https URL (http
+    /// is allowed to a loopback host only: bearer tokens are not sent in clear text).
+    pub fn with_token_credential(
+        endpoint: &str,
+        credential: impl crate::auth::TokenCredential + 'static,
+    ) -> Result<Self> {
+        Self::builder().endpoint(endpoint).token_credential(credential).build()
+    }
+}
+
 /// Configures a [`TableServiceClient`]; made by [`TableServiceClient::builder`]. Setters take
 /// and return the builder; a setter called twice keeps the later value. Nothing is checked or
 /// connected until [`build`](Self::build).

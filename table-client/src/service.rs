@@ -1,5 +1,6 @@
 //! The service client: the entry point, which owns the backend and manages tables. It is
-//! configured through [`TableServiceClientBuilder`] (module `builder`).
+//! configured through [`TableServiceClientBuilder`](crate::TableServiceClientBuilder) (module
+//! `builder`, which also holds the constructors that go through it).
 
 use std::sync::Arc;
 
@@ -7,7 +8,6 @@ use table_core::engine::Engine;
 use table_core::{Error, ErrorCode, ErrorKind, Filter, Result, TableQuery, validate_table_name};
 
 use crate::backend::{Backend, EmbeddedBackend};
-use crate::builder::TableServiceClientBuilder;
 use crate::encryption::EncryptionPolicy;
 use crate::error::ambiguous;
 use crate::query::{Progress, QueryStream, no_progress};
@@ -40,70 +40,10 @@ pub struct TableServiceClient {
 }
 
 impl TableServiceClient {
-    /// Configures a client: the backend (a connection string, an endpoint with a credential,
-    /// or an engine), retries and timeouts. See [`TableServiceClientBuilder`].
-    ///
-    /// ```rust
-    /// use std::time::Duration;
-    /// use table_client::engine::Engine;
-    /// use table_client::{RetryPolicy, TableServiceClient};
-    ///
-    /// let service = TableServiceClient::builder()
-    ///     .engine(Engine::new())
-    ///     .retry(RetryPolicy::default().max_retries(5))
-    ///     .timeout(Duration::from_secs(10))
-    ///     .build()?;
-    /// # let _ = service;
-    /// # Ok::<(), table_client::Error>(())
-    /// ```
-    pub fn builder() -> TableServiceClientBuilder {
-        TableServiceClientBuilder::new()
-    }
-
-    /// A client for the backend a connection string names, with the default options:
-    /// `UseDevelopmentStorage=true` (Azurite on 127.0.0.1:10002), the account forms
-    /// (`DefaultEndpointsProtocol=https;AccountName=..;AccountKey=..;EndpointSuffix=..`,
-    /// `TableEndpoint=..`, `SharedAccessSignature=..`, also for Cosmos DB Table endpoints), or
-    /// `UseEmbeddedEngine=true[;Name=<name>]` for the embedded engine (with a name, the engine
-    /// bound to it in [`registry`](crate::engine::registry), shared by every client opened
-    /// with that name; without, a private engine). The one-line form of
-    /// `TableServiceClient::builder().connection_string(connection_string).build()`.
-    ///
-    /// ```rust
-    /// use table_client::TableServiceClient;
-    ///
-    /// // Any backend, chosen at run time; nothing is sent until the first operation.
-    /// let conn = std::env::var("AZURE_STORAGE_CONNECTION_STRING")
-    ///     .unwrap_or_else(|_| "UseEmbeddedEngine=true".into());
-    /// let service = TableServiceClient::from_connection_string(&conn)?;
-    /// let azurite = TableServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
-    /// # let _ = (service, azurite);
-    /// # Ok::<(), table_client::Error>(())
-    /// ```
-    pub fn from_connection_string(connection_string: &str) -> Result<Self> {
-        Self::builder().connection_string(connection_string).build()
-    }
-
-    /// A client for `endpoint` (e.g. `https://myaccount.table.core.windows.net`) whose requests
-    /// carry Microsoft Entra ID bearer tokens from `credential`, asked for
-    /// [`STORAGE_SCOPE`](crate::auth::STORAGE_SCOPE). The one-line form of
-    /// `TableServiceClient::builder().endpoint(endpoint).token_credential(credential).build()`;
-    /// see [`TableServiceClientBuilder::token_credential`] for the token cache, and
-    /// [`TableServiceClientBuilder::token_scope`] for Cosmos DB's audience.
-    ///
-    /// Fails with [`ErrorKind::InvalidInput`] for an endpoint that is not an https URL (http
-    /// is allowed to a loopback host only: bearer tokens are not sent in clear text).
-    pub fn with_token_credential(
-        endpoint: &str,
-        credential: impl crate::auth::TokenCredential + 'static,
-    ) -> Result<Self> {
-        Self::builder().endpoint(endpoint).token_credential(credential).build()
-    }
-
     /// A client over an embedded engine; clones of the engine handle share its data. The
     /// infallible form of `TableServiceClient::builder().engine(engine).build()`: the
     /// engine's injected faults are retried with [`RetryPolicy::default`] (the builder's
-    /// [`retry`](TableServiceClientBuilder::retry) chooses another).
+    /// [`retry`](crate::TableServiceClientBuilder::retry) chooses another).
     ///
     /// ```rust
     /// use table_client::TableServiceClient;
@@ -128,7 +68,7 @@ impl TableServiceClient {
     }
 
     /// The client with client-side encryption (the builder's
-    /// [`encryption`](TableServiceClientBuilder::encryption)).
+    /// [`encryption`](crate::TableServiceClientBuilder::encryption)).
     pub(crate) fn with_encryption(mut self, policy: Option<EncryptionPolicy>) -> Self {
         self.encryption = policy.map(Arc::new);
         self
