@@ -18,6 +18,7 @@
 //! The targets themselves are in [`targets`]; `src/bin/fuzz.rs` runs them from the command line
 //! and `tests/fuzz.rs` runs a short pass of each in `cargo test`.
 
+mod server;
 mod targets;
 
 use std::collections::BTreeMap;
