@@ -675,8 +675,9 @@ fn show(reply: &Reply) -> String {
 fn judge(reply: &Reply) -> Result<Said, String> {
     let Some(_) = reply.header("x-ms-request-id") else {
         // Only hyper answers without the service's headers: a refusal of the request's
-        // framing, before the service saw it.
-        if reply.status < 400 || reply.status == 500 || !reply.body.is_empty() {
+        // framing, before the service saw it, bare (no type, no body).
+        let bare = reply.body.is_empty() && reply.header("content-type").is_none();
+        if reply.status < 400 || reply.status == 500 || !bare {
             return Err("an answer without x-ms-request-id that is not hyper's plain refusal".to_owned());
         }
         return Ok(Said::Hyper);
