@@ -785,3 +785,55 @@ fn read_back(address: SocketAddr) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ERROR: &str = r#"{"odata.error":{"code":"InvalidInput","message":{"lang":"en-US","value":"x"}}}"#;
+
+    fn service(status: u16, body: &str) -> String {
+        format!(
+            "HTTP/1.1 {status} X\r\nx-ms-request-id: r\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    fn said(raw: &str) -> Result<Vec<Said>, String> {
+        split_replies(raw.as_bytes(), false)?.iter().map(judge).collect()
+    }
+
+    #[test]
+    fn answers_are_split_by_their_length_and_interim_answers_skipped() {
+        let raw = format!("HTTP/1.1 100 Continue\r\n\r\n{}{}", service(400, ERROR), service(200, "{}"));
+        assert_eq!(said(&raw), Ok(vec![Said::Refused("InvalidInput".to_owned()), Said::Success]));
+        let no_content = "HTTP/1.1 204 No Content\r\nx-ms-request-id: r\r\n\r\n";
+        assert_eq!(said(no_content), Ok(vec![Said::Success]));
+        let hyper = "HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n";
+        assert_eq!(said(hyper), Ok(vec![Said::Hyper]));
+    }
+
+    #[test]
+    fn broken_answers_are_violations() {
+        let cut = service(400, ERROR);
+        assert!(said(&cut[..cut.len() - 1]).is_err(), "a body cut short");
+        assert!(said("HTTP/1.1 200 OK\r\nx-ms-request-id: r\r\n\r\n").is_err(), "no length");
+        assert!(said("HTTP/1.1 200 OK\r\ncontent-len").is_err(), "a head cut short");
+        assert!(said(&service(500, ERROR)).is_err(), "a 500");
+        assert!(said(&service(404, r#"{"odata.error":{"code":""}}"#)).is_err(), "no code");
+        assert!(said(&service(200, "{")).is_err(), "a JSON body that does not parse");
+        let typed = "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: 0\r\n\r\n";
+        assert!(said(typed).is_err(), "no request id, yet not bare");
+    }
+
+    #[test]
+    fn a_head_answer_leaves_its_body_out() {
+        let head = service(405, ERROR);
+        let head = &head[..head.len() - ERROR.len()];
+        let replies = split_replies(format!("{head}{head}").as_bytes(), true).unwrap_or_default();
+        assert_eq!(
+            replies.iter().map(judge).collect::<Vec<_>>(),
+            [Ok(Said::Refused("(HEAD)".to_owned())), Ok(Said::Refused("(HEAD)".to_owned()))]
+        );
+    }
+}
