@@ -21,7 +21,7 @@
 //! - an answer from the service (it carries `x-ms-request-id`) is never a 500 or a 503 (no
 //!   fault is injected here); an error answer carries the service's JSON error body with a
 //!   code and a message; a `$batch` answer decodes with the client's own reader;
-//! - an answer from hyper's own parser (no `x-ms-request-id`) is an error without a body;
+//! - an answer from hyper's own parser (no `x-ms-request-id`) is a bare error (no type, no body);
 //! - when no write succeeded (no success but a read's 200), the account's data (every table,
 //!   row, property, ETag, access policy, and the service settings) is exactly as it was; when
 //!   one did, every table still reads back over HTTP and decodes.
@@ -234,6 +234,9 @@ fn continuation() -> String {
 // ---------------------------------------------------------------------------------------------
 // seeds and dictionary
 
+/// Methods, header names and values, paths, query parameters, `$filter` pieces and escapes,
+/// `@odata.type` annotations, multipart boundaries, XML elements, framing (`chunked`, huge
+/// `Content-Length` values).
 pub(super) const TOKENS: &[&str] = &[
     "GET ",
     "POST ",
@@ -390,6 +393,8 @@ fn batch(operations: &[Operation]) -> (String, String) {
     (content_type.replace(&batch, "batch_fuzz"), body)
 }
 
+/// One request per operation the server answers, valid (or refused on purpose: an existing
+/// table, a stale ETag, a missing `If-Match`, a failing batch).
 pub(super) fn seeds() -> Vec<Vec<u8>> {
     const JSON: &str = "Content-Type: application/json\r\n";
     const MINIMAL: &str = "Accept: application/json;odata=minimalmetadata\r\n";
@@ -566,6 +571,8 @@ enum Said {
     Hyper,
 }
 
+/// Serves `input` from the fixture and checks the answers (see the module docs); the outcome
+/// is the first answer's status and error code (`hyper 400`, `closed` when there is none).
 pub(super) fn check(input: &[u8]) -> Result<String, String> {
     let harness = &*HARNESS;
     let _one_at_a_time = harness.lock.lock().unwrap_or_else(PoisonError::into_inner);
