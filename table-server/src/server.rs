@@ -31,9 +31,15 @@ const MAX_REQUEST_HEAD: usize = 256 * 1024;
 /// HTTP/1.1 with the request head limits. At most 100 header fields (answered with 431
 /// beyond) is hyper's default, left unset: hyper keeps its default's slots on the stack, while
 /// an explicit limit, even the same one, is a vector filled anew for every request.
+///
+/// Half-closed connections are served: a client that shuts its write side once its requests
+/// are sent (`nc -N`, a script) still gets every answer. Without it, hyper takes the end of
+/// the stream, when it comes while a request is being served, for a client gone mid-request
+/// and closes the connection instead of answering. A request cut short by the end of the
+/// stream is still refused: its body fails to read (400 `InvalidInput`).
 fn http1_builder() -> http1::Builder {
     let mut builder = http1::Builder::new();
-    builder.max_header_size(MAX_REQUEST_HEAD);
+    builder.max_header_size(MAX_REQUEST_HEAD).half_close(true);
     builder
 }
 

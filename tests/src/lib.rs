@@ -21,7 +21,8 @@
 //!   [`script::Target`] of a run: endpoint, CA, account key or bearer tokens).
 //! - [`fault_proxy`]: a seeded fault-injecting HTTP proxy to put in front of Azurite (resets,
 //!   stalls past the client's timeout, 500/503/429, before or after the request is applied).
-//! - [`fuzz`]: deterministic mutation fuzzers for every parser and decoder (run by
+//! - [`fuzz`]: deterministic mutation fuzzers for every parser and decoder, and for whole HTTP
+//!   requests to an in-process `table-server` (run by
 //!   `tests/fuzz.rs` briefly, and by `cargo run --release -p conformance --bin fuzz` at length).
 //!
 //! Environment:

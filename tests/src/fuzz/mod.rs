@@ -1,4 +1,5 @@
-//! Deterministic mutation fuzzing of the SDK's parsers and decoders, on stable Rust.
+//! Deterministic mutation fuzzing of the SDK's parsers and decoders, and of table-server
+//! through whole HTTP requests, on stable Rust.
 //!
 //! `cargo fuzz` needs a nightly toolchain; this module is its small stable stand-in. Each
 //! [`Target`] owns a corpus of valid inputs built with the public API, a dictionary of tokens
@@ -15,9 +16,11 @@
 //!   failure, never fatal to the run; so is a broken invariant.
 //! - Inputs stay below [`MAX_INPUT`] bytes, so a run's time is bounded by its count.
 //!
-//! The targets themselves are in [`targets`]; `src/bin/fuzz.rs` runs them from the command line
+//! The targets themselves are in [`targets`], the `server` target's harness (a running server,
+//! the data each input starts from) in `server`; `src/bin/fuzz.rs` runs them from the command line
 //! and `tests/fuzz.rs` runs a short pass of each in `cargo test`.
 
+mod server;
 mod targets;
 
 use std::collections::BTreeMap;

@@ -9,6 +9,7 @@
 //! | `error` | `wire::decode_error` | the error keeps the status and has a message |
 //! | `connection-string` | `ConnectionString::parse`, `Credential::authorize` | no `Debug` output contains the input's `AccountKey` or `sig` text |
 //! | `continuation` | `Continuation::from_str`, `wire::url::entity_query` | `parse(to_string(c)) == c` |
+//! | `server` | a running `table_server::Server`, whole HTTP/1.1 requests over TCP (module `server`) | well-formed answers, no 500, the service's error bodies, no data change on error, data readable after success |
 //!
 //! Inputs are bytes; a target whose API takes `&str` reads them as lossy UTF-8, so invalid
 //! sequences arrive as U+FFFD. Targets that take several arguments frame them in the input
@@ -29,10 +30,10 @@ use table_core::datetime::parse_datetime;
 use table_core::{Continuation, Entity, Error, Filter, QueryRequest, Value};
 use uuid::Uuid;
 
-use super::Target;
+use super::{Target, server};
 
 /// Every target, in the order the command line runs them.
-pub static TARGETS: [Target; 7] = [
+pub static TARGETS: [Target; 8] = [
     Target { name: "filter", seeds: filter_seeds, dictionary: FILTER_TOKENS, check: check_filter },
     Target { name: "entity", seeds: entity_seeds, dictionary: JSON_TOKENS, check: check_entity },
     Target { name: "page", seeds: page_seeds, dictionary: JSON_TOKENS, check: check_page },
@@ -50,6 +51,7 @@ pub static TARGETS: [Target; 7] = [
         dictionary: CONTINUATION_TOKENS,
         check: check_continuation,
     },
+    Target { name: "server", seeds: server::seeds, dictionary: server::TOKENS, check: server::check },
 ];
 
 /// The target named `name`.
