@@ -8,7 +8,7 @@ use hyper::Method;
 use hyper::header::{ACCEPT, AsHeaderName, HeaderMap, HeaderName, IF_MATCH};
 use table_client::wire::decode_request_entity;
 use table_core::engine::Engine;
-use table_core::{ETag, Entity, Error, ErrorCode, IfMatch, Operation};
+use table_core::{ETag, Entity, Error, ErrorCode, IfMatch, Operation, Violation};
 
 use crate::answer::{Failure, Metadata};
 use crate::json::Links;
@@ -160,8 +160,12 @@ impl Call<'_> {
 
 /// The entity of a write's body. `keys_needed`: an insert, which names its keys in the body.
 pub(crate) fn body_entity(body: &[u8], keys_needed: bool) -> Result<Entity, Failure> {
-    let (entity, keys_given) = decode_request_entity(body)
-        .map_err(|e| Failure::invalid_input(format!("the body is not an entity: {}", e.message())))?;
+    let (entity, keys_given) = decode_request_entity(body).map_err(|e| match e.violation() {
+        // Answered in the service's own words: the body's keys, which the error names, are
+        // not those of an update (its URL names them).
+        Some(Violation::TooManyProperties { .. }) => Failure::service(ErrorCode::TooManyProperties),
+        _ => Failure::invalid_input(format!("the body is not an entity: {}", e.message())),
+    })?;
     if keys_needed && !keys_given {
         return Err(Failure::service(ErrorCode::PropertiesNeedValue));
     }

@@ -377,6 +377,36 @@ async fn malformed_requests_get_the_services_errors() {
     server.shutdown().await;
 }
 
+/// An entity with more than the 252 custom properties the service allows is its
+/// `TooManyProperties`, in its words, on an insert and on a merge (whose keys the URL names),
+/// however far past the limit; 252 are stored.
+#[tokio::test]
+async fn an_entity_past_the_property_limit_is_too_many_properties() {
+    let (server, engine) = start(true).await;
+    create_table(&server, "wide").await;
+    let json = [("Content-Type", JSON), ("Accept", MINIMAL)];
+    let body = |count: usize| {
+        let properties: String = (0..count).map(|i| format!(r#","n{i}":{i}"#)).collect();
+        format!(r#"{{"PartitionKey":"p","RowKey":"r"{properties}}}"#)
+    };
+    for count in [253, 1000] {
+        let reply = send(&server, "POST", "wide", &json, &body(count)).await;
+        assert_eq!((reply.status, reply.code()), (400, "TooManyProperties".to_owned()), "{}", reply.body);
+        assert!(reply.body.contains("up to 252 properties"), "the service's words: {}", reply.body);
+    }
+    assert!(engine.query("wide", &Default::default()).unwrap().entities.is_empty(), "nothing was stored");
+    assert_eq!(send(&server, "POST", "wide", &json, &body(252)).await.status, 201);
+    let merge = [("Content-Type", JSON), ("Accept", MINIMAL), ("If-Match", "*")];
+    let reply =
+        send(&server, "MERGE", "wide(PartitionKey='p',RowKey='r')", &merge, "{\"x\":1,\"y\":2}").await;
+    assert_eq!((reply.status, reply.code()), (400, "TooManyProperties".to_owned()), "{}", reply.body);
+    let reply = send(&server, "MERGE", "wide(PartitionKey='p',RowKey='r')", &merge, &body(300)).await;
+    assert_eq!((reply.status, reply.code()), (400, "TooManyProperties".to_owned()), "{}", reply.body);
+    let stored = engine.query("wide", &Default::default()).unwrap().entities;
+    assert_eq!(stored.iter().map(|e| e.properties.len()).collect::<Vec<_>>(), [252]);
+    server.shutdown().await;
+}
+
 /// The service's header limits, and heads too large for anyone: answered, never a crash, and
 /// the server goes on serving.
 #[tokio::test]

@@ -58,8 +58,8 @@ use table_core::typed::{
     Decoder, EntityReader, PropertyBag, PropertyList, PropertySlots, ReadEntity, TableEntity,
 };
 use table_core::{
-    ETag, EdmType, Entity, MAX_ENTITY_SIZE, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN, RESERVED_PROPERTY_NAMES,
-    Result, SYSTEM_PROPERTIES, Value, parse_guid,
+    ETag, EdmType, Entity, EntityKey, MAX_ENTITY_SIZE, MAX_PROPERTIES, MAX_PROPERTY_NAME_LEN,
+    RESERVED_PROPERTY_NAMES, Result, SYSTEM_PROPERTIES, Value, Violation, parse_guid,
 };
 
 use super::error::ErrorMember;
@@ -158,25 +158,30 @@ pub fn read_entity<'b>(
     slots: &'static PropertySlots,
 ) -> Result<ReadEntity<'b>> {
     let scratch = SlotScratch::default();
-    from_slice(body, EntitySeed { etag_header, slots, scratch: &scratch, keys_given: None }, "entity")
+    from_slice(body, EntitySeed { etag_header, slots, scratch: &scratch, request: None }, "entity")
 }
 
 /// Reads the body of an insert, update, merge or upsert request (for a server): the entity,
 /// and whether it names both keys as strings (a missing or `null` key reads as empty, which
 /// Insert Entity must refuse with `PropertiesNeedValue` while updates take the keys from the
-/// URL). Every rule of [`decode_entity`] applies.
+/// URL). Every rule of [`decode_entity`] applies, except that an entity with more properties
+/// than the service allows is the service's [`Violation::TooManyProperties`], with its true
+/// count (the properties past the limit are counted, not kept), as the service answers it.
 #[doc(hidden)]
 pub fn decode_request_entity(body: &[u8]) -> Result<(Entity, bool)> {
     let scratch = SlotScratch::default();
-    let keys_given = Cell::new(false);
+    let request = RequestFacts::default();
     let seed = EntitySeed {
         etag_header: None,
         slots: &PropertySlots::NONE,
         scratch: &scratch,
-        keys_given: Some(&keys_given),
+        request: Some(&request),
     };
-    let entity = from_slice(body, seed, "entity")?.into_entity();
-    Ok((entity, keys_given.get()))
+    let read = from_slice(body, seed, "entity");
+    if let Some((key, count)) = request.too_many.take() {
+        return Err(Violation::TooManyProperties { key, count, max: MAX_PROPERTIES }.into());
+    }
+    Ok((read?.into_entity(), request.keys_given.get()))
 }
 
 /// [`decode_entity`] straight into `T`: the same value and the same error as
@@ -200,7 +205,7 @@ pub fn read_query_page<'b>(body: &'b [u8], slots: &'static PropertySlots) -> Res
     let scratch = SlotScratch::default();
     decode_page(
         body,
-        EntitySeed { etag_header: None, slots, scratch: &scratch, keys_given: None },
+        EntitySeed { etag_header: None, slots, scratch: &scratch, request: None },
         0,
         "query page",
     )
@@ -473,8 +478,18 @@ struct EntitySeed<'h, 'de> {
     etag_header: Option<&'h str>,
     slots: &'static PropertySlots,
     scratch: &'h SlotScratch<'de>,
-    /// Told whether the object names both keys as strings (see [`decode_request_entity`]).
-    keys_given: Option<&'h Cell<bool>>,
+    /// A request's entity: told what [`decode_request_entity`] reports beside the entity.
+    request: Option<&'h RequestFacts>,
+}
+
+/// What a request's entity object tells its reader beside the entity.
+#[derive(Default)]
+struct RequestFacts {
+    /// Whether the object names both keys as strings.
+    keys_given: Cell<bool>,
+    /// Set when the object has more properties than an entity can: its keys as text and its
+    /// property count, system properties included.
+    too_many: Cell<Option<(String, usize)>>,
 }
 
 /// The buffers each entity of a page reads into in turn, so that a typed read allocates them
@@ -516,6 +531,9 @@ impl<'de> Visitor<'de> for ObjectSeed<'_, 'de> {
         let ObjectSeed(seed) = self;
         let mut slotted = seed.scratch.members.take();
         let mut raw = RawEntity::new(seed.slots, &mut slotted, seed.scratch.values.take());
+        if seed.request.is_some() {
+            raw.past_limit = Some(PastLimit::default());
+        }
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
             let accepted = if key.ends_with(TYPE_ANNOTATION) {
                 let edm = map.next_value_seed(AnnotationSeed { key: &key })?;
@@ -525,8 +543,21 @@ impl<'de> Visitor<'de> for ObjectSeed<'_, 'de> {
             };
             accepted.map_err(de::Error::custom)?;
         }
-        if let Some(keys_given) = seed.keys_given {
-            keys_given.set(matches!((&raw.partition_key, &raw.row_key), (Some(Some(_)), Some(Some(_)))));
+        if let Some(request) = seed.request {
+            request
+                .keys_given
+                .set(matches!((&raw.partition_key, &raw.row_key), (Some(Some(_)), Some(Some(_)))));
+            if let Some(past) = raw.past_limit.as_ref().filter(|past| past.properties > 0) {
+                let key_text =
+                    |key: &Option<Option<Cow<'de, str>>>| key.clone().flatten().unwrap_or_default();
+                let key = EntityKey::new(key_text(&raw.partition_key), key_text(&raw.row_key)).to_string();
+                let count = MAX_PROPERTIES + past.properties;
+                request.too_many.set(Some((key, count)));
+                return Err(de::Error::custom(format!("the entity has {count} properties")));
+            }
+            if let Some(message) = raw.past_limit.as_ref().and_then(|past| past.annotations.clone()) {
+                return Err(de::Error::custom(message));
+            }
         }
         let read = raw.finish(seed.etag_header).map_err(de::Error::custom);
         seed.scratch.members.set(slotted);
@@ -559,7 +590,7 @@ impl<'de, T> DeserializeSeed<'de> for DecodeSeed<'_, 'de, T> {
             etag_header: self.etag_header,
             slots: self.decode.slots(),
             scratch: self.scratch,
-            keys_given: None,
+            request: None,
         };
         let mut entity = ObjectSeed(read).deserialize(d)?;
         // A decoder that reads through a reader reads the entity where it lies: keys, ETag and
@@ -667,6 +698,20 @@ struct RawEntity<'s, 'de> {
     annotation_count: usize,
     /// Whether a slot's value or annotation was met twice.
     slot_repeated: bool,
+    /// For a request's entity, what lies past the limits (counted to the end of the object, so
+    /// that the error can give the true count); otherwise `None`: the first member past a
+    /// limit fails the read.
+    past_limit: Option<PastLimit>,
+}
+
+/// The members of a request's entity past the limits: not kept, so memory stays bounded.
+#[derive(Default)]
+struct PastLimit {
+    /// Custom properties past [`MAX_CUSTOM_PROPERTIES`].
+    properties: usize,
+    /// The error of the first type annotation past [`MAX_PROPERTIES`]: reported only if the
+    /// properties are within their limit (else an annotation of a property past it).
+    annotations: Option<String>,
 }
 
 /// The members met for one slot's property.
@@ -710,6 +755,7 @@ impl<'s, 'de> RawEntity<'s, 'de> {
             value_count: 0,
             annotation_count: 0,
             slot_repeated: false,
+            past_limit: None,
         }
     }
 
@@ -725,7 +771,14 @@ impl<'s, 'de> RawEntity<'s, 'de> {
     /// Takes the type annotation `key` (a name ending in [`TYPE_ANNOTATION`]) naming `edm`.
     fn annotate(&mut self, key: Cow<'de, str>, edm: EdmType) -> std::result::Result<(), String> {
         if self.annotation_count == MAX_PROPERTIES {
-            return Err(format!("the entity has more than {MAX_PROPERTIES} type annotations"));
+            let message = format!("the entity has more than {MAX_PROPERTIES} type annotations");
+            return match &mut self.past_limit {
+                Some(past) => {
+                    past.annotations.get_or_insert(message);
+                    Ok(())
+                }
+                None => Err(message),
+            };
         }
         self.annotation_count += 1;
         let base_len = key.len() - TYPE_ANNOTATION.len();
@@ -781,7 +834,7 @@ impl<'s, 'de> RawEntity<'s, 'de> {
             // A repeat is reported once the object is read, in name order with the others.
             slot.value_repeated |= slot.value.replace(value).is_some();
             self.slot_repeated |= slot.value_repeated;
-            return self.count_property();
+            return self.count_property().map(drop);
         }
         // Control information (`odata.metadata`, `odata.id`, ...) and annotations other than
         // the type describe the response, not the entity.
@@ -789,18 +842,26 @@ impl<'s, 'de> RawEntity<'s, 'de> {
         if key.starts_with("odata.") || (key.as_bytes().contains(&b'@') && key.contains("@odata.")) {
             return Ok(());
         }
-        self.count_property()?;
-        self.values.push((key, value));
+        if self.count_property()? {
+            self.values.push((key, value));
+        }
         Ok(())
     }
 
-    /// Counts one more custom property, refusing more than an entity can have.
-    fn count_property(&mut self) -> std::result::Result<(), String> {
-        if self.value_count == MAX_CUSTOM_PROPERTIES {
-            return Err(format!("the entity has more than {MAX_CUSTOM_PROPERTIES} properties"));
+    /// Counts one more custom property: whether to keep it. Past the most an entity can have,
+    /// a request's property is counted and not kept (see `past_limit`); any other is refused.
+    fn count_property(&mut self) -> std::result::Result<bool, String> {
+        if self.value_count < MAX_CUSTOM_PROPERTIES {
+            self.value_count += 1;
+            return Ok(true);
         }
-        self.value_count += 1;
-        Ok(())
+        match &mut self.past_limit {
+            Some(past) => {
+                past.properties += 1;
+                Ok(false)
+            }
+            None => Err(format!("the entity has more than {MAX_CUSTOM_PROPERTIES} properties")),
+        }
     }
 
     /// Applies the annotations: the entity as read, for [`ReadEntity::into_entity`] or a typed
@@ -1094,12 +1155,54 @@ impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for ItemList<S> {
 
 #[cfg(test)]
 mod tests {
+    use table_core::ErrorKind;
+
     use super::*;
 
     /// Reads `body` as one entity object, stopping where a typed decoder reads it.
     fn read_in_place<'b>(body: &'b str, scratch: &SlotScratch<'b>) -> BodyEntity<'b> {
-        let seed = EntitySeed { etag_header: None, slots: &PropertySlots::NONE, scratch, keys_given: None };
+        let seed = EntitySeed { etag_header: None, slots: &PropertySlots::NONE, scratch, request: None };
         from_slice(body.as_bytes(), ObjectSeed(seed), "entity").unwrap()
+    }
+
+    /// An entity object of keys `p`/`r` with `count` Int64 properties (each annotated), and
+    /// `stray` more annotations of names it does not have.
+    fn wide_body(count: usize, stray: usize) -> String {
+        let properties = (0..count).map(|i| format!(r#","n{i}":"{i}","n{i}@odata.type":"Edm.Int64""#));
+        let strays = (0..stray).map(|i| format!(r#","s{i}@odata.type":"Edm.Int64""#));
+        format!(r#"{{"PartitionKey":"p","RowKey":"r"{}}}"#, properties.chain(strays).collect::<String>())
+    }
+
+    #[test]
+    fn a_request_past_the_property_limit_is_too_many_properties_with_its_true_count() {
+        let (entity, keys_given) = decode_request_entity(wide_body(252, 0).as_bytes()).unwrap();
+        assert_eq!((entity.properties.len(), keys_given), (252, true));
+        for (custom, count) in [(253, 256), (300, 303), (2000, 2003)] {
+            let error = decode_request_entity(wide_body(custom, 0).as_bytes()).unwrap_err();
+            match error.violation() {
+                Some(Violation::TooManyProperties { key, count: told, max: MAX_PROPERTIES }) => {
+                    assert_eq!((key.as_str(), *told), (EntityKey::new("p", "r").to_string().as_str(), count));
+                }
+                other => panic!("{custom} properties: {other:?} ({error})"),
+            }
+            // A response is not a request: its reader stops at the first property too many.
+            let error = decode_entity(wide_body(custom, 0).as_bytes(), None).unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::Decode, "{error}");
+        }
+    }
+
+    #[test]
+    fn a_request_with_annotations_past_their_limit_is_refused_as_a_response_is() {
+        // 252 properties, within their limit, and 256 annotations, past theirs.
+        let body = wide_body(252, 4);
+        for error in [
+            decode_request_entity(body.as_bytes()).unwrap_err(),
+            decode_entity(body.as_bytes(), None).unwrap_err(),
+        ] {
+            assert_eq!(error.kind(), ErrorKind::Decode, "{error}");
+            let why = std::error::Error::source(&error).map(ToString::to_string).unwrap_or_default();
+            assert!(why.contains("type annotations"), "{why}");
+        }
     }
 
     #[test]
