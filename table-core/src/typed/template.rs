@@ -502,12 +502,45 @@ impl KeyBuilder<'_> {
 
     /// The whole key; an error when a field is still missing or the key breaks the key rules.
     #[inline(always)]
-    pub fn finish(mut self) -> Result<String> {
+    pub fn finish(self) -> Result<String> {
+        self.finish_checked().map(CheckedKey::into_string)
+    }
+
+    /// [`finish`](Self::finish), the key kept as a [`CheckedKey`], which a write takes without
+    /// checking it again.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn finish_checked(mut self) -> Result<CheckedKey> {
         if let Some((_, name, _)) = self.advance() {
             return Err(missing_field(self.template, name));
         }
-        validate_key(self.template.key, &self.out)?;
-        Ok(self.out)
+        CheckedKey::new(self.template.key, self.out)
+    }
+}
+
+/// A `PartitionKey` or `RowKey` that passed [`validate_key`]: only [`CheckedKey::new`] makes
+/// one, so a write that takes it (the embedded engine's `Put` of a typed value's fields) need
+/// not check the key again.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedKey(String);
+
+impl CheckedKey {
+    /// The key `text`, once it passes [`validate_key`] as a `key`.
+    #[inline]
+    pub fn new(key: KeyName, text: String) -> Result<Self> {
+        validate_key(key, &text)?;
+        Ok(CheckedKey(text))
+    }
+
+    /// The key.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The key, as a `String`.
+    pub fn into_string(self) -> String {
+        self.0
     }
 }
 
@@ -913,6 +946,15 @@ mod tests {
         };
         let err = PADDED.builder().push(&Slash).and_then(KeyBuilder::finish).unwrap_err();
         assert!(matches!(err.violation(), Some(Violation::KeyCharacter { character: '/', .. })), "{err}");
+    }
+
+    #[test]
+    fn a_checked_key_is_one_that_passes_the_key_rules() {
+        assert_eq!(CheckedKey::new(KeyName::RowKey, "ab_0007".into()).unwrap().into_string(), "ab_0007");
+        for bad in ["a/b".to_owned(), "a\u{7}b".to_owned(), "x".repeat(1025)] {
+            let err = CheckedKey::new(KeyName::RowKey, bad.clone()).unwrap_err();
+            assert_eq!(err.violation(), validate_key(KeyName::RowKey, &bad).err().as_ref(), "{bad}");
+        }
     }
 
     #[test]
