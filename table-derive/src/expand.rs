@@ -164,7 +164,8 @@ fn push_params(p: &TokenStream, fields: &[&Field<'_>]) -> TokenStream {
     quote!(#(#pushes)*)
 }
 
-/// A block evaluating to `Result<String>`: the key of `konst` built from the fields of `self`.
+/// A block evaluating to `Result<CheckedKey>`: the key of `konst` built from the fields of
+/// `self`.
 fn build_from_self(p: &TokenStream, konst: &Ident, key: &Key<'_, '_>) -> TokenStream {
     let pushes = key.fields.iter().map(|f| {
         let (ident, ty) = (f.ident, f.ty);
@@ -173,7 +174,7 @@ fn build_from_self(p: &TokenStream, konst: &Ident, key: &Key<'_, '_>) -> TokenSt
     quote!({
         let __b = #p::KeyTemplate::builder(&#konst);
         #(#pushes)*
-        #p::KeyBuilder::finish(__b)
+        #p::KeyBuilder::finish_checked(__b)
     })
 }
 
@@ -264,9 +265,13 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
 
             #from_parts
 
-            fn partition_key(&self) -> #p::Result<::std::string::String> #build_pk
+            fn partition_key(&self) -> #p::Result<::std::string::String> {
+                Self::__table_partition_key(self).map(#p::CheckedKey::into_string)
+            }
 
-            fn row_key(&self) -> #p::Result<::std::string::String> #build_rk
+            fn row_key(&self) -> #p::Result<::std::string::String> {
+                Self::__table_row_key(self).map(#p::CheckedKey::into_string)
+            }
 
             #select
 
@@ -290,6 +295,13 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
                 #(#reads)*
                 ::core::result::Result::Ok(Self { #(#inits),* })
             }
+
+            /// The `PartitionKey`, for `partition_key` and `to_fields` (which writes it
+            /// without checking it again).
+            fn __table_partition_key(&self) -> #p::Result<#p::CheckedKey> #build_pk
+
+            /// The `RowKey`, as `__table_partition_key`.
+            fn __table_row_key(&self) -> #p::Result<#p::CheckedKey> #build_rk
         }
 
         #[automatically_derived]
@@ -463,8 +475,8 @@ fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
     let properties = properties.iter().map(|(name, value)| quote!((#name, #value)));
     quote! {
         fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> {
-            let __partition_key = <Self as #p::TableEntity>::partition_key(self)?;
-            let __row_key = <Self as #p::TableEntity>::row_key(self)?;
+            let __partition_key = Self::__table_partition_key(self)?;
+            let __row_key = Self::__table_row_key(self)?;
             #(#json)*
             ::core::result::Result::Ok(::core::option::Option::Some(#p::EntityFields::from_sorted(
                 __partition_key,
@@ -822,7 +834,7 @@ fn index_items(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStrea
         let build_rk = build_from_self(p, &rk_name, &index.row_key);
         arms.push(quote! {
             #name => ::core::result::Result::Ok(::core::option::Option::Some(
-                #p::entity_key(#build_pk?, #build_rk?),
+                #p::entity_key(#p::CheckedKey::into_string(#build_pk?), #p::CheckedKey::into_string(#build_rk?)),
             )),
         });
     }

@@ -91,7 +91,8 @@ mod tests {
     use crate::batch::CheckedOperation;
     use crate::engine::row::Row;
     use crate::entity::ETag;
-    use crate::typed::{FieldValue, TableEntity};
+    use crate::error::KeyName;
+    use crate::typed::{CheckedKey, FieldValue, TableEntity};
     use crate::validate::validate_entity;
     use crate::value::Value;
 
@@ -315,7 +316,9 @@ mod tests {
     fn the_entity_limits_apply_to_fields_as_to_entities() {
         let names: Vec<&'static str> = (0..260).map(|i| &*format!("p{i:03}").leak()).collect();
         for (count, each) in [(252, 1), (253, 1), (16, 65_536), (15, 65_536), (17, 65_000)] {
-            let mut fields = EntityFields::new("p".into(), "r".into(), count);
+            let key = |which, text: &str| CheckedKey::new(which, text.to_owned()).unwrap();
+            let mut fields =
+                EntityFields::new(key(KeyName::PartitionKey, "p"), key(KeyName::RowKey, "r"), count);
             for name in &names[..count] {
                 let value = if each == 1 {
                     FieldValue::from(1)

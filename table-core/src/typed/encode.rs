@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use crate::entity::Entity;
 use crate::filter::Operand;
+use crate::typed::CheckedKey;
 use crate::validate::EntityView;
 use crate::value::Value;
 
@@ -59,17 +60,17 @@ borrowed!(&'a str => Str, &'a [u8] => Binary, i32 => Int32, i64 => Int64, f64 =>
 /// A typed value's keys and custom properties, to be written whole (see the module docs).
 #[derive(Debug, Clone)]
 pub struct EntityFields<'a> {
-    partition_key: String,
-    row_key: String,
+    partition_key: CheckedKey,
+    row_key: CheckedKey,
     /// In ascending name order, each name once.
     properties: Vec<(&'static str, FieldValue<'a>)>,
 }
 
 impl<'a> EntityFields<'a> {
-    /// The keys, with room for `capacity` properties. Both keys must pass
-    /// [`validate_key`](crate::validate_key), which a write does not check again: a derived
-    /// `to_fields` passes the keys its key templates built, which checked them.
-    pub fn new(partition_key: String, row_key: String, capacity: usize) -> Self {
+    /// The keys, with room for `capacity` properties. A write does not check the keys again:
+    /// a [`CheckedKey`] passed [`validate_key`](crate::validate_key) when it was made (a derived
+    /// `to_fields` passes the keys its key templates built and checked).
+    pub fn new(partition_key: CheckedKey, row_key: CheckedKey, capacity: usize) -> Self {
         EntityFields { partition_key, row_key, properties: Vec::with_capacity(capacity) }
     }
 
@@ -82,8 +83,8 @@ impl<'a> EntityFields<'a> {
     // being copied into this function's frame.
     #[inline]
     pub fn from_sorted<const N: usize>(
-        partition_key: String,
-        row_key: String,
+        partition_key: CheckedKey,
+        row_key: CheckedKey,
         properties: [(&'static str, Option<FieldValue<'a>>); N],
     ) -> Self {
         debug_assert!(
@@ -121,8 +122,8 @@ impl<'a> EntityFields<'a> {
     /// The same entity as an [`Entity`]: what the type's `to_entity` makes.
     pub fn to_entity(&self) -> Entity {
         Entity {
-            partition_key: self.partition_key.clone(),
-            row_key: self.row_key.clone(),
+            partition_key: self.partition_key.as_str().to_owned(),
+            row_key: self.row_key.as_str().to_owned(),
             timestamp: None,
             etag: None,
             properties: self
@@ -139,11 +140,11 @@ impl EntityView for EntityFields<'_> {
     const KEYS_CHECKED: bool = true;
 
     fn partition_key(&self) -> &str {
-        &self.partition_key
+        self.partition_key.as_str()
     }
 
     fn row_key(&self) -> &str {
-        &self.row_key
+        self.row_key.as_str()
     }
 
     fn property_count(&self) -> usize {
@@ -158,10 +159,20 @@ impl EntityView for EntityFields<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::KeyName;
+
+    /// Fields with the keys `p` and `r`, and room for `capacity` properties.
+    fn fields_p_r(capacity: usize) -> EntityFields<'static> {
+        EntityFields::new(key(KeyName::PartitionKey, "p"), key(KeyName::RowKey, "r"), capacity)
+    }
+
+    fn key(which: KeyName, text: &str) -> CheckedKey {
+        CheckedKey::new(which, text.to_owned()).expect("a valid key")
+    }
 
     #[test]
     fn properties_stay_in_name_order_whatever_order_they_come_in() {
-        let mut fields = EntityFields::new("p".into(), "r".into(), 2);
+        let mut fields = fields_p_r(2);
         for (name, n) in [("B", 1), ("D", 2), ("A", 3), ("C", 4), ("B", 5)] {
             fields.push(name, Some(FieldValue::from(n)));
         }
@@ -175,8 +186,8 @@ mod tests {
     #[test]
     fn a_sorted_list_is_kept_as_it_is_without_its_nones() {
         let fields = EntityFields::from_sorted(
-            "p".into(),
-            "r".into(),
+            key(KeyName::PartitionKey, "p"),
+            key(KeyName::RowKey, "r"),
             [("A", Some(FieldValue::from(1))), ("B", None), ("C", Some(FieldValue::from("c")))],
         );
         assert_eq!(fields.to_entity(), Entity::new("p", "r").with("A", 1).with("C", "c"));
@@ -186,6 +197,10 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "out of order")]
     fn a_list_out_of_order_is_caught_in_debug_builds() {
-        EntityFields::from_sorted("p".into(), "r".into(), [("B", None), ("A", None)]);
+        EntityFields::from_sorted(
+            key(KeyName::PartitionKey, "p"),
+            key(KeyName::RowKey, "r"),
+            [("B", None), ("A", None)],
+        );
     }
 }

@@ -33,4 +33,6 @@ pub use encode::{EntityFields, FieldValue};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
 pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
+#[doc(hidden)]
+pub use template::CheckedKey;
 pub use template::{KeyBuilder, KeyRange, KeyTemplate, KeyTemplates, Segment};

@@ -21,7 +21,7 @@ pub use super::encode::{EntityFields, FieldValue};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
-pub use super::template::{KeyBuilder, KeyRange, KeyTemplate, KeyTemplates, Segment};
+pub use super::template::{CheckedKey, KeyBuilder, KeyRange, KeyTemplate, KeyTemplates, Segment};
 
 fn value_error(property: &str, message: impl std::fmt::Display) -> Error {
     Error::invalid(Violation::Value { property: property.to_owned(), message: message.to_string() })
