@@ -235,6 +235,11 @@ impl Row {
     }
 }
 
+/// The longest text (before the ETag) a [`RowReader`] checks as UTF-8 whole: a few hundred
+/// bytes is a typical row's, and a check of this many costs about what a check per key and
+/// per String of a row would.
+const WHOLE_TEXT_CHECK_MAX: usize = 2048;
+
 /// Bytes of a cache line (x86-64 and most ARM cores).
 const CACHE_LINE: usize = 64;
 /// Bytes of a row [`Row::touch`] loads: a filter or a read of a typical row finds every byte
@@ -338,11 +343,14 @@ pub(crate) struct RowReader<'a> {
     row: &'a Row,
     projection: &'a Projection<'a>,
     parts: Parts<'a>,
-    /// The text before the ETag (keys, names, String values), checked as UTF-8 once, when a
-    /// key or a String is first read: a typed read takes most of it, and one pass over it all
-    /// costs less than a check per key and per String (callgrind: about 330 instructions a
-    /// row in four checks before, for the benches' customer row). The ETag is checked on its
-    /// own, when it is taken. Empty if the check fails, which the module invariant rules out.
+    /// The text before the ETag (keys, names, String values) of a row whose text is at most
+    /// [`WHOLE_TEXT_CHECK_MAX`] bytes, checked as UTF-8 once, when a key or a String is first
+    /// read: a typed read takes most of it, and one pass over it all costs less than a check
+    /// per key and per String (callgrind: about 330 instructions a row in four checks before,
+    /// for the benches' customer row). A longer row's keys and Strings are checked one by one,
+    /// as taken, so that a read of a few small properties of a large row (a projection) does
+    /// not check all of it. The ETag is checked on its own, when it is taken. Empty if the
+    /// check fails, which the module invariant rules out.
     text: OnceCell<&'a str>,
     /// The properties not yet passed.
     ahead: Properties<'a>,
@@ -366,18 +374,22 @@ impl<'a> RowReader<'a> {
         }
     }
 
-    /// The text of the keys, names and String values (see `text`).
+    /// The text at `at` (a key or a String value): sliced from the text checked once (see
+    /// `text`), or checked on its own in a long row.
     #[inline(always)]
-    fn text(&self) -> &'a str {
+    fn str_at(&self, at: Range<usize>) -> &'a str {
+        if self.parts.etag_at > WHOLE_TEXT_CHECK_MAX {
+            return self.parts.str(at);
+        }
         let before_etag = self.parts.text.get(..self.parts.etag_at).unwrap_or_default();
-        self.text.get_or_init(|| text(before_etag))
+        self.text.get_or_init(|| text(before_etag)).get(at).unwrap_or_default()
     }
 
-    /// An encoded value, a String sliced from the text checked once.
+    /// An encoded value, a String sliced from the checked text (`str_at`).
     #[inline(always)]
     fn operand(&self, value: Encoded<'a>) -> Option<Operand<'a>> {
         match value {
-            Encoded::Text(span) => self.text().get(span.at).map(Operand::Str),
+            Encoded::Text(span) => Some(Operand::Str(self.str_at(span.at))),
             Encoded::Fixed(fixed) => fixed.decode(),
         }
     }
@@ -441,12 +453,12 @@ impl<'a> RowReader<'a> {
 impl EntityReader for RowReader<'_> {
     #[inline]
     fn partition_key(&self) -> &str {
-        self.text().get(self.parts.partition_key()).unwrap_or_default()
+        self.str_at(self.parts.partition_key())
     }
 
     #[inline]
     fn row_key(&self) -> &str {
-        self.text().get(self.parts.row_key()).unwrap_or_default()
+        self.str_at(self.parts.row_key())
     }
 
     fn timestamp(&self) -> Option<DateTime<Utc>> {
@@ -842,6 +854,8 @@ mod tests {
     fn any_value() -> impl Strategy<Value = Value> {
         prop_oneof![
             ".{0,12}".prop_map(Value::String),
+            // Long enough that a row holding one is read as a long row (`RowReader::str_at`).
+            "[a-zé ]{1000,1500}".prop_map(Value::String),
             any::<i32>().prop_map(Value::Int32),
             any::<i64>().prop_map(Value::Int64),
             any::<f64>().prop_map(Value::Double),
