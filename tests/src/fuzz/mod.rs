@@ -16,7 +16,7 @@
 //!   failure, never fatal to the run; so is a broken invariant.
 //! - Inputs stay below [`MAX_INPUT`] bytes, so a run's time is bounded by its count.
 //!
-//! The targets themselves are in [`targets`], the `server` target's harness (a running server,
+//! The targets themselves are in module `targets`, the `server` target's harness (a running server,
 //! the data each input starts from) in `server`; `src/bin/fuzz.rs` runs them from the command line
 //! and `tests/fuzz.rs` runs a short pass of each in `cargo test`.
 
