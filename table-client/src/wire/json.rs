@@ -555,8 +555,8 @@ impl<'de> Visitor<'de> for ObjectSeed<'_, 'de> {
                 request.too_many.set(Some((key, count)));
                 return Err(de::Error::custom(format!("the entity has {count} properties")));
             }
-            if let Some(message) = raw.past_limit.as_ref().and_then(|past| past.annotations.clone()) {
-                return Err(de::Error::custom(message));
+            if raw.past_limit.as_ref().is_some_and(|past| past.annotations) {
+                return Err(de::Error::custom(too_many_annotations()));
             }
         }
         let read = raw.finish(seed.etag_header).map_err(de::Error::custom);
@@ -709,9 +709,14 @@ struct RawEntity<'s, 'de> {
 struct PastLimit {
     /// Custom properties past [`MAX_CUSTOM_PROPERTIES`].
     properties: usize,
-    /// The error of the first type annotation past [`MAX_PROPERTIES`]: reported only if the
-    /// properties are within their limit (else an annotation of a property past it).
-    annotations: Option<String>,
+    /// Whether there are type annotations past [`MAX_PROPERTIES`]: an error only if the
+    /// properties are within their limit (else they may annotate the properties past it).
+    annotations: bool,
+}
+
+/// The error of an entity object with more type annotations than an entity can have.
+fn too_many_annotations() -> String {
+    format!("the entity has more than {MAX_PROPERTIES} type annotations")
 }
 
 /// The members met for one slot's property.
@@ -771,13 +776,12 @@ impl<'s, 'de> RawEntity<'s, 'de> {
     /// Takes the type annotation `key` (a name ending in [`TYPE_ANNOTATION`]) naming `edm`.
     fn annotate(&mut self, key: Cow<'de, str>, edm: EdmType) -> std::result::Result<(), String> {
         if self.annotation_count == MAX_PROPERTIES {
-            let message = format!("the entity has more than {MAX_PROPERTIES} type annotations");
             return match &mut self.past_limit {
                 Some(past) => {
-                    past.annotations.get_or_insert(message);
+                    past.annotations = true;
                     Ok(())
                 }
-                None => Err(message),
+                None => Err(too_many_annotations()),
             };
         }
         self.annotation_count += 1;

@@ -388,10 +388,7 @@ impl<'a> RowReader<'a> {
     /// An encoded value, a String sliced from the checked text (`str_at`).
     #[inline(always)]
     fn operand(&self, value: Encoded<'a>) -> Option<Operand<'a>> {
-        match value {
-            Encoded::Text(span) => Some(Operand::Str(self.str_at(span.at))),
-            Encoded::Fixed(fixed) => fixed.decode(),
-        }
+        value.operand_with(|span| Some(self.str_at(span.at)))
     }
 
     /// The value of the property `name` when the row has it and the select admits it, leaving
@@ -560,11 +557,7 @@ impl<'a> RowView<'a> {
             if wanted.as_mut().is_some_and(|wanted| !wanted.admits(name)) {
                 return None;
             }
-            let value = match property.value {
-                Encoded::Text(span) => Operand::Str(text.get(span.at)?),
-                Encoded::Fixed(fixed) => fixed.decode()?,
-            };
-            Some((name, value))
+            Some((name, property.value.operand_with(|span| text.get(span.at))?))
         })
     }
 }
@@ -645,8 +638,15 @@ impl<'a> Encoded<'a> {
     /// of one property checks no other text.
     #[inline]
     fn operand(self) -> Option<Operand<'a>> {
+        self.operand_with(|span| std::str::from_utf8(span.bytes).ok())
+    }
+
+    /// The value, borrowed from the row, a String's text given by `string`: checked on its
+    /// own, or sliced from text checked before.
+    #[inline(always)]
+    fn operand_with(self, string: impl FnOnce(Span<'a>) -> Option<&'a str>) -> Option<Operand<'a>> {
         match self {
-            Encoded::Text(span) => std::str::from_utf8(span.bytes).ok().map(Operand::Str),
+            Encoded::Text(span) => string(span).map(Operand::Str),
             Encoded::Fixed(fixed) => fixed.decode(),
         }
     }
