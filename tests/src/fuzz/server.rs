@@ -752,6 +752,9 @@ fn error_code(reply: &Reply, content_type: &str) -> Result<String, String> {
     }
 }
 
+/// The most pages [`read_back`] reads of one table.
+const MAX_READ_BACK_PAGES: usize = 8;
+
 /// Reads every table of the account back over HTTP: the list, then each table's rows, page by
 /// page, each answer 200 and decoded by the client's own readers.
 fn read_back(address: SocketAddr) -> Result<(), String> {
@@ -772,8 +775,9 @@ fn read_back(address: SocketAddr) -> Result<(), String> {
         wire::decode_table_list(&list.body).map_err(|e| format!("the table list does not decode: {e}"))?;
     for table in tables {
         let mut target = format!("/devstoreaccount1/{table}()");
-        // A handful of pages at most: inputs add at most a batch's 100 rows.
-        for _ in 0..8 {
+        // A handful of pages at most: inputs add at most a batch's 100 rows. More would be
+        // continuations that never end, a fault rather than a table read to its end.
+        for pages in 1.. {
             let page = get(&target)?;
             if page.status != 200 {
                 return Err(format!("table {table} answers {}", show(&page)));
@@ -781,6 +785,9 @@ fn read_back(address: SocketAddr) -> Result<(), String> {
             wire::decode_query_page(&page.body)
                 .map_err(|e| format!("a page of {table} does not decode: {e}"))?;
             let Some(next) = page.header("x-ms-continuation-nextpartitionkey") else { break };
+            if pages == MAX_READ_BACK_PAGES {
+                return Err(format!("table {table} still continues after {pages} pages"));
+            }
             let row = page.header("x-ms-continuation-nextrowkey").unwrap_or_default();
             let encode = wire::url::encode_component;
             target = format!(
