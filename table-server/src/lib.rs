@@ -12,9 +12,10 @@
 //! Deliberate differences from Azurite: the engine's rules where Azurite is lax (key and
 //! property limits, value formats, filter semantics, the one-partition rule of batches), the
 //! real service's answers where they differ (`Tables('name')` answers that table, error codes
-//! such as `OutOfRangeInput`), a 15-minute clock skew check on signatures, and `$select`
-//! answered as the real service answers it (only the listed properties, system properties
-//! included, and a listed property an entity lacks as `null`, where Azurite leaves it out).
+//! such as `OutOfRangeInput`, or `InvalidInput` for a JSON body without a `Content-Type`), a
+//! 15-minute clock skew check on signatures, and `$select` answered as the real service
+//! answers it (only the listed properties, system properties included, and a listed property
+//! an entity lacks as `null`, where Azurite leaves it out).
 //!
 //! Persistence is optional ([`DataDir`], the binary's `--data-dir`): each account's engine
 //! logs every change to a write-ahead log before applying it and is snapshotted from time to

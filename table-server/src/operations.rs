@@ -115,7 +115,7 @@ fn method_not_allowed() -> Failure {
 
 fn create_table(call: &Call<'_>) -> Result<Answer, Refused> {
     let metadata = call.metadata()?;
-    let name = table_client::wire::decode_table(call.body)
+    let name = table_client::wire::decode_table(call.json_body()?)
         .map_err(|e| Failure::invalid_input(format!("the body is not a table: {}", e.message())))?;
     call.engine.create_table(&name)?;
     let location = format!("{}/{}", call.base, table_path(&name));
@@ -215,7 +215,7 @@ fn top(query: &Query<'_>) -> Result<Option<u32>, Failure> {
 
 fn insert(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     let metadata = call.metadata()?;
-    let operation = Operation::Insert(body_entity(call.body, true)?);
+    let operation = Operation::Insert(body_entity(call.json_body()?, true)?);
     call.check_write(table, &operation)?;
     let location =
         format!("{}/{}", call.base, entity_path(table, operation.partition_key(), operation.row_key()));
@@ -235,7 +235,7 @@ fn insert(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
 /// The operations on one entity's URL.
 fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<Answer, Refused> {
     let write = |make: fn(Entity, Option<IfMatch>) -> Operation| -> Result<Answer, Refused> {
-        let mut entity = body_entity(call.body, false)?;
+        let mut entity = body_entity(call.json_body()?, false)?;
         // The URL's keys win over the body's.
         entity.partition_key.clone_from(&key.partition_key);
         entity.row_key.clone_from(&key.row_key);

@@ -407,6 +407,55 @@ async fn an_entity_past_the_property_limit_is_too_many_properties() {
     server.shutdown().await;
 }
 
+/// A body that does not say its type (no `Content-Type`, or an empty one) is refused as the
+/// service refuses it, 400 `InvalidInput` "Content-Type header value missing.", and an Atom
+/// body 415 `AtomFormatNotSupported`, on a table create, an insert, a replace and a merge;
+/// nothing is created or stored.
+#[tokio::test]
+async fn a_body_without_a_json_content_type_is_refused() {
+    let (server, engine) = start(true).await;
+    create_table(&server, "typed").await;
+    let insert = r#"{"PartitionKey":"p","RowKey":"r","n":1}"#;
+    let writes = [
+        ("POST", "Tables", r#"{"TableName":"untyped"}"#),
+        ("POST", "typed", insert),
+        ("PUT", "typed(PartitionKey='p',RowKey='r')", r#"{"n":2}"#),
+        ("MERGE", "typed(PartitionKey='p',RowKey='r')", r#"{"m":3}"#),
+    ];
+    for missing in [None, Some("")] {
+        for (method, path, body) in writes {
+            let mut headers = vec![("Accept", MINIMAL), ("If-Match", "*")];
+            headers.extend(missing.map(|empty| ("Content-Type", empty)));
+            let reply = send(&server, method, path, &headers, body).await;
+            assert_eq!(
+                (reply.status, reply.code()),
+                (400, "InvalidInput".to_owned()),
+                "{method} {path}: {reply:?}"
+            );
+            assert!(reply.body.contains("Content-Type header value missing."), "{}", reply.body);
+        }
+    }
+    for (method, path, body) in writes {
+        let atom =
+            [("Content-Type", "application/atom+xml; charset=utf-8"), ("Accept", MINIMAL), ("If-Match", "*")];
+        let reply = send(&server, method, path, &atom, body).await;
+        assert_eq!(
+            (reply.status, reply.code()),
+            (415, "AtomFormatNotSupported".to_owned()),
+            "{method} {path}: {reply:?}"
+        );
+    }
+    assert!(engine.create_table_if_not_exists("untyped").unwrap(), "the refused creates made no table");
+    assert!(engine.query("typed", &Default::default()).unwrap().entities.is_empty(), "nothing was stored");
+    let typed = [("Content-Type", JSON), ("Accept", MINIMAL)];
+    assert_eq!(
+        send(&server, "POST", "typed", &typed, insert).await.status,
+        201,
+        "with its type, it is stored"
+    );
+    server.shutdown().await;
+}
+
 /// The service's header limits, and heads too large for anyone: answered, never a crash, and
 /// the server goes on serving.
 #[tokio::test]
