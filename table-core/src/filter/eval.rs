@@ -159,10 +159,25 @@ fn lookup<'a, S: Source + ?Sized>(source: &'a S, property: &str) -> Option<Opera
 /// likely cache miss in a large scan.
 const LINEAR_LOOKUP_MAX: usize = 16;
 
-/// Byte equality as an inlined loop. In scans over many entities, where every string is a
-/// cache miss, this measured several times faster than `==` (a `memcmp` call per row).
+/// Byte equality, inlined. In scans over many entities, where every string is a cache miss,
+/// an inlined loop measured several times faster than `==` (a `memcmp` call per row). It
+/// compares whole words: names and keys are mostly 4 to 30 bytes, and a byte loop spent
+/// about 4 instructions a byte on them. The last word overlaps the one before when the
+/// length is not a multiple of its size.
+#[inline]
 pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+    if a.len() != b.len() {
+        return false;
+    }
+    if let (Some(a_last), Some(b_last)) = (a.last_chunk::<8>(), b.last_chunk::<8>()) {
+        let (a_words, b_words) = (a.as_chunks::<8>().0, b.as_chunks::<8>().0);
+        return a_last == b_last && a_words.iter().zip(b_words).all(|(x, y)| x == y);
+    }
+    let halves = |s: &[u8]| Some((*s.first_chunk::<4>()?, *s.last_chunk::<4>()?));
+    match (halves(a), halves(b)) {
+        (Some(a_halves), Some(b_halves)) => a_halves == b_halves,
+        _ => a.iter().zip(b).all(|(x, y)| x == y),
+    }
 }
 
 /// How a property's value relates to a literal.
@@ -246,7 +261,31 @@ fn compare_f64_i64(d: f64, i: i64) -> Option<Ordering> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        /// The word-wise comparison agrees with `==` at every length around its word sizes,
+        /// on equal slices and on slices that differ in one byte anywhere.
+        #[test]
+        fn same_bytes_is_equality(
+            a in proptest::collection::vec(any::<u8>(), 0..40),
+            at in any::<prop::sample::Index>(),
+            flip in 1u8..=255,
+            shorter in any::<bool>(),
+        ) {
+            prop_assert!(same_bytes(&a, &a.clone()));
+            let mut b = a.clone();
+            if let Some(byte) = (!a.is_empty()).then(|| &mut b[at.index(a.len())]) {
+                *byte ^= flip;
+                prop_assert!(!same_bytes(&a, &b) && !same_bytes(&b, &a));
+            }
+            if shorter && !a.is_empty() {
+                prop_assert!(!same_bytes(&a, &a[..a.len() - 1]));
+            }
+        }
+    }
 
     #[test]
     fn double_vs_int64_is_exact() {
