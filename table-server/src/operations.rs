@@ -285,7 +285,7 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
 
 fn with_etag(answer: Answer, outcome: &WriteOutcome) -> Answer {
     match &outcome.etag {
-        Some(etag) => answer.header(ETAG, etag.as_str()),
+        Some(etag) => answer.header(ETAG, etag.as_str().to_owned()),
         None => answer,
     }
 }

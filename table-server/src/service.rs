@@ -12,7 +12,8 @@ use table_core::{ErrorCode, MAX_BATCH_BODY};
 
 use crate::accounts::Accounts;
 use crate::answer::{
-    Answer, Body, Common, DEFAULT_VERSION, Failure, X_MS_CLIENT_REQUEST_ID, X_MS_DATE, X_MS_VERSION,
+    Answer, Body, Common, DEFAULT_VERSION, Failure, RequestId, X_MS_CLIENT_REQUEST_ID, X_MS_DATE,
+    X_MS_VERSION,
 };
 use crate::auth::{self, Signed};
 use crate::bearer;
@@ -49,7 +50,7 @@ impl Service {
         let common = common(request.headers());
         let answer = match self.answer(request, origin, &common).await {
             Ok(answer) => answer,
-            Err(Refused::Failure(failure)) => Answer::failure(&failure, &common.request_id),
+            Err(Refused::Failure(failure)) => Answer::failure(&failure, common.request_id.as_str()),
             Err(Refused::Dropped) => return Err(Dropped),
         };
         Ok(answer.into_response(&common))
@@ -106,7 +107,7 @@ impl Service {
             headers: &parts.headers,
             query: &query,
             body: &body,
-            request_id: &common.request_id,
+            request_id: common.request_id.as_str(),
             grant: grant.as_ref(),
         };
         operations::dispatch(&call, &path.resource)
@@ -136,13 +137,13 @@ fn common(headers: &HeaderMap) -> Common {
 /// A new request id in the service's form (a version 4 GUID): a random half drawn once per
 /// process, and a count of the requests. Unique within the process, which is all a request id
 /// is for (matching a server's log line), without asking the OS for random bytes per request.
-fn request_id() -> String {
+fn request_id() -> RequestId {
     static PROCESS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let process = *PROCESS.get_or_init(|| uuid::Uuid::new_v4().as_u64_pair().0);
     let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let bytes = (u128::from(process) << 64 | u128::from(count)).to_be_bytes();
-    uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
+    RequestId::new(uuid::Builder::from_random_bytes(bytes).into_uuid())
 }
 
 /// The service's header limits: `x-ms-client-request-id` at most 1 KiB, refused with 400
