@@ -79,14 +79,13 @@ fn decode(text: &str) -> Result<String, Failure> {
 /// whole rather than byte by byte through the crate's iterator: every SAS request decodes its
 /// signature and expiry.
 fn percent_decode(text: &str) -> Option<Cow<'_, str>> {
-    // A byte loop rather than `contains`: most texts are a few bytes, a search's setup is not.
-    if !text.bytes().any(|byte| byte == b'%') {
+    if memchr::memchr(b'%', text.as_bytes()).is_none() {
         return Some(Cow::Borrowed(text));
     }
     let hex = |digit: &u8| char::from(*digit).to_digit(16);
     let mut decoded = Vec::with_capacity(text.len());
     let mut rest = text.as_bytes();
-    while let Some(at) = rest.iter().position(|&byte| byte == b'%') {
+    while let Some(at) = memchr::memchr(b'%', rest) {
         let (before, escape) = rest.split_at(at);
         decoded.extend_from_slice(before);
         rest = match escape {
@@ -172,28 +171,36 @@ impl<'a> Query<'a> {
     /// Reads a query string (without `?`). A parameter given twice, or not UTF-8 once
     /// decoded, is refused.
     pub(crate) fn parse(query: &'a str) -> Result<Query<'a>, Failure> {
-        // Sized once (a SAS alone is 8 to 10 parameters), and split byte by byte: the pieces
-        // are short, where a `str` pattern search costs more to set up than to run.
+        // One pass over the bytes that matter (`&`, `=`, `%`): a SAS alone is 8 to 10
+        // parameters, and only its signature and times have escapes to decode.
         let bytes = query.as_bytes();
-        let mut pairs = Vec::with_capacity(bytes.iter().filter(|&&b| b == b'&').count() + 1);
-        let mut start = 0;
-        while start < bytes.len() {
-            let end = bytes[start..].iter().position(|&b| b == b'&').map_or(bytes.len(), |at| start + at);
-            // `&` and `=` are ASCII, so every cut is at a character boundary.
-            let pair = &query[start..end];
-            start = end + 1;
-            if pair.is_empty() {
-                continue;
+        let mut pairs = Vec::with_capacity(memchr::memchr_iter(b'&', bytes).count() + 1);
+        let (mut start, mut equals, mut escaped) = (0, None, [false; 2]);
+        for at in memchr::memchr3_iter(b'&', b'=', b'%', bytes).chain([bytes.len()]) {
+            match bytes.get(at) {
+                Some(b'=') => {
+                    equals.get_or_insert(at);
+                }
+                // In the name before the first `=`, in the value after it.
+                Some(b'%') => escaped[usize::from(equals.is_some())] = true,
+                _ => {
+                    // `&`, `=` and `%` are ASCII, so every cut is at a character boundary.
+                    let (name, value) = match equals {
+                        Some(equals) => (&query[start..equals], &query[equals + 1..at]),
+                        None => (&query[start..at], ""),
+                    };
+                    if at > start {
+                        let name = decode_query(name, escaped[0])?;
+                        if pairs.iter().any(|(n, _)| *n == name) {
+                            return Err(Failure::invalid_input(format!(
+                                "the query parameter {name} is given twice"
+                            )));
+                        }
+                        pairs.push((name, decode_query(value, escaped[1])?));
+                    }
+                    (start, equals, escaped) = (at + 1, None, [false; 2]);
+                }
             }
-            let (name, value) = match pair.bytes().position(|b| b == b'=') {
-                Some(at) => (&pair[..at], &pair[at + 1..]),
-                None => (pair, ""),
-            };
-            let name = decode_query(name)?;
-            if pairs.iter().any(|(n, _)| *n == name) {
-                return Err(Failure::invalid_input(format!("the query parameter {name} is given twice")));
-            }
-            pairs.push((name, decode_query(value)?));
         }
         Ok(Query(pairs))
     }
@@ -204,7 +211,11 @@ impl<'a> Query<'a> {
     }
 }
 
-fn decode_query(text: &str) -> Result<Cow<'_, str>, Failure> {
+/// A query parameter's name or value, decoded when `escaped` (it holds a `%`).
+fn decode_query(text: &str, escaped: bool) -> Result<Cow<'_, str>, Failure> {
+    if !escaped {
+        return Ok(Cow::Borrowed(text));
+    }
     percent_decode(text)
         .ok_or_else(|| Failure::invalid_input("a percent-encoded query parameter is not UTF-8"))
 }
