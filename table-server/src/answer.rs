@@ -55,6 +55,13 @@ impl Metadata {
     /// The level an `Accept` header (or `$format` value) asks for; `None` when it asks for no
     /// JSON (Atom, which the service refuses since 2015).
     pub(crate) fn from_accept(accept: &str) -> Option<Metadata> {
+        // The SDKs name a level in this one form: read by comparisons, not by the scan below.
+        match accept.strip_prefix("application/json;odata=") {
+            Some("minimalmetadata") => return Some(Metadata::Minimal),
+            Some("nometadata") => return Some(Metadata::None),
+            Some("fullmetadata") => return Some(Metadata::Full),
+            _ => {}
+        }
         // Read without a lower-cased copy, from each `=` rather than at every byte: every
         // `$batch` part names its level. Any `odata=nometadata` wins, then `fullmetadata`.
         let bytes = accept.as_bytes();

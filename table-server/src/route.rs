@@ -29,10 +29,10 @@ pub(crate) enum Resource {
     Batch,
 }
 
-/// A request's path read: the account and the resource.
+/// A request's path read: the account (borrowed from the path) and the resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Path {
-    pub(crate) account: String,
+pub(crate) struct Path<'a> {
+    pub(crate) account: &'a str,
     pub(crate) resource: Resource,
 }
 
@@ -46,7 +46,7 @@ fn invalid_uri(why: &str) -> Failure {
 }
 
 /// Reads a request path (without the query).
-pub(crate) fn parse_path(path: &str) -> Result<Path, Failure> {
+pub(crate) fn parse_path(path: &str) -> Result<Path<'_>, Failure> {
     let rest = path.strip_prefix('/').ok_or_else(|| invalid_uri("the path is not absolute"))?;
     let (account, resource) = rest.split_once('/').unwrap_or((rest, ""));
     if account.is_empty() {
@@ -62,7 +62,7 @@ pub(crate) fn parse_path(path: &str) -> Result<Path, Failure> {
             parse_resource(&decoded).ok_or_else(|| invalid_uri("the resource path is malformed"))?
         }
     };
-    Ok(Path { account: account.to_owned(), resource })
+    Ok(Path { account, resource })
 }
 
 /// Percent-decodes `text` as UTF-8.

@@ -72,7 +72,7 @@ impl Service {
         let secondary =
             path.account.strip_suffix("-secondary").filter(|_| parts.method == hyper::Method::GET);
         let account =
-            secondary.map_or(Some(&path.account[..]), Some).and_then(|name| self.accounts.get(name));
+            secondary.map_or(Some(path.account), Some).and_then(|name| self.accounts.get(name));
         let account = account.ok_or_else(|| {
             Failure::new(
                 400,
@@ -85,7 +85,7 @@ impl Service {
         if self.auth && sas::carries_sas(&query) {
             grant = Some(sas::verify(&account.keys, &query, &account.engine, origin, Utc::now())?);
         } else if self.auth && bearer::is_bearer(authorization) {
-            bearer::verify(authorization.unwrap_or(""), &path.account, origin.https, Utc::now())?;
+            bearer::verify(authorization.unwrap_or(""), path.account, origin.https, Utc::now())?;
         } else if self.auth {
             let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
             let signed = Signed {
@@ -98,10 +98,10 @@ impl Service {
             auth::verify(&account.keys, signed, Utc::now())?;
         }
         let host = text_header(&parts.headers, HOST).unwrap_or("127.0.0.1");
-        let base = format!("http://{host}/{}", path.account);
+        let base = ["http://", host, "/", path.account].concat();
         let call = Call {
             engine: &account.engine,
-            account: &path.account,
+            account: path.account,
             base: &base,
             method: request::method(&parts.method, &parts.headers)?,
             headers: &parts.headers,
