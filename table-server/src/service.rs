@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, DATE, HOST, HeaderMap, HeaderValue};
 use hyper::{Request, Response};
 use table_core::{ErrorCode, MAX_BATCH_BODY};
@@ -167,6 +167,10 @@ async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Failure
     let declared = text_header(headers, CONTENT_LENGTH).and_then(|n| n.parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_REQUEST_BODY as u64) {
         return Err(too_large());
+    }
+    // A request without a body (a get, a delete) has nothing to collect.
+    if body.is_end_stream() {
+        return Ok(Bytes::new());
     }
     match Limited::new(body, MAX_REQUEST_BODY).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
