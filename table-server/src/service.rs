@@ -71,8 +71,7 @@ impl Service {
         // clients ask for service statistics); the engine has one location, so it answers reads.
         let secondary =
             path.account.strip_suffix("-secondary").filter(|_| parts.method == hyper::Method::GET);
-        let account =
-            secondary.map_or(Some(path.account), Some).and_then(|name| self.accounts.get(name));
+        let account = secondary.map_or(Some(path.account), Some).and_then(|name| self.accounts.get(name));
         let account = account.ok_or_else(|| {
             Failure::new(
                 400,
