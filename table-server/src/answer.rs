@@ -1,6 +1,8 @@
 //! Responses: the service's error answers (protocol doc section 8), the JSON content types of
 //! the three metadata levels, and the headers every answer carries.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::Full;
@@ -53,6 +55,13 @@ impl Metadata {
     /// The level an `Accept` header (or `$format` value) asks for; `None` when it asks for no
     /// JSON (Atom, which the service refuses since 2015).
     pub(crate) fn from_accept(accept: &str) -> Option<Metadata> {
+        // The SDKs name a level in this one form: read by comparisons, not by the scan below.
+        match accept.strip_prefix("application/json;odata=") {
+            Some("minimalmetadata") => return Some(Metadata::Minimal),
+            Some("nometadata") => return Some(Metadata::None),
+            Some("fullmetadata") => return Some(Metadata::Full),
+            _ => {}
+        }
         // Read without a lower-cased copy, from each `=` rather than at every byte: every
         // `$batch` part names its level. Any `odata=nometadata` wins, then `fullmetadata`.
         let bytes = accept.as_bytes();
@@ -148,7 +157,9 @@ impl From<Error> for Failure {
 #[derive(Debug)]
 pub(crate) struct Answer {
     pub(crate) status: u16,
-    pub(crate) headers: Vec<(HeaderName, String)>,
+    /// Borrowed when constant (a content type, a preference), so that most answers copy no
+    /// header text before hyper writes it.
+    pub(crate) headers: Vec<(HeaderName, Cow<'static, str>)>,
     pub(crate) body: Bytes,
 }
 
@@ -168,7 +179,7 @@ impl Answer {
         Answer::json(failure.status, Metadata::Minimal, failure.body(request_id))
     }
 
-    pub(crate) fn header(mut self, name: HeaderName, value: impl Into<String>) -> Answer {
+    pub(crate) fn header(mut self, name: HeaderName, value: impl Into<Cow<'static, str>>) -> Answer {
         self.headers.push((name, value.into()));
         self
     }
@@ -188,7 +199,7 @@ impl Answer {
             hyper::StatusCode::from_u16(self.status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
         let headers = response.headers_mut();
         headers.reserve(5 + self.headers.len());
-        if let Ok(id) = HeaderValue::try_from(&common.request_id) {
+        if let Ok(id) = HeaderValue::from_bytes(common.request_id.as_str().as_bytes()) {
             headers.append(X_MS_REQUEST_ID, id);
         }
         headers.append(X_MS_VERSION, common.version.clone());
@@ -198,8 +209,13 @@ impl Answer {
             headers.append(X_MS_CLIENT_REQUEST_ID, id.clone());
         }
         for (name, value) in self.headers {
-            // Every value written is ours or an echo checked to be a valid header value.
-            if let Ok(value) = HeaderValue::try_from(value) {
+            // Every value written is ours or an echo checked to be a valid header value. A
+            // constant is shared with the answer rather than copied.
+            let value = match value {
+                Cow::Borrowed(text) => HeaderValue::from_maybe_shared(Bytes::from_static(text.as_bytes())),
+                Cow::Owned(text) => HeaderValue::try_from(text),
+            };
+            if let Ok(value) = value {
                 headers.append(name, value);
             }
         }
@@ -210,11 +226,31 @@ impl Answer {
 /// What every answer to one request repeats.
 #[derive(Debug, Clone)]
 pub(crate) struct Common {
-    pub(crate) request_id: String,
+    pub(crate) request_id: RequestId,
     /// As the request named it (printable), else [`DEFAULT_VERSION`].
     pub(crate) version: HeaderValue,
     /// As the request gave it, when short and printable.
     pub(crate) client_request_id: Option<HeaderValue>,
+}
+
+/// A request id in the service's form, a GUID's 36 characters (`8-4-4-4-12` lower-case hex
+/// digits), kept as text on the stack: written into the header and into error bodies, never
+/// formatted through a `String`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestId([u8; uuid::fmt::Hyphenated::LENGTH]);
+
+impl RequestId {
+    /// The id of `uuid`.
+    pub(crate) fn new(uuid: uuid::Uuid) -> RequestId {
+        let mut text = [0; uuid::fmt::Hyphenated::LENGTH];
+        uuid.hyphenated().encode_lower(&mut text);
+        RequestId(text)
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // Hex digits and hyphens only, so always UTF-8.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
 }
 
 #[cfg(test)]

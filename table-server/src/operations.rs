@@ -218,7 +218,7 @@ fn insert(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     let operation = Operation::Insert(body_entity(call.json_body()?, true)?);
     call.check_write(table, &operation)?;
     let location =
-        format!("{}/{}", call.base, entity_path(table, operation.partition_key(), operation.row_key()));
+        [call.base, "/", &entity_path(table, operation.partition_key(), operation.row_key())].concat();
     let outcome = call.engine.execute(table, &operation)?;
     let answer = match operation.entity() {
         Some(sent) if !call.no_content() => {
@@ -285,7 +285,7 @@ fn entity(call: &Call<'_>, table: &str, key: EntityKey, verb: Verb) -> Result<An
 
 fn with_etag(answer: Answer, outcome: &WriteOutcome) -> Answer {
     match &outcome.etag {
-        Some(etag) => answer.header(ETAG, etag.as_str()),
+        Some(etag) => answer.header(ETAG, etag.as_str().to_owned()),
         None => answer,
     }
 }

@@ -60,17 +60,17 @@ pub(crate) enum Verb {
 /// The verb of a request: its method, or for a `POST` the `X-HTTP-Method` it carries (how
 /// older clients send `MERGE`, `PUT` and `DELETE` through proxies that only pass `POST`).
 pub(crate) fn method(method: &Method, headers: &HeaderMap) -> Result<Verb, Failure> {
-    let tunnelled = headers.get_all(X_HTTP_METHOD).iter().collect::<Vec<_>>();
-    let verb = match tunnelled.as_slice() {
-        [] => method.as_str(),
-        [_] if method != Method::POST => {
+    let mut tunnelled = headers.get_all(X_HTTP_METHOD).iter();
+    let verb = match (tunnelled.next(), tunnelled.next()) {
+        (None, _) => method.as_str(),
+        (Some(_), None) if method != Method::POST => {
             return Err(Failure::new(
                 400,
                 ErrorCode::Other("XMethodNotUsingPost".into()),
                 "The request uses X-HTTP-Method with an HTTP verb other than POST.",
             ));
         }
-        [value] => match value.to_str() {
+        (Some(value), None) => match value.to_str() {
             Ok(v @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => v,
             _ => {
                 return Err(Failure::new(
@@ -80,7 +80,7 @@ pub(crate) fn method(method: &Method, headers: &HeaderMap) -> Result<Verb, Failu
                 ));
             }
         },
-        _ => {
+        (Some(_), Some(_)) => {
             return Err(Failure::new(
                 400,
                 ErrorCode::Other("XMethodIncorrectCount".into()),
@@ -201,4 +201,33 @@ pub(crate) fn missing_if_match() -> Failure {
 /// [`HeaderName`] constant: a `&str` is parsed as a name on every call.
 pub(crate) fn text_header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use hyper::header::HeaderValue;
+
+    use super::*;
+
+    /// The verb of `method` with these `X-HTTP-Method` values, or the error code.
+    fn verb(method: Method, tunnelled: &[&'static str]) -> Result<Verb, String> {
+        let mut headers = HeaderMap::new();
+        for value in tunnelled {
+            headers.append(X_HTTP_METHOD, HeaderValue::from_static(value));
+        }
+        super::method(&method, &headers).map_err(|failure| failure.code.to_string())
+    }
+
+    #[test]
+    fn a_post_stands_for_the_one_verb_it_tunnels() {
+        assert_eq!(verb(Method::GET, &[]), Ok(Verb::Get));
+        assert_eq!(verb(Method::POST, &[]), Ok(Verb::Post));
+        assert_eq!(verb(Method::POST, &["MERGE"]), Ok(Verb::Merge));
+        assert_eq!(verb(Method::POST, &["PATCH"]), Ok(Verb::Merge));
+        assert_eq!(verb(Method::POST, &["DELETE"]), Ok(Verb::Delete));
+        assert_eq!(verb(Method::GET, &["MERGE"]), Err("XMethodNotUsingPost".to_owned()));
+        assert_eq!(verb(Method::POST, &["GET"]), Err("XMethodIncorrectValue".to_owned()));
+        assert_eq!(verb(Method::POST, &["MERGE", "MERGE"]), Err("XMethodIncorrectCount".to_owned()));
+        assert_eq!(verb(Method::GET, &["MERGE", "PUT"]), Err("XMethodIncorrectCount".to_owned()));
+    }
 }

@@ -5,14 +5,15 @@
 use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, DATE, HOST, HeaderMap, HeaderValue};
 use hyper::{Request, Response};
 use table_core::{ErrorCode, MAX_BATCH_BODY};
 
 use crate::accounts::Accounts;
 use crate::answer::{
-    Answer, Body, Common, DEFAULT_VERSION, Failure, X_MS_CLIENT_REQUEST_ID, X_MS_DATE, X_MS_VERSION,
+    Answer, Body, Common, DEFAULT_VERSION, Failure, RequestId, X_MS_CLIENT_REQUEST_ID, X_MS_DATE,
+    X_MS_VERSION,
 };
 use crate::auth::{self, Signed};
 use crate::bearer;
@@ -49,7 +50,7 @@ impl Service {
         let common = common(request.headers());
         let answer = match self.answer(request, origin, &common).await {
             Ok(answer) => answer,
-            Err(Refused::Failure(failure)) => Answer::failure(&failure, &common.request_id),
+            Err(Refused::Failure(failure)) => Answer::failure(&failure, common.request_id.as_str()),
             Err(Refused::Dropped) => return Err(Dropped),
         };
         Ok(answer.into_response(&common))
@@ -70,8 +71,7 @@ impl Service {
         // clients ask for service statistics); the engine has one location, so it answers reads.
         let secondary =
             path.account.strip_suffix("-secondary").filter(|_| parts.method == hyper::Method::GET);
-        let account =
-            secondary.map_or(Some(&path.account[..]), Some).and_then(|name| self.accounts.get(name));
+        let account = secondary.map_or(Some(path.account), Some).and_then(|name| self.accounts.get(name));
         let account = account.ok_or_else(|| {
             Failure::new(
                 400,
@@ -84,7 +84,7 @@ impl Service {
         if self.auth && sas::carries_sas(&query) {
             grant = Some(sas::verify(&account.keys, &query, &account.engine, origin, Utc::now())?);
         } else if self.auth && bearer::is_bearer(authorization) {
-            bearer::verify(authorization.unwrap_or(""), &path.account, origin.https, Utc::now())?;
+            bearer::verify(authorization.unwrap_or(""), path.account, origin.https, Utc::now())?;
         } else if self.auth {
             let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
             let signed = Signed {
@@ -97,16 +97,16 @@ impl Service {
             auth::verify(&account.keys, signed, Utc::now())?;
         }
         let host = text_header(&parts.headers, HOST).unwrap_or("127.0.0.1");
-        let base = format!("http://{host}/{}", path.account);
+        let base = ["http://", host, "/", path.account].concat();
         let call = Call {
             engine: &account.engine,
-            account: &path.account,
+            account: path.account,
             base: &base,
             method: request::method(&parts.method, &parts.headers)?,
             headers: &parts.headers,
             query: &query,
             body: &body,
-            request_id: &common.request_id,
+            request_id: common.request_id.as_str(),
             grant: grant.as_ref(),
         };
         operations::dispatch(&call, &path.resource)
@@ -136,13 +136,13 @@ fn common(headers: &HeaderMap) -> Common {
 /// A new request id in the service's form (a version 4 GUID): a random half drawn once per
 /// process, and a count of the requests. Unique within the process, which is all a request id
 /// is for (matching a server's log line), without asking the OS for random bytes per request.
-fn request_id() -> String {
+fn request_id() -> RequestId {
     static PROCESS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let process = *PROCESS.get_or_init(|| uuid::Uuid::new_v4().as_u64_pair().0);
     let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let bytes = (u128::from(process) << 64 | u128::from(count)).to_be_bytes();
-    uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
+    RequestId::new(uuid::Builder::from_random_bytes(bytes).into_uuid())
 }
 
 /// The service's header limits: `x-ms-client-request-id` at most 1 KiB, refused with 400
@@ -166,6 +166,10 @@ async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Failure
     let declared = text_header(headers, CONTENT_LENGTH).and_then(|n| n.parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_REQUEST_BODY as u64) {
         return Err(too_large());
+    }
+    // A request without a body (a get, a delete) has nothing to collect.
+    if body.is_end_stream() {
+        return Ok(Bytes::new());
     }
     match Limited::new(body, MAX_REQUEST_BODY).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),

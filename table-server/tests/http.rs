@@ -152,6 +152,9 @@ async fn tables_are_created_listed_and_deleted_with_the_services_answers() {
     }
     let message = again.json()["odata.error"]["message"]["value"].as_str().unwrap().to_owned();
     assert!(message.starts_with("The table specified already exists.\nRequestId:"), "{message}");
+    // The error body names the request by the id its header carries.
+    let named = again.header("x-ms-request-id").map(|id| format!("\nRequestId:{id}\nTime:"));
+    assert!(named.is_some_and(|named| message.contains(&named)), "{message}");
 
     let quiet = [("Content-Type", JSON), ("Accept", MINIMAL), ("Prefer", "return-no-content")];
     let second = send(&server, "POST", "Tables", &quiet, r#"{"TableName":"Beta2"}"#).await;
