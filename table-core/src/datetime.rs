@@ -6,6 +6,8 @@
 
 use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat, Timelike, Utc};
 
+use crate::digits::put_digits;
+
 /// Ticks at the Unix epoch: 1970-01-01T00:00:00Z.
 pub const UNIX_EPOCH_TICKS: i64 = 621_355_968_000_000_000;
 
@@ -35,13 +37,17 @@ pub fn format_datetime(t: DateTime<Utc>) -> String {
 }
 
 /// Appends `t` as [`format_datetime`] prints it, with `colon` between hours, minutes and
-/// seconds (ETags carry it percent-encoded, as `%3A`); either, as no longer colon fits the
-/// buffer the text is laid out in.
+/// seconds (ETags carry it percent-encoded, as `%3A`).
 ///
 /// Every write formats a timestamp for its ETag, so years 0..=9999 (all the service stores)
-/// are printed digit by digit: `strftime` cost more than the rest of an insert. Other years
-/// go through chrono (`+10000`, `-0001`). A leap second (chrono's second 59 with a fraction
-/// of a second or more) prints as second 60.
+/// are laid out by hand in a fixed-width buffer: `strftime` cost more than the rest of an
+/// insert. Other years, and a colon too long for the buffer, go through chrono (`+10000`,
+/// `-0001`). A leap second (chrono's second
+/// 59 with a fraction of a second or more) prints as second 60.
+// Inlined: each caller passes a constant `colon`, so every offset below folds to a constant
+// and the copies of the colon become stores (as a call with a run-time colon, those copies
+// were calls to `memcpy`, a third of an ETag's cost).
+#[inline]
 pub(crate) fn write_datetime(t: DateTime<Utc>, colon: &str, out: &mut String) {
     let t = truncate_to_ticks(t);
     // Fields of the naive UTC value: `DateTime`'s own accessors convert through the offset
@@ -57,34 +63,25 @@ pub(crate) fn write_datetime(t: DateTime<Utc>, colon: &str, out: &mut String) {
     // The text is laid out in one fixed buffer and appended whole: one capacity and UTF-8
     // check per instant rather than per field (three checks were a third of an ETag's cost).
     let mut text = [0u8; 64];
-    let mut end = 0;
-    for (i, part) in [&b"0000-00-00T00"[..], b"00", b"00.0000000Z"].into_iter().enumerate() {
-        if i > 0 {
-            text[end..end + colon.len()].copy_from_slice(colon.as_bytes());
-            end += colon.len();
-        }
-        text[end..end + part.len()].copy_from_slice(part);
-        end += part.len();
-    }
     let minute = 13 + colon.len();
     let second = minute + 2 + colon.len();
-    put_digits(&mut text[0..4], year);
-    put_digits(&mut text[5..7], date.month());
-    put_digits(&mut text[8..10], date.day());
-    put_digits(&mut text[11..13], time.hour());
-    put_digits(&mut text[minute..minute + 2], time.minute());
-    put_digits(&mut text[second..second + 2], seconds);
-    put_digits(&mut text[second + 3..second + 10], nanos / 100);
+    let end = second + 11;
+    if end > text.len() {
+        return write_with_chrono(t, colon, out);
+    }
+    text[..13].copy_from_slice(b"0000-00-00T00");
+    text[13..minute].copy_from_slice(colon.as_bytes());
+    text[minute + 2..second].copy_from_slice(colon.as_bytes());
+    text[second..end].copy_from_slice(b"00.0000000Z");
+    put_digits(&mut text[0..4], year.into());
+    put_digits(&mut text[5..7], date.month().into());
+    put_digits(&mut text[8..10], date.day().into());
+    put_digits(&mut text[11..13], time.hour().into());
+    put_digits(&mut text[minute..minute + 2], time.minute().into());
+    put_digits(&mut text[second..second + 2], seconds.into());
+    put_digits(&mut text[second + 3..second + 10], (nanos / 100).into());
     // ASCII digits and punctuation, and the colon given as text: always UTF-8.
     out.push_str(std::str::from_utf8(&text[..end]).unwrap_or_default());
-}
-
-/// Writes the last `slot.len()` decimal digits of `n` into `slot`, zero-padded.
-fn put_digits(slot: &mut [u8], mut n: u32) {
-    for digit in slot.iter_mut().rev() {
-        *digit = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
 }
 
 fn write_with_chrono(t: DateTime<Utc>, colon: &str, out: &mut String) {
@@ -122,12 +119,12 @@ pub fn http_date(t: DateTime<Utc>) -> String {
     // `format!` with its padded integers cost about three times as much.
     let mut text = *b"Ddd, 00 Mmm 0000 00:00:00 GMT";
     text[0..3].copy_from_slice(day.as_bytes());
-    put_digits(&mut text[5..7], date.day());
+    put_digits(&mut text[5..7], date.day().into());
     text[8..11].copy_from_slice(month.as_bytes());
-    put_digits(&mut text[12..16], year);
-    put_digits(&mut text[17..19], time.hour());
-    put_digits(&mut text[20..22], time.minute());
-    put_digits(&mut text[23..25], second);
+    put_digits(&mut text[12..16], year.into());
+    put_digits(&mut text[17..19], time.hour().into());
+    put_digits(&mut text[20..22], time.minute().into());
+    put_digits(&mut text[23..25], second.into());
     // ASCII names, digits and punctuation: always UTF-8.
     std::str::from_utf8(&text).unwrap_or_default().to_owned()
 }

@@ -35,6 +35,7 @@ extern crate self as table_core;
 mod access_policy;
 mod batch;
 pub mod datetime;
+mod digits;
 pub mod engine;
 mod entity;
 mod error;
