@@ -19,7 +19,6 @@
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
 use crate::datetime::{MAX_TICKS, from_ticks, to_ticks};
-use crate::digits::{digit_count, put_digits};
 
 /// Digits of a tick count: `MAX_TICKS` has 19.
 pub const TICKS_DIGITS: usize = 19;
@@ -337,12 +336,18 @@ key_int_from_narrower!(i64 <- i8, i16, i32; u64 <- u8, u16, u32);
 const MAX_DIGITS: usize = 20;
 
 /// The decimal digits of `n` (ASCII), written into the end of `buf`.
-#[inline]
-fn decimal(n: u64, buf: &mut [u8; MAX_DIGITS]) -> &[u8] {
-    // A `u64` has at most `MAX_DIGITS` digits, so the start is never below 0.
-    let digits = &mut buf[MAX_DIGITS - digit_count(n)..];
-    put_digits(digits, n);
-    digits
+fn decimal(mut n: u64, buf: &mut [u8; MAX_DIGITS]) -> &[u8] {
+    let mut start = MAX_DIGITS;
+    loop {
+        start -= 1;
+        // `n % 10` is below 10, so the cast cannot truncate.
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    &buf[start..]
 }
 
 /// Appends ASCII `digits` to `out`, a character each: they are not made a `&str` first, which

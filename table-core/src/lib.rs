@@ -35,7 +35,6 @@ extern crate self as table_core;
 mod access_policy;
 mod batch;
 pub mod datetime;
-mod digits;
 pub mod engine;
 mod entity;
 mod error;
