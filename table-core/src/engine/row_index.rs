@@ -6,8 +6,8 @@
 //! index finds a row with one probe of a hash table instead.
 //!
 //! Invariant: the index holds exactly the rows of the ordered maps, each once, under the hash
-//! of its `(PartitionKey, RowKey)`. Only [`TableData::store`](super::table::TableData::store)
-//! changes either, and it changes both. The rows are shared with the maps (a [`Row`] clone
+//! of its `(PartitionKey, RowKey)`. Only the table's `store_at` changes either, and it changes
+//! both. The rows are shared with the maps (a [`Row`] clone
 //! shares its buffer), so the index costs one slot per row, not a copy of it: 24 bytes (the
 //! hash and the row's pointer) and a control byte per bucket, at most 7/8 of the buckets
 //! used, so 29 to 57 bytes per row (33 at 100 000 rows), against a few hundred for the row
@@ -117,26 +117,48 @@ impl RowIndex {
         self.slots.find(key.hash, found).map(|slot| &slot.row)
     }
 
-    /// Stores `row` under `key` (which must be the row's own keys), replacing the row stored
-    /// there, if any; `None` removes that row.
-    pub(crate) fn put(&mut self, key: &IndexKey<'_>, row: Option<Row>) {
+    /// The place of `key`'s row: found with one probe, for a write that reads the row stored
+    /// there and then [`put`](IndexPlace::put)s its own (a lookup and a store probed twice).
+    pub(crate) fn place<'i>(&'i mut self, key: &IndexKey<'_>) -> IndexPlace<'i> {
         let entry = self.slots.entry(key.hash, |slot| key.matches(slot), |slot| slot.hash);
-        match (entry, row) {
-            (Entry::Occupied(mut slot), Some(row)) => slot.get_mut().row = row,
-            (Entry::Vacant(slot), Some(row)) => {
-                slot.insert(Slot { hash: key.hash, row });
-            }
-            (Entry::Occupied(slot), None) => {
-                slot.remove();
-            }
-            (Entry::Vacant(_), None) => {}
-        }
+        IndexPlace { entry, hash: key.hash }
     }
 
     /// The number of rows indexed.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.slots.len()
+    }
+}
+
+/// The place of one key's row in a [`RowIndex`], filled or not ([`RowIndex::place`]).
+pub(crate) struct IndexPlace<'i> {
+    entry: Entry<'i, Slot>,
+    hash: u64,
+}
+
+impl IndexPlace<'_> {
+    /// The row stored at this place.
+    pub(crate) fn row(&self) -> Option<&Row> {
+        match &self.entry {
+            Entry::Occupied(slot) => Some(&slot.get().row),
+            Entry::Vacant(_) => None,
+        }
+    }
+
+    /// Stores `row` here (its keys must be the place's), replacing the row stored here, if
+    /// any; `None` removes that row.
+    pub(crate) fn put(self, row: Option<Row>) {
+        match (self.entry, row) {
+            (Entry::Occupied(mut slot), Some(row)) => slot.get_mut().row = row,
+            (Entry::Vacant(slot), Some(row)) => {
+                slot.insert(Slot { hash: self.hash, row });
+            }
+            (Entry::Occupied(slot), None) => {
+                slot.remove();
+            }
+            (Entry::Vacant(_), None) => {}
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! empty; every stored row is a [`Row`] stamped with the timestamp of its last write and the
 //! ETag derived from it. Rows share their buffer when cloned, so a query can take a page out
 //! of the lock without copying rows it does not return. The same rows are indexed by key for
-//! point reads (`row_index`); [`TableData::store`] is the only place rows change, and it
+//! point reads (`row_index`); [`store_at`] is the only place rows change, and it
 //! changes the maps and the index together.
 
 use std::collections::BTreeMap;
@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use super::clock::Clock;
 use super::order::{SortKey, sort_key};
 use super::row::Row;
-use super::row_index::{IndexKey, RowIndex};
+use super::row_index::{IndexKey, IndexPlace, RowIndex};
 use crate::batch::{Operation, WriteOutcome};
 use crate::entity::{ETag, Entity, IfMatch};
 use crate::error::{Error, ErrorCode, Result};
@@ -28,7 +28,7 @@ pub(crate) type Partition = BTreeMap<SortKey, Row>;
 #[derive(Debug, Default)]
 pub(crate) struct TableData {
     partitions: BTreeMap<SortKey, Partition>,
-    /// The rows of `partitions` again (see `row_index`); changed only by [`store`](Self::store).
+    /// The rows of `partitions` again (see `row_index`); changed only by [`store_at`].
     index: RowIndex,
 }
 
@@ -119,7 +119,8 @@ impl TableData {
 
     /// Checks one write against its row and, when it passes, hands the row it would store
     /// (`None`: removed) to `record` and, when that accepts it, applies it stamped with the
-    /// next tick of `clock`: the row is looked up once. Errors as [`check`](Self::check), then
+    /// next tick of `clock`: the row's place in the index is found once, for the lookup and
+    /// the store. Errors as [`check`](Self::check), then
     /// `record`'s; a refused write changes nothing, and a write refused by its check takes no
     /// tick.
     pub(crate) fn execute(
@@ -130,11 +131,12 @@ impl TableData {
     ) -> Result<WriteOutcome> {
         let (partition_key, row_key) = op.key();
         let key = self.key(partition_key, row_key);
-        let current = self.index.get(&key);
+        let place = self.index.place(&key);
+        let current = place.row();
         check_row(op, current)?;
         let (row, outcome) = write(current, op, clock.tick());
         record(row.as_ref())?;
-        self.store(&key, row);
+        store_at(&mut self.partitions, place, &key, row);
         Ok(outcome)
     }
 
@@ -177,35 +179,47 @@ impl TableData {
     }
 
     /// Puts `row` under `key` (`None`: removes the row stored there), in the ordered maps and
-    /// the index alike: the one place rows change. `row`'s keys must be `key`'s. Makes the
-    /// partition of a new row, and removes a partition whose last row goes, so no partition is
-    /// ever empty.
-    ///
-    /// None of its map calls can panic (short of allocation failure, which aborts), so the
-    /// maps and the index never disagree, even under a poisoned lock.
+    /// the index alike ([`store_at`], the one place rows change). `row`'s keys must be `key`'s.
     pub(crate) fn store(&mut self, key: &IndexKey<'_>, row: Option<Row>) {
-        let (pk, rk) = (sort_key(key.partition_key()), sort_key(key.row_key()));
-        match row {
-            Some(row) => {
-                self.index.put(key, Some(row.clone()));
-                // A write nearly always finds its partition: looked up by reference, made only
-                // when missing (cheaper than `entry(pk).or_default()`, a twentieth of an insert).
-                match self.partitions.get_mut(&pk) {
-                    Some(partition) => {
-                        partition.insert(rk, row);
-                    }
-                    None => {
-                        self.partitions.insert(pk, Partition::from([(rk, row)]));
-                    }
+        store_at(&mut self.partitions, self.index.place(key), key, row);
+    }
+}
+
+/// Puts `row` under `key` (`None`: removes the row stored there) in `partitions` and at
+/// `place`, `key`'s place in the same table's index: the one place rows change, for
+/// [`TableData::store`] and for a write that found its row's place when it looked the row up.
+/// Makes the partition of a new row, and removes a partition whose last row goes, so no
+/// partition is ever empty.
+///
+/// None of its map calls can panic (short of allocation failure, which aborts), so the maps
+/// and the index never disagree, even under a poisoned lock.
+fn store_at(
+    partitions: &mut BTreeMap<SortKey, Partition>,
+    place: IndexPlace<'_>,
+    key: &IndexKey<'_>,
+    row: Option<Row>,
+) {
+    let (pk, rk) = (sort_key(key.partition_key()), sort_key(key.row_key()));
+    match row {
+        Some(row) => {
+            place.put(Some(row.clone()));
+            // A write nearly always finds its partition: looked up by reference, made only
+            // when missing (cheaper than `entry(pk).or_default()`, a twentieth of an insert).
+            match partitions.get_mut(&pk) {
+                Some(partition) => {
+                    partition.insert(rk, row);
+                }
+                None => {
+                    partitions.insert(pk, Partition::from([(rk, row)]));
                 }
             }
-            None => {
-                self.index.put(key, None);
-                if let Some(partition) = self.partitions.get_mut(&pk) {
-                    partition.remove(&rk);
-                    if partition.is_empty() {
-                        self.partitions.remove(&pk);
-                    }
+        }
+        None => {
+            place.put(None);
+            if let Some(partition) = partitions.get_mut(&pk) {
+                partition.remove(&rk);
+                if partition.is_empty() {
+                    partitions.remove(&pk);
                 }
             }
         }
