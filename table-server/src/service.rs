@@ -87,8 +87,7 @@ impl Service {
         // Named as a read, so that the secondary location's answers carry the account's rules.
         let account =
             split_account(path).ok().and_then(|(name, _)| self.account(name, &hyper::Method::GET).ok());
-        let properties = account.and_then(|account| account.engine.get_service_properties().ok());
-        properties.and_then(|p| p.cors).unwrap_or_default()
+        account.map(|account| account.engine.cors_rules()).unwrap_or_default()
     }
 
     async fn answer(
@@ -104,8 +103,7 @@ impl Service {
         if cors::is_preflight(&parts.method) {
             let (name, _) = split_account(parts.uri.path())?;
             let account = self.account(name, &parts.method)?;
-            let rules = account.engine.get_service_properties()?.cors.unwrap_or_default();
-            return Ok(cors::preflight(&rules, &parts.headers)?);
+            return Ok(cors::preflight(&account.engine.cors_rules(), &parts.headers)?);
         }
         let path = parse_path(parts.uri.path())?;
         let query = Query::parse(parts.uri.query().unwrap_or(""))?;

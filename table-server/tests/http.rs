@@ -727,3 +727,26 @@ async fn cors_rules_answer_preflights_and_mark_actual_requests() {
     );
     server.shutdown().await;
 }
+
+/// Reading the CORS rules for a browser request is no engine call: an injected fault meant for
+/// the next operation is neither spent on it nor lost with its CORS headers.
+#[tokio::test]
+async fn cors_rules_are_read_outside_fault_injection() {
+    let (server, engine) = start(false).await;
+    engine.create_table("flt").unwrap();
+    let rule = table_core::CorsRule {
+        allowed_origins: vec!["*".into()],
+        allowed_methods: vec!["GET".into()],
+        ..Default::default()
+    };
+    let change = table_core::ServiceProperties { cors: Some(vec![rule]), ..Default::default() };
+    engine.set_service_properties(&change).unwrap();
+    let browser = [("Accept", MINIMAL.to_owned()), ("Origin", "https://app.example".to_owned())];
+    engine.faults().fail_call(NonZeroU64::new(2).unwrap(), FaultSpec::server_busy());
+    let first = raw(&server, "GET", "/devstoreaccount1/flt()", &browser, "").await.unwrap();
+    assert_eq!((first.status, first.header("Access-Control-Allow-Origin")), (200, Some("*")), "{first:?}");
+    let second = raw(&server, "GET", "/devstoreaccount1/flt()", &browser, "").await.unwrap();
+    assert_eq!((second.status, second.code()), (503, "ServerBusy".to_owned()), "{second:?}");
+    assert_eq!(second.header("Access-Control-Allow-Origin"), Some("*"));
+    server.shutdown().await;
+}
