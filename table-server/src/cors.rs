@@ -15,14 +15,16 @@
 //! without them); a matching rule answers 200 with `Access-Control-Allow-Origin` (the origin),
 //! `-Allow-Methods` (the requested method), `-Allow-Headers` (the requested headers, when
 //! given), `-Max-Age` (the rule's) and `-Allow-Credentials: true`; no matching rule, or no rule
-//! at all, answers 403 `CorsPreflightFailure`.
+//! at all, answers 403 `CorsPreflightFailure`. The preflight echoes the origin even for a `*`
+//! rule, as the service documents it (and as Azurite does): beside `-Allow-Credentials: true`,
+//! a browser refuses a `*`.
 //!
 //! Actual requests (any other method, answered as usual, errors included): with an `Origin`
 //! that a rule matches with the request's method, the answer also carries
 //! `Access-Control-Allow-Origin` (`*` when the rule matched by `*`, else the origin) and
 //! `Access-Control-Expose-Headers` (the answer's headers named by the rule's exposed headers,
-//! literally or by `prefix*`, plus the rule's literal names); a rule matched by exact origin
-//! adds `Access-Control-Allow-Credentials: true`. `Vary: Origin` is added to GET and HEAD
+//! literally or by `prefix*`, plus the rule's literal names; left out when that is none); a
+//! rule matched by exact origin adds `Access-Control-Allow-Credentials: true`. `Vary: Origin` is added to GET and HEAD
 //! answers (the only ones a browser caches) whenever the account has rules, except when the
 //! answer came from a `*` rule, whose answer is the same for every origin. A request no rule
 //! matches is answered unchanged: CORS never refuses an actual request.
@@ -104,12 +106,13 @@ fn actual_rule<'r>(rules: &'r [CorsRule], origin: &str, method: &str) -> Option<
     })
 }
 
-/// 400 `InvalidHeaderValue`: a preflight without `Origin` or `Access-Control-Request-Method`.
+/// 400 `InvalidHeaderValue`: a preflight without `Origin` or `Access-Control-Request-Method`
+/// (or with one that is not ASCII text, which no rule could match).
 fn missing_header(name: &str) -> Failure {
     Failure::new(
         400,
         ErrorCode::Other("InvalidHeaderValue".into()),
-        format!("A required CORS header is not present. ({name} is missing)"),
+        format!("A required CORS header is not present. ({name} is missing or not ASCII text)"),
     )
 }
 
@@ -178,7 +181,8 @@ impl ActualRequest {
             OriginMatch::Exact => self.origin.clone(),
         };
         headers.append(ACCESS_CONTROL_ALLOW_ORIGIN, allow_origin);
-        if let Ok(exposed) = HeaderValue::try_from(exposed) {
+        // A rule that exposes nothing adds no empty list.
+        if let Some(exposed) = HeaderValue::try_from(exposed).ok().filter(|e| !e.is_empty()) {
             headers.append(ACCESS_CONTROL_EXPOSE_HEADERS, exposed);
         }
         if how == OriginMatch::Exact {
@@ -312,6 +316,7 @@ mod tests {
         let rules = [
             rule(&["https://a.example"], &["GET", "PUT"], &[], &["x-ms-request-*", "x-custom"]),
             rule(&["*"], &["GET"], &[], &["*"]),
+            rule(&["https://c.example"], &["DELETE"], &[], &[]),
         ];
         let answered = |origin: &str, method: Method, rules: &[CorsRule]| {
             let mut answer = headers(&[("x-ms-request-id", "1"), ("content-type", "application/json")]);
@@ -337,6 +342,11 @@ mod tests {
         let put = answered("https://a.example", Method::PUT, &rules);
         assert_eq!(value(&put, "access-control-allow-origin"), Some("https://a.example"));
         assert_eq!(value(&put, "vary"), None);
+
+        // A rule exposing nothing: no empty list.
+        let silent = answered("https://c.example", Method::DELETE, &rules);
+        assert_eq!(value(&silent, "access-control-allow-origin"), Some("https://c.example"));
+        assert!(!silent.contains_key("access-control-expose-headers"));
 
         // No rule matches: unchanged but for Vary on a read.
         let unmatched = answered("https://b.example", Method::PUT, &rules);
