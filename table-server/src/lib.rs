@@ -17,6 +17,13 @@
 //! answers it (only the listed properties, system properties included, and a listed property
 //! an entity lacks as `null`, where Azurite leaves it out).
 //!
+//! The account's CORS rules (set through Set Table Service Properties) are acted on as the
+//! service acts on them: an `OPTIONS` preflight on any path of the account is answered,
+//! without authorization, by the first rule that allows its origin, method and headers (403
+//! `CorsPreflightFailure` when none does), and any other request with an `Origin` that a rule
+//! allows gets `Access-Control-Allow-Origin` and `-Expose-Headers` (error answers too), so a
+//! browser page using an SDK works against table-server as against the service.
+//!
 //! Persistence is optional ([`DataDir`], the binary's `--data-dir`): each account's engine
 //! logs every change to a write-ahead log before applying it and is snapshotted from time to
 //! time, so the data outlives the process, and a kill -9 at any moment loses no answered write.
@@ -30,7 +37,8 @@
 //! two cannot drift apart.
 //!
 //! Module map, from the socket inward: `server` (listening, TLS, connections, graceful
-//! shutdown), `service` (one request: body limits, account, authorization, dispatch), `auth`
+//! shutdown), `service` (one request: body limits, account, authorization, dispatch), `cors`
+//! (preflights and the CORS headers of browser requests, from the account's rules), `auth`
 //! (SharedKey verification), `bearer` (bearer tokens, signature unchecked), `sas` (table and
 //! account SAS verification and the grant each gives), `route` (the resource a path names and
 //! the query parameters), `request` (one request as the operations see it), `operations`
@@ -47,6 +55,7 @@ mod answer;
 mod auth;
 mod batch;
 mod bearer;
+mod cors;
 mod json;
 mod operations;
 mod persist;

@@ -47,11 +47,7 @@ fn invalid_uri(why: &str) -> Failure {
 
 /// Reads a request path (without the query).
 pub(crate) fn parse_path(path: &str) -> Result<Path<'_>, Failure> {
-    let rest = path.strip_prefix('/').ok_or_else(|| invalid_uri("the path is not absolute"))?;
-    let (account, resource) = rest.split_once('/').unwrap_or((rest, ""));
-    if account.is_empty() {
-        return Err(invalid_uri("the path names no account"));
-    }
+    let (account, resource) = split_account(path)?;
     let resource = match resource {
         "" => Resource::Account,
         "Tables" => Resource::Tables,
@@ -63,6 +59,17 @@ pub(crate) fn parse_path(path: &str) -> Result<Path<'_>, Failure> {
         }
     };
     Ok(Path { account, resource })
+}
+
+/// A request path (without the query) split into its account and the rest, unread (a CORS
+/// preflight names the account only; the rest may be any path).
+pub(crate) fn split_account(path: &str) -> Result<(&str, &str), Failure> {
+    let rest = path.strip_prefix('/').ok_or_else(|| invalid_uri("the path is not absolute"))?;
+    let (account, resource) = rest.split_once('/').unwrap_or((rest, ""));
+    if account.is_empty() {
+        return Err(invalid_uri("the path names no account"));
+    }
+    Ok((account, resource))
 }
 
 /// Percent-decodes `text` as UTF-8.

@@ -2,24 +2,27 @@
 //! the signature, then the operation. Every refusal is the service's error answer; only an
 //! injected fault that loses its answer closes the connection instead.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, DATE, HOST, HeaderMap, HeaderValue};
 use hyper::{Request, Response};
-use table_core::{ErrorCode, MAX_BATCH_BODY};
+use table_core::{CorsRule, ErrorCode, MAX_BATCH_BODY};
 
-use crate::accounts::Accounts;
+use crate::accounts::{Account, Accounts};
 use crate::answer::{
     Answer, Body, Common, DEFAULT_VERSION, Failure, RequestId, X_MS_CLIENT_REQUEST_ID, X_MS_DATE,
     X_MS_VERSION,
 };
 use crate::auth::{self, Signed};
 use crate::bearer;
+use crate::cors;
 use crate::operations;
 use crate::request::{self, Call, Refused, text_header};
-use crate::route::{Query, parse_path};
+use crate::route::{Query, parse_path, split_account};
 use crate::sas::{self, Origin};
 
 /// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
@@ -48,12 +51,43 @@ impl Service {
         origin: Origin,
     ) -> Result<Response<Body>, Dropped> {
         let common = common(request.headers());
+        // Only a browser's request (one with `Origin`) keeps its URI for the CORS headers.
+        let cors = cors::ActualRequest::of(request.method(), request.headers())
+            .map(|cors| (cors, request.uri().clone()));
         let answer = match self.answer(request, origin, &common).await {
             Ok(answer) => answer,
             Err(Refused::Failure(failure)) => Answer::failure(&failure, common.request_id.as_str()),
             Err(Refused::Dropped) => return Err(Dropped),
         };
-        Ok(answer.into_response(&common))
+        let mut response = answer.into_response(&common);
+        if let Some((cors, uri)) = cors {
+            cors.apply(&self.cors_rules(uri.path()), response.headers_mut());
+        }
+        Ok(response)
+    }
+
+    /// The account a request names (its secondary location too when `method` reads); 400
+    /// `InvalidUri` for an account not served here.
+    fn account(&self, name: &str, method: &hyper::Method) -> Result<Arc<Account>, Failure> {
+        // `{account}-secondary` names the account's read-only secondary location (where
+        // clients ask for service statistics); the engine has one location, so it answers reads.
+        let secondary = name.strip_suffix("-secondary").filter(|_| method == hyper::Method::GET);
+        secondary.map_or(Some(name), Some).and_then(|name| self.accounts.get(name)).ok_or_else(|| {
+            Failure::new(
+                400,
+                ErrorCode::Other("InvalidUri".to_owned()),
+                format!("The account {name:?} is not served here."),
+            )
+        })
+    }
+
+    /// The CORS rules of the account `path` names; none when it names no account served here,
+    /// whose answer then gets no CORS headers.
+    fn cors_rules(&self, path: &str) -> Vec<CorsRule> {
+        // Named as a read, so that the secondary location's answers carry the account's rules.
+        let account =
+            split_account(path).ok().and_then(|(name, _)| self.account(name, &hyper::Method::GET).ok());
+        account.map(|account| account.engine.cors_rules()).unwrap_or_default()
     }
 
     async fn answer(
@@ -65,20 +99,15 @@ impl Service {
         let (parts, body) = request.into_parts();
         check_headers(&parts.headers)?;
         let body = read_body(&parts.headers, body).await?;
+        // A preflight names the account only, and is answered without authorization.
+        if cors::is_preflight(&parts.method) {
+            let (name, _) = split_account(parts.uri.path())?;
+            let account = self.account(name, &parts.method)?;
+            return Ok(cors::preflight(&account.engine.cors_rules(), &parts.headers)?);
+        }
         let path = parse_path(parts.uri.path())?;
         let query = Query::parse(parts.uri.query().unwrap_or(""))?;
-        // `{account}-secondary` names the account's read-only secondary location (where
-        // clients ask for service statistics); the engine has one location, so it answers reads.
-        let secondary =
-            path.account.strip_suffix("-secondary").filter(|_| parts.method == hyper::Method::GET);
-        let account = secondary.map_or(Some(path.account), Some).and_then(|name| self.accounts.get(name));
-        let account = account.ok_or_else(|| {
-            Failure::new(
-                400,
-                ErrorCode::Other("InvalidUri".to_owned()),
-                format!("The account {:?} is not served here.", path.account),
-            )
-        })?;
+        let account = self.account(path.account, &parts.method)?;
         let mut grant = None;
         let authorization = text_header(&parts.headers, AUTHORIZATION);
         if self.auth && sas::carries_sas(&query) {

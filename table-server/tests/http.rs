@@ -631,3 +631,122 @@ async fn the_secondary_location_only_reads_and_service_settings_round_trip() {
     let other = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/?comp=list"), &[], "").await.unwrap();
     assert_eq!(other.status, 501, "{other:?}");
 }
+
+/// CORS rules set through Set Table Service Properties are acted on: a preflight (unsigned)
+/// is answered by the first matching rule or refused, and an actual request with `Origin`
+/// gets the rule's headers, an error answer too, while an unmatched one is answered unchanged.
+#[tokio::test]
+async fn cors_rules_answer_preflights_and_mark_actual_requests() {
+    let (server, _engine) = start(true).await;
+    let preflight = |origin: &'static str, method: &'static str, headers: Option<&'static str>| {
+        let mut all =
+            vec![("Origin", origin.to_owned()), ("Access-Control-Request-Method", method.to_owned())];
+        all.extend(headers.map(|h| ("Access-Control-Request-Headers", h.to_owned())));
+        let server = &server;
+        async move { raw(server, "OPTIONS", &format!("/{DEV_ACCOUNT}/Tables('x')"), &all, "").await.unwrap() }
+    };
+    // No rules yet: every preflight is refused.
+    let none = preflight("https://app.example", "GET", None).await;
+    assert_eq!((none.status, none.code()), (403, "CorsPreflightFailure".to_owned()), "{none:?}");
+
+    let rules = "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties><Cors>\
+        <CorsRule><AllowedOrigins>https://app.example</AllowedOrigins><AllowedMethods>GET,PUT</AllowedMethods>\
+        <AllowedHeaders>x-ms-*,content-type</AllowedHeaders><ExposedHeaders>x-ms-request-id,x-custom</ExposedHeaders>\
+        <MaxAgeInSeconds>300</MaxAgeInSeconds></CorsRule>\
+        <CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods>\
+        <AllowedHeaders></AllowedHeaders><ExposedHeaders>x-ms-version</ExposedHeaders>\
+        <MaxAgeInSeconds>10</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>";
+    let set = send(
+        &server,
+        "PUT",
+        "?restype=service&comp=properties",
+        &[("Content-Type", "application/xml")],
+        rules,
+    )
+    .await;
+    assert_eq!(set.status, 202, "{set:?}");
+
+    let allowed = preflight("https://app.example", "PUT", Some("x-ms-date,Content-Type")).await;
+    assert_eq!(allowed.status, 200, "{allowed:?}");
+    assert_eq!(allowed.header("Access-Control-Allow-Origin"), Some("https://app.example"));
+    assert_eq!(allowed.header("Access-Control-Allow-Methods"), Some("PUT"));
+    assert_eq!(allowed.header("Access-Control-Allow-Headers"), Some("x-ms-date,Content-Type"));
+    assert_eq!(allowed.header("Access-Control-Max-Age"), Some("300"));
+    assert_eq!(allowed.header("Access-Control-Allow-Credentials"), Some("true"));
+    // The second rule answers any other origin, for GET without headers only.
+    let any = preflight("https://other.example", "GET", None).await;
+    assert_eq!((any.status, any.header("Access-Control-Max-Age")), (200, Some("10")), "{any:?}");
+    for (origin, method, headers) in [
+        ("https://APP.example", "PUT", None),
+        ("https://app.example", "DELETE", None),
+        ("https://app.example", "PUT", Some("x-other")),
+        ("https://other.example", "GET", Some("x-ms-date")),
+    ] {
+        let refused = preflight(origin, method, headers).await;
+        assert_eq!((refused.status, refused.code()), (403, "CorsPreflightFailure".to_owned()), "{refused:?}");
+        assert_eq!(refused.header("Access-Control-Allow-Origin"), None);
+    }
+    let without =
+        raw(&server, "OPTIONS", &format!("/{DEV_ACCOUNT}/"), &[("Origin", "https://app.example".into())], "")
+            .await
+            .unwrap();
+    assert_eq!((without.status, without.code()), (400, "InvalidHeaderValue".to_owned()), "{without:?}");
+
+    // Actual requests: the first rule's headers for its origin, the `*` rule's for another.
+    let listed =
+        send(&server, "GET", "Tables", &[("Accept", MINIMAL), ("Origin", "https://app.example")], "").await;
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert_eq!(listed.header("Access-Control-Allow-Origin"), Some("https://app.example"));
+    assert_eq!(listed.header("Access-Control-Expose-Headers"), Some("x-ms-request-id,x-custom"));
+    assert_eq!(listed.header("Access-Control-Allow-Credentials"), Some("true"));
+    assert_eq!(listed.header("Vary"), Some("Origin"));
+    let other =
+        send(&server, "GET", "Tables", &[("Accept", MINIMAL), ("Origin", "https://other.example")], "").await;
+    assert_eq!(other.header("Access-Control-Allow-Origin"), Some("*"), "{other:?}");
+    assert_eq!(other.header("Access-Control-Expose-Headers"), Some("x-ms-version"));
+    assert_eq!((other.header("Access-Control-Allow-Credentials"), other.header("Vary")), (None, None));
+    // An error answer (here an unsigned request) carries them too, so the page can read it.
+    let unsigned = raw(
+        &server,
+        "GET",
+        &format!("/{DEV_ACCOUNT}/Tables"),
+        &[("Origin", "https://app.example".into())],
+        "",
+    )
+    .await
+    .unwrap();
+    assert_eq!(unsigned.status, 403, "{unsigned:?}");
+    assert_eq!(unsigned.header("Access-Control-Allow-Origin"), Some("https://app.example"));
+    // No rule allows a DELETE from another origin: answered as usual, without CORS headers.
+    let deleted =
+        send(&server, "DELETE", "Tables('missing')", &[("Origin", "https://other.example")], "").await;
+    assert_eq!(deleted.status, 404, "{deleted:?}");
+    assert!(
+        deleted.headers.iter().all(|(n, _)| !n.to_ascii_lowercase().starts_with("access-control")),
+        "{deleted:?}"
+    );
+    server.shutdown().await;
+}
+
+/// Reading the CORS rules for a browser request is no engine call: an injected fault meant for
+/// the next operation is neither spent on it nor lost with its CORS headers.
+#[tokio::test]
+async fn cors_rules_are_read_outside_fault_injection() {
+    let (server, engine) = start(false).await;
+    engine.create_table("flt").unwrap();
+    let rule = table_core::CorsRule {
+        allowed_origins: vec!["*".into()],
+        allowed_methods: vec!["GET".into()],
+        ..Default::default()
+    };
+    let change = table_core::ServiceProperties { cors: Some(vec![rule]), ..Default::default() };
+    engine.set_service_properties(&change).unwrap();
+    let browser = [("Accept", MINIMAL.to_owned()), ("Origin", "https://app.example".to_owned())];
+    engine.faults().fail_call(NonZeroU64::new(2).unwrap(), FaultSpec::server_busy());
+    let first = raw(&server, "GET", "/devstoreaccount1/flt()", &browser, "").await.unwrap();
+    assert_eq!((first.status, first.header("Access-Control-Allow-Origin")), (200, Some("*")), "{first:?}");
+    let second = raw(&server, "GET", "/devstoreaccount1/flt()", &browser, "").await.unwrap();
+    assert_eq!((second.status, second.code()), (503, "ServerBusy".to_owned()), "{second:?}");
+    assert_eq!(second.header("Access-Control-Allow-Origin"), Some("*"));
+    server.shutdown().await;
+}

@@ -66,7 +66,7 @@ use crate::entity::{Entity, EntityKey, IfMatch};
 use crate::error::{Error, ErrorCode, KeyName, Origin, Result, Violation};
 use crate::query::{Continuation, Page, QueryRequest, TablePage, TableQuery};
 use crate::service_properties::{
-    GeoReplicationStatus, ServiceProperties, ServiceStatistics, validate_service_properties,
+    CorsRule, GeoReplicationStatus, ServiceProperties, ServiceStatistics, validate_service_properties,
 };
 use crate::typed::Decoder;
 use crate::validate::validate_key;
@@ -508,6 +508,15 @@ impl Engine {
     /// ([`ServiceProperties::service_defaults`]) until a set changes them.
     pub fn get_service_properties(&self) -> Result<ServiceProperties> {
         self.serve(|s| Ok(s.properties.lock().unwrap_or_else(PoisonError::into_inner).clone()))
+    }
+
+    /// The stored CORS rules, read as no engine call: no fault is injected and none is counted,
+    /// and the journal is not waited on. For table-server, which consults them beside the
+    /// operation of every browser request.
+    #[doc(hidden)]
+    pub fn cors_rules(&self) -> Vec<CorsRule> {
+        let properties = self.inner.properties.lock().unwrap_or_else(PoisonError::into_inner);
+        properties.cors.clone().unwrap_or_default()
     }
 
     /// Changes the settings `change` names, keeping the others, as the service does. Errors:

@@ -39,7 +39,9 @@ use serde_json::Value as Json;
 use table_client::auth::{AccountKey, TableSasBuilder, TableSasPermissions};
 use table_client::wire::{self, encode_batch};
 use table_core::engine::{Change, Engine, RowChange};
-use table_core::{Entity, IfMatch, Operation, QueryRequest, ServiceProperties, SignedIdentifier, Value};
+use table_core::{
+    CorsRule, Entity, IfMatch, Operation, QueryRequest, ServiceProperties, SignedIdentifier, Value,
+};
 use table_server::{Accounts, Config, DEV_ACCOUNT, DEV_KEY, Server};
 
 /// The name of the harness runtime's threads, where every server task runs.
@@ -174,7 +176,23 @@ fn fixture() -> Engine {
     }
     let policies = [SignedIdentifier::new("readers", "r"), SignedIdentifier::new("writers", "au")];
     engine.set_access_policies(ACL, &policies).expect("fixture policies are valid");
-    engine.set_service_properties(&ServiceProperties::service_defaults()).expect("the defaults are valid");
+    // CORS rules, so that preflights and requests with `Origin` reach the server's matching.
+    let cors = vec![
+        CorsRule {
+            allowed_origins: vec!["https://app.example".into()],
+            allowed_methods: vec!["GET".into(), "PUT".into()],
+            allowed_headers: vec!["x-ms-*".into(), "content-type".into()],
+            exposed_headers: vec!["x-ms-request-*".into(), "etag".into()],
+            max_age_seconds: 60,
+        },
+        CorsRule {
+            allowed_origins: vec!["*".into()],
+            allowed_methods: vec!["GET".into()],
+            ..CorsRule::default()
+        },
+    ];
+    let settings = ServiceProperties { cors: Some(cors), ..ServiceProperties::service_defaults() };
+    engine.set_service_properties(&settings).expect("the fixture settings are valid");
     engine
 }
 
@@ -281,6 +299,10 @@ pub(super) const TOKENS: &[&str] = &[
     "x-ms-version: 2019-02-02\r\n",
     "x-ms-client-request-id: ",
     "DataServiceVersion: 3.0\r\n",
+    "Origin: https://app.example\r\n",
+    "Origin: ",
+    "Access-Control-Request-Method: PUT\r\n",
+    "Access-Control-Request-Headers: x-ms-date,content-type\r\n",
     "Authorization: SharedKey devstoreaccount1:",
     "Authorization: Bearer ",
     "/devstoreaccount1",
@@ -473,6 +495,14 @@ pub(super) fn seeds() -> Vec<Vec<u8>> {
         request("GET", &format!("{account}/{ACL}?comp=acl"), "", ""),
         request("GET", &format!("{account}/?restype=service&comp=properties"), "", ""),
         request("GET", "/devstoreaccount1-secondary/?restype=service&comp=stats", "", ""),
+        // CORS: a preflight the first rule allows, and a browser's read.
+        request(
+            "OPTIONS",
+            &format!("{account}/{DATA}()"),
+            "Origin: https://app.example\r\nAccess-Control-Request-Method: PUT\r\nAccess-Control-Request-Headers: x-ms-date,content-type\r\n",
+            "",
+        ),
+        request("GET", &format!("{account}/{DATA}()?$top=1"), &format!("{MINIMAL}Origin: https://app.example\r\n"), ""),
         // Chunked, and a client waiting for 100 Continue.
         format!(
             "POST {account}/{DATA} HTTP/1.1\r\nHost: 127.0.0.1\r\n{JSON}{NONE}Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{new_row}\r\n0\r\n\r\n",
