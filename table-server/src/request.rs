@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 use hyper::Method;
-use hyper::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HeaderMap, HeaderName, IF_MATCH};
+use hyper::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, IF_MATCH};
 use table_client::wire::decode_request_entity;
 use table_core::engine::Engine;
 use table_core::{ETag, Entity, Error, ErrorCode, IfMatch, Operation, Violation};
@@ -122,26 +122,17 @@ pub(crate) struct Call<'a> {
 impl Call<'_> {
     /// The metadata level the answer is written in: `$format`, else `Accept`. Refused with
     /// 415 `AtomFormatNotSupported` when neither asks for JSON (the service no longer writes
-    /// Atom).
+    /// Atom), and 415 `JsonVerboseFormatNotSupported` when it asks for verbose JSON.
     pub(crate) fn metadata(&self) -> Result<Metadata, Failure> {
         let asked = self.query.get("$format").or_else(|| text_header(self.headers, ACCEPT)).unwrap_or("");
-        Metadata::from_accept(asked).ok_or_else(atom_not_supported)
+        asked_metadata(asked)?.ok_or_else(atom_not_supported)
     }
 
-    /// The body of a request that sends JSON (a table to create, an entity to write), refused
-    /// as the service refuses a body that does not say its type (400 `InvalidInput`,
-    /// "Content-Type header value missing.", as an SDK thread shows it answering a table create)
-    /// and an Atom body (415 `AtomFormatNotSupported`, as for an Atom `Accept`). `$batch`
-    /// checks its own multipart type.
+    /// The body of a request that sends JSON (a table to create, an entity to write), once its
+    /// `Content-Type` passes [`check_json_content_type`]. `$batch` checks its own multipart
+    /// type.
     pub(crate) fn json_body(&self) -> Result<&[u8], Failure> {
-        let content_type = self.headers.get(CONTENT_TYPE).map_or(&[][..], |value| value.as_bytes());
-        if content_type.is_empty() {
-            return Err(Failure::new(400, ErrorCode::InvalidInput, "Content-Type header value missing."));
-        }
-        let media_type = content_type.split(|&b| b == b';').next().unwrap_or_default().trim_ascii();
-        if media_type.eq_ignore_ascii_case(b"application/atom+xml") {
-            return Err(atom_not_supported());
-        }
+        check_json_content_type(self.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes))?;
         Ok(self.body)
     }
 
@@ -169,9 +160,98 @@ impl Call<'_> {
     }
 }
 
+/// The metadata level `asked` (an `Accept` or `$format` value) names; `None` when it names
+/// no JSON. Verbose JSON is refused (415 `JsonVerboseFormatNotSupported`).
+fn asked_metadata(asked: &str) -> Result<Option<Metadata>, Failure> {
+    if is_verbose_json(asked.as_bytes()) {
+        return Err(verbose_json_not_supported());
+    }
+    Ok(Metadata::from_accept(asked))
+}
+
+/// The metadata level of a `$batch` part's answer, from the part's `Accept`: refused as a
+/// request's is when it names Atom or verbose JSON; anything else naming no JSON (or no
+/// `Accept`) is minimal metadata, where the service refuses a part without `Accept` too (every
+/// SDK sends one).
+pub(crate) fn part_metadata(accept: Option<&str>) -> Result<Metadata, Failure> {
+    let accept = accept.unwrap_or("");
+    match asked_metadata(accept)? {
+        Some(metadata) => Ok(metadata),
+        None if accept.contains("atom") => Err(atom_not_supported()),
+        None => Ok(Metadata::Minimal),
+    }
+}
+
 /// The service no longer reads or writes Atom: 415 `AtomFormatNotSupported`.
 fn atom_not_supported() -> Failure {
     Failure::new(415, ErrorCode::Other("AtomFormatNotSupported".into()), "Atom format is not supported.")
+}
+
+/// Nor verbose JSON (`odata=verbose`, OData 2): 415 `JsonVerboseFormatNotSupported`.
+fn verbose_json_not_supported() -> Failure {
+    Failure::new(
+        415,
+        ErrorCode::Other("JsonVerboseFormatNotSupported".into()),
+        "Verbose JSON format is not supported.",
+    )
+}
+
+/// The `Content-Type` of a JSON body (a request's, or a `$batch` part's that writes), checked
+/// in the service's order (the storage emulator's protocol layer, decompiled, for versions
+/// from 2015-12-11): a value naming Atom anywhere (`atom`, compared as the service does, with
+/// case) is 415 `AtomFormatNotSupported`; `application/json` with `odata=verbose` is 415
+/// `JsonVerboseFormatNotSupported`; no value at all is 400 `InvalidInput` "Content-Type header
+/// value missing." (as an SDK thread shows it answering a table create); and any other media
+/// type (`text/plain`, `application/xml`) is 415 `MediaTypeNotSupported`, where it would
+/// otherwise be read as JSON.
+pub(crate) fn check_json_content_type(content_type: Option<&[u8]>) -> Result<(), Failure> {
+    let content_type = content_type.unwrap_or_default();
+    if content_type.trim_ascii().is_empty() {
+        return Err(Failure::new(400, ErrorCode::InvalidInput, "Content-Type header value missing."));
+    }
+    if memchr::memmem::find(content_type, b"atom").is_some() {
+        return Err(atom_not_supported());
+    }
+    if !is_json(content_type) {
+        return Err(Failure::new(
+            415,
+            ErrorCode::Other("MediaTypeNotSupported".into()),
+            "None of the provided media types are supported",
+        ));
+    }
+    if is_verbose_json(content_type) {
+        return Err(verbose_json_not_supported());
+    }
+    Ok(())
+}
+
+/// Whether a `Content-Type` or `Accept` value's first media type (before any `;`) is
+/// `application/json`, compared without regard to case.
+fn is_json(value: &[u8]) -> bool {
+    let media_type = value.split(|&b| b == b';').next().unwrap_or_default();
+    media_type.trim_ascii().eq_ignore_ascii_case(b"application/json")
+}
+
+/// Whether a JSON media type asks for verbose JSON: a `;odata=verbose` parameter, the value
+/// quoted or not, without regard to case (the service's own pattern).
+fn is_verbose_json(value: &[u8]) -> bool {
+    const PARAMETER: &[u8] = b";odata=";
+    let verbose = |rest: &[u8]| {
+        let word = |text: &[u8]| text.get(..7).is_some_and(|w| w.eq_ignore_ascii_case(b"verbose"));
+        match rest.strip_prefix(b"\"") {
+            Some(quoted) => {
+                let quoted = quoted.trim_ascii_start();
+                word(quoted)
+                    && quoted.get(7..).is_some_and(|after| after.trim_ascii_start().starts_with(b"\""))
+            }
+            None => word(rest),
+        }
+    };
+    is_json(value)
+        && (0..value.len()).any(|at| {
+            value[at..].get(..PARAMETER.len()).is_some_and(|p| p.eq_ignore_ascii_case(PARAMETER))
+                && verbose(&value[at + PARAMETER.len()..])
+        })
 }
 
 /// The entity of a write's body. `keys_needed`: an insert, which names its keys in the body.

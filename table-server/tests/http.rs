@@ -411,9 +411,10 @@ async fn an_entity_past_the_property_limit_is_too_many_properties() {
 }
 
 /// A body that does not say its type (no `Content-Type`, or an empty one) is refused as the
-/// service refuses it, 400 `InvalidInput` "Content-Type header value missing.", and an Atom
-/// body 415 `AtomFormatNotSupported`, on a table create, an insert, a replace and a merge;
-/// nothing is created or stored.
+/// service refuses it, 400 `InvalidInput` "Content-Type header value missing.", an Atom body
+/// 415 `AtomFormatNotSupported`, a verbose JSON one 415 `JsonVerboseFormatNotSupported` and
+/// any other type 415 `MediaTypeNotSupported`, on a table create, an insert, a replace and a
+/// merge; nothing is created or stored.
 #[tokio::test]
 async fn a_body_without_a_json_content_type_is_refused() {
     let (server, engine) = start(true).await;
@@ -438,15 +439,36 @@ async fn a_body_without_a_json_content_type_is_refused() {
             assert!(reply.body.contains("Content-Type header value missing."), "{}", reply.body);
         }
     }
-    for (method, path, body) in writes {
-        let atom =
-            [("Content-Type", "application/atom+xml; charset=utf-8"), ("Accept", MINIMAL), ("If-Match", "*")];
-        let reply = send(&server, method, path, &atom, body).await;
-        assert_eq!(
-            (reply.status, reply.code()),
-            (415, "AtomFormatNotSupported".to_owned()),
-            "{method} {path}: {reply:?}"
-        );
+    // A type other than JSON is not read as JSON, whatever the body holds.
+    for (content_type, code, message) in [
+        ("application/atom+xml; charset=utf-8", "AtomFormatNotSupported", "Atom format is not supported."),
+        ("application/atom+xml;type=entry", "AtomFormatNotSupported", "Atom format is not supported."),
+        ("text/plain", "MediaTypeNotSupported", "None of the provided media types are supported"),
+        ("application/xml", "MediaTypeNotSupported", "None of the provided media types are supported"),
+        ("application/jsonx", "MediaTypeNotSupported", "None of the provided media types are supported"),
+        (
+            "application/json;odata=verbose",
+            "JsonVerboseFormatNotSupported",
+            "Verbose JSON format is not supported.",
+        ),
+        ("application/json; charset=utf-8;odata=\" Verbose \"", "JsonVerboseFormatNotSupported", "Verbose"),
+    ] {
+        for (method, path, body) in writes {
+            let headers = [("Content-Type", content_type), ("Accept", MINIMAL), ("If-Match", "*")];
+            let reply = send(&server, method, path, &headers, body).await;
+            assert_eq!(
+                (reply.status, reply.code()),
+                (415, code.to_owned()),
+                "{content_type} {method} {path}"
+            );
+            assert!(reply.body.contains(message), "{}", reply.body);
+        }
+    }
+    // Nor is a verbose JSON answer written, whether `Accept` or `$format` asks for it.
+    let verbose = "application/json;odata=verbose";
+    for (path, accept) in [("Tables", verbose), ("Tables?$format=application/json;odata=verbose", MINIMAL)] {
+        let reply = send(&server, "GET", path, &[("Accept", accept)], "").await;
+        assert_eq!((reply.status, reply.code()), (415, "JsonVerboseFormatNotSupported".to_owned()), "{path}");
     }
     assert!(engine.create_table_if_not_exists("untyped").unwrap(), "the refused creates made no table");
     assert!(engine.query("typed", &Default::default()).unwrap().entities.is_empty(), "nothing was stored");
