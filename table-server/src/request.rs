@@ -4,8 +4,8 @@
 //! share.
 
 use bytes::Bytes;
-use hyper::Method;
 use hyper::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, IF_MATCH};
+use hyper::{Method, Version};
 use table_client::wire::decode_request_entity;
 use table_core::engine::Engine;
 use table_core::{ETag, Entity, Error, ErrorCode, IfMatch, Operation, Violation};
@@ -57,9 +57,38 @@ pub(crate) enum Verb {
     Other,
 }
 
+/// The methods the service knows (its own list, compared with case); any other is 400
+/// `InvalidHttpVerb`, where a known one a resource does not take is a 405.
+const KNOWN_METHODS: [&str; 10] =
+    ["GET", "PUT", "POST", "MERGE", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT", "PATCH"];
+
+/// The service answers HTTP/1.1 only: an HTTP/1.0 request (a preflight too) is 505
+/// `UnsupportedHttpVersion`.
+pub(crate) fn check_version(version: Version) -> Result<(), Failure> {
+    if version == Version::HTTP_10 {
+        return Err(Failure::new(
+            505,
+            ErrorCode::Other("UnsupportedHttpVersion".into()),
+            "The HTTP version specified is not supported for this operation by the server.",
+        ));
+    }
+    Ok(())
+}
+
 /// The verb of a request: its method, or for a `POST` the `X-HTTP-Method` it carries (how
-/// older clients send `MERGE`, `PUT` and `DELETE` through proxies that only pass `POST`).
-pub(crate) fn method(method: &Method, headers: &HeaderMap) -> Result<Verb, Failure> {
+/// older clients send `MERGE`, `PUT` and `DELETE` through proxies that only pass `POST`;
+/// the service takes no other verb there). Checked in the service's order (the storage
+/// emulator's protocol layer, decompiled): an unknown method, the HTTP version, then the
+/// `X-HTTP-Method` count, its use on a `POST` only, and its value.
+pub(crate) fn method(method: &Method, version: Version, headers: &HeaderMap) -> Result<Verb, Failure> {
+    if !KNOWN_METHODS.contains(&method.as_str()) {
+        return Err(Failure::new(
+            400,
+            ErrorCode::Other("InvalidHttpVerb".into()),
+            "The HTTP verb specified is invalid - it is not recognized by the server.",
+        ));
+    }
+    check_version(version)?;
     let mut tunnelled = headers.get_all(X_HTTP_METHOD).iter();
     let verb = match (tunnelled.next(), tunnelled.next()) {
         (None, _) => method.as_str(),
@@ -67,11 +96,11 @@ pub(crate) fn method(method: &Method, headers: &HeaderMap) -> Result<Verb, Failu
             return Err(Failure::new(
                 400,
                 ErrorCode::Other("XMethodNotUsingPost".into()),
-                "The request uses X-HTTP-Method with an HTTP verb other than POST.",
+                "The request uses X-HTTP-Method with a Http Verb that is not POST.",
             ));
         }
         (Some(value), None) => match value.to_str() {
-            Ok(v @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => v,
+            Ok(v @ ("MERGE" | "PUT" | "DELETE")) => v,
             _ => {
                 return Err(Failure::new(
                     400,
@@ -295,7 +324,7 @@ mod tests {
         for value in tunnelled {
             headers.append(X_HTTP_METHOD, HeaderValue::from_static(value));
         }
-        super::method(&method, &headers).map_err(|failure| failure.code.to_string())
+        super::method(&method, Version::HTTP_11, &headers).map_err(|failure| failure.code.to_string())
     }
 
     #[test]
@@ -303,11 +332,28 @@ mod tests {
         assert_eq!(verb(Method::GET, &[]), Ok(Verb::Get));
         assert_eq!(verb(Method::POST, &[]), Ok(Verb::Post));
         assert_eq!(verb(Method::POST, &["MERGE"]), Ok(Verb::Merge));
-        assert_eq!(verb(Method::POST, &["PATCH"]), Ok(Verb::Merge));
+        // The service tunnels MERGE, PUT and DELETE only.
+        assert_eq!(verb(Method::POST, &["PATCH"]), Err("XMethodIncorrectValue".to_owned()));
+        assert_eq!(verb(Method::PATCH, &[]), Ok(Verb::Merge));
+        assert_eq!(verb(Method::POST, &["PUT"]), Ok(Verb::Put));
         assert_eq!(verb(Method::POST, &["DELETE"]), Ok(Verb::Delete));
         assert_eq!(verb(Method::GET, &["MERGE"]), Err("XMethodNotUsingPost".to_owned()));
         assert_eq!(verb(Method::POST, &["GET"]), Err("XMethodIncorrectValue".to_owned()));
         assert_eq!(verb(Method::POST, &["MERGE", "MERGE"]), Err("XMethodIncorrectCount".to_owned()));
         assert_eq!(verb(Method::GET, &["MERGE", "PUT"]), Err("XMethodIncorrectCount".to_owned()));
+        let unknown = Method::from_bytes(b"FETCH").unwrap_or_default();
+        assert_eq!(verb(unknown, &["MERGE"]), Err("InvalidHttpVerb".to_owned()));
+        let lower = Method::from_bytes(b"get").unwrap_or_default();
+        assert_eq!(verb(lower, &[]), Err("InvalidHttpVerb".to_owned()));
+    }
+
+    #[test]
+    fn http_1_0_is_not_served() {
+        let failure = check_version(Version::HTTP_10).err().map(|f| (f.status, f.code.to_string()));
+        assert_eq!(failure, Some((505, "UnsupportedHttpVersion".to_owned())));
+        assert!(check_version(Version::HTTP_11).is_ok());
+        let headers = HeaderMap::new();
+        let refused = super::method(&Method::GET, Version::HTTP_10, &headers).map_err(|f| f.status);
+        assert_eq!(refused, Err(505));
     }
 }

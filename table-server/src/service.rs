@@ -101,6 +101,7 @@ impl Service {
         let body = read_body(&parts.headers, body).await?;
         // A preflight names the account only, and is answered without authorization.
         if cors::is_preflight(&parts.method) {
+            request::check_version(parts.version)?;
             let (name, _) = split_account(parts.uri.path())?;
             let account = self.account(name, &parts.method)?;
             return Ok(cors::preflight(&account.engine.cors_rules(), &parts.headers)?);
@@ -131,7 +132,7 @@ impl Service {
             engine: &account.engine,
             account: path.account,
             base: &base,
-            method: request::method(&parts.method, &parts.headers)?,
+            method: request::method(&parts.method, parts.version, &parts.headers)?,
             headers: &parts.headers,
             query: &query,
             body: &body,

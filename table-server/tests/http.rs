@@ -651,7 +651,88 @@ async fn the_secondary_location_only_reads_and_service_settings_round_trip() {
     let garbage = raw(&server, "PUT", &path, &[], "<nope/>").await.unwrap();
     assert_eq!(garbage.status, 400, "{garbage:?}");
     let other = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/?comp=list"), &[], "").await.unwrap();
-    assert_eq!(other.status, 501, "{other:?}");
+    assert_eq!((other.status, other.code()), (400, "InvalidQueryParameterValue".to_owned()), "{other:?}");
+}
+
+/// What a path, `comp` and verb name is routed as the service routes it (the storage
+/// emulator's protocol layer, decompiled): a `comp` other than a table's `acl` or the
+/// account's `properties` and `stats` is 400 `InvalidQueryParameterValue`, the account without
+/// one 400 `InvalidUri`, a verb an ACL or a service setting does not take 405
+/// `UnsupportedHttpVerb` with `Allow`, an unknown verb 400 `InvalidHttpVerb`, HTTP/1.0 505.
+#[tokio::test]
+async fn comp_verbs_and_versions_are_routed_as_the_service_routes_them() {
+    let (server, engine) = start(false).await;
+    engine.create_table("routed").unwrap();
+    let accept = [("Accept", MINIMAL.to_owned())];
+    let reply = |method: &'static str, path: &'static str| {
+        let (server, accept) = (&server, &accept);
+        async move { raw(server, method, &format!("/{DEV_ACCOUNT}/{path}"), accept, "").await.unwrap() }
+    };
+    for (method, path, status, code) in [
+        ("GET", "", 400, "InvalidUri"),
+        ("GET", "?restype=service", 400, "InvalidUri"),
+        ("GET", "?comp=properties", 400, "InvalidQueryParameterValue"),
+        ("GET", "?restype=service&comp=list", 400, "InvalidQueryParameterValue"),
+        ("GET", "routed?comp=list", 400, "InvalidQueryParameterValue"),
+        ("GET", "routed()?comp=metadata", 400, "InvalidQueryParameterValue"),
+        ("GET", "Tables?comp=acl", 400, "InvalidQueryParameterValue"),
+        ("DELETE", "Tables('routed')?comp=", 400, "InvalidQueryParameterValue"),
+        ("POST", "$batch?comp=acl", 400, "InvalidQueryParameterValue"),
+        ("GET", "routed(PartitionKey='p',RowKey='r')?comp=acl", 400, "InvalidQueryParameterValue"),
+    ] {
+        let answer = reply(method, path).await;
+        assert_eq!((answer.status, answer.code()), (status, code.to_owned()), "{method} {path}: {answer:?}");
+    }
+    // Compared without regard to case, as the service compares `comp`.
+    assert_eq!(reply("GET", "?restype=service&comp=Properties").await.status, 200);
+    assert_eq!(reply("GET", "?restype=service&comp=STATS").await.status, 200);
+    assert_eq!(reply("GET", "routed?comp=ACL").await.status, 200);
+    for (method, path, allowed) in [
+        ("DELETE", "?restype=service&comp=properties", &["GET", "HEAD", "PUT"][..]),
+        ("POST", "?restype=service&comp=properties", &["GET", "HEAD", "PUT"]),
+        ("PUT", "?restype=service&comp=stats", &["GET"]),
+        ("DELETE", "routed?comp=acl", &["GET", "HEAD", "PUT"]),
+        ("POST", "routed?comp=acl", &["GET", "HEAD", "PUT"]),
+    ] {
+        let answer = reply(method, path).await;
+        assert_eq!(
+            (answer.status, answer.code()),
+            (405, "UnsupportedHttpVerb".to_owned()),
+            "{method} {path}"
+        );
+        let allow: Vec<&str> = answer
+            .headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("Allow"))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(allow, allowed, "{method} {path}");
+    }
+    // Table and entity URLs keep the data-service layer's answer to a verb they do not take.
+    let put_tables = reply("PUT", "Tables").await;
+    assert_eq!((put_tables.status, put_tables.code()), (405, "MethodNotAllowed".to_owned()));
+    let unknown = reply("FETCH", "Tables").await;
+    assert_eq!((unknown.status, unknown.code()), (400, "InvalidHttpVerb".to_owned()), "{unknown:?}");
+    let old = exchange(
+        &server,
+        format!("GET /{DEV_ACCOUNT}/Tables HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: {MINIMAL}\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
+    assert_eq!((old.status, old.code()), (505, "UnsupportedHttpVersion".to_owned()), "{old:?}");
+    let tunnelled_patch = raw(
+        &server,
+        "POST",
+        &format!("/{DEV_ACCOUNT}/routed(PartitionKey='p',RowKey='r')"),
+        &[("X-HTTP-Method", "PATCH".to_owned()), ("Content-Type", JSON.to_owned())],
+        "{}",
+    )
+    .await
+    .unwrap();
+    assert_eq!((tunnelled_patch.status, tunnelled_patch.code()), (400, "XMethodIncorrectValue".to_owned()));
+    assert!(engine.query("routed", &Default::default()).unwrap().entities.is_empty(), "nothing was stored");
+    server.shutdown().await;
 }
 
 /// CORS rules set through Set Table Service Properties are acted on: a preflight (unsigned)
