@@ -808,6 +808,10 @@ async fn cors_rules_answer_preflights_and_mark_actual_requests() {
     assert_eq!(other.header("Access-Control-Allow-Origin"), Some("*"), "{other:?}");
     assert_eq!(other.header("Access-Control-Expose-Headers"), Some("x-ms-version"));
     assert_eq!((other.header("Access-Control-Allow-Credentials"), other.header("Vary")), (None, None));
+    // A read without `Origin` gets the `*` rule's headers too, as the service answers it.
+    let plain = send(&server, "GET", "Tables", &[("Accept", MINIMAL)], "").await;
+    assert_eq!(plain.header("Access-Control-Allow-Origin"), Some("*"), "{plain:?}");
+    assert_eq!(plain.header("Vary"), None);
     // An error answer (here an unsigned request) carries them too, so the page can read it.
     let unsigned = raw(
         &server,
