@@ -650,6 +650,14 @@ async fn the_secondary_location_only_reads_and_service_settings_round_trip() {
     assert_eq!(set.status, 202, "{set:?}");
     let garbage = raw(&server, "PUT", &path, &[], "<nope/>").await.unwrap();
     assert_eq!(garbage.status, 400, "{garbage:?}");
+    // The service's CORS limits: `*` stands alone among a rule's origins.
+    let mixed = "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties><Cors><CorsRule>\
+        <AllowedOrigins>*,https://app.example</AllowedOrigins><AllowedMethods>GET</AllowedMethods>\
+        <AllowedHeaders></AllowedHeaders><ExposedHeaders></ExposedHeaders>\
+        <MaxAgeInSeconds>10</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>";
+    let refused = raw(&server, "PUT", &path, &[], mixed).await.unwrap();
+    assert_eq!((refused.status, refused.code()), (400, "InvalidXmlNodeValue".to_owned()), "{refused:?}");
+    assert!(refused.body.contains("beside other origins"), "{}", refused.body);
     let other = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/?comp=list"), &[], "").await.unwrap();
     assert_eq!((other.status, other.code()), (400, "InvalidQueryParameterValue".to_owned()), "{other:?}");
 }
