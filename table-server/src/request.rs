@@ -165,6 +165,21 @@ impl Call<'_> {
         Ok(self.body)
     }
 
+    /// The media types of a table ACL operation, checked as the service checks them (the
+    /// storage emulator's protocol layer, decompiled): an `Accept` must list
+    /// `application/xml` among its types, and a body sent (`with_body`, Set Table ACL) must be
+    /// `application/xml` when it says its type; else 415 `MediaTypeNotSupported`.
+    pub(crate) fn check_xml_media_types(&self, with_body: bool) -> Result<(), Failure> {
+        let content_type = self.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes).unwrap_or_default();
+        if with_body && !content_type.is_empty() && !is_media_type(content_type, b"application/xml") {
+            return Err(media_type_not_supported());
+        }
+        let accepted = self.headers.get_all(ACCEPT).iter().all(|accept| {
+            accept.as_bytes().split(|&b| b == b',').any(|one| is_media_type(one, b"application/xml"))
+        });
+        if accepted { Ok(()) } else { Err(media_type_not_supported()) }
+    }
+
     pub(crate) fn links(&self, metadata: Metadata) -> Links<'_> {
         Links { base: self.base, account: self.account, metadata }
     }
@@ -242,11 +257,7 @@ pub(crate) fn check_json_content_type(content_type: Option<&[u8]>) -> Result<(),
         return Err(atom_not_supported());
     }
     if !is_json(content_type) {
-        return Err(Failure::new(
-            415,
-            ErrorCode::Other("MediaTypeNotSupported".into()),
-            "None of the provided media types are supported",
-        ));
+        return Err(media_type_not_supported());
     }
     if is_verbose_json(content_type) {
         return Err(verbose_json_not_supported());
@@ -257,8 +268,23 @@ pub(crate) fn check_json_content_type(content_type: Option<&[u8]>) -> Result<(),
 /// Whether a `Content-Type` or `Accept` value's first media type (before any `;`) is
 /// `application/json`, compared without regard to case.
 fn is_json(value: &[u8]) -> bool {
+    is_media_type(value, b"application/json")
+}
+
+/// Whether a media type with any parameters (`application/xml; charset=utf-8`) is `expected`,
+/// compared without regard to case.
+fn is_media_type(value: &[u8], expected: &[u8]) -> bool {
     let media_type = value.split(|&b| b == b';').next().unwrap_or_default();
-    media_type.trim_ascii().eq_ignore_ascii_case(b"application/json")
+    media_type.trim_ascii().eq_ignore_ascii_case(expected)
+}
+
+/// 415 `MediaTypeNotSupported`: a body or an answer in a type the operation does not speak.
+fn media_type_not_supported() -> Failure {
+    Failure::new(
+        415,
+        ErrorCode::Other("MediaTypeNotSupported".into()),
+        "None of the provided media types are supported",
+    )
 }
 
 /// Whether a JSON media type asks for verbose JSON: a `;odata=verbose` parameter, the value
