@@ -167,6 +167,8 @@ fn read_part<'a>(
         check_json_content_type(header(&headers, "Content-Type").map(str::as_bytes))?;
     }
     let metadata = part_metadata(header(&headers, "Accept"))?;
+    // The request's own OData version caps every part's.
+    call.check_odata_version()?;
     let with_url_keys = |key: EntityKey| -> Result<_, Failure> {
         let mut entity = body_entity(body, false)?;
         entity.partition_key = key.partition_key;
@@ -800,6 +802,27 @@ mod tests {
         // A part without `Accept`, or with another type, is answered in minimal metadata.
         let plain = second(accept, "Accept: text/plain\r\n");
         assert!(submit_raw(&engine, &content_type, plain).is_ok());
+    }
+
+    /// A request capping OData below 3 (`MaxDataServiceVersion: 2.0`) has its first part
+    /// refused JSON, and nothing applied.
+    #[test]
+    fn a_batch_capped_below_odata_3_is_refused_json() {
+        let engine = engine_with("tbl");
+        let (content_type, body) = encode_batch(BASE, "tbl", &[Operation::Insert(Entity::new("p", "1"))]);
+        let mut headers = hyper::HeaderMap::new();
+        headers.insert("content-type", content_type.parse().expect("a valid header"));
+        headers.insert("maxdataserviceversion", hyper::header::HeaderValue::from_static("2.0;NetFx"));
+        let answer = with_call(&engine, &headers, &bytes::Bytes::from(body), submit);
+        let Ok(answer) = answer else { panic!("a batch is answered") };
+        let content_type = answer.headers.iter().find(|(n, _)| *n == CONTENT_TYPE).map(|(_, v)| v.clone());
+        let error = decode_batch_response(&content_type.unwrap_or_default(), &answer.body)
+            .expect_err("the part is refused");
+        assert_eq!(
+            (error.status(), error.code().map(ErrorCode::as_str), error.batch_index()),
+            (Some(415), Some("JsonFormatNotSupported"), Some(0))
+        );
+        assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
     }
 
     /// The body of a batch holding one retrieve of `row_key`, outside any changeset.

@@ -481,6 +481,39 @@ async fn a_body_without_a_json_content_type_is_refused() {
     server.shutdown().await;
 }
 
+/// JSON needs OData 3: a request whose `MaxDataServiceVersion` (else `DataServiceVersion`)
+/// caps it at 1.0 or 2.0 is refused JSON, 415 `JsonFormatNotSupported`, reads and writes alike;
+/// `MaxDataServiceVersion` wins, and a version the service cannot read caps nothing.
+#[tokio::test]
+async fn json_needs_odata_3() {
+    let (server, engine) = start(true).await;
+    create_table(&server, "versioned").await;
+    let insert = r#"{"PartitionKey":"p","RowKey":"r"}"#;
+    for (max, version) in [("2.0;NetFx", ""), ("1.0", "3.0"), ("", "2.0;NetFx"), (" ", "1.0")] {
+        let mut headers = vec![("Content-Type", JSON), ("Accept", MINIMAL)];
+        headers.extend((!max.is_empty()).then_some(("MaxDataServiceVersion", max)));
+        headers.extend((!version.is_empty()).then_some(("DataServiceVersion", version)));
+        for (method, path, body) in [("GET", "Tables", ""), ("POST", "versioned", insert)] {
+            let reply = send(&server, method, path, &headers, body).await;
+            assert_eq!(
+                (reply.status, reply.code()),
+                (415, "JsonFormatNotSupported".to_owned()),
+                "{max:?} {version:?} {method} {path}"
+            );
+        }
+    }
+    assert!(
+        engine.query("versioned", &Default::default()).unwrap().entities.is_empty(),
+        "nothing was stored"
+    );
+    for (max, version) in [("3.0;NetFx", "1.0"), ("4.0", "2.0"), ("", "3.0"), ("2.x", "")] {
+        let headers = [("Accept", MINIMAL), ("MaxDataServiceVersion", max), ("DataServiceVersion", version)];
+        let reply = send(&server, "GET", "Tables", &headers, "").await;
+        assert_eq!(reply.status, 200, "{max:?} {version:?}: {reply:?}");
+    }
+    server.shutdown().await;
+}
+
 /// The service's header limits, and heads too large for anyone: answered, never a crash, and
 /// the server goes on serving.
 #[tokio::test]
