@@ -798,10 +798,12 @@ mod tests {
                 (Some(status), Some(code), Some(1))
             );
         }
-        assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
-        // A part without `Accept`, or with another type, is answered in minimal metadata.
         let plain = second(accept, "Accept: text/plain\r\n");
-        assert!(submit_raw(&engine, &content_type, plain).is_ok());
+        let error = submit_raw(&engine, &content_type, plain).expect_err("a type not written");
+        assert_eq!(error.code().map(ErrorCode::as_str), Some("MediaTypeNotSupported"));
+        assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
+        // A part without `Accept` is answered in minimal metadata.
+        assert!(submit_raw(&engine, &content_type, second(accept, "")).is_ok());
     }
 
     /// A request capping OData below 3 (`MaxDataServiceVersion: 2.0`) has its first part

@@ -155,12 +155,11 @@ pub(crate) struct Call<'a> {
 }
 
 impl Call<'_> {
-    /// The metadata level the answer is written in: `$format`, else `Accept`. Refused with
-    /// 415 `AtomFormatNotSupported` when neither asks for JSON (the service no longer writes
-    /// Atom), and 415 `JsonVerboseFormatNotSupported` when it asks for verbose JSON.
+    /// The metadata level the answer is written in: `$format`, else `Accept`, as
+    /// [`asked_metadata`] reads it.
     pub(crate) fn metadata(&self) -> Result<Metadata, Failure> {
         let asked = self.query.get("$format").or_else(|| text_header(self.headers, ACCEPT)).unwrap_or("");
-        let metadata = asked_metadata(asked)?.ok_or_else(atom_not_supported)?;
+        let metadata = asked_metadata(asked)?;
         self.check_odata_version()?;
         Ok(metadata)
     }
@@ -231,24 +230,35 @@ impl Call<'_> {
     }
 }
 
-/// The metadata level `asked` (an `Accept` or `$format` value) names; `None` when it names
-/// no JSON. Verbose JSON is refused (415 `JsonVerboseFormatNotSupported`).
-fn asked_metadata(asked: &str) -> Result<Option<Metadata>, Failure> {
+/// The metadata level `asked` (an `Accept` or `$format` value) names, refused as the service
+/// refuses what it cannot answer in: verbose JSON is 415 `JsonVerboseFormatNotSupported`; no
+/// value, one naming Atom, or one a wildcard satisfies (the data-service layer's default is
+/// Atom) 415 `AtomFormatNotSupported`; any other type naming no JSON (`text/plain`,
+/// `application/xml`) 415 `MediaTypeNotSupported`, the data-service layer's answer when no
+/// type it writes is accepted.
+fn asked_metadata(asked: &str) -> Result<Metadata, Failure> {
     if is_verbose_json(asked.as_bytes()) {
         return Err(verbose_json_not_supported());
     }
-    Ok(Metadata::from_accept(asked))
+    if let Some(metadata) = Metadata::from_accept(asked) {
+        return Ok(metadata);
+    }
+    let wildcard = asked
+        .split(',')
+        .any(|one| is_media_type(one.as_bytes(), b"*/*") || is_media_type(one.as_bytes(), b"application/*"));
+    if asked.trim().is_empty() || asked.contains("atom") || wildcard {
+        Err(atom_not_supported())
+    } else {
+        Err(media_type_not_supported())
+    }
 }
 
-/// The metadata level of a `$batch` part's answer, from the part's `Accept`: refused as a
-/// request's is when it names Atom or verbose JSON; anything else naming no JSON (or no
-/// `Accept`) is minimal metadata, where the service refuses a part without `Accept` too (every
-/// SDK sends one).
+/// The metadata level of a `$batch` part's answer, from the part's `Accept`, read as a
+/// request's is; a part without `Accept` is answered in minimal metadata, where the service
+/// refuses it (every SDK sends one).
 pub(crate) fn part_metadata(accept: Option<&str>) -> Result<Metadata, Failure> {
-    let accept = accept.unwrap_or("");
-    match asked_metadata(accept)? {
-        Some(metadata) => Ok(metadata),
-        None if accept.contains("atom") => Err(atom_not_supported()),
+    match accept.filter(|accept| !accept.trim().is_empty()) {
+        Some(accept) => asked_metadata(accept),
         None => Ok(Metadata::Minimal),
     }
 }

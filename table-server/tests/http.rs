@@ -464,12 +464,27 @@ async fn a_body_without_a_json_content_type_is_refused() {
             assert!(reply.body.contains(message), "{}", reply.body);
         }
     }
-    // Nor is a verbose JSON answer written, whether `Accept` or `$format` asks for it.
+    // Nor is a verbose JSON answer written, whether `Accept` or `$format` asks for it, nor
+    // Atom (asked, or the default of no `Accept` and of a wildcard), nor another type.
     let verbose = "application/json;odata=verbose";
-    for (path, accept) in [("Tables", verbose), ("Tables?$format=application/json;odata=verbose", MINIMAL)] {
-        let reply = send(&server, "GET", path, &[("Accept", accept)], "").await;
-        assert_eq!((reply.status, reply.code()), (415, "JsonVerboseFormatNotSupported".to_owned()), "{path}");
+    for (path, accept, code) in [
+        ("Tables", verbose, "JsonVerboseFormatNotSupported"),
+        ("Tables?$format=application/json;odata=verbose", MINIMAL, "JsonVerboseFormatNotSupported"),
+        ("Tables", "application/atom+xml", "AtomFormatNotSupported"),
+        ("Tables", "", "AtomFormatNotSupported"),
+        ("Tables", "*/*", "AtomFormatNotSupported"),
+        ("Tables", "text/html, application/*;q=0.8", "AtomFormatNotSupported"),
+        ("Tables", "text/plain", "MediaTypeNotSupported"),
+        ("typed()", "application/xml, text/html", "MediaTypeNotSupported"),
+        ("Tables?$format=xml", MINIMAL, "MediaTypeNotSupported"),
+    ] {
+        let headers: &[(&str, &str)] = if accept.is_empty() { &[] } else { &[("Accept", accept)] };
+        let reply = send(&server, "GET", path, headers, "").await;
+        assert_eq!((reply.status, reply.code()), (415, code.to_owned()), "{path} {accept}");
     }
+    let json_among_others =
+        send(&server, "GET", "Tables", &[("Accept", "text/plain, application/json")], "").await;
+    assert_eq!(json_among_others.status, 200, "{json_among_others:?}");
     assert!(engine.create_table_if_not_exists("untyped").unwrap(), "the refused creates made no table");
     assert!(engine.query("typed", &Default::default()).unwrap().entities.is_empty(), "nothing was stored");
     let typed = [("Content-Type", JSON), ("Accept", MINIMAL)];
