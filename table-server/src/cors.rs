@@ -116,12 +116,12 @@ fn actual_rule<'r>(
 }
 
 /// 400 `InvalidHeaderValue`: a preflight without `Origin` or `Access-Control-Request-Method`
-/// (or with one that is not ASCII text, which no rule could match).
+/// (or with one empty, or not ASCII text, which no rule could match).
 fn missing_header(name: &str) -> Failure {
     Failure::new(
         400,
         ErrorCode::Other("InvalidHeaderValue".into()),
-        format!("A required CORS header is not present. ({name} is missing or not ASCII text)"),
+        format!("A required CORS header is not present. ({name} is missing, empty or not ASCII text)"),
     )
 }
 
@@ -136,9 +136,12 @@ fn preflight_failure() -> Failure {
 
 /// The answer to a preflight request with `headers`, against the account's `rules`.
 pub(crate) fn preflight(rules: &[CorsRule], headers: &HeaderMap) -> Result<Answer, Failure> {
-    let origin = text_header(headers, ORIGIN).ok_or_else(|| missing_header("Origin"))?;
-    let method = text_header(headers, ACCESS_CONTROL_REQUEST_METHOD)
-        .ok_or_else(|| missing_header("Access-Control-Request-Method"))?;
+    // An empty header is a missing one, as the service reads it.
+    let required = |name, shown| {
+        text_header(headers, name).filter(|v| !v.is_empty()).ok_or_else(|| missing_header(shown))
+    };
+    let origin = required(ORIGIN, "Origin")?;
+    let method = required(ACCESS_CONTROL_REQUEST_METHOD, "Access-Control-Request-Method")?;
     let requested = text_header(headers, ACCESS_CONTROL_REQUEST_HEADERS);
     let rule = preflight_rule(rules, origin, method, requested).ok_or_else(preflight_failure)?;
     let mut answer = Answer::empty(200)
@@ -332,6 +335,11 @@ mod tests {
         let forbidden = Some((403, "CorsPreflightFailure".to_owned()));
         assert_eq!(refused(&[("access-control-request-method", "PUT")], &rules), invalid);
         assert_eq!(refused(&[("origin", "https://a.example")], &rules), invalid);
+        assert_eq!(refused(&[("origin", ""), ("access-control-request-method", "PUT")], &rules), invalid);
+        assert_eq!(
+            refused(&[("origin", "https://a.example"), ("access-control-request-method", "")], &rules),
+            invalid
+        );
         let plain = [("origin", "https://a.example"), ("access-control-request-method", "PUT")];
         assert_eq!(refused(&plain, &[]), forbidden);
         let other = [("origin", "https://a.example"), ("access-control-request-method", "GET")];
