@@ -15,7 +15,7 @@ use crate::answer::{
 };
 use crate::json;
 use crate::request::{Call, Refused, Verb, body_entity, missing_if_match};
-use crate::route::{Query, Resource};
+use crate::route::{Query, Resource, SECONDARY_SUFFIX};
 use crate::sas::TableOperation;
 
 /// Runs the operation `resource` and the method name.
@@ -61,11 +61,17 @@ pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, R
     }
 }
 
+/// The largest Set Table Service Properties body (the service's limit).
+const MAX_PROPERTIES_BODY: usize = 51_200;
+
 /// The account's own resources, named by `comp` (compared without regard to case) with
 /// `restype=service`: Get and Set Table Service Properties (`comp=properties`) and Get Table
-/// Service Stats (`comp=stats`), in the client's own XML codec. Refused as the service
-/// refuses them: no `comp` is 400 `InvalidUri`, another `comp` (or no `restype=service`) 400
-/// `InvalidQueryParameterValue`, another verb 405 `UnsupportedHttpVerb`.
+/// Service Stats (`comp=stats`, on the secondary location only), in the client's own XML
+/// codec. Refused as the service refuses them: no `comp` is 400 `InvalidUri`, another `comp`
+/// (or no `restype=service`, or stats asked of the primary) 400 `InvalidQueryParameterValue`,
+/// another verb 405 `UnsupportedHttpVerb`, a set without a body 400 `InvalidHeaderValue`
+/// (its `Content-Length`) and one over [`MAX_PROPERTIES_BODY`] bytes 413
+/// `RequestBodyTooLarge`.
 fn service_settings(call: &Call<'_>) -> Result<Answer, Refused> {
     let xml = |body: table_core::Result<String>| -> Result<Answer, Refused> {
         let body = body.map_err(|e| Failure::invalid_input(e.message().to_owned()))?;
@@ -80,6 +86,17 @@ fn service_settings(call: &Call<'_>) -> Result<Answer, Refused> {
             xml(table_client::wire::encode_service_properties(&call.engine.get_service_properties()?))
         }
         (true, "properties", Verb::Put) => {
+            if call.body.is_empty() {
+                return Err(Failure::new(
+                    400,
+                    ErrorCode::Other("InvalidHeaderValue".into()),
+                    "The value for one of the HTTP headers is not in the correct format. (Content-Length is 0)",
+                )
+                .into());
+            }
+            if call.body.len() > MAX_PROPERTIES_BODY {
+                return Err(Failure::service(ErrorCode::RequestBodyTooLarge).into());
+            }
             let change = table_client::wire::decode_service_properties(call.body).map_err(|e| {
                 Failure::invalid_input(format!("the body is not service properties: {}", e.message()))
             })?;
@@ -87,9 +104,11 @@ fn service_settings(call: &Call<'_>) -> Result<Answer, Refused> {
             Ok(Answer::empty(202))
         }
         (true, "properties", _) => Err(unsupported_verb(READ_WRITE)),
-        (true, "stats", Verb::Get) => {
+        (true, "stats", Verb::Get) if call.account.ends_with(SECONDARY_SUFFIX) => {
             xml(table_client::wire::encode_service_statistics(&call.engine.get_service_statistics()?))
         }
+        // Only the secondary location keeps statistics.
+        (true, "stats", Verb::Get) => Err(invalid_comp(comp).into()),
         (true, "stats", _) => Err(unsupported_verb(&["GET"])),
         _ => Err(invalid_comp(comp).into()),
     }

@@ -696,6 +696,16 @@ async fn the_secondary_location_only_reads_and_service_settings_round_trip() {
     assert_eq!(properties.status, 200, "{properties:?}");
     let set = raw(&server, "PUT", &path, &[], &properties.body).await.unwrap();
     assert_eq!(set.status, 202, "{set:?}");
+    // The service's body limits: none at all, or over 50 KiB.
+    let empty = raw(&server, "PUT", &path, &[], "").await.unwrap();
+    assert_eq!((empty.status, empty.code()), (400, "InvalidHeaderValue".to_owned()), "{empty:?}");
+    let padded = properties.body.replacen(
+        "<StorageServiceProperties>",
+        &format!("<StorageServiceProperties>{}", " ".repeat(51_200)),
+        1,
+    );
+    let large = raw(&server, "PUT", &path, &[], &padded).await.unwrap();
+    assert_eq!((large.status, large.code()), (413, "RequestBodyTooLarge".to_owned()), "{large:?}");
     let garbage = raw(&server, "PUT", &path, &[], "<nope/>").await.unwrap();
     assert_eq!(garbage.status, 400, "{garbage:?}");
     // The service's CORS limits: `*` stands alone among a rule's origins.
@@ -741,7 +751,15 @@ async fn comp_verbs_and_versions_are_routed_as_the_service_routes_them() {
     }
     // Compared without regard to case, as the service compares `comp`.
     assert_eq!(reply("GET", "?restype=service&comp=Properties").await.status, 200);
-    assert_eq!(reply("GET", "?restype=service&comp=STATS").await.status, 200);
+    let stats = "/devstoreaccount1-secondary/?restype=service&comp=STATS";
+    assert_eq!(raw(&server, "GET", stats, &accept, "").await.unwrap().status, 200);
+    // Statistics are kept by the secondary location alone.
+    let primary = reply("GET", "?restype=service&comp=stats").await;
+    assert_eq!(
+        (primary.status, primary.code()),
+        (400, "InvalidQueryParameterValue".to_owned()),
+        "{primary:?}"
+    );
     let xml = [("Accept", "application/xml".to_owned())];
     let acl = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/routed?comp=ACL"), &xml, "").await.unwrap();
     assert_eq!(acl.status, 200, "{acl:?}");
