@@ -216,18 +216,28 @@ impl ActualRequest {
     }
 }
 
+/// The headers every answer carries that hyper writes only as it sends it (`Transfer-Encoding`
+/// when it streams), so that they are not in the answer's map yet; a `prefix*` or `*` exposes
+/// them as the service's does.
+const WRITTEN_LATER: [&str; 3] = ["content-length", "date", "transfer-encoding"];
+
 /// `Access-Control-Expose-Headers` for an answer with `headers`: the answer's header names the
-/// rule's exposed headers name (literally or by `prefix*`), then the rule's literal names the
-/// answer does not carry, comma-separated.
+/// rule's exposed headers name (literally or by `prefix*`), those of [`WRITTEN_LATER`] a
+/// `prefix*` names, then the rule's literal names the answer does not carry, comma-separated.
 fn exposed_headers(rule: &CorsRule, headers: &HeaderMap) -> String {
-    let present =
-        headers.keys().map(|name| name.as_str()).filter(|name| header_matches(&rule.exposed_headers, name));
-    let literal_absent = rule
-        .exposed_headers
+    let patterns = &rule.exposed_headers;
+    let present = headers.keys().map(|name| name.as_str()).filter(|name| header_matches(patterns, name));
+    let prefixes: Vec<String> = patterns.iter().filter(|p| p.ends_with('*')).cloned().collect();
+    let later: Vec<&str> = WRITTEN_LATER
+        .into_iter()
+        .filter(|name| !headers.contains_key(*name) && header_matches(&prefixes, name))
+        .collect();
+    let literal_absent = patterns
         .iter()
         .filter(|name| !name.ends_with('*') && !headers.contains_key(name.as_str()))
+        .filter(|name| !later.iter().any(|l| name.eq_ignore_ascii_case(l)))
         .map(String::as_str);
-    present.chain(literal_absent).collect::<Vec<_>>().join(",")
+    present.chain(later.iter().copied()).chain(literal_absent).collect::<Vec<_>>().join(",")
 }
 
 #[cfg(test)]
@@ -369,7 +379,16 @@ mod tests {
 
         let any = answered("https://b.example", Method::GET, &rules);
         assert_eq!(value(&any, "access-control-allow-origin"), Some("*"));
-        assert_eq!(value(&any, "access-control-expose-headers"), Some("x-ms-request-id,content-type"));
+        assert_eq!(
+            value(&any, "access-control-expose-headers"),
+            Some("x-ms-request-id,content-type,content-length,date,transfer-encoding"),
+            "`*` exposes the headers hyper writes later too"
+        );
+        let prefixed = [rule(&["*"], &["GET"], &[], &["Content-*", "date", "x-ms-request-id"])];
+        assert_eq!(
+            value(&answered("https://b.example", Method::GET, &prefixed), "access-control-expose-headers"),
+            Some("x-ms-request-id,content-type,content-length,date")
+        );
         assert_eq!(value(&any, "access-control-allow-credentials"), None);
         assert_eq!(value(&any, "vary"), None);
 
@@ -406,7 +425,8 @@ mod tests {
         for request in [HeaderMap::new(), headers(&[("origin", "")])] {
             let any = without(&Method::GET, &rules, &request);
             assert_eq!(value(&any, "access-control-allow-origin"), Some("*"));
-            assert_eq!(value(&any, "access-control-expose-headers"), Some("x-ms-request-id"));
+            let exposed = value(&any, "access-control-expose-headers");
+            assert_eq!(exposed, Some("x-ms-request-id,content-length,date,transfer-encoding"));
             assert_eq!((value(&any, "vary"), value(&any, "access-control-allow-credentials")), (None, None));
             let exact_only = without(&Method::HEAD, &rules[..1], &request);
             assert_eq!(value(&exact_only, "vary"), Some("Origin"));
