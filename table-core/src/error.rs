@@ -631,6 +631,16 @@ pub enum Violation {
         /// What is wrong.
         reason: String,
     },
+    /// The CORS rules together hold more text than the service stores.
+    #[error(
+        "the CORS rules hold {size} characters of origins, methods, headers and ages; the limit is {max}"
+    )]
+    CorsRulesTooLarge {
+        /// Their characters.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A retention period is outside 1..=365 days.
     #[error("the {setting} retention is {days} days; it must be 1 to {max}")]
     RetentionDays {
@@ -720,7 +730,9 @@ impl Violation {
             Value { .. } | NewerEntityVersion { .. } | UnreadableEntityVersion { .. } => {
                 ErrorCode::InvalidValueType
             }
-            TooManySignedIdentifiers { .. } | TooManyCorsRules { .. } => ErrorCode::InvalidXmlDocument,
+            TooManySignedIdentifiers { .. } | TooManyCorsRules { .. } | CorsRulesTooLarge { .. } => {
+                ErrorCode::InvalidXmlDocument
+            }
             SignedIdentifierId { .. }
             | AccessPolicyPermission { .. }
             | CorsRule { .. }

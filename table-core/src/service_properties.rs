@@ -7,7 +7,12 @@
 //!
 //! Rules (the service's, checked by [`validate_service_properties`] before any request and by
 //! the embedded engine): at most [`MAX_CORS_RULES`] CORS rules, each with at least one origin
-//! and one method, methods from [`CORS_METHODS`]; an enabled retention policy keeps 1 to
+//! and one method, methods from [`CORS_METHODS`]; at most 64 origins of at most 256
+//! characters each, none empty, and `*` only alone; allowed and exposed headers each at most
+//! 64 literal names and 2 `prefix*` ones, of at most 256 characters, none empty, `*` only at
+//! the end; the rules' origins, methods, headers and ages at most [`MAX_CORS_RULES_SIZE`]
+//! characters in all (the Azure REST docs for the counts and lengths, the storage emulator's
+//! protocol layer, decompiled, for the rest); an enabled retention policy keeps 1 to
 //! [`MAX_RETENTION_DAYS`] days.
 
 use chrono::{DateTime, Utc};
@@ -16,6 +21,18 @@ use crate::error::Violation;
 
 /// Most CORS rules the service holds.
 pub const MAX_CORS_RULES: usize = 5;
+
+/// Most characters the CORS rules hold in all: their origins, methods, headers and ages.
+const MAX_CORS_RULES_SIZE: usize = 2048;
+
+/// Most origins one CORS rule lists, and most literal header names in one header list.
+const MAX_CORS_LIST: usize = 64;
+
+/// Most `prefix*` names in one header list.
+const MAX_CORS_PREFIXES: usize = 2;
+
+/// Longest origin or header name in a CORS rule, in characters.
+const MAX_CORS_ENTRY_LEN: usize = 256;
 
 /// Longest retention period, in days.
 pub const MAX_RETENTION_DAYS: u32 = 365;
@@ -186,8 +203,8 @@ impl GeoReplicationStatus {
     }
 }
 
-/// Checks the settings a set would send, in this order: the CORS rule count, each rule, then
-/// the retention periods of logging, hour metrics and minute metrics.
+/// Checks the settings a set would send, in this order: the CORS rule count, each rule, the
+/// rules' size, then the retention periods of logging, hour metrics and minute metrics.
 pub fn validate_service_properties(properties: &ServiceProperties) -> Result<(), Violation> {
     if let Some(rules) = &properties.cors {
         if rules.len() > MAX_CORS_RULES {
@@ -195,6 +212,10 @@ pub fn validate_service_properties(properties: &ServiceProperties) -> Result<(),
         }
         for (index, rule) in rules.iter().enumerate() {
             check_cors_rule(rule).map_err(|reason| Violation::CorsRule { index, reason })?;
+        }
+        let size = rules.iter().map(cors_rule_size).sum();
+        if size > MAX_CORS_RULES_SIZE {
+            return Err(Violation::CorsRulesTooLarge { size, max: MAX_CORS_RULES_SIZE });
         }
     }
     let retentions = [
@@ -210,7 +231,8 @@ pub fn validate_service_properties(properties: &ServiceProperties) -> Result<(),
     Ok(())
 }
 
-/// One rule: an origin and a method at least, every method known.
+/// One rule: an origin and a method at least, every method known, then the limits of its
+/// origins, allowed headers and exposed headers.
 fn check_cors_rule(rule: &CorsRule) -> Result<(), String> {
     if rule.allowed_origins.is_empty() {
         return Err("it allows no origin".to_owned());
@@ -224,7 +246,54 @@ fn check_cors_rule(rule: &CorsRule) -> Result<(), String> {
             CORS_METHODS.join(", ")
         ));
     }
+    let origins = &rule.allowed_origins;
+    if origins.len() > MAX_CORS_LIST {
+        return Err(format!("it lists {} origins; the limit is {MAX_CORS_LIST}", origins.len()));
+    }
+    check_cors_entries("origin", origins)?;
+    if origins.len() > 1 && origins.iter().any(|origin| origin == "*") {
+        return Err("it lists * beside other origins".to_owned());
+    }
+    check_cors_headers("allowed", &rule.allowed_headers)?;
+    check_cors_headers("exposed", &rule.exposed_headers)
+}
+
+/// No entry of a rule's list of `what` is empty or longer than [`MAX_CORS_ENTRY_LEN`].
+fn check_cors_entries(what: &str, entries: &[String]) -> Result<(), String> {
+    if entries.iter().any(|entry| entry.trim().is_empty()) {
+        return Err(format!("it lists an empty {what}"));
+    }
+    match entries.iter().find(|entry| entry.chars().count() > MAX_CORS_ENTRY_LEN) {
+        Some(long) => Err(format!("the {what} {long:?} is over {MAX_CORS_ENTRY_LEN} characters")),
+        None => Ok(()),
+    }
+}
+
+/// A header list (`allowed` or `exposed`): entries as [`check_cors_entries`] wants them, `*`
+/// only at the end of a name, at most [`MAX_CORS_LIST`] literal names and
+/// [`MAX_CORS_PREFIXES`] `prefix*` ones.
+fn check_cors_headers(which: &str, headers: &[String]) -> Result<(), String> {
+    check_cors_entries(&format!("{which} header"), headers)?;
+    if let Some(misplaced) = headers.iter().find(|h| h.find('*').is_some_and(|at| at + 1 != h.len())) {
+        return Err(format!("the {which} header {misplaced:?} has * other than at its end"));
+    }
+    let prefixes = headers.iter().filter(|h| h.ends_with('*')).count();
+    if prefixes > MAX_CORS_PREFIXES {
+        return Err(format!("it lists {prefixes} {which} header prefixes; the limit is {MAX_CORS_PREFIXES}"));
+    }
+    let literals = headers.len() - prefixes;
+    if literals > MAX_CORS_LIST {
+        return Err(format!("it lists {literals} {which} header names; the limit is {MAX_CORS_LIST}"));
+    }
     Ok(())
+}
+
+/// The characters a rule counts toward [`MAX_CORS_RULES_SIZE`]: its origins, methods, header
+/// names and the digits of its age, as the service counts them.
+fn cors_rule_size(rule: &CorsRule) -> usize {
+    let lists = [&rule.allowed_origins, &rule.allowed_methods, &rule.allowed_headers, &rule.exposed_headers];
+    let text: usize = lists.iter().flat_map(|list| list.iter()).map(|entry| entry.chars().count()).sum();
+    text + rule.max_age_seconds.to_string().len()
 }
 
 #[cfg(test)]
@@ -259,6 +328,65 @@ mod tests {
             validate_service_properties(&p),
             Err(Violation::RetentionDays { setting: "logging", .. })
         ));
+    }
+
+    /// The limits of a rule's origins and header lists, and of the rules' size, each just past
+    /// its limit and at it.
+    #[test]
+    fn cors_lists_have_the_services_limits() {
+        let names =
+            |count: usize, prefix: &str| (0..count).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>();
+        let refused = |rule: CorsRule| {
+            let p = ServiceProperties { cors: Some(vec![rule]), ..Default::default() };
+            match validate_service_properties(&p) {
+                Err(Violation::CorsRule { index: 0, reason }) => Some(reason),
+                Ok(()) => None,
+                Err(other) => Some(format!("unexpected {other:?}")),
+            }
+        };
+        let origins = |origins: Vec<String>| CorsRule { allowed_origins: origins, ..rule() };
+        assert_eq!(refused(origins(names(64, "https://o"))), None);
+        assert!(refused(origins(names(65, "https://o"))).is_some_and(|r| r.contains("65 origins")));
+        assert!(refused(origins(vec!["*".into(), "https://a".into()])).is_some_and(|r| r.contains("beside")));
+        assert!(refused(origins(vec![" ".into()])).is_some_and(|r| r.contains("empty origin")));
+        assert_eq!(refused(origins(vec!["o".repeat(256)])), None);
+        assert!(refused(origins(vec!["o".repeat(257)])).is_some_and(|r| r.contains("over 256")));
+        for (allowed, exposed) in [(true, false), (false, true)] {
+            let headers = |headers: Vec<String>| CorsRule {
+                allowed_headers: if allowed { headers.clone() } else { Vec::new() },
+                exposed_headers: if exposed { headers } else { Vec::new() },
+                ..rule()
+            };
+            let with_prefixes = |literals: usize, prefixes: usize| {
+                let mut all = names(literals, "x-h");
+                all.extend(names(prefixes, "x-p").into_iter().map(|p| p + "*"));
+                headers(all)
+            };
+            assert_eq!(refused(with_prefixes(64, 2)), None);
+            assert!(refused(with_prefixes(65, 0)).is_some_and(|r| r.contains("65")), "{allowed}");
+            assert!(refused(with_prefixes(0, 3)).is_some_and(|r| r.contains("3")), "{allowed}");
+            assert_eq!(refused(headers(vec!["*".into()])), None);
+            assert!(refused(headers(vec!["x-*-y".into()])).is_some_and(|r| r.contains("end")));
+            assert!(refused(headers(vec![String::new()])).is_some_and(|r| r.contains("empty")));
+            assert!(refused(headers(vec!["h".repeat(257)])).is_some_and(|r| r.contains("over 256")));
+        }
+        // 5 rules of 2 origins of 256 characters, 3 methods (`GET`) and a one-digit age: 2580.
+        let big = CorsRule {
+            allowed_origins: vec!["o".repeat(256), "p".repeat(256)],
+            allowed_methods: vec!["GET".into()],
+            ..CorsRule::default()
+        };
+        let p = ServiceProperties { cors: Some(vec![big.clone(); 5]), ..Default::default() };
+        assert_eq!(
+            validate_service_properties(&p),
+            Err(Violation::CorsRulesTooLarge { size: 5 * 516, max: MAX_CORS_RULES_SIZE })
+        );
+        assert_eq!(
+            Violation::CorsRulesTooLarge { size: 1, max: 0 }.code(),
+            crate::ErrorCode::InvalidXmlDocument
+        );
+        let p = ServiceProperties { cors: Some(vec![big; 3]), ..Default::default() };
+        assert_eq!(validate_service_properties(&p), Ok(()));
     }
 
     #[test]

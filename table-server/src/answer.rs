@@ -7,8 +7,8 @@ use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::Full;
 use hyper::Response;
+pub(crate) use hyper::header::{ALLOW, CONTENT_TYPE, ETAG, LOCATION};
 use hyper::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
-pub(crate) use hyper::header::{CONTENT_TYPE, ETAG, LOCATION};
 use table_core::{Error, ErrorCode};
 
 // The service's own header names, parsed once (hyper writes every name in lower case).
@@ -108,11 +108,19 @@ pub(crate) struct Failure {
     pub(crate) message: String,
     /// The failing operation of a `$batch`, written ahead of the message.
     pub(crate) batch_index: Option<usize>,
+    /// Headers the error answer carries besides the common ones (a 405's `Allow`).
+    pub(crate) headers: Vec<(HeaderName, &'static str)>,
 }
 
 impl Failure {
     pub(crate) fn new(status: u16, code: ErrorCode, message: impl Into<String>) -> Failure {
-        Failure { status, code, message: message.into(), batch_index: None }
+        Failure { status, code, message: message.into(), batch_index: None, headers: Vec::new() }
+    }
+
+    /// The failure with one more header on its answer.
+    pub(crate) fn header(mut self, name: HeaderName, value: &'static str) -> Failure {
+        self.headers.push((name, value));
+        self
     }
 
     /// 400 `InvalidInput`, with what was wrong.
@@ -149,7 +157,7 @@ impl From<Error> for Failure {
             (None, ErrorCode::Other(_)) | (Some(_), _) => error.message().to_owned(),
             (None, known) => Error::service(known.clone()).message().to_owned(),
         };
-        Failure { status, code, message, batch_index: error.batch_index() }
+        Failure { status, code, message, batch_index: error.batch_index(), headers: Vec::new() }
     }
 }
 
@@ -176,7 +184,8 @@ impl Answer {
 
     /// The answer for `failure`, its body in JSON (minimal metadata).
     pub(crate) fn failure(failure: &Failure, request_id: &str) -> Answer {
-        Answer::json(failure.status, Metadata::Minimal, failure.body(request_id))
+        let answer = Answer::json(failure.status, Metadata::Minimal, failure.body(request_id));
+        failure.headers.iter().fold(answer, |answer, (name, value)| answer.header(name.clone(), *value))
     }
 
     pub(crate) fn header(mut self, name: HeaderName, value: impl Into<Cow<'static, str>>) -> Answer {

@@ -8,7 +8,8 @@
 //! A body that cannot be split (no boundary, not UTF-8, over 4 MiB) is refused as a whole, with
 //! a plain error answer; a part that cannot be read, or an operation the engine refuses, fails
 //! the transaction with a `202 Accepted` whose changeset holds one part: the failing
-//! operation's status and error, its message prefixed by the operation's index. A single
+//! operation's status and error, its message prefixed by the operation's index (a write
+//! part's `Content-Type` and a part's `Accept` are refused there as a request's are). A single
 //! retrieve (`GET` of one entity) may make up a batch alone; its answer part stands outside
 //! any changeset.
 
@@ -20,7 +21,9 @@ use table_core::{ETag, EntityKey, IfMatch, MAX_BATCH_OPERATIONS, Operation, Writ
 
 use crate::answer::{Answer, CONTENT_TYPE, Failure, Metadata};
 use crate::json::{self, Links};
-use crate::request::{Call, Refused, Verb, body_entity, missing_if_match, verb_of};
+use crate::request::{
+    Call, Refused, Verb, body_entity, check_json_content_type, missing_if_match, part_metadata, verb_of,
+};
 use crate::route::{Resource, parse_path};
 
 /// What a part asks for.
@@ -159,13 +162,20 @@ fn read_part<'a>(
         Some("*") => Some(IfMatch::Any),
         Some(etag) => Some(IfMatch::ETag(ETag::new(etag))),
     };
+    let verb = verb_of(method);
+    if matches!(verb, Verb::Post | Verb::Put | Verb::Merge) {
+        check_json_content_type(header(&headers, "Content-Type").map(str::as_bytes))?;
+    }
+    let metadata = part_metadata(header(&headers, "Accept"))?;
+    // The request's own OData version caps every part's.
+    call.check_odata_version()?;
     let with_url_keys = |key: EntityKey| -> Result<_, Failure> {
         let mut entity = body_entity(body, false)?;
         entity.partition_key = key.partition_key;
         entity.row_key = key.row_key;
         Ok(entity)
     };
-    let sub = match (verb_of(method), key) {
+    let sub = match (verb, key) {
         (Verb::Get, Some(key)) => Sub::Retrieve(key),
         (Verb::Post, None) => Sub::Write(Operation::Insert(body_entity(body, true)?)),
         (Verb::Put, Some(key)) => Sub::Write(match if_match {
@@ -193,8 +203,7 @@ fn read_part<'a>(
     let part = Part {
         content_id: content_id(leaf),
         no_content: prefer.eq_ignore_ascii_case("return-no-content"),
-        metadata: Metadata::from_accept(header(&headers, "Accept").unwrap_or(""))
-            .unwrap_or(Metadata::Minimal),
+        metadata,
     };
     Ok((sub, part))
 }
@@ -746,6 +755,75 @@ mod tests {
             let error = submit_raw(&engine, &content_type, hostile).expect_err("a malformed part");
             assert_eq!((error.code(), error.batch_index()), (Some(&code), Some(1)), "{to}");
         }
+        assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
+    }
+
+    /// A write part's `Content-Type` and `Accept` are checked as a request's are: a body that
+    /// is not JSON is refused at its index, whatever its contents, as are Atom and verbose JSON.
+    #[test]
+    fn a_parts_media_types_are_checked_as_a_requests() {
+        let engine = engine_with("tbl");
+        let (content_type, body) = encode_batch(
+            BASE,
+            "tbl",
+            &[Operation::Insert(Entity::new("p", "1")), Operation::Insert(Entity::new("p", "2"))],
+        );
+        let second = |from: &str, to: &str| {
+            let at = body.rfind(from).unwrap_or(0);
+            format!("{}{}{}", &body[..at], to, &body[at + from.len()..])
+        };
+        let json = "Content-Type: application/json\r\n";
+        let accept = "Accept: application/json;odata=minimalmetadata\r\n";
+        for (hostile, status, code) in [
+            (second(json, "Content-Type: text/plain\r\n"), 415, "MediaTypeNotSupported"),
+            (second(json, "Content-Type: application/xml\r\n"), 415, "MediaTypeNotSupported"),
+            (second(json, ""), 400, "InvalidInput"),
+            (second(json, "Content-Type: application/atom+xml\r\n"), 415, "AtomFormatNotSupported"),
+            (
+                second(json, "Content-Type: application/json;odata=verbose\r\n"),
+                415,
+                "JsonVerboseFormatNotSupported",
+            ),
+            (second(accept, "Accept: application/atom+xml\r\n"), 415, "AtomFormatNotSupported"),
+            (
+                second(accept, "Accept: application/json;odata=verbose\r\n"),
+                415,
+                "JsonVerboseFormatNotSupported",
+            ),
+        ] {
+            assert_ne!(hostile, body);
+            let error = submit_raw(&engine, &content_type, hostile).expect_err("a refused part");
+            assert_eq!(
+                (error.status(), error.code().map(ErrorCode::as_str), error.batch_index()),
+                (Some(status), Some(code), Some(1))
+            );
+        }
+        let plain = second(accept, "Accept: text/plain\r\n");
+        let error = submit_raw(&engine, &content_type, plain).expect_err("a type not written");
+        assert_eq!(error.code().map(ErrorCode::as_str), Some("MediaTypeNotSupported"));
+        assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
+        // A part without `Accept` is answered in minimal metadata.
+        assert!(submit_raw(&engine, &content_type, second(accept, "")).is_ok());
+    }
+
+    /// A request capping OData below 3 (`MaxDataServiceVersion: 2.0`) has its first part
+    /// refused JSON, and nothing applied.
+    #[test]
+    fn a_batch_capped_below_odata_3_is_refused_json() {
+        let engine = engine_with("tbl");
+        let (content_type, body) = encode_batch(BASE, "tbl", &[Operation::Insert(Entity::new("p", "1"))]);
+        let mut headers = hyper::HeaderMap::new();
+        headers.insert("content-type", content_type.parse().expect("a valid header"));
+        headers.insert("maxdataserviceversion", hyper::header::HeaderValue::from_static("2.0;NetFx"));
+        let answer = with_call(&engine, &headers, &bytes::Bytes::from(body), submit);
+        let Ok(answer) = answer else { panic!("a batch is answered") };
+        let content_type = answer.headers.iter().find(|(n, _)| *n == CONTENT_TYPE).map(|(_, v)| v.clone());
+        let error = decode_batch_response(&content_type.unwrap_or_default(), &answer.body)
+            .expect_err("the part is refused");
+        assert_eq!(
+            (error.status(), error.code().map(ErrorCode::as_str), error.batch_index()),
+            (Some(415), Some("JsonFormatNotSupported"), Some(0))
+        );
         assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
     }
 

@@ -3,12 +3,13 @@
 //! service applies them (the Azure REST docs "Preflight Table Request" and "CORS support for
 //! Azure Storage"; Azurite's table preflight middleware agrees on the codes and messages).
 //!
-//! Matching, the same for both kinds of request: the rules are tried in their stored order and
-//! the first that matches wins. A rule matches an origin listed in it exactly (case-sensitive,
-//! as the service compares origins) or any origin when it lists `*`; a method it lists exactly
-//! (the stored methods are the upper-case [`table_core::CORS_METHODS`]); and, for a preflight
-//! only, every requested header, each equal to an allowed header or starting with an allowed
-//! `prefix*`, both without regard to case.
+//! Matching, the same for both kinds of request (the storage emulator's protocol layer,
+//! decompiled, settles the details): the rules are tried in their stored order and the first
+//! that allows the origin and the method wins. A rule allows any origin when it lists `*`,
+//! else an origin listed in it exactly (case-sensitive); a method it lists exactly (the stored
+//! methods are the upper-case [`table_core::CORS_METHODS`]). A preflight is then allowed when
+//! that rule allows every requested header, each equal to an allowed header or starting with
+//! an allowed `prefix*`, both without regard to case; a later rule is not tried.
 //!
 //! Preflight (`OPTIONS` on any path of the account, answered without authorization):
 //! `Origin` and `Access-Control-Request-Method` are required (400 `InvalidHeaderValue`
@@ -24,10 +25,12 @@
 //! `Access-Control-Allow-Origin` (`*` when the rule matched by `*`, else the origin) and
 //! `Access-Control-Expose-Headers` (the answer's headers named by the rule's exposed headers,
 //! literally or by `prefix*`, plus the rule's literal names; left out when that is none); a
-//! rule matched by exact origin adds `Access-Control-Allow-Credentials: true`. `Vary: Origin` is added to GET and HEAD
-//! answers (the only ones a browser caches) whenever the account has rules, except when the
-//! answer came from a `*` rule, whose answer is the same for every origin. A request no rule
-//! matches is answered unchanged: CORS never refuses an actual request.
+//! rule matched by exact origin adds `Access-Control-Allow-Credentials: true`. `Vary: Origin`
+//! is added to GET and HEAD answers (the only ones a browser caches) whenever the account has
+//! rules, with or without `Origin`, except when the answer came from a `*` rule, whose answer
+//! is the same for every origin; a `*` rule that allows a read answers it even without
+//! `Origin`. A request no rule matches is answered unchanged: CORS never refuses an actual
+//! request.
 
 use hyper::Method;
 use hyper::header::{
@@ -52,12 +55,13 @@ enum OriginMatch {
     Any,
 }
 
-/// How `rule` matches `origin`, if it does; an exact listing wins over `*`.
-fn origin_match(rule: &CorsRule, origin: &str) -> Option<OriginMatch> {
-    if rule.allowed_origins.iter().any(|allowed| allowed == origin) {
-        Some(OriginMatch::Exact)
-    } else if rule.allowed_origins.iter().any(|allowed| allowed == ANY) {
+/// How `rule` matches `origin` (`None`: a request without one, which only `*` matches), if it
+/// does; `*` is looked at first, as the service does (a stored rule cannot list both).
+fn origin_match(rule: &CorsRule, origin: Option<&str>) -> Option<OriginMatch> {
+    if rule.allowed_origins.iter().any(|allowed| allowed == ANY) {
         Some(OriginMatch::Any)
+    } else if origin.is_some_and(|origin| rule.allowed_origins.iter().any(|allowed| allowed == origin)) {
+        Some(OriginMatch::Exact)
     } else {
         None
     }
@@ -83,36 +87,41 @@ fn header_list(text: &str) -> impl Iterator<Item = &str> {
     text.split(',').map(str::trim).filter(|name| !name.is_empty())
 }
 
-/// The first rule that allows a preflight for `origin`, `method` and the `requested` headers
-/// (none when `None`).
+/// The rule that answers a preflight for `origin`, `method` and the `requested` headers (none
+/// when `None`): the first rule that allows the origin and the method, if it also allows every
+/// header. A later rule that would allow the headers too is not looked at, as the service
+/// does not.
 fn preflight_rule<'r>(
     rules: &'r [CorsRule],
     origin: &str,
     method: &str,
     requested: Option<&str>,
 ) -> Option<&'r CorsRule> {
-    rules.iter().find(|rule| {
-        origin_match(rule, origin).is_some()
-            && allows_method(rule, method)
-            && header_list(requested.unwrap_or("")).all(|name| header_matches(&rule.allowed_headers, name))
-    })
+    let (rule, _) = actual_rule(rules, Some(origin), method)?;
+    header_list(requested.unwrap_or(""))
+        .all(|name| header_matches(&rule.allowed_headers, name))
+        .then_some(rule)
 }
 
-/// The first rule that allows an actual request from `origin` with `method`, and how it
-/// matched the origin.
-fn actual_rule<'r>(rules: &'r [CorsRule], origin: &str, method: &str) -> Option<(&'r CorsRule, OriginMatch)> {
+/// The first rule that allows a request from `origin` with `method`, and how it matched the
+/// origin.
+fn actual_rule<'r>(
+    rules: &'r [CorsRule],
+    origin: Option<&str>,
+    method: &str,
+) -> Option<(&'r CorsRule, OriginMatch)> {
     rules.iter().find_map(|rule| {
         origin_match(rule, origin).filter(|_| allows_method(rule, method)).map(|m| (rule, m))
     })
 }
 
 /// 400 `InvalidHeaderValue`: a preflight without `Origin` or `Access-Control-Request-Method`
-/// (or with one that is not ASCII text, which no rule could match).
+/// (or with one empty, or not ASCII text, which no rule could match).
 fn missing_header(name: &str) -> Failure {
     Failure::new(
         400,
         ErrorCode::Other("InvalidHeaderValue".into()),
-        format!("A required CORS header is not present. ({name} is missing or not ASCII text)"),
+        format!("A required CORS header is not present. ({name} is missing, empty or not ASCII text)"),
     )
 }
 
@@ -127,9 +136,12 @@ fn preflight_failure() -> Failure {
 
 /// The answer to a preflight request with `headers`, against the account's `rules`.
 pub(crate) fn preflight(rules: &[CorsRule], headers: &HeaderMap) -> Result<Answer, Failure> {
-    let origin = text_header(headers, ORIGIN).ok_or_else(|| missing_header("Origin"))?;
-    let method = text_header(headers, ACCESS_CONTROL_REQUEST_METHOD)
-        .ok_or_else(|| missing_header("Access-Control-Request-Method"))?;
+    // An empty header is a missing one, as the service reads it.
+    let required = |name, shown| {
+        text_header(headers, name).filter(|v| !v.is_empty()).ok_or_else(|| missing_header(shown))
+    };
+    let origin = required(ORIGIN, "Origin")?;
+    let method = required(ACCESS_CONTROL_REQUEST_METHOD, "Access-Control-Request-Method")?;
     let requested = text_header(headers, ACCESS_CONTROL_REQUEST_HEADERS);
     let rule = preflight_rule(rules, origin, method, requested).ok_or_else(preflight_failure)?;
     let mut answer = Answer::empty(200)
@@ -151,16 +163,23 @@ pub(crate) fn is_preflight(method: &Method) -> bool {
 /// What an actual request's answer needs to know of the request: its `Origin` and method.
 #[derive(Debug)]
 pub(crate) struct ActualRequest {
-    origin: HeaderValue,
+    /// A non-empty `Origin`; `None` for a read without one.
+    origin: Option<HeaderValue>,
     method: Method,
 }
 
 impl ActualRequest {
-    /// The request's origin and method, when it has an `Origin` and is not a preflight; `None`
-    /// otherwise (nothing to add to the answer, and nothing copied).
+    /// The request's origin and method, when it is not a preflight and has a non-empty
+    /// `Origin` or is a read (`GET`, `HEAD`: its answer may get `Vary`, or a `*` rule's
+    /// headers, without one); `None` otherwise (nothing to add to the answer, and nothing
+    /// copied).
     pub(crate) fn of(method: &Method, headers: &HeaderMap) -> Option<ActualRequest> {
-        let origin = headers.get(ORIGIN).filter(|_| !is_preflight(method))?;
-        Some(ActualRequest { origin: origin.clone(), method: method.clone() })
+        if is_preflight(method) {
+            return None;
+        }
+        let origin = headers.get(ORIGIN).filter(|origin| !origin.is_empty()).cloned();
+        let read = method == Method::GET || method == Method::HEAD;
+        (origin.is_some() || read).then(|| ActualRequest { origin, method: method.clone() })
     }
 
     /// Adds the CORS headers the account's `rules` give the answer's `headers`.
@@ -169,17 +188,20 @@ impl ActualRequest {
             return;
         }
         let cached = self.method == Method::GET || self.method == Method::HEAD;
-        let origin = self.origin.to_str().ok();
-        let matched = origin.and_then(|origin| actual_rule(rules, origin, self.method.as_str()));
-        if cached && matched.is_none_or(|(_, how)| how == OriginMatch::Exact) {
-            headers.append(VARY, HeaderValue::from_static("Origin"));
-        }
-        let Some((rule, how)) = matched else { return };
-        let exposed = exposed_headers(rule, headers);
-        let allow_origin = match how {
-            OriginMatch::Any => HeaderValue::from_static(ANY),
-            OriginMatch::Exact => self.origin.clone(),
+        // An origin that is not text matches only `*`, as no rule could list it.
+        let origin = self.origin.as_ref().and_then(|origin| origin.to_str().ok());
+        let Some((rule, how)) = actual_rule(rules, origin, self.method.as_str()) else {
+            if cached {
+                headers.append(VARY, HeaderValue::from_static("Origin"));
+            }
+            return;
         };
+        let allow_origin = match (how, &self.origin) {
+            (OriginMatch::Exact, Some(origin)) => origin.clone(),
+            // A `*` rule (an exact match always has an origin).
+            _ => HeaderValue::from_static(ANY),
+        };
+        let exposed = exposed_headers(rule, headers);
         headers.append(ACCESS_CONTROL_ALLOW_ORIGIN, allow_origin);
         // A rule that exposes nothing adds no empty list.
         if let Some(exposed) = HeaderValue::try_from(exposed).ok().filter(|e| !e.is_empty()) {
@@ -187,22 +209,35 @@ impl ActualRequest {
         }
         if how == OriginMatch::Exact {
             headers.append(ACCESS_CONTROL_ALLOW_CREDENTIALS, HeaderValue::from_static("true"));
+            if cached {
+                headers.append(VARY, HeaderValue::from_static("Origin"));
+            }
         }
     }
 }
 
+/// The headers every answer carries that hyper writes only as it sends it (`Transfer-Encoding`
+/// when it streams), so that they are not in the answer's map yet; a `prefix*` or `*` exposes
+/// them as the service's does.
+const WRITTEN_LATER: [&str; 3] = ["content-length", "date", "transfer-encoding"];
+
 /// `Access-Control-Expose-Headers` for an answer with `headers`: the answer's header names the
-/// rule's exposed headers name (literally or by `prefix*`), then the rule's literal names the
-/// answer does not carry, comma-separated.
+/// rule's exposed headers name (literally or by `prefix*`), those of [`WRITTEN_LATER`] a
+/// `prefix*` names, then the rule's literal names the answer does not carry, comma-separated.
 fn exposed_headers(rule: &CorsRule, headers: &HeaderMap) -> String {
-    let present =
-        headers.keys().map(|name| name.as_str()).filter(|name| header_matches(&rule.exposed_headers, name));
-    let literal_absent = rule
-        .exposed_headers
+    let patterns = &rule.exposed_headers;
+    let present = headers.keys().map(|name| name.as_str()).filter(|name| header_matches(patterns, name));
+    let prefixes: Vec<String> = patterns.iter().filter(|p| p.ends_with('*')).cloned().collect();
+    let later: Vec<&str> = WRITTEN_LATER
+        .into_iter()
+        .filter(|name| !headers.contains_key(*name) && header_matches(&prefixes, name))
+        .collect();
+    let literal_absent = patterns
         .iter()
         .filter(|name| !name.ends_with('*') && !headers.contains_key(name.as_str()))
+        .filter(|name| !later.iter().any(|l| name.eq_ignore_ascii_case(l)))
         .map(String::as_str);
-    present.chain(literal_absent).collect::<Vec<_>>().join(",")
+    present.chain(later.iter().copied()).chain(literal_absent).collect::<Vec<_>>().join(",")
 }
 
 #[cfg(test)]
@@ -238,12 +273,14 @@ mod tests {
     #[test]
     fn origins_match_exactly_and_case_sensitively_or_by_star() {
         let exact = rule(&["https://a.example"], &["GET"], &[], &[]);
-        assert_eq!(origin_match(&exact, "https://a.example"), Some(OriginMatch::Exact));
-        assert_eq!(origin_match(&exact, "https://A.example"), None);
-        assert_eq!(origin_match(&exact, "https://a.example.evil"), None);
-        let both = rule(&["*", "https://a.example"], &["GET"], &[], &[]);
-        assert_eq!(origin_match(&both, "https://a.example"), Some(OriginMatch::Exact));
-        assert_eq!(origin_match(&both, "https://b.example"), Some(OriginMatch::Any));
+        assert_eq!(origin_match(&exact, Some("https://a.example")), Some(OriginMatch::Exact));
+        assert_eq!(origin_match(&exact, Some("https://A.example")), None);
+        assert_eq!(origin_match(&exact, Some("https://a.example.evil")), None);
+        assert_eq!(origin_match(&exact, None), None);
+        // `*` first, as the service looks (such a rule is refused when set).
+        let both = rule(&["https://a.example", "*"], &["GET"], &[], &[]);
+        assert_eq!(origin_match(&both, Some("https://a.example")), Some(OriginMatch::Any));
+        assert_eq!(origin_match(&both, None), Some(OriginMatch::Any));
     }
 
     #[test]
@@ -259,7 +296,7 @@ mod tests {
     }
 
     #[test]
-    fn the_first_rule_allowing_origin_method_and_every_header_wins() {
+    fn the_first_rule_allowing_origin_and_method_answers_by_its_headers() {
         let rules = [
             rule(&["https://a.example"], &["GET"], &["header"], &[]),
             rule(&["https://a.example"], &["PUT"], &["*"], &[]),
@@ -271,7 +308,10 @@ mod tests {
         };
         assert_eq!(found("GET", Some("header")), Some(0));
         assert_eq!(found("GET", None), Some(0));
-        assert_eq!(found("GET", Some("headerheader")), Some(2));
+        // The first rule allowing the origin and GET refuses the header; the third, which
+        // would allow it, is not tried.
+        assert_eq!(found("GET", Some("headerheader")), None);
+        assert_eq!(found("POST", Some("headerheader")), Some(2));
         assert_eq!(found("GET", Some("header, other")), None);
         assert_eq!(found("PUT", Some("anything, else")), Some(1));
         assert_eq!(found("POST", Some("hea")), None);
@@ -305,6 +345,11 @@ mod tests {
         let forbidden = Some((403, "CorsPreflightFailure".to_owned()));
         assert_eq!(refused(&[("access-control-request-method", "PUT")], &rules), invalid);
         assert_eq!(refused(&[("origin", "https://a.example")], &rules), invalid);
+        assert_eq!(refused(&[("origin", ""), ("access-control-request-method", "PUT")], &rules), invalid);
+        assert_eq!(
+            refused(&[("origin", "https://a.example"), ("access-control-request-method", "")], &rules),
+            invalid
+        );
         let plain = [("origin", "https://a.example"), ("access-control-request-method", "PUT")];
         assert_eq!(refused(&plain, &[]), forbidden);
         let other = [("origin", "https://a.example"), ("access-control-request-method", "GET")];
@@ -334,7 +379,16 @@ mod tests {
 
         let any = answered("https://b.example", Method::GET, &rules);
         assert_eq!(value(&any, "access-control-allow-origin"), Some("*"));
-        assert_eq!(value(&any, "access-control-expose-headers"), Some("x-ms-request-id,content-type"));
+        assert_eq!(
+            value(&any, "access-control-expose-headers"),
+            Some("x-ms-request-id,content-type,content-length,date,transfer-encoding"),
+            "`*` exposes the headers hyper writes later too"
+        );
+        let prefixed = [rule(&["*"], &["GET"], &[], &["Content-*", "date", "x-ms-request-id"])];
+        assert_eq!(
+            value(&answered("https://b.example", Method::GET, &prefixed), "access-control-expose-headers"),
+            Some("x-ms-request-id,content-type,content-length,date")
+        );
         assert_eq!(value(&any, "access-control-allow-credentials"), None);
         assert_eq!(value(&any, "vary"), None);
 
@@ -359,6 +413,26 @@ mod tests {
         assert_eq!(answered("https://a.example", Method::GET, &[]).len(), 2);
         // A preflight is not an actual request.
         assert!(ActualRequest::of(&Method::OPTIONS, &headers(&[("origin", "x")])).is_none());
-        assert!(ActualRequest::of(&Method::GET, &HeaderMap::new()).is_none());
+
+        // A read without `Origin` (or with an empty one): a `*` rule's headers, else `Vary`.
+        let without = |method: &Method, rules: &[CorsRule], request: &HeaderMap| {
+            let mut answer = headers(&[("x-ms-request-id", "1")]);
+            if let Some(request) = ActualRequest::of(method, request) {
+                request.apply(rules, &mut answer);
+            }
+            answer
+        };
+        for request in [HeaderMap::new(), headers(&[("origin", "")])] {
+            let any = without(&Method::GET, &rules, &request);
+            assert_eq!(value(&any, "access-control-allow-origin"), Some("*"));
+            let exposed = value(&any, "access-control-expose-headers");
+            assert_eq!(exposed, Some("x-ms-request-id,content-length,date,transfer-encoding"));
+            assert_eq!((value(&any, "vary"), value(&any, "access-control-allow-credentials")), (None, None));
+            let exact_only = without(&Method::HEAD, &rules[..1], &request);
+            assert_eq!(value(&exact_only, "vary"), Some("Origin"));
+            assert_eq!(value(&exact_only, "access-control-allow-origin"), None);
+            assert_eq!(without(&Method::GET, &[], &request).len(), 1, "no rules: unchanged");
+            assert!(ActualRequest::of(&Method::PUT, &request).is_none(), "a write without Origin");
+        }
     }
 }

@@ -19,10 +19,11 @@
 //!
 //! The account's CORS rules (set through Set Table Service Properties) are acted on as the
 //! service acts on them: an `OPTIONS` preflight on any path of the account is answered,
-//! without authorization, by the first rule that allows its origin, method and headers (403
-//! `CorsPreflightFailure` when none does), and any other request with an `Origin` that a rule
-//! allows gets `Access-Control-Allow-Origin` and `-Expose-Headers` (error answers too), so a
-//! browser page using an SDK works against table-server as against the service.
+//! without authorization, by the first rule that allows its origin and method, if it allows
+//! the headers too (403 `CorsPreflightFailure` otherwise), and any other request with an
+//! `Origin` that a rule allows gets `Access-Control-Allow-Origin` and `-Expose-Headers` (error
+//! answers too; reads get `Vary: Origin`), so a browser page using an SDK works against
+//! table-server as against the service.
 //!
 //! Persistence is optional ([`DataDir`], the binary's `--data-dir`): each account's engine
 //! logs every change to a write-ahead log before applying it and is snapshotted from time to

@@ -10,12 +10,12 @@ use table_core::{
 };
 
 use crate::answer::{
-    Answer, CONTENT_TYPE, DATA_SERVICE_ID, ETAG, Failure, LOCATION, NEXT_PARTITION_KEY, NEXT_ROW_KEY,
+    ALLOW, Answer, CONTENT_TYPE, DATA_SERVICE_ID, ETAG, Failure, LOCATION, NEXT_PARTITION_KEY, NEXT_ROW_KEY,
     NEXT_TABLE_NAME, PREFERENCE_APPLIED,
 };
 use crate::json;
 use crate::request::{Call, Refused, Verb, body_entity, missing_if_match};
-use crate::route::{Query, Resource};
+use crate::route::{Query, Resource, SECONDARY_SUFFIX};
 use crate::sas::TableOperation;
 
 /// Runs the operation `resource` and the method name.
@@ -32,8 +32,16 @@ pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, R
             grant.check_tables(operation)?;
         }
     }
-    if let (Resource::Entities(table), Some("acl")) = (resource, call.query.get("comp")) {
-        return table_acl(call, table);
+    // A `comp` parameter takes the request out of the table and entity operations: the
+    // service answers it as a table's ACL (`comp=acl`, any case, on a table's own path) or
+    // refuses it (the storage emulator's protocol layer, decompiled).
+    match (resource, call.query.get("comp")) {
+        (Resource::Entities(table), Some(comp)) if comp.eq_ignore_ascii_case("acl") => {
+            return table_acl(call, table);
+        }
+        (Resource::Account, _) => return service_settings(call),
+        (_, Some(comp)) => return Err(invalid_comp(comp).into()),
+        (_, None) => {}
     }
     match (resource, call.method) {
         (Resource::Tables, Verb::Get) => query_tables(call),
@@ -49,59 +57,130 @@ pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, R
             entity(call, table, EntityKey::new(partition_key, row_key), verb)
         }
         (Resource::Batch, Verb::Post) => crate::batch::submit(call),
-        (Resource::Account, verb) => service_settings(call, verb),
         _ => Err(method_not_allowed().into()),
     }
 }
 
-/// Get and Set Table Service Properties (`?restype=service&comp=properties`) and Get Table
-/// Service Stats (`comp=stats`), in the client's own XML codec. Anything else on the account
-/// is 501 `NotImplemented`.
-fn service_settings(call: &Call<'_>, verb: Verb) -> Result<Answer, Refused> {
+/// The largest Set Table Service Properties body (the service's limit).
+const MAX_PROPERTIES_BODY: usize = 51_200;
+
+/// The account's own resources, named by `comp` (compared without regard to case) with
+/// `restype=service`: Get and Set Table Service Properties (`comp=properties`) and Get Table
+/// Service Stats (`comp=stats`, on the secondary location only), in the client's own XML
+/// codec. Refused as the service refuses them: no `comp` is 400 `InvalidUri`, another `comp`
+/// (or no `restype=service`, or stats asked of the primary) 400 `InvalidQueryParameterValue`,
+/// another verb 405 `UnsupportedHttpVerb`, a set without a body 400 `InvalidHeaderValue`
+/// (its `Content-Length`) and one over [`MAX_PROPERTIES_BODY`] bytes 413
+/// `RequestBodyTooLarge`.
+fn service_settings(call: &Call<'_>) -> Result<Answer, Refused> {
     let xml = |body: table_core::Result<String>| -> Result<Answer, Refused> {
         let body = body.map_err(|e| Failure::invalid_input(e.message().to_owned()))?;
         Ok(Answer::empty(200).header(CONTENT_TYPE, "application/xml").with_body(body))
     };
+    let Some(comp) = call.query.get("comp") else {
+        return Err(invalid_uri_on_account().into());
+    };
     let service = call.query.get("restype") == Some("service");
-    match (service, call.query.get("comp"), verb) {
-        (true, Some("properties"), Verb::Get) => {
+    match (service, comp.to_ascii_lowercase().as_str(), call.method) {
+        (true, "properties", Verb::Get) => {
             xml(table_client::wire::encode_service_properties(&call.engine.get_service_properties()?))
         }
-        (true, Some("properties"), Verb::Put) => {
+        (true, "properties", Verb::Put) => {
+            if call.body.is_empty() {
+                return Err(Failure::new(
+                    400,
+                    ErrorCode::Other("InvalidHeaderValue".into()),
+                    "The value for one of the HTTP headers is not in the correct format. (Content-Length is 0)",
+                )
+                .into());
+            }
+            if call.body.len() > MAX_PROPERTIES_BODY {
+                return Err(Failure::service(ErrorCode::RequestBodyTooLarge).into());
+            }
             let change = table_client::wire::decode_service_properties(call.body).map_err(|e| {
                 Failure::invalid_input(format!("the body is not service properties: {}", e.message()))
             })?;
             call.engine.set_service_properties(&change)?;
             Ok(Answer::empty(202))
         }
-        (true, Some("stats"), Verb::Get) => {
+        (true, "properties", _) => Err(unsupported_verb(READ_WRITE)),
+        (true, "stats", Verb::Get) if call.account.ends_with(SECONDARY_SUFFIX) => {
             xml(table_client::wire::encode_service_statistics(&call.engine.get_service_statistics()?))
         }
-        (true, Some("properties" | "stats"), _) => Err(method_not_allowed().into()),
-        _ => Err(Failure::service(ErrorCode::NotImplemented).into()),
+        // Only the secondary location keeps statistics.
+        (true, "stats", Verb::Get) => Err(invalid_comp(comp).into()),
+        (true, "stats", _) => Err(unsupported_verb(&["GET"])),
+        _ => Err(invalid_comp(comp).into()),
     }
 }
 
+/// The methods a read-write resource of the account or a table's ACL allows (the `Allow`
+/// header of its 405).
+const READ_WRITE: &[&str] = &["GET", "HEAD", "PUT"];
+
+/// 400 `InvalidQueryParameterValue`: a `comp` that names nothing on the resource.
+fn invalid_comp(comp: &str) -> Failure {
+    Failure::new(
+        400,
+        ErrorCode::Other("InvalidQueryParameterValue".into()),
+        format!(
+            "Value for one of the query parameters specified in the request URI is invalid. \
+             (comp={comp:?} names nothing on this resource)"
+        ),
+    )
+}
+
+/// 400 `InvalidUri`: the account itself, without a `comp`, is no resource.
+fn invalid_uri_on_account() -> Failure {
+    Failure::new(
+        400,
+        ErrorCode::Other("InvalidUri".into()),
+        "The requested URI does not represent any resource on the server. (the account needs a comp)",
+    )
+}
+
+/// 405 `UnsupportedHttpVerb`, with the methods the resource `allows` in `Allow` headers: a
+/// verb an account resource or a table's ACL does not take (table and entity URLs answer
+/// `MethodNotAllowed` instead, as the service's data-service layer does).
+fn unsupported_verb(allows: &'static [&'static str]) -> Refused {
+    let failure = Failure::new(
+        405,
+        ErrorCode::Other("UnsupportedHttpVerb".into()),
+        format!("The resource doesn't support specified Http Verb. (it allows {})", allows.join(", ")),
+    );
+    Refused::Failure(allows.iter().fold(failure, |failure, allowed| failure.header(ALLOW, allowed)))
+}
+
+/// The largest Set Table ACL body (the service's limit: five policies take far less).
+const MAX_ACL_BODY: usize = 10_000;
+
 /// Get and Set Table ACL (`?comp=acl`): the table's stored access policies, in the client's
-/// own XML codec. A table SAS cannot reach them.
+/// own XML codec. A table SAS cannot reach them. Refused as the service refuses them: a verb
+/// other than GET and PUT, media types other than XML, a body over [`MAX_ACL_BODY`] bytes
+/// (413 `RequestBodyTooLarge`).
 fn table_acl(call: &Call<'_>, table: &str) -> Result<Answer, Refused> {
     if let Some(grant) = call.grant {
         grant.check_tables(TableOperation::Acl)?;
     }
     match call.method {
         Verb::Get => {
+            call.check_xml_media_types(false)?;
             let policies = call.engine.get_access_policies(table)?;
             let xml = table_client::wire::encode_signed_identifiers(&policies)
                 .map_err(|e| Failure::invalid_input(e.message().to_owned()))?;
             Ok(Answer::empty(200).header(CONTENT_TYPE, "application/xml").with_body(xml))
         }
         Verb::Put => {
+            call.check_xml_media_types(true)?;
+            if call.body.len() > MAX_ACL_BODY {
+                return Err(Failure::service(ErrorCode::RequestBodyTooLarge).into());
+            }
             let policies = table_client::wire::decode_signed_identifiers(call.body)
                 .map_err(|e| Failure::invalid_input(format!("the body is not an ACL: {}", e.message())))?;
             call.engine.set_access_policies(table, &policies)?;
             Ok(Answer::empty(204))
         }
-        _ => Err(method_not_allowed().into()),
+        _ => Err(unsupported_verb(READ_WRITE)),
     }
 }
 

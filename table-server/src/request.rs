@@ -4,8 +4,8 @@
 //! share.
 
 use bytes::Bytes;
-use hyper::Method;
-use hyper::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HeaderMap, HeaderName, IF_MATCH};
+use hyper::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, IF_MATCH};
+use hyper::{Method, Version};
 use table_client::wire::decode_request_entity;
 use table_core::engine::Engine;
 use table_core::{ETag, Entity, Error, ErrorCode, IfMatch, Operation, Violation};
@@ -43,6 +43,12 @@ impl From<Error> for Refused {
 /// `Prefer`: `return-content` or `return-no-content`.
 const PREFER: HeaderName = HeaderName::from_static("prefer");
 
+/// `MaxDataServiceVersion`: the highest OData version the client reads.
+const MAX_DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("maxdataserviceversion");
+
+/// `DataServiceVersion`: the OData version of the request.
+const DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("dataserviceversion");
+
 /// `X-HTTP-Method`: the verb a `POST` stands for.
 const X_HTTP_METHOD: HeaderName = HeaderName::from_static("x-http-method");
 
@@ -57,9 +63,38 @@ pub(crate) enum Verb {
     Other,
 }
 
+/// The methods the service knows (its own list, compared with case); any other is 400
+/// `InvalidHttpVerb`, where a known one a resource does not take is a 405.
+const KNOWN_METHODS: [&str; 10] =
+    ["GET", "PUT", "POST", "MERGE", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT", "PATCH"];
+
+/// The service answers HTTP/1.1 only: an HTTP/1.0 request (a preflight too) is 505
+/// `UnsupportedHttpVersion`.
+pub(crate) fn check_version(version: Version) -> Result<(), Failure> {
+    if version == Version::HTTP_10 {
+        return Err(Failure::new(
+            505,
+            ErrorCode::Other("UnsupportedHttpVersion".into()),
+            "The HTTP version specified is not supported for this operation by the server.",
+        ));
+    }
+    Ok(())
+}
+
 /// The verb of a request: its method, or for a `POST` the `X-HTTP-Method` it carries (how
-/// older clients send `MERGE`, `PUT` and `DELETE` through proxies that only pass `POST`).
-pub(crate) fn method(method: &Method, headers: &HeaderMap) -> Result<Verb, Failure> {
+/// older clients send `MERGE`, `PUT` and `DELETE` through proxies that only pass `POST`;
+/// the service takes no other verb there). Checked in the service's order (the storage
+/// emulator's protocol layer, decompiled): an unknown method, the HTTP version, then the
+/// `X-HTTP-Method` count, its use on a `POST` only, and its value.
+pub(crate) fn method(method: &Method, version: Version, headers: &HeaderMap) -> Result<Verb, Failure> {
+    if !KNOWN_METHODS.contains(&method.as_str()) {
+        return Err(Failure::new(
+            400,
+            ErrorCode::Other("InvalidHttpVerb".into()),
+            "The HTTP verb specified is invalid - it is not recognized by the server.",
+        ));
+    }
+    check_version(version)?;
     let mut tunnelled = headers.get_all(X_HTTP_METHOD).iter();
     let verb = match (tunnelled.next(), tunnelled.next()) {
         (None, _) => method.as_str(),
@@ -67,11 +102,11 @@ pub(crate) fn method(method: &Method, headers: &HeaderMap) -> Result<Verb, Failu
             return Err(Failure::new(
                 400,
                 ErrorCode::Other("XMethodNotUsingPost".into()),
-                "The request uses X-HTTP-Method with an HTTP verb other than POST.",
+                "The request uses X-HTTP-Method with a Http Verb that is not POST.",
             ));
         }
         (Some(value), None) => match value.to_str() {
-            Ok(v @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => v,
+            Ok(v @ ("MERGE" | "PUT" | "DELETE")) => v,
             _ => {
                 return Err(Failure::new(
                     400,
@@ -120,29 +155,55 @@ pub(crate) struct Call<'a> {
 }
 
 impl Call<'_> {
-    /// The metadata level the answer is written in: `$format`, else `Accept`. Refused with
-    /// 415 `AtomFormatNotSupported` when neither asks for JSON (the service no longer writes
-    /// Atom).
+    /// The metadata level the answer is written in: `$format`, else `Accept`, as
+    /// [`asked_metadata`] reads it.
     pub(crate) fn metadata(&self) -> Result<Metadata, Failure> {
         let asked = self.query.get("$format").or_else(|| text_header(self.headers, ACCEPT)).unwrap_or("");
-        Metadata::from_accept(asked).ok_or_else(atom_not_supported)
+        let metadata = asked_metadata(asked)?;
+        self.check_odata_version()?;
+        Ok(metadata)
     }
 
-    /// The body of a request that sends JSON (a table to create, an entity to write), refused
-    /// as the service refuses a body that does not say its type (400 `InvalidInput`,
-    /// "Content-Type header value missing.", as an SDK thread shows it answering a table create)
-    /// and an Atom body (415 `AtomFormatNotSupported`, as for an Atom `Accept`). `$batch`
-    /// checks its own multipart type.
+    /// JSON needs OData 3: a request that caps its OData version below it
+    /// (`MaxDataServiceVersion`, else `DataServiceVersion`, at `1.0` or `2.0`, parameters
+    /// after `;` aside) is refused JSON, 415 `JsonFormatNotSupported`, as the service refuses
+    /// it (the storage emulator's protocol layer, decompiled); a version it cannot read is
+    /// no cap. Checked once a JSON body or answer is settled on, `$batch` parts included.
+    pub(crate) fn check_odata_version(&self) -> Result<(), Failure> {
+        let named = |name: HeaderName| text_header(self.headers, name).filter(|v| !v.trim().is_empty());
+        let version = named(MAX_DATA_SERVICE_VERSION).or_else(|| named(DATA_SERVICE_VERSION)).unwrap_or("");
+        match version.split(';').next().unwrap_or_default().trim() {
+            "1.0" | "2.0" => Err(Failure::new(
+                415,
+                ErrorCode::Other("JsonFormatNotSupported".into()),
+                "JSON format is not supported.",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The body of a request that sends JSON (a table to create, an entity to write), once its
+    /// `Content-Type` passes [`check_json_content_type`]. `$batch` checks its own multipart
+    /// type.
     pub(crate) fn json_body(&self) -> Result<&[u8], Failure> {
-        let content_type = self.headers.get(CONTENT_TYPE).map_or(&[][..], |value| value.as_bytes());
-        if content_type.is_empty() {
-            return Err(Failure::new(400, ErrorCode::InvalidInput, "Content-Type header value missing."));
-        }
-        let media_type = content_type.split(|&b| b == b';').next().unwrap_or_default().trim_ascii();
-        if media_type.eq_ignore_ascii_case(b"application/atom+xml") {
-            return Err(atom_not_supported());
-        }
+        check_json_content_type(self.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes))?;
+        self.check_odata_version()?;
         Ok(self.body)
+    }
+
+    /// The media types of a table ACL operation, checked as the service checks them (the
+    /// storage emulator's protocol layer, decompiled): an `Accept` must list
+    /// `application/xml` among its types, and a body sent (`with_body`, Set Table ACL) must be
+    /// `application/xml` when it says its type; else 415 `MediaTypeNotSupported`.
+    pub(crate) fn check_xml_media_types(&self, with_body: bool) -> Result<(), Failure> {
+        let content_type = self.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes).unwrap_or_default();
+        if with_body && !content_type.is_empty() && !is_media_type(content_type, b"application/xml") {
+            return Err(media_type_not_supported());
+        }
+        let accepted = self.headers.get_all(ACCEPT).iter().all(|accept| {
+            accept.as_bytes().split(|&b| b == b',').any(|one| is_media_type(one, b"application/xml"))
+        });
+        if accepted { Ok(()) } else { Err(media_type_not_supported()) }
     }
 
     pub(crate) fn links(&self, metadata: Metadata) -> Links<'_> {
@@ -169,9 +230,120 @@ impl Call<'_> {
     }
 }
 
+/// The metadata level `asked` (an `Accept` or `$format` value) names, refused as the service
+/// refuses what it cannot answer in: verbose JSON is 415 `JsonVerboseFormatNotSupported`; no
+/// value, one naming Atom, or one a wildcard satisfies (the data-service layer's default is
+/// Atom) 415 `AtomFormatNotSupported`; any other type naming no JSON (`text/plain`,
+/// `application/xml`) 415 `MediaTypeNotSupported`, the data-service layer's answer when no
+/// type it writes is accepted.
+fn asked_metadata(asked: &str) -> Result<Metadata, Failure> {
+    if is_verbose_json(asked.as_bytes()) {
+        return Err(verbose_json_not_supported());
+    }
+    if let Some(metadata) = Metadata::from_accept(asked) {
+        return Ok(metadata);
+    }
+    let wildcard = asked
+        .split(',')
+        .any(|one| is_media_type(one.as_bytes(), b"*/*") || is_media_type(one.as_bytes(), b"application/*"));
+    if asked.trim().is_empty() || asked.contains("atom") || wildcard {
+        Err(atom_not_supported())
+    } else {
+        Err(media_type_not_supported())
+    }
+}
+
+/// The metadata level of a `$batch` part's answer, from the part's `Accept`, read as a
+/// request's is; a part without `Accept` is answered in minimal metadata, where the service
+/// refuses it (every SDK sends one).
+pub(crate) fn part_metadata(accept: Option<&str>) -> Result<Metadata, Failure> {
+    match accept.filter(|accept| !accept.trim().is_empty()) {
+        Some(accept) => asked_metadata(accept),
+        None => Ok(Metadata::Minimal),
+    }
+}
+
 /// The service no longer reads or writes Atom: 415 `AtomFormatNotSupported`.
 fn atom_not_supported() -> Failure {
     Failure::new(415, ErrorCode::Other("AtomFormatNotSupported".into()), "Atom format is not supported.")
+}
+
+/// Nor verbose JSON (`odata=verbose`, OData 2): 415 `JsonVerboseFormatNotSupported`.
+fn verbose_json_not_supported() -> Failure {
+    Failure::new(
+        415,
+        ErrorCode::Other("JsonVerboseFormatNotSupported".into()),
+        "Verbose JSON format is not supported.",
+    )
+}
+
+/// The `Content-Type` of a JSON body (a request's, or a `$batch` part's that writes), checked
+/// in the service's order (the storage emulator's protocol layer, decompiled, for versions
+/// from 2015-12-11): a value naming Atom anywhere (`atom`, compared as the service does, with
+/// case) is 415 `AtomFormatNotSupported`; `application/json` with `odata=verbose` is 415
+/// `JsonVerboseFormatNotSupported`; no value at all is 400 `InvalidInput` "Content-Type header
+/// value missing." (as an SDK thread shows it answering a table create); and any other media
+/// type (`text/plain`, `application/xml`) is 415 `MediaTypeNotSupported`, where it would
+/// otherwise be read as JSON.
+pub(crate) fn check_json_content_type(content_type: Option<&[u8]>) -> Result<(), Failure> {
+    let content_type = content_type.unwrap_or_default();
+    if content_type.trim_ascii().is_empty() {
+        return Err(Failure::new(400, ErrorCode::InvalidInput, "Content-Type header value missing."));
+    }
+    if memchr::memmem::find(content_type, b"atom").is_some() {
+        return Err(atom_not_supported());
+    }
+    if !is_json(content_type) {
+        return Err(media_type_not_supported());
+    }
+    if is_verbose_json(content_type) {
+        return Err(verbose_json_not_supported());
+    }
+    Ok(())
+}
+
+/// Whether a `Content-Type` or `Accept` value's first media type (before any `;`) is
+/// `application/json`, compared without regard to case.
+fn is_json(value: &[u8]) -> bool {
+    is_media_type(value, b"application/json")
+}
+
+/// Whether a media type with any parameters (`application/xml; charset=utf-8`) is `expected`,
+/// compared without regard to case.
+fn is_media_type(value: &[u8], expected: &[u8]) -> bool {
+    let media_type = value.split(|&b| b == b';').next().unwrap_or_default();
+    media_type.trim_ascii().eq_ignore_ascii_case(expected)
+}
+
+/// 415 `MediaTypeNotSupported`: a body or an answer in a type the operation does not speak.
+fn media_type_not_supported() -> Failure {
+    Failure::new(
+        415,
+        ErrorCode::Other("MediaTypeNotSupported".into()),
+        "None of the provided media types are supported",
+    )
+}
+
+/// Whether a JSON media type asks for verbose JSON: a `;odata=verbose` parameter, the value
+/// quoted or not, without regard to case (the service's own pattern).
+fn is_verbose_json(value: &[u8]) -> bool {
+    const PARAMETER: &[u8] = b";odata=";
+    let verbose = |rest: &[u8]| {
+        let word = |text: &[u8]| text.get(..7).is_some_and(|w| w.eq_ignore_ascii_case(b"verbose"));
+        match rest.strip_prefix(b"\"") {
+            Some(quoted) => {
+                let quoted = quoted.trim_ascii_start();
+                word(quoted)
+                    && quoted.get(7..).is_some_and(|after| after.trim_ascii_start().starts_with(b"\""))
+            }
+            None => word(rest),
+        }
+    };
+    is_json(value)
+        && (0..value.len()).any(|at| {
+            value[at..].get(..PARAMETER.len()).is_some_and(|p| p.eq_ignore_ascii_case(PARAMETER))
+                && verbose(&value[at + PARAMETER.len()..])
+        })
 }
 
 /// The entity of a write's body. `keys_needed`: an insert, which names its keys in the body.
@@ -215,7 +387,7 @@ mod tests {
         for value in tunnelled {
             headers.append(X_HTTP_METHOD, HeaderValue::from_static(value));
         }
-        super::method(&method, &headers).map_err(|failure| failure.code.to_string())
+        super::method(&method, Version::HTTP_11, &headers).map_err(|failure| failure.code.to_string())
     }
 
     #[test]
@@ -223,11 +395,28 @@ mod tests {
         assert_eq!(verb(Method::GET, &[]), Ok(Verb::Get));
         assert_eq!(verb(Method::POST, &[]), Ok(Verb::Post));
         assert_eq!(verb(Method::POST, &["MERGE"]), Ok(Verb::Merge));
-        assert_eq!(verb(Method::POST, &["PATCH"]), Ok(Verb::Merge));
+        // The service tunnels MERGE, PUT and DELETE only.
+        assert_eq!(verb(Method::POST, &["PATCH"]), Err("XMethodIncorrectValue".to_owned()));
+        assert_eq!(verb(Method::PATCH, &[]), Ok(Verb::Merge));
+        assert_eq!(verb(Method::POST, &["PUT"]), Ok(Verb::Put));
         assert_eq!(verb(Method::POST, &["DELETE"]), Ok(Verb::Delete));
         assert_eq!(verb(Method::GET, &["MERGE"]), Err("XMethodNotUsingPost".to_owned()));
         assert_eq!(verb(Method::POST, &["GET"]), Err("XMethodIncorrectValue".to_owned()));
         assert_eq!(verb(Method::POST, &["MERGE", "MERGE"]), Err("XMethodIncorrectCount".to_owned()));
         assert_eq!(verb(Method::GET, &["MERGE", "PUT"]), Err("XMethodIncorrectCount".to_owned()));
+        let unknown = Method::from_bytes(b"FETCH").unwrap_or_default();
+        assert_eq!(verb(unknown, &["MERGE"]), Err("InvalidHttpVerb".to_owned()));
+        let lower = Method::from_bytes(b"get").unwrap_or_default();
+        assert_eq!(verb(lower, &[]), Err("InvalidHttpVerb".to_owned()));
+    }
+
+    #[test]
+    fn http_1_0_is_not_served() {
+        let failure = check_version(Version::HTTP_10).err().map(|f| (f.status, f.code.to_string()));
+        assert_eq!(failure, Some((505, "UnsupportedHttpVersion".to_owned())));
+        assert!(check_version(Version::HTTP_11).is_ok());
+        let headers = HeaderMap::new();
+        let refused = super::method(&Method::GET, Version::HTTP_10, &headers).map_err(|f| f.status);
+        assert_eq!(refused, Err(505));
     }
 }

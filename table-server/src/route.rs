@@ -36,6 +36,10 @@ pub(crate) struct Path<'a> {
     pub(crate) resource: Resource,
 }
 
+/// The suffix of an account name that names its read-only secondary location
+/// (`{account}-secondary`; account names have no `-` of their own).
+pub(crate) const SECONDARY_SUFFIX: &str = "-secondary";
+
 /// An error about the request URL.
 fn invalid_uri(why: &str) -> Failure {
     Failure::new(

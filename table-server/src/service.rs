@@ -22,7 +22,7 @@ use crate::bearer;
 use crate::cors;
 use crate::operations;
 use crate::request::{self, Call, Refused, text_header};
-use crate::route::{Query, parse_path, split_account};
+use crate::route::{Query, SECONDARY_SUFFIX, parse_path, split_account};
 use crate::sas::{self, Origin};
 
 /// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
@@ -71,7 +71,7 @@ impl Service {
     fn account(&self, name: &str, method: &hyper::Method) -> Result<Arc<Account>, Failure> {
         // `{account}-secondary` names the account's read-only secondary location (where
         // clients ask for service statistics); the engine has one location, so it answers reads.
-        let secondary = name.strip_suffix("-secondary").filter(|_| method == hyper::Method::GET);
+        let secondary = name.strip_suffix(SECONDARY_SUFFIX).filter(|_| method == hyper::Method::GET);
         secondary.map_or(Some(name), Some).and_then(|name| self.accounts.get(name)).ok_or_else(|| {
             Failure::new(
                 400,
@@ -101,6 +101,7 @@ impl Service {
         let body = read_body(&parts.headers, body).await?;
         // A preflight names the account only, and is answered without authorization.
         if cors::is_preflight(&parts.method) {
+            request::check_version(parts.version)?;
             let (name, _) = split_account(parts.uri.path())?;
             let account = self.account(name, &parts.method)?;
             return Ok(cors::preflight(&account.engine.cors_rules(), &parts.headers)?);
@@ -131,7 +132,7 @@ impl Service {
             engine: &account.engine,
             account: path.account,
             base: &base,
-            method: request::method(&parts.method, &parts.headers)?,
+            method: request::method(&parts.method, parts.version, &parts.headers)?,
             headers: &parts.headers,
             query: &query,
             body: &body,

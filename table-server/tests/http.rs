@@ -411,9 +411,10 @@ async fn an_entity_past_the_property_limit_is_too_many_properties() {
 }
 
 /// A body that does not say its type (no `Content-Type`, or an empty one) is refused as the
-/// service refuses it, 400 `InvalidInput` "Content-Type header value missing.", and an Atom
-/// body 415 `AtomFormatNotSupported`, on a table create, an insert, a replace and a merge;
-/// nothing is created or stored.
+/// service refuses it, 400 `InvalidInput` "Content-Type header value missing.", an Atom body
+/// 415 `AtomFormatNotSupported`, a verbose JSON one 415 `JsonVerboseFormatNotSupported` and
+/// any other type 415 `MediaTypeNotSupported`, on a table create, an insert, a replace and a
+/// merge; nothing is created or stored.
 #[tokio::test]
 async fn a_body_without_a_json_content_type_is_refused() {
     let (server, engine) = start(true).await;
@@ -438,16 +439,52 @@ async fn a_body_without_a_json_content_type_is_refused() {
             assert!(reply.body.contains("Content-Type header value missing."), "{}", reply.body);
         }
     }
-    for (method, path, body) in writes {
-        let atom =
-            [("Content-Type", "application/atom+xml; charset=utf-8"), ("Accept", MINIMAL), ("If-Match", "*")];
-        let reply = send(&server, method, path, &atom, body).await;
-        assert_eq!(
-            (reply.status, reply.code()),
-            (415, "AtomFormatNotSupported".to_owned()),
-            "{method} {path}: {reply:?}"
-        );
+    // A type other than JSON is not read as JSON, whatever the body holds.
+    for (content_type, code, message) in [
+        ("application/atom+xml; charset=utf-8", "AtomFormatNotSupported", "Atom format is not supported."),
+        ("application/atom+xml;type=entry", "AtomFormatNotSupported", "Atom format is not supported."),
+        ("text/plain", "MediaTypeNotSupported", "None of the provided media types are supported"),
+        ("application/xml", "MediaTypeNotSupported", "None of the provided media types are supported"),
+        ("application/jsonx", "MediaTypeNotSupported", "None of the provided media types are supported"),
+        (
+            "application/json;odata=verbose",
+            "JsonVerboseFormatNotSupported",
+            "Verbose JSON format is not supported.",
+        ),
+        ("application/json; charset=utf-8;odata=\" Verbose \"", "JsonVerboseFormatNotSupported", "Verbose"),
+    ] {
+        for (method, path, body) in writes {
+            let headers = [("Content-Type", content_type), ("Accept", MINIMAL), ("If-Match", "*")];
+            let reply = send(&server, method, path, &headers, body).await;
+            assert_eq!(
+                (reply.status, reply.code()),
+                (415, code.to_owned()),
+                "{content_type} {method} {path}"
+            );
+            assert!(reply.body.contains(message), "{}", reply.body);
+        }
     }
+    // Nor is a verbose JSON answer written, whether `Accept` or `$format` asks for it, nor
+    // Atom (asked, or the default of no `Accept` and of a wildcard), nor another type.
+    let verbose = "application/json;odata=verbose";
+    for (path, accept, code) in [
+        ("Tables", verbose, "JsonVerboseFormatNotSupported"),
+        ("Tables?$format=application/json;odata=verbose", MINIMAL, "JsonVerboseFormatNotSupported"),
+        ("Tables", "application/atom+xml", "AtomFormatNotSupported"),
+        ("Tables", "", "AtomFormatNotSupported"),
+        ("Tables", "*/*", "AtomFormatNotSupported"),
+        ("Tables", "text/html, application/*;q=0.8", "AtomFormatNotSupported"),
+        ("Tables", "text/plain", "MediaTypeNotSupported"),
+        ("typed()", "application/xml, text/html", "MediaTypeNotSupported"),
+        ("Tables?$format=xml", MINIMAL, "MediaTypeNotSupported"),
+    ] {
+        let headers: &[(&str, &str)] = if accept.is_empty() { &[] } else { &[("Accept", accept)] };
+        let reply = send(&server, "GET", path, headers, "").await;
+        assert_eq!((reply.status, reply.code()), (415, code.to_owned()), "{path} {accept}");
+    }
+    let json_among_others =
+        send(&server, "GET", "Tables", &[("Accept", "text/plain, application/json")], "").await;
+    assert_eq!(json_among_others.status, 200, "{json_among_others:?}");
     assert!(engine.create_table_if_not_exists("untyped").unwrap(), "the refused creates made no table");
     assert!(engine.query("typed", &Default::default()).unwrap().entities.is_empty(), "nothing was stored");
     let typed = [("Content-Type", JSON), ("Accept", MINIMAL)];
@@ -456,6 +493,39 @@ async fn a_body_without_a_json_content_type_is_refused() {
         201,
         "with its type, it is stored"
     );
+    server.shutdown().await;
+}
+
+/// JSON needs OData 3: a request whose `MaxDataServiceVersion` (else `DataServiceVersion`)
+/// caps it at 1.0 or 2.0 is refused JSON, 415 `JsonFormatNotSupported`, reads and writes alike;
+/// `MaxDataServiceVersion` wins, and a version the service cannot read caps nothing.
+#[tokio::test]
+async fn json_needs_odata_3() {
+    let (server, engine) = start(true).await;
+    create_table(&server, "versioned").await;
+    let insert = r#"{"PartitionKey":"p","RowKey":"r"}"#;
+    for (max, version) in [("2.0;NetFx", ""), ("1.0", "3.0"), ("", "2.0;NetFx"), (" ", "1.0")] {
+        let mut headers = vec![("Content-Type", JSON), ("Accept", MINIMAL)];
+        headers.extend((!max.is_empty()).then_some(("MaxDataServiceVersion", max)));
+        headers.extend((!version.is_empty()).then_some(("DataServiceVersion", version)));
+        for (method, path, body) in [("GET", "Tables", ""), ("POST", "versioned", insert)] {
+            let reply = send(&server, method, path, &headers, body).await;
+            assert_eq!(
+                (reply.status, reply.code()),
+                (415, "JsonFormatNotSupported".to_owned()),
+                "{max:?} {version:?} {method} {path}"
+            );
+        }
+    }
+    assert!(
+        engine.query("versioned", &Default::default()).unwrap().entities.is_empty(),
+        "nothing was stored"
+    );
+    for (max, version) in [("3.0;NetFx", "1.0"), ("4.0", "2.0"), ("", "3.0"), ("2.x", "")] {
+        let headers = [("Accept", MINIMAL), ("MaxDataServiceVersion", max), ("DataServiceVersion", version)];
+        let reply = send(&server, "GET", "Tables", &headers, "").await;
+        assert_eq!(reply.status, 200, "{max:?} {version:?}: {reply:?}");
+    }
     server.shutdown().await;
 }
 
@@ -626,10 +696,170 @@ async fn the_secondary_location_only_reads_and_service_settings_round_trip() {
     assert_eq!(properties.status, 200, "{properties:?}");
     let set = raw(&server, "PUT", &path, &[], &properties.body).await.unwrap();
     assert_eq!(set.status, 202, "{set:?}");
+    // The service's body limits: none at all, or over 50 KiB.
+    let empty = raw(&server, "PUT", &path, &[], "").await.unwrap();
+    assert_eq!((empty.status, empty.code()), (400, "InvalidHeaderValue".to_owned()), "{empty:?}");
+    let padded = properties.body.replacen(
+        "<StorageServiceProperties>",
+        &format!("<StorageServiceProperties>{}", " ".repeat(51_200)),
+        1,
+    );
+    let large = raw(&server, "PUT", &path, &[], &padded).await.unwrap();
+    assert_eq!((large.status, large.code()), (413, "RequestBodyTooLarge".to_owned()), "{large:?}");
     let garbage = raw(&server, "PUT", &path, &[], "<nope/>").await.unwrap();
     assert_eq!(garbage.status, 400, "{garbage:?}");
+    // The service's CORS limits: `*` stands alone among a rule's origins.
+    let mixed = "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties><Cors><CorsRule>\
+        <AllowedOrigins>*,https://app.example</AllowedOrigins><AllowedMethods>GET</AllowedMethods>\
+        <AllowedHeaders></AllowedHeaders><ExposedHeaders></ExposedHeaders>\
+        <MaxAgeInSeconds>10</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>";
+    let refused = raw(&server, "PUT", &path, &[], mixed).await.unwrap();
+    assert_eq!((refused.status, refused.code()), (400, "InvalidXmlNodeValue".to_owned()), "{refused:?}");
+    assert!(refused.body.contains("beside other origins"), "{}", refused.body);
     let other = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/?comp=list"), &[], "").await.unwrap();
-    assert_eq!(other.status, 501, "{other:?}");
+    assert_eq!((other.status, other.code()), (400, "InvalidQueryParameterValue".to_owned()), "{other:?}");
+}
+
+/// What a path, `comp` and verb name is routed as the service routes it (the storage
+/// emulator's protocol layer, decompiled): a `comp` other than a table's `acl` or the
+/// account's `properties` and `stats` is 400 `InvalidQueryParameterValue`, the account without
+/// one 400 `InvalidUri`, a verb an ACL or a service setting does not take 405
+/// `UnsupportedHttpVerb` with `Allow`, an unknown verb 400 `InvalidHttpVerb`, HTTP/1.0 505.
+#[tokio::test]
+async fn comp_verbs_and_versions_are_routed_as_the_service_routes_them() {
+    let (server, engine) = start(false).await;
+    engine.create_table("routed").unwrap();
+    let accept = [("Accept", MINIMAL.to_owned())];
+    let reply = |method: &'static str, path: &'static str| {
+        let (server, accept) = (&server, &accept);
+        async move { raw(server, method, &format!("/{DEV_ACCOUNT}/{path}"), accept, "").await.unwrap() }
+    };
+    for (method, path, status, code) in [
+        ("GET", "", 400, "InvalidUri"),
+        ("GET", "?restype=service", 400, "InvalidUri"),
+        ("GET", "?comp=properties", 400, "InvalidQueryParameterValue"),
+        ("GET", "?restype=service&comp=list", 400, "InvalidQueryParameterValue"),
+        ("GET", "routed?comp=list", 400, "InvalidQueryParameterValue"),
+        ("GET", "routed()?comp=metadata", 400, "InvalidQueryParameterValue"),
+        ("GET", "Tables?comp=acl", 400, "InvalidQueryParameterValue"),
+        ("DELETE", "Tables('routed')?comp=", 400, "InvalidQueryParameterValue"),
+        ("POST", "$batch?comp=acl", 400, "InvalidQueryParameterValue"),
+        ("GET", "routed(PartitionKey='p',RowKey='r')?comp=acl", 400, "InvalidQueryParameterValue"),
+    ] {
+        let answer = reply(method, path).await;
+        assert_eq!((answer.status, answer.code()), (status, code.to_owned()), "{method} {path}: {answer:?}");
+    }
+    // Compared without regard to case, as the service compares `comp`.
+    assert_eq!(reply("GET", "?restype=service&comp=Properties").await.status, 200);
+    let stats = "/devstoreaccount1-secondary/?restype=service&comp=STATS";
+    assert_eq!(raw(&server, "GET", stats, &accept, "").await.unwrap().status, 200);
+    // Statistics are kept by the secondary location alone.
+    let primary = reply("GET", "?restype=service&comp=stats").await;
+    assert_eq!(
+        (primary.status, primary.code()),
+        (400, "InvalidQueryParameterValue".to_owned()),
+        "{primary:?}"
+    );
+    let xml = [("Accept", "application/xml".to_owned())];
+    let acl = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/routed?comp=ACL"), &xml, "").await.unwrap();
+    assert_eq!(acl.status, 200, "{acl:?}");
+    for (method, path, allowed) in [
+        ("DELETE", "?restype=service&comp=properties", &["GET", "HEAD", "PUT"][..]),
+        ("POST", "?restype=service&comp=properties", &["GET", "HEAD", "PUT"]),
+        ("PUT", "?restype=service&comp=stats", &["GET"]),
+        ("DELETE", "routed?comp=acl", &["GET", "HEAD", "PUT"]),
+        ("POST", "routed?comp=acl", &["GET", "HEAD", "PUT"]),
+    ] {
+        let answer = reply(method, path).await;
+        assert_eq!(
+            (answer.status, answer.code()),
+            (405, "UnsupportedHttpVerb".to_owned()),
+            "{method} {path}"
+        );
+        let allow: Vec<&str> = answer
+            .headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("Allow"))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(allow, allowed, "{method} {path}");
+    }
+    // Table and entity URLs keep the data-service layer's answer to a verb they do not take.
+    let put_tables = reply("PUT", "Tables").await;
+    assert_eq!((put_tables.status, put_tables.code()), (405, "MethodNotAllowed".to_owned()));
+    let unknown = reply("FETCH", "Tables").await;
+    assert_eq!((unknown.status, unknown.code()), (400, "InvalidHttpVerb".to_owned()), "{unknown:?}");
+    let old = exchange(
+        &server,
+        format!("GET /{DEV_ACCOUNT}/Tables HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: {MINIMAL}\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
+    assert_eq!((old.status, old.code()), (505, "UnsupportedHttpVersion".to_owned()), "{old:?}");
+    let tunnelled_patch = raw(
+        &server,
+        "POST",
+        &format!("/{DEV_ACCOUNT}/routed(PartitionKey='p',RowKey='r')"),
+        &[("X-HTTP-Method", "PATCH".to_owned()), ("Content-Type", JSON.to_owned())],
+        "{}",
+    )
+    .await
+    .unwrap();
+    assert_eq!((tunnelled_patch.status, tunnelled_patch.code()), (400, "XMethodIncorrectValue".to_owned()));
+    assert!(engine.query("routed", &Default::default()).unwrap().entities.is_empty(), "nothing was stored");
+    server.shutdown().await;
+}
+
+/// Get and Set Table ACL speak XML only, as the service's do: an `Accept` without
+/// `application/xml`, or a body of another type, is 415 `MediaTypeNotSupported`, and a body
+/// over 10 000 bytes 413 `RequestBodyTooLarge`; nothing is stored.
+#[tokio::test]
+async fn table_acls_speak_xml_within_the_services_size() {
+    let (server, engine) = start(false).await;
+    engine.create_table("guarded").unwrap();
+    let path = format!("/{DEV_ACCOUNT}/guarded?comp=acl");
+    let policy = "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers><SignedIdentifier>\
+        <Id>readers</Id><AccessPolicy><Permission>r</Permission></AccessPolicy></SignedIdentifier>\
+        </SignedIdentifiers>";
+    let headers = |content_type: &str, accept: &str| {
+        let mut all = Vec::new();
+        all.extend((!content_type.is_empty()).then(|| ("Content-Type", content_type.to_owned())));
+        all.extend((!accept.is_empty()).then(|| ("Accept", accept.to_owned())));
+        all
+    };
+    for (content_type, accept) in [
+        ("application/json", "application/xml"),
+        ("text/plain", ""),
+        ("application/xml", "application/json"),
+        ("application/xml", "*/*"),
+    ] {
+        let reply = raw(&server, "PUT", &path, &headers(content_type, accept), policy).await.unwrap();
+        assert_eq!(
+            (reply.status, reply.code()),
+            (415, "MediaTypeNotSupported".to_owned()),
+            "{content_type} / {accept}: {reply:?}"
+        );
+    }
+    let get = raw(&server, "GET", &path, &headers("", "application/json"), "").await.unwrap();
+    assert_eq!((get.status, get.code()), (415, "MediaTypeNotSupported".to_owned()), "{get:?}");
+    let padded = policy.replace("<Id>", &format!("{}<Id>", " ".repeat(10_000)));
+    let large = raw(&server, "PUT", &path, &headers("application/xml", ""), &padded).await.unwrap();
+    assert_eq!((large.status, large.code()), (413, "RequestBodyTooLarge".to_owned()), "{large:?}");
+    assert!(engine.get_access_policies("guarded").unwrap().is_empty(), "nothing was stored");
+    // XML, said or left unsaid, with any parameters or among other accepted types.
+    for (content_type, accept) in [
+        ("application/xml", "application/xml"),
+        ("", ""),
+        ("application/xml; charset=utf-8", "application/json, Application/XML;q=0.9"),
+    ] {
+        let reply = raw(&server, "PUT", &path, &headers(content_type, accept), policy).await.unwrap();
+        assert_eq!(reply.status, 204, "{content_type} / {accept}: {reply:?}");
+    }
+    let read = raw(&server, "GET", &path, &headers("", "application/xml"), "").await.unwrap();
+    assert!(read.status == 200 && read.body.contains("<Id>readers</Id>"), "{read:?}");
+    assert_eq!(engine.get_access_policies("guarded").unwrap().len(), 1);
+    server.shutdown().await;
 }
 
 /// CORS rules set through Set Table Service Properties are acted on: a preflight (unsigned)
@@ -705,6 +935,10 @@ async fn cors_rules_answer_preflights_and_mark_actual_requests() {
     assert_eq!(other.header("Access-Control-Allow-Origin"), Some("*"), "{other:?}");
     assert_eq!(other.header("Access-Control-Expose-Headers"), Some("x-ms-version"));
     assert_eq!((other.header("Access-Control-Allow-Credentials"), other.header("Vary")), (None, None));
+    // A read without `Origin` gets the `*` rule's headers too, as the service answers it.
+    let plain = send(&server, "GET", "Tables", &[("Accept", MINIMAL)], "").await;
+    assert_eq!(plain.header("Access-Control-Allow-Origin"), Some("*"), "{plain:?}");
+    assert_eq!(plain.header("Vary"), None);
     // An error answer (here an unsigned request) carries them too, so the page can read it.
     let unsigned = raw(
         &server,

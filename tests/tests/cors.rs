@@ -5,8 +5,10 @@
 //!
 //! In a test file of its own: the rules are the account's, and Azurite is shared by the tests
 //! of one process, where another test setting service properties would race with these.
-//! Azurite's one deviation met here: it compares origins without regard to case (recorded in
-//! [`preflights_and_browser_requests_follow_the_rules`]).
+//! Azurite's deviations met here, recorded in [`preflights_and_browser_requests_follow_the_rules`]:
+//! it compares origins without regard to case, tries later rules when the first rule allowing
+//! a preflight's origin and method refuses its headers, and adds nothing to a read without
+//! `Origin` (the service adds `Vary: Origin`, or a `*` rule's headers).
 
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
@@ -176,6 +178,40 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
     let unmatched = account.send("GET", &[("Origin", "http://z.example")], true).await;
     assert_eq!(unmatched.status, 200, "{}", unmatched.body);
     assert_eq!(unmatched.header("access-control-allow-origin"), None, "no rule allows z.example to GET");
+    // A read without `Origin` is answered for caches too: `Vary: Origin` while the account has
+    // rules (the storage emulator's protocol layer, decompiled). Azurite adds nothing.
+    let plain = account.send("GET", &[], true).await;
+    assert_eq!(plain.status, 200, "{}", plain.body);
+    assert_eq!((plain.cors(), plain.header("vary")), (vec![], if azurite { None } else { Some("Origin") }));
+
+    // The first rule allowing the origin and the method answers a preflight by its headers;
+    // the service tries no later rule, Azurite does. A `*` rule allowing a read answers it
+    // even without `Origin`; Azurite answers nothing.
+    let rules = vec![
+        CorsRule {
+            allowed_origins: vec!["http://a.example".into()],
+            allowed_methods: vec!["GET".into()],
+            allowed_headers: vec!["x-ms-*".into()],
+            exposed_headers: vec!["x-ms-request-id".into()],
+            max_age_seconds: 60,
+        },
+        CorsRule {
+            allowed_origins: vec!["*".into()],
+            allowed_methods: vec!["GET".into()],
+            allowed_headers: vec!["*".into()],
+            exposed_headers: vec!["x-ms-version".into()],
+            max_age_seconds: 5,
+        },
+    ];
+    client.set_properties(&ServiceProperties { cors: Some(rules), ..Default::default() }).await.unwrap();
+    let first_rule = account.preflight("http://a.example", Some("GET"), Some("content-type")).await;
+    assert_eq!(first_rule.status, if azurite { 200 } else { 403 }, "{}", first_rule.body);
+    let star = [("access-control-allow-origin", "*"), ("access-control-expose-headers", "x-ms-version")];
+    let plain = account.send("GET", &[], true).await;
+    assert_eq!((plain.cors(), plain.header("vary")), (if azurite { vec![] } else { star.to_vec() }, None));
+    // An empty `Origin` is no origin to the service, any origin to Azurite: the same answer.
+    let empty = account.send("GET", &[("Origin", "")], true).await;
+    assert_eq!((empty.cors(), empty.header("vary")), (star.to_vec(), None));
 
     client.set_properties(&before).await.unwrap();
 }
