@@ -18,6 +18,7 @@ use table_core::{ErrorCode, Operation};
 
 use crate::accounts::Keys;
 use crate::answer::Failure;
+use crate::auth::authentication_failed;
 use crate::route::Query;
 
 /// The oldest signed version whose table SAS string to sign is the 12-line form.
@@ -72,11 +73,6 @@ pub(crate) enum TableOperation {
     Acl,
     /// The service's settings: the service resource type.
     Service,
-}
-
-fn authentication_failed(why: &str) -> Failure {
-    let service = Failure::service(ErrorCode::AuthenticationFailed);
-    Failure { message: format!("{}\n{why}", service.message), ..service }
 }
 
 /// A SAS names what it does not have the right to: 403 `AuthorizationPermissionMismatch`.

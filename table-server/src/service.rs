@@ -110,6 +110,14 @@ impl Service {
         let account = self.account(path.account, &parts.method)?;
         let mut grant = None;
         let authorization = text_header(&parts.headers, AUTHORIZATION);
+        // The service refuses a request that carries both a SAS and an Authorization header
+        // rather than choosing one of them.
+        if self.auth && sas::carries_sas(&query) && parts.headers.contains_key(AUTHORIZATION) {
+            return Err(auth::invalid_authentication_info(
+                "The request carries both a shared access signature and an Authorization header.",
+            )
+            .into());
+        }
         if self.auth && sas::carries_sas(&query) {
             grant = Some(sas::verify(&account.keys, &query, &account.engine, origin, Utc::now())?);
         } else if self.auth && bearer::is_bearer(authorization) {

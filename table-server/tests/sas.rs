@@ -192,3 +192,45 @@ async fn an_account_sas_reaches_what_its_resource_types_and_permissions_name() {
     assert_eq!(code(listed), "403 AuthorizationResourceTypeMismatch");
     server.shutdown().await;
 }
+
+/// The status and `odata.error` code of a `GET` of `path_and_query` sent as is, with
+/// `authorization` when given.
+async fn raw_get(server: &Server, path_and_query: &str, authorization: Option<&str>) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut request = format!(
+        "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: application/json\r\n"
+    );
+    if let Some(value) = authorization {
+        request.push_str(&format!(
+            "Authorization: {value}\r\nx-ms-date: {}\r\n",
+            table_client::auth::http_date(Utc::now())
+        ));
+    }
+    request.push_str("\r\n");
+    let mut stream = tokio::net::TcpStream::connect(server.local_addr()).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    let status = answer.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    let json: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    (status, json["odata.error"]["code"].as_str().unwrap_or_default().to_owned())
+}
+
+/// A request carrying both a SAS and an Authorization header is refused with a 400, as the
+/// service refuses it, whichever of the two is valid.
+#[tokio::test]
+async fn a_sas_and_an_authorization_header_together_are_refused() {
+    let (server, _engine) = start().await;
+    let key = AccountKey::new(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let token = builder("r").sign(&key).unwrap();
+    let path = format!("/{DEV_ACCOUNT}/Sas()?{}", token.as_query());
+    assert_eq!(raw_get(&server, &path, None).await, (200, String::new()));
+    let signed = table_client::auth::Credential::shared_key(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let header = signed.authorize("GET", &path, "", &table_client::auth::http_date(Utc::now())).unwrap();
+    let (_, authorization) =
+        header.headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("Authorization")).unwrap();
+    let both = raw_get(&server, &path, Some(authorization)).await;
+    assert_eq!(both, (400, "InvalidAuthenticationInfo".to_owned()));
+    server.shutdown().await;
+}
