@@ -65,7 +65,7 @@ pub(crate) struct AccountGrant {
 pub(crate) enum TableOperation {
     /// Query Tables and Get Table: `l`.
     List,
-    /// Create Table: `a` or `c`.
+    /// Create Table: `c` or `w` (the service takes either; `a` is for entities only).
     Create,
     /// Delete Table: `d`.
     Delete,
@@ -78,6 +78,14 @@ pub(crate) enum TableOperation {
 /// A SAS names what it does not have the right to: 403 `AuthorizationPermissionMismatch`.
 fn permission_mismatch(why: &str) -> Failure {
     let service = Failure::service(ErrorCode::AuthorizationPermissionMismatch);
+    Failure { message: format!("{}\n{why}", service.message), ..service }
+}
+
+/// A SAS does not reach what the request names (another table, tables themselves under a
+/// table SAS, an entity outside its key range): 403 `AuthorizationFailure`, as the service
+/// answers for signed versions from 2015-04-05.
+fn authorization_failure(why: &str) -> Failure {
+    let service = Failure::service(ErrorCode::AuthorizationFailure);
     Failure { message: format!("{}\n{why}", service.message), ..service }
 }
 
@@ -316,7 +324,7 @@ impl TableGrant {
         if table.eq_ignore_ascii_case(&self.table) {
             Ok(())
         } else {
-            Err(authentication_failed("The SAS is for another table."))
+            Err(authorization_failure("The SAS is for another table."))
         }
     }
 
@@ -341,10 +349,7 @@ impl TableGrant {
         if self.contains(partition_key, row_key) {
             Ok(())
         } else {
-            Err(forbidden(
-                "AuthorizationFailure",
-                "This request is not authorized to perform this operation.",
-            ))
+            Err(authorization_failure("The entity is outside the SAS's key range."))
         }
     }
 
@@ -384,16 +389,18 @@ impl AccountGrant {
 }
 
 impl Grant {
-    /// An operation on tables themselves or the service: never under a table SAS; under an
-    /// account SAS with the container (service) resource type and the operation's permission.
+    /// An operation on tables themselves or the service: never under a table SAS (403
+    /// `AuthorizationFailure`, as the service refuses a table SAS on its tables table); under
+    /// an account SAS with the container (service) resource type and the operation's
+    /// permission.
     pub(crate) fn check_tables(&self, operation: TableOperation) -> Result<(), Failure> {
         let Grant::Account(account) = self else {
-            return Err(resource_type_mismatch());
+            return Err(authorization_failure("A table SAS reaches its table's entities only."));
         };
         let (types, p) = (account.resource_types, account.permissions);
         let (resource, permitted) = match operation {
             TableOperation::List => (types.container, p.list),
-            TableOperation::Create => (types.container, p.add || p.create),
+            TableOperation::Create => (types.container, p.create || p.write),
             TableOperation::Delete => (types.container, p.delete),
             TableOperation::Acl => (false, false),
             TableOperation::Service => (types.service, p.read || p.write),
@@ -644,7 +651,7 @@ mod tests {
                 grant(sp).check_write(table, operation).err().map(|f| f.code.to_string())
             };
             assert_eq!(code(needed, "T1"), None, "{operation:?}");
-            assert_eq!(code("raud", "t2"), Some("AuthenticationFailed".into()));
+            assert_eq!(code("raud", "t2"), Some("AuthorizationFailure".into()), "another table");
             for letter in needed.chars() {
                 let fewer: String = "raud".chars().filter(|c| *c != letter).collect();
                 assert_eq!(
@@ -655,7 +662,8 @@ mod tests {
             }
         }
         let outside = Operation::Insert(entity("a"));
-        assert_eq!(grant("a").check_write("t1", &outside).err().map(|f| f.status), Some(403));
+        let refused = grant("a").check_write("t1", &outside).err().map(|f| (f.status, f.code.to_string()));
+        assert_eq!(refused, Some((403, "AuthorizationFailure".into())));
         assert!(grant("r").check_key("c", "6").is_err() && grant("r").check_key("c", "5").is_ok());
         assert!(grant("r").check_key("bz", "").is_ok() && grant("r").check_key("d", "").is_err());
         assert!(grant("a").check_read("t1").is_err());
@@ -688,6 +696,12 @@ mod tests {
         let Ok(containers) = grant("c", "lc") else { panic!("an account SAS verifies") };
         assert_eq!(code(containers.check_tables(TableOperation::List)), None);
         assert_eq!(code(containers.check_tables(TableOperation::Create)), None);
+        // Create Table takes `c` or `w` (the JavaScript SDK's account SAS names it `write`),
+        // never `a`, which is for entities.
+        for (sp, expected) in [("w", None), ("a", Some("AuthorizationPermissionMismatch".to_owned()))] {
+            let Ok(grant) = grant("c", sp) else { panic!("an account SAS verifies") };
+            assert_eq!(code(grant.check_tables(TableOperation::Create)), expected, "sp={sp}");
+        }
         assert_eq!(
             code(containers.check_tables(TableOperation::Delete)),
             Some("AuthorizationPermissionMismatch".into())
@@ -709,10 +723,10 @@ mod tests {
         let expired = account("o", "r").start(now() - chrono::TimeDelta::hours(2)).expiry(now());
         assert_eq!(self::code(&account_token(&expired)), Some("403 AuthenticationFailed".into()));
         // A table SAS grant refuses table operations whatever its permissions.
-        let table = check(REFERENCE, &Engine::new(), LOCAL)
-            .map_err(|_| ())
-            .and_then(|g| g.check_tables(TableOperation::List).map_err(|_| ()));
-        assert!(table.is_err());
+        let Ok(table) = check(REFERENCE, &Engine::new(), LOCAL) else { panic!("the reference verifies") };
+        for operation in [TableOperation::List, TableOperation::Create, TableOperation::Service] {
+            assert_eq!(code(table.check_tables(operation)), Some("AuthorizationFailure".into()));
+        }
     }
 
     proptest! {
