@@ -82,8 +82,10 @@ pub(crate) enum TableOperation {
     Delete,
     /// Get and Set Table ACL: the account key's alone.
     Acl,
-    /// The service's settings: the service resource type.
-    Service,
+    /// Get Service Properties and Stats: the service resource type, `r`.
+    ServiceRead,
+    /// Set Service Properties: the service resource type, `w`.
+    ServiceWrite,
 }
 
 /// A SAS names what it does not have the right to: 403 `AuthorizationPermissionMismatch`.
@@ -547,7 +549,8 @@ impl Grant {
             TableOperation::Create => (types.container, p.create || p.write),
             TableOperation::Delete => (types.container, p.delete),
             TableOperation::Acl => (false, false),
-            TableOperation::Service => (types.service, p.read || p.write),
+            TableOperation::ServiceRead => (types.service, p.read),
+            TableOperation::ServiceWrite => (types.service, p.write),
         };
         match (resource, permitted) {
             (false, _) => Err(resource_type_mismatch()),
@@ -1009,6 +1012,13 @@ mod tests {
             Some("AuthorizationPermissionMismatch".into())
         );
         assert_eq!(code(containers.check_tables(TableOperation::Acl)), types);
+        // The service's settings: reading them takes `r`, setting them `w`.
+        for (sp, read, write) in [("r", true, false), ("w", false, true)] {
+            let Ok(service) = grant("s", sp) else { panic!("an account SAS verifies") };
+            let mismatch = |allowed: bool| (!allowed).then(|| "AuthorizationPermissionMismatch".to_owned());
+            assert_eq!(code(service.check_tables(TableOperation::ServiceRead)), mismatch(read), "sp={sp}");
+            assert_eq!(code(service.check_tables(TableOperation::ServiceWrite)), mismatch(write), "sp={sp}");
+        }
         assert_eq!(code(containers.check_read("t")), types);
         let blob_only = account("o", "r").services(AccountSasServices::parse("b").unwrap_or_default());
         let failed = check(&account_token(&blob_only), &Engine::new(), LOCAL).err();
@@ -1026,7 +1036,7 @@ mod tests {
         assert_eq!(self::code(&account_token(&expired)), Some("403 AuthenticationFailed".into()));
         // A table SAS grant refuses table operations whatever its permissions.
         let Ok(table) = check(REFERENCE, &Engine::new(), LOCAL) else { panic!("the reference verifies") };
-        for operation in [TableOperation::List, TableOperation::Create, TableOperation::Service] {
+        for operation in [TableOperation::List, TableOperation::Create, TableOperation::ServiceRead] {
             assert_eq!(code(table.check_tables(operation)), Some("AuthorizationFailure".into()));
         }
     }
