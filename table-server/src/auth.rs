@@ -14,11 +14,12 @@
 //! message's second line.
 
 use chrono::{DateTime, TimeDelta, Utc};
+use hyper::header::{AUTHORIZATION, DATE, HeaderMap};
 use table_client::auth::{shared_key_lite_string_to_sign, shared_key_string_to_sign};
 use table_core::ErrorCode;
 
 use crate::accounts::Keys;
-use crate::answer::Failure;
+use crate::answer::{Failure, X_MS_DATE};
 
 /// How old the request date may be.
 const MAX_REQUEST_AGE: TimeDelta = TimeDelta::minutes(15);
@@ -52,6 +53,27 @@ pub(crate) fn invalid_authentication_info(why: &str) -> Failure {
              Authorization header.\n{why}"
         ),
     )
+}
+
+/// The `Authorization` header, `None` when there is none; 400 `InvalidAuthenticationInfo`
+/// when it is given twice or is not ASCII text, as the service refuses it.
+pub(crate) fn authorization(headers: &HeaderMap) -> Result<Option<&str>, Failure> {
+    let mut values = headers.get_all(AUTHORIZATION).iter();
+    match (values.next(), values.next()) {
+        (None, _) => Ok(None),
+        (Some(_), Some(_)) => Err(invalid_authentication_info("The Authorization header is given twice.")),
+        (Some(value), None) => value
+            .to_str()
+            .map(Some)
+            .map_err(|_| invalid_authentication_info("The Authorization header is not ASCII text.")),
+    }
+}
+
+/// The request date: `x-ms-date` when given, else `Date`. A header that is not text reads as
+/// `""`, which is then refused as not a date (rather than as a missing date, or in favour of
+/// `Date`).
+pub(crate) fn request_date(headers: &HeaderMap) -> Option<&str> {
+    headers.get(X_MS_DATE).or_else(|| headers.get(DATE)).map(|value| value.to_str().unwrap_or(""))
 }
 
 /// Checks that `request` is signed with one of `keys` (whose account the path names) at `now`.
@@ -250,5 +272,43 @@ mod tests {
         assert_eq!(code(good(), sent + TimeDelta::minutes(16)), failed, "too old");
         assert_eq!(code(good(), sent + TimeDelta::minutes(14)), None);
         assert_eq!(code(good(), sent - TimeDelta::hours(2)), None, "from the future");
+    }
+
+    /// An Authorization header given twice or not text is 400 `InvalidAuthenticationInfo`,
+    /// not "no Authorization header".
+    #[test]
+    fn the_authorization_header_is_read_once_and_as_text() {
+        use hyper::header::HeaderValue;
+        let code = |values: &[HeaderValue]| {
+            let mut headers = HeaderMap::new();
+            for value in values {
+                headers.append(AUTHORIZATION, value.clone());
+            }
+            authorization(&headers).map(|v| v.map(str::to_owned)).map_err(|f| (f.status, f.code.to_string()))
+        };
+        let invalid = Err((400, "InvalidAuthenticationInfo".to_owned()));
+        assert_eq!(code(&[]), Ok(None));
+        assert_eq!(code(&[HeaderValue::from_static("SharedKey a:b")]), Ok(Some("SharedKey a:b".to_owned())));
+        let twice = [HeaderValue::from_static("SharedKey a:b"), HeaderValue::from_static("SharedKey a:b")];
+        assert_eq!(code(&twice), invalid);
+        let latin1 = HeaderValue::from_bytes(b"SharedKey \xe9:b").unwrap_or(HeaderValue::from_static(""));
+        assert_eq!(code(&[latin1]), invalid);
+    }
+
+    /// `x-ms-date` wins over `Date` even when it is not text, and is then refused as not a date.
+    #[test]
+    fn an_unreadable_x_ms_date_is_not_a_date_rather_than_missing() {
+        use hyper::header::HeaderValue;
+        let mut headers = HeaderMap::new();
+        assert_eq!(request_date(&headers), None);
+        headers.insert(hyper::header::DATE, HeaderValue::from_static(DATE));
+        assert_eq!(request_date(&headers), Some(DATE));
+        let latin1 = HeaderValue::from_bytes(b"Mon, 01 Jan 2024 00:00:00 GM\xc9")
+            .unwrap_or(HeaderValue::from_static(""));
+        headers.insert(X_MS_DATE, latin1);
+        let date = request_date(&headers);
+        assert_eq!(date, Some(""));
+        let refused = verify(&key(), Signed { date, ..good() }, at(DATE)).err().map(|f| f.message);
+        assert!(refused.is_some_and(|m| m.ends_with("The request date is not an RFC 1123 date.")));
     }
 }
