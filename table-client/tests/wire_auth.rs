@@ -23,7 +23,7 @@ fn header<'a>(headers: &'a [(&'static str, String)], name: &str) -> Option<&'a s
 fn shared_key_get_vector() {
     let url = "http://127.0.0.1:10002/devstoreaccount1/QryProbe(PartitionKey='p',RowKey='01')";
     assert_eq!(
-        shared_key_string_to_sign(ACCOUNT, "GET", url, "", DATE).unwrap(),
+        shared_key_string_to_sign(ACCOUNT, "GET", url, "", "", DATE).unwrap(),
         "GET\n\n\nMon, 01 Jan 2024 00:00:00 GMT\n/devstoreaccount1/devstoreaccount1/QryProbe(PartitionKey='p',RowKey='01')"
     );
     let signed =
@@ -72,6 +72,7 @@ fn encoded_paths_and_comp_are_signed_as_sent() {
         "acct",
         "PUT",
         "https://acct.table.core.windows.net/t(PartitionKey='a%20b',RowKey='r')?comp=acl&$filter=x",
+        "",
         "application/json",
         DATE,
     )

@@ -30,6 +30,8 @@ pub(crate) struct Signed<'a> {
     pub(crate) method: &'a str,
     /// The path and query exactly as received (percent-encoding kept).
     pub(crate) path_and_query: &'a str,
+    /// `Content-MD5` as sent, empty when not sent (signed by SharedKey, not SharedKeyLite).
+    pub(crate) content_md5: &'a str,
     pub(crate) content_type: &'a str,
     /// `x-ms-date`, else `Date`.
     pub(crate) date: Option<&'a str>,
@@ -113,7 +115,14 @@ pub(crate) fn verify(keys: &Keys, request: Signed<'_>, now: DateTime<Utc>) -> Re
     let string_to_sign = if lite {
         shared_key_lite_string_to_sign(account, request.path_and_query, date)
     } else {
-        shared_key_string_to_sign(account, request.method, request.path_and_query, request.content_type, date)
+        shared_key_string_to_sign(
+            account,
+            request.method,
+            request.path_and_query,
+            request.content_md5,
+            request.content_type,
+            date,
+        )
     }
     .map_err(|_| authentication_failed("The request path cannot be signed."))?;
     if !is_base64(signature) {
@@ -154,6 +163,7 @@ mod tests {
         Signed {
             method: "GET",
             path_and_query: "/devstoreaccount1/QryProbe(PartitionKey='p',RowKey='01')",
+            content_md5: "",
             content_type: "",
             date: Some(DATE),
             authorization: Some("SharedKey devstoreaccount1:l3JirZVDQJsEuAXVB5v/kosm7wNFnDqrT5MbJcDTdjU="),
@@ -199,6 +209,7 @@ mod tests {
         Signed {
             method: "POST",
             path_and_query: "/devstoreaccount1/QryProbe",
+            content_md5: "",
             content_type: "application/json",
             date: Some(DATE),
             authorization: Some("SharedKey devstoreaccount1:P5siXxr69dCUjQ0FE1FpgDMLilVHlebGXZZfrkSq1Mw="),
@@ -310,5 +321,19 @@ mod tests {
         assert_eq!(date, Some(""));
         let refused = verify(&key(), Signed { date, ..good() }, at(DATE)).err().map(|f| f.message);
         assert!(refused.is_some_and(|m| m.ends_with("The request date is not an RFC 1123 date.")));
+    }
+
+    /// SharedKey signs `Content-MD5` when one is sent, as the service does.
+    #[test]
+    fn a_content_md5_sent_is_signed() {
+        let md5 = "1B2M2Y8AsgTpgAmY7PhCfg==";
+        let to_sign = "POST\n1B2M2Y8AsgTpgAmY7PhCfg==\napplication/json\nMon, 01 Jan 2024 00:00:00 GMT\n/devstoreaccount1/devstoreaccount1/QryProbe";
+        let signature = AccountKey::new(DEV_ACCOUNT, DEV_KEY).map(|k| k.sign(to_sign)).unwrap_or_default();
+        let header = format!("SharedKey devstoreaccount1:{signature}");
+        let signed = Signed { content_md5: md5, authorization: Some(&header), ..good() };
+        assert_eq!(code(signed, at(DATE)), None);
+        let failed = Some((403, "AuthenticationFailed".to_owned()));
+        assert_eq!(code(Signed { content_md5: "", ..signed }, at(DATE)), failed);
+        assert_eq!(code(Signed { content_md5: md5, ..good() }, at(DATE)), failed);
     }
 }

@@ -126,6 +126,7 @@ impl Service {
                 let signed = Signed {
                     method: parts.method.as_str(),
                     path_and_query: parts.uri.path_and_query().map_or("/", |p| p.as_str()),
+                    content_md5: text_header(&parts.headers, "content-md5").unwrap_or(""),
                     content_type: text_header(&parts.headers, CONTENT_TYPE).unwrap_or(""),
                     date: auth::request_date(&parts.headers),
                     authorization,
