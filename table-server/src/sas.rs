@@ -16,6 +16,7 @@
 //! `AuthorizationFailure`, `AuthorizationPermissionMismatch` or, for an account SAS,
 //! `AuthorizationResourceTypeMismatch`.
 
+use std::cmp::Ordering;
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
@@ -24,7 +25,7 @@ use table_client::auth::{
     TableSasPermissions, parse_sas_time,
 };
 use table_core::engine::Engine;
-use table_core::{ErrorCode, Operation};
+use table_core::{ErrorCode, Operation, compare_ordinal};
 
 use crate::accounts::Keys;
 use crate::answer::Failure;
@@ -499,16 +500,18 @@ impl TableGrant {
         }
     }
 
-    /// `true` when (`partition_key`, `row_key`) lies in the inclusive range.
+    /// `true` when (`partition_key`, `row_key`) lies in the inclusive range, keys compared in
+    /// the service's key order (ordinal UTF-16, [`compare_ordinal`]), the order the engine
+    /// keeps rows in.
     pub(crate) fn contains(&self, partition_key: &str, row_key: &str) -> bool {
-        let after_start = self.start.as_ref().is_none_or(|(pk, rk)| {
-            partition_key > pk.as_str()
-                || (partition_key == pk.as_str() && rk.as_deref().is_none_or(|rk| row_key >= rk))
-        });
-        let before_end = self.end.as_ref().is_none_or(|(pk, rk)| {
-            partition_key < pk.as_str()
-                || (partition_key == pk.as_str() && rk.as_deref().is_none_or(|rk| row_key <= rk))
-        });
+        // Where the entity lies against a bound: by partition, then by row when the bound
+        // names a row (a bound without one takes its whole partition).
+        let against = |(pk, rk): &(String, Option<String>)| {
+            compare_ordinal(partition_key, pk)
+                .then_with(|| rk.as_deref().map_or(Ordering::Equal, |rk| compare_ordinal(row_key, rk)))
+        };
+        let after_start = self.start.as_ref().is_none_or(|bound| against(bound) != Ordering::Less);
+        let before_end = self.end.as_ref().is_none_or(|bound| against(bound) != Ordering::Greater);
         after_start && before_end
     }
 }
@@ -1061,6 +1064,22 @@ mod tests {
             };
             let pair = (pk.as_str(), rk.as_str());
             prop_assert_eq!(grant.contains(&pk, &rk), (("a", "1")..=("b", "1")).contains(&pair));
+        }
+
+        /// Keys are compared in the service's key order, UTF-16 code units, not Rust's byte
+        /// order: they differ when a character at or above U+10000 meets one in
+        /// U+E000..=U+FFFF, where the surrogate pair sorts first.
+        #[test]
+        fn keys_compare_in_utf16_order(pk in "[a\u{e000}\u{ffff}\u{10000}\u{1f600}]{0,3}") {
+            let grant = TableGrant {
+                table: "t".into(),
+                permissions: TableSasPermissions::all(),
+                start: Some(("\u{10000}".into(), None)),
+                end: Some(("\u{e000}".into(), None)),
+            };
+            let utf16 = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+            let expected = (utf16("\u{10000}")..=utf16("\u{e000}")).contains(&utf16(&pk));
+            prop_assert_eq!(grant.contains(&pk, "x"), expected);
         }
     }
 }
