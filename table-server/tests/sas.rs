@@ -61,6 +61,9 @@ async fn permissions_are_enforced_per_operation() {
     let (server, _engine) = start().await;
     let reader = client(&server, &builder("r"));
     assert_eq!(reader.get("a", "1").await.unwrap().row_key, "1");
+    // Versions from 2015-04-05 sign the same string (older .NET SDKs sign 2017-04-17).
+    let older = client(&server, &builder("r").version("2017-04-17"));
+    assert_eq!(older.get("a", "1").await.unwrap().row_key, "1");
     assert_eq!(reader.query().collect().await.unwrap().len(), 12);
     let mismatch = "403 AuthorizationPermissionMismatch";
     assert_eq!(code(reader.insert(Entity::new("a", "9")).await), mismatch);

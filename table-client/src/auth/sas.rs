@@ -1,7 +1,8 @@
 //! Shared access signatures: generating a table service SAS (protocol doc section 2.3) and
 //! carrying an existing SAS token.
 //!
-//! The string to sign is the 12-line form of signed versions 2018-11-09 and later:
+//! The string to sign is the 12-line form of signed versions 2015-04-05 and later (the Table
+//! service's has not changed since it added `sip` and `spr`):
 //! `sp st se /table/{account}/{table lower-cased} si sip spr sv spk srk epk erk`, values
 //! un-encoded, absent values as empty lines. The account appears once even against the
 //! emulator. Query parameters come out in the order `sv tn st se sp sip spr si spk srk epk
@@ -31,7 +32,7 @@ use crate::wire::url::{QueryString, with_query};
 pub const DEFAULT_SAS_VERSION: &str = "2019-02-02";
 
 /// The oldest signed version whose string-to-sign this module writes.
-const OLDEST_SUPPORTED_VERSION: &str = "2018-11-09";
+const OLDEST_SUPPORTED_VERSION: &str = "2015-04-05";
 
 letter_set! {
     /// What a table SAS allows; printed in the service's order `raud`.
@@ -174,7 +175,7 @@ impl TableSasBuilder {
         self
     }
 
-    /// `sv`, the signed version. Default: [`DEFAULT_SAS_VERSION`]; versions before 2018-11-09
+    /// `sv`, the signed version. Default: [`DEFAULT_SAS_VERSION`]; versions before 2015-04-05
     /// sign a different string and are refused by [`sign`](Self::sign).
     #[must_use]
     pub fn version(mut self, version: impl Into<String>) -> Self {
@@ -222,7 +223,7 @@ impl TableSasBuilder {
     /// Signs with the account key, giving the token to append to the table's URLs.
     ///
     /// Fails with [`ErrorKind::InvalidInput`], in this order: permissions or expiry missing
-    /// without a policy id; a start not before the expiry; a version before 2018-11-09.
+    /// without a policy id; a start not before the expiry; a version before 2015-04-05.
     ///
     /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
     pub fn sign(&self, key: &AccountKey) -> Result<SasToken> {
@@ -281,7 +282,7 @@ pub struct TableSasFields<'a> {
 }
 
 impl TableSasFields<'_> {
-    /// The 12-line string to sign of signed versions 2018-11-09 and later.
+    /// The 12-line string to sign of signed versions 2015-04-05 and later.
     pub fn string_to_sign(&self) -> String {
         [
             self.permissions,
