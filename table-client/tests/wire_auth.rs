@@ -23,7 +23,7 @@ fn header<'a>(headers: &'a [(&'static str, String)], name: &str) -> Option<&'a s
 fn shared_key_get_vector() {
     let url = "http://127.0.0.1:10002/devstoreaccount1/QryProbe(PartitionKey='p',RowKey='01')";
     assert_eq!(
-        shared_key_string_to_sign(ACCOUNT, "GET", url, "", DATE).unwrap(),
+        shared_key_string_to_sign(ACCOUNT, "GET", url, "", "", DATE).unwrap(),
         "GET\n\n\nMon, 01 Jan 2024 00:00:00 GMT\n/devstoreaccount1/devstoreaccount1/QryProbe(PartitionKey='p',RowKey='01')"
     );
     let signed =
@@ -72,6 +72,7 @@ fn encoded_paths_and_comp_are_signed_as_sent() {
         "acct",
         "PUT",
         "https://acct.table.core.windows.net/t(PartitionKey='a%20b',RowKey='r')?comp=acl&$filter=x",
+        "",
         "application/json",
         DATE,
     )
@@ -171,10 +172,13 @@ fn sas_builder_rejects_incomplete_or_old_requests() {
     for builder in [
         TableSasBuilder::new("t").expiry(utc(2030, 1, 1)),
         TableSasBuilder::new("t").permissions(all),
-        TableSasBuilder::new("t").permissions(all).expiry(utc(2030, 1, 1)).version("2017-07-29"),
+        TableSasBuilder::new("t").permissions(all).expiry(utc(2030, 1, 1)).version("2015-02-21"),
     ] {
         assert_eq!(builder.sign(&key).unwrap_err().kind(), ErrorKind::InvalidInput);
     }
+    // From 2015-04-05 the Table service signs the same 12 lines.
+    let older = TableSasBuilder::new("t").permissions(all).expiry(utc(2030, 1, 1)).version("2017-07-29");
+    assert!(older.sign(&key).unwrap().as_query().starts_with("sv=2017-07-29&"));
     assert_eq!(TableSasPermissions::parse("rx").unwrap_err().kind(), ErrorKind::InvalidInput);
     assert_eq!(TableSasPermissions::all().to_string(), "raud");
     assert_eq!(TableSasPermissions::parse("ud").unwrap().to_string(), "ud");

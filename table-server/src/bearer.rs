@@ -8,9 +8,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use table_core::ErrorCode;
 
 use crate::answer::Failure;
+use crate::auth::authentication_failed as failed;
 
 /// The audiences of Azure Storage: its resource URL (with or without `/`) and its app id.
 const STORAGE_AUDIENCES: [&str; 3] =
@@ -23,11 +23,6 @@ struct Claims {
     iss: String,
     nbf: Option<i64>,
     exp: i64,
-}
-
-fn failed(why: &str) -> Failure {
-    let service = Failure::service(ErrorCode::AuthenticationFailed);
-    Failure { message: format!("{}\n{why}", service.message), ..service }
 }
 
 /// Whether `authorization` is a bearer token (then [`verify`] decides).
@@ -96,6 +91,7 @@ fn issuer_is_entra_id(issuer: &str) -> bool {
 mod tests {
     use proptest::prelude::*;
     use serde_json::json;
+    use table_core::ErrorCode;
 
     use super::*;
 

@@ -13,7 +13,8 @@
 //! property limits, value formats, filter semantics, the one-partition rule of batches), the
 //! real service's answers where they differ (`Tables('name')` answers that table, error codes
 //! such as `OutOfRangeInput`, or `InvalidInput` for a JSON body without a `Content-Type`), a
-//! 15-minute clock skew check on signatures, and `$select` answered as the real service
+//! signature dated more than 15 minutes ago refused, SAS fields checked as the service checks
+//! them, and `$select` answered as the real service
 //! answers it (only the listed properties, system properties included, and a listed property
 //! an entity lacks as `null`, where Azurite leaves it out).
 //!

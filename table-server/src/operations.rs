@@ -25,7 +25,8 @@ pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, R
             (Resource::Tables | Resource::Table(_), Verb::Get) => Some(TableOperation::List),
             (Resource::Tables, Verb::Post) => Some(TableOperation::Create),
             (Resource::Table(_), Verb::Delete) => Some(TableOperation::Delete),
-            (Resource::Account, _) => Some(TableOperation::Service),
+            (Resource::Account, Verb::Get) => Some(TableOperation::ServiceRead),
+            (Resource::Account, _) => Some(TableOperation::ServiceWrite),
             _ => None,
         };
         if let Some(operation) = operation {

@@ -1,11 +1,22 @@
 //! Shared access signature verification (protocol doc section 2.3): table service SAS and
 //! account SAS, each signature checked over the client's own string to sign
-//! (`table_client::auth::TableSasFields`, `AccountSasFields`), then the validity window, the
-//! source IP and protocol, a table SAS's stored access policy, and the grant the request then
+//! (`table_client::auth::TableSasFields`, `AccountSasFields`), and the grant the request then
 //! works under: for a table SAS a table, its permissions and the (PartitionKey, RowKey) range
 //! that Azurite ignores and the service enforces; for an account SAS resource types and
 //! permissions.
+//!
+//! The checks, their order and their codes are the service's (its protocol layer,
+//! decompiled): first every field's form (a field given empty is refused like a malformed
+//! one; a table SAS's `sp` is letters of `raud` in that order, each once; an account SAS's
+//! letters each once, in any order; `spr` is `https`, `https,http` or `http,https`; a `sip`
+//! range does not end before it starts), then the validity window, then the signature, then a
+//! table SAS's stored access policy and the window it gives, and last the request's origin
+//! (`sip`, then `spr`, then an account SAS's services). All of these are 403
+//! `AuthenticationFailed` but the origin's own codes; what a valid token does not reach is
+//! `AuthorizationFailure`, `AuthorizationPermissionMismatch` or, for an account SAS,
+//! `AuthorizationResourceTypeMismatch`.
 
+use std::cmp::Ordering;
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
@@ -14,14 +25,16 @@ use table_client::auth::{
     TableSasPermissions, parse_sas_time,
 };
 use table_core::engine::Engine;
-use table_core::{ErrorCode, Operation};
+use table_core::{ErrorCode, Operation, compare_ordinal};
 
 use crate::accounts::Keys;
 use crate::answer::Failure;
+use crate::auth::authentication_failed;
 use crate::route::Query;
 
-/// The oldest signed version whose table SAS string to sign is the 12-line form.
-const OLDEST_TABLE_VERSION: &str = "2018-11-09";
+/// The oldest signed version whose table SAS string to sign is the 12-line form (the
+/// service signs `sip` and `spr` from this version on; nothing changed for tables since).
+const OLDEST_TABLE_VERSION: &str = "2015-04-05";
 
 /// The oldest signed version of an account SAS.
 const OLDEST_ACCOUNT_VERSION: &str = "2015-04-05";
@@ -64,24 +77,29 @@ pub(crate) struct AccountGrant {
 pub(crate) enum TableOperation {
     /// Query Tables and Get Table: `l`.
     List,
-    /// Create Table: `a` or `c`.
+    /// Create Table: `c` or `w` (the service takes either; `a` is for entities only).
     Create,
     /// Delete Table: `d`.
     Delete,
     /// Get and Set Table ACL: the account key's alone.
     Acl,
-    /// The service's settings: the service resource type.
-    Service,
-}
-
-fn authentication_failed(why: &str) -> Failure {
-    let service = Failure::service(ErrorCode::AuthenticationFailed);
-    Failure { message: format!("{}\n{why}", service.message), ..service }
+    /// Get Service Properties and Stats: the service resource type, `r`.
+    ServiceRead,
+    /// Set Service Properties: the service resource type, `w`.
+    ServiceWrite,
 }
 
 /// A SAS names what it does not have the right to: 403 `AuthorizationPermissionMismatch`.
 fn permission_mismatch(why: &str) -> Failure {
     let service = Failure::service(ErrorCode::AuthorizationPermissionMismatch);
+    Failure { message: format!("{}\n{why}", service.message), ..service }
+}
+
+/// A SAS does not reach what the request names (another table, tables themselves under a
+/// table SAS, an entity outside its key range): 403 `AuthorizationFailure`, as the service
+/// answers for signed versions from 2015-04-05.
+fn authorization_failure(why: &str) -> Failure {
+    let service = Failure::service(ErrorCode::AuthorizationFailure);
     Failure { message: format!("{}\n{why}", service.message), ..service }
 }
 
@@ -118,9 +136,35 @@ pub(crate) fn verify(
     }
 }
 
+/// A SAS parameter, `None` when absent. One given empty (or blank) is refused, as the
+/// service refuses it.
+fn optional<'q>(query: &'q Query<'_>, name: &str) -> Result<Option<&'q str>, Failure> {
+    match query.get(name) {
+        Some(value) if value.trim().is_empty() => {
+            Err(authentication_failed(&format!("The SAS's {name} is given but empty.")))
+        }
+        value => Ok(value),
+    }
+}
+
+/// A SAS parameter that must be given, not blank.
+fn required<'q>(query: &'q Query<'_>, name: &str) -> Result<&'q str, Failure> {
+    optional(query, name)?.ok_or_else(|| authentication_failed(&format!("The SAS has no {name}.")))
+}
+
+/// `sig`: the base64 of a 32-byte HMAC-SHA256.
+fn signature<'q>(query: &'q Query<'_>) -> Result<&'q str, Failure> {
+    use base64::Engine as _;
+    let signature = required(query, "sig")?;
+    match base64::engine::general_purpose::STANDARD.decode(signature) {
+        Ok(bytes) if bytes.len() == 32 => Ok(signature),
+        _ => Err(authentication_failed("The SAS's sig is not the base64 of a 32-byte signature.")),
+    }
+}
+
 /// `sv`: a date no older than `oldest`.
 fn signed_version<'q>(query: &'q Query<'_>, oldest: &str) -> Result<&'q str, Failure> {
-    let version = query.get("sv").ok_or_else(|| authentication_failed("The SAS has no sv."))?;
+    let version = required(query, "sv")?;
     // Versions are dates, so their text order is their time order.
     if !is_date(version) || version < oldest {
         return Err(authentication_failed("The SAS version is not supported."));
@@ -144,42 +188,134 @@ fn is_date(text: &str) -> bool {
     }
 }
 
-/// A SAS time parameter (`st`, `se`), `None` when empty.
-fn time(text: &str, name: &str) -> Result<Option<DateTime<Utc>>, Failure> {
-    if text.is_empty() {
-        return Ok(None);
-    }
-    parse_sas_time(text)
-        .map(Some)
-        .ok_or_else(|| authentication_failed(&format!("The SAS {name} is not a date.")))
-}
-
-/// The checks every SAS gets once its signature holds: the validity window at `now`, `sip`
-/// and `spr` against `origin`.
-fn check_use(
+/// The fields both kinds of SAS share, read and checked for form: as sent (for the string to
+/// sign) and as values.
+struct Access<'q> {
+    start_text: &'q str,
+    expiry_text: &'q str,
+    ip_text: &'q str,
+    protocol_text: &'q str,
     start: Option<DateTime<Utc>>,
     expiry: Option<DateTime<Utc>>,
-    (ip, protocol): (&str, &str),
-    origin: Origin,
+    /// `sip`: the inclusive range of addresses allowed.
+    ip: Option<(IpAddr, IpAddr)>,
+    https_only: bool,
+}
+
+/// Reads `st`, `se` (required unless `expiry_optional`: a stored policy may supply it), `sip`
+/// and `spr`.
+fn access<'q>(query: &'q Query<'_>, expiry_optional: bool) -> Result<Access<'q>, Failure> {
+    let time = |name: &str| -> Result<(&'q str, Option<DateTime<Utc>>), Failure> {
+        match optional(query, name)? {
+            None => Ok(("", None)),
+            Some(text) => parse_sas_time(text)
+                .map(|time| (text, Some(time)))
+                .ok_or_else(|| authentication_failed(&format!("The SAS's {name} is not a date."))),
+        }
+    };
+    let (start_text, start) = time("st")?;
+    let (expiry_text, expiry) = time("se")?;
+    if expiry.is_none() && !expiry_optional {
+        return Err(authentication_failed("The SAS has no se."));
+    }
+    let ip_text = optional(query, "sip")?.unwrap_or("");
+    let ip = if ip_text.is_empty() { None } else { Some(ip_range(ip_text)?) };
+    let protocol_text = optional(query, "spr")?.unwrap_or("");
+    let https_only = match protocol_text {
+        "" | "https,http" | "http,https" => false,
+        "https" => true,
+        _ => return Err(authentication_failed("The SAS's spr is neither https nor https,http.")),
+    };
+    Ok(Access { start_text, expiry_text, ip_text, protocol_text, start, expiry, ip, https_only })
+}
+
+/// `sip`: one address or an inclusive range `a-b` whose start does not exceed its end.
+fn ip_range(sip: &str) -> Result<(IpAddr, IpAddr), Failure> {
+    let malformed = || authentication_failed("The SAS's sip is not an address or a range of addresses.");
+    let (low, high) = sip.split_once('-').unwrap_or((sip, sip));
+    let parse = |text: &str| text.trim().parse::<IpAddr>().map_err(|_| malformed());
+    let (low, high) = (parse(low)?, parse(high)?);
+    if low > high {
+        return Err(malformed());
+    }
+    Ok((low, high))
+}
+
+/// The validity window at `now`: the expiry after the start (or `now` when there is none),
+/// and `now` within. Without an expiry (one a stored policy will supply), only a start that
+/// has not come yet is refused.
+fn check_window(
+    start: Option<DateTime<Utc>>,
+    expiry: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> Result<(), Failure> {
-    let expiry = expiry.ok_or_else(|| authentication_failed("The SAS has no expiry."))?;
-    if start.is_some_and(|start| now < start) {
+    let Some(expiry) = expiry else {
+        return match start {
+            Some(start) if start > now => Err(authentication_failed("The SAS is not valid yet.")),
+            _ => Ok(()),
+        };
+    };
+    let start = start.unwrap_or(now);
+    if start >= expiry {
+        return Err(authentication_failed("The SAS's expiry is not after its start."));
+    }
+    if now < start {
         return Err(authentication_failed("The SAS is not valid yet."));
     }
     if now >= expiry {
         return Err(authentication_failed("The SAS has expired."));
     }
-    check_ip(ip, origin.ip)?;
-    match protocol {
-        "" | "https,http" => Ok(()),
-        "https" if origin.https => Ok(()),
-        "https" => Err(forbidden(
+    Ok(())
+}
+
+/// `sip` and `spr` against where the request comes from, in the service's order.
+fn check_origin(access: &Access<'_>, origin: Origin) -> Result<(), Failure> {
+    if let Some((low, high)) = access.ip {
+        let ip = match (origin.ip, low) {
+            (IpAddr::V6(v6), IpAddr::V4(_)) => v6.to_ipv4_mapped().map_or(origin.ip, IpAddr::V4),
+            _ => origin.ip,
+        };
+        if !(low <= ip && ip <= high) {
+            return Err(forbidden(
+                "AuthorizationSourceIPMismatch",
+                &format!(
+                    "This request is not authorized to perform this operation using this source IP {ip}."
+                ),
+            ));
+        }
+    }
+    if access.https_only && !origin.https {
+        return Err(forbidden(
             "AuthorizationProtocolMismatch",
             "This request is not authorized to perform this operation using this protocol.",
-        )),
-        _ => Err(authentication_failed("The SAS protocol is neither https nor https,http.")),
+        ));
     }
+    Ok(())
+}
+
+/// A table SAS's `sp`: letters of `raud`, each at most once and in that order, as the
+/// service demands (`ra` passes, `ar` and `rr` do not).
+fn table_permissions(sp: &str) -> Result<TableSasPermissions, Failure> {
+    let refused = || authentication_failed("The SAS's sp is not letters of raud, in that order, each once.");
+    let mut rest = "raud";
+    for letter in sp.chars() {
+        let at = rest.find(letter).ok_or_else(refused)?;
+        rest = rest.get(at + 1..).unwrap_or("");
+    }
+    TableSasPermissions::parse(sp).map_err(|_| refused())
+}
+
+/// Letters of an account SAS field (`ss`, `srt`, `sp`), each at most once, as the service
+/// demands (in any order).
+fn once_each<T>(text: &str, what: &str, parse: impl Fn(&str) -> table_core::Result<T>) -> Result<T, Failure> {
+    let refused = || authentication_failed(&format!("The SAS's {what} are not known letters, each once."));
+    let repeated = text
+        .char_indices()
+        .any(|(at, letter)| text.get(at + letter.len_utf8()..).is_some_and(|rest| rest.contains(letter)));
+    if repeated {
+        return Err(refused());
+    }
+    parse(text).map_err(|_| refused())
 }
 
 fn verify_table(
@@ -189,64 +325,102 @@ fn verify_table(
     origin: Origin,
     now: DateTime<Utc>,
 ) -> Result<TableGrant, Failure> {
-    let get = |name: &str| query.get(name).unwrap_or("");
+    // The service's order: every field's form, the validity window, the signature, the
+    // stored access policy and the window it gives, then the request's origin.
+    let signature = signature(query)?;
+    let policy_id = optional(query, "si")?;
+    let table = required(query, "tn")?;
+    let bound = |pk: &str, rk: &str| match (query.get(pk), query.get(rk)) {
+        (None, Some(_)) => Err(authentication_failed(&format!("The SAS has {rk} without {pk}."))),
+        (pk, rk) => Ok(pk.map(|pk| (pk.to_owned(), rk.map(str::to_owned)))),
+    };
+    let start_key = bound("spk", "srk")?;
+    let end_key = bound("epk", "erk")?;
     let version = signed_version(query, OLDEST_TABLE_VERSION)?;
-    let table = query.get("tn").ok_or_else(|| authentication_failed("The SAS names no table (tn)."))?;
+    let access = access(query, policy_id.is_some())?;
+    let permissions_text = optional(query, "sp")?;
+    let permissions = permissions_text.map(table_permissions).transpose()?;
+    if permissions.is_none() && policy_id.is_none() {
+        return Err(authentication_failed("The SAS has no sp."));
+    }
+    check_window(access.start, access.expiry, now)?;
+    let get = |name: &str| query.get(name).unwrap_or("");
     let fields = TableSasFields {
-        permissions: get("sp"),
-        start: get("st"),
-        expiry: get("se"),
+        permissions: permissions_text.unwrap_or(""),
+        start: access.start_text,
+        expiry: access.expiry_text,
         account: keys.account(),
         table,
-        policy_id: get("si"),
-        ip: get("sip"),
-        protocol: get("spr"),
+        policy_id: policy_id.unwrap_or(""),
+        ip: access.ip_text,
+        protocol: access.protocol_text,
         version,
         start_partition_key: get("spk"),
         start_row_key: get("srk"),
         end_partition_key: get("epk"),
         end_row_key: get("erk"),
     };
-    if !keys.verify(&fields.string_to_sign(), get("sig")) {
+    if !keys.verify(&fields.string_to_sign(), signature) {
         return Err(authentication_failed("The SAS signature does not match."));
     }
-    let (mut permissions, mut start, mut expiry) = (fields.permissions.to_owned(), None, None);
-    if let Some(id) = query.get("si") {
-        let policies = engine
-            .get_access_policies(table)
-            .map_err(|_| authentication_failed("The SAS's table has no stored access policies."))?;
-        let policy = policies
-            .iter()
-            .find(|p| p.id == id)
-            .ok_or_else(|| authentication_failed("The SAS names no stored access policy of its table."))?;
-        let twice = |own: &str, stored: bool| !own.is_empty() && stored;
-        if twice(fields.permissions, !policy.permissions.is_empty())
-            || twice(fields.start, policy.start.is_some())
-            || twice(fields.expiry, policy.expiry.is_some())
-        {
-            return Err(authentication_failed("The SAS and its stored access policy both set one field."));
-        }
-        if fields.permissions.is_empty() {
-            permissions.clone_from(&policy.permissions);
-        }
-        start = policy.start;
-        expiry = policy.expiry;
-    }
-    let start = time(fields.start, "start")?.or(start);
-    let expiry = time(fields.expiry, "expiry")?.or(expiry);
-    check_use(start, expiry, (fields.ip, fields.protocol), origin, now)?;
-    let permissions = TableSasPermissions::parse(&permissions)
-        .map_err(|_| authentication_failed("The SAS permissions are not letters of raud."))?;
-    let bound = |pk: Option<&str>, rk: Option<&str>| match (pk, rk) {
-        (None, None) => Ok(None),
-        (None, Some(_)) => {
-            Err(authentication_failed("The SAS has a row key bound without its partition key."))
-        }
-        (Some(pk), rk) => Ok(Some((pk.to_owned(), rk.map(str::to_owned)))),
+    let own = Terms { permissions, start: access.start, expiry: access.expiry };
+    let Terms { permissions, start, expiry } = match policy_id {
+        None => own,
+        Some(id) => with_policy(engine, table, id, own)?,
     };
-    let start_key = bound(query.get("spk"), query.get("srk"))?;
-    let end_key = bound(query.get("epk"), query.get("erk"))?;
-    Ok(TableGrant { table: table.to_owned(), permissions, start: start_key, end: end_key })
+    check_window(start, expiry, now)?;
+    check_origin(&access, origin)?;
+    Ok(TableGrant {
+        table: table.to_owned(),
+        permissions: permissions.unwrap_or_default(),
+        start: start_key,
+        end: end_key,
+    })
+}
+
+/// What a stored access policy may supply in place of the SAS.
+struct Terms {
+    permissions: Option<TableSasPermissions>,
+    start: Option<DateTime<Utc>>,
+    expiry: Option<DateTime<Utc>>,
+}
+
+/// The terms of a table SAS with `own` terms naming the stored access policy `id` of
+/// `table`: each from the SAS or from the policy, never from both, and the permissions and
+/// expiry from one of them.
+fn with_policy(engine: &Engine, table: &str, id: &str, own: Terms) -> Result<Terms, Failure> {
+    let Terms { permissions, start, expiry } = own;
+    let policies = engine
+        .get_access_policies(table)
+        .map_err(|_| authentication_failed("The SAS's table has no stored access policies."))?;
+    let policy = policies
+        .iter()
+        .find(|p| p.id == id)
+        .ok_or_else(|| authentication_failed("The SAS names no stored access policy of its table."))?;
+    let stored_permissions = Some(policy.permissions.as_str())
+        .filter(|p| !p.is_empty())
+        .map(TableSasPermissions::parse)
+        .transpose()
+        .map_err(|_| {
+            authentication_failed("The stored access policy's permissions are not letters of raud.")
+        })?;
+    if expiry.is_none() && policy.expiry.is_none() {
+        return Err(authentication_failed("Neither the SAS nor its stored access policy has an expiry."));
+    }
+    if permissions.is_none() && stored_permissions.is_none() {
+        return Err(authentication_failed("Neither the SAS nor its stored access policy has permissions."));
+    }
+    if (start.is_some() && policy.start.is_some())
+        || (expiry.is_some() && policy.expiry.is_some())
+        || (permissions.is_some() && stored_permissions.is_some())
+    {
+        return Err(authentication_failed("The SAS and its stored access policy both set one field."));
+    }
+    Ok(Terms {
+        permissions: permissions.or(stored_permissions),
+        start: start.or(policy.start),
+        expiry: expiry.or(policy.expiry),
+    })
 }
 
 fn verify_account(
@@ -255,33 +429,33 @@ fn verify_account(
     origin: Origin,
     now: DateTime<Utc>,
 ) -> Result<AccountGrant, Failure> {
-    let get = |name: &str| query.get(name).unwrap_or("");
+    // The service's order: every field's form, the validity window, the signature, then the
+    // request's origin and service.
+    let version = signed_version(query, OLDEST_ACCOUNT_VERSION)?;
+    let access = access(query, false)?;
+    let services_text = required(query, "ss")?;
+    let services = once_each(services_text, "services", AccountSasServices::parse)?;
+    let resource_types_text = required(query, "srt")?;
+    let resource_types = once_each(resource_types_text, "resource types", AccountSasResourceTypes::parse)?;
+    let signature = signature(query)?;
+    let permissions_text = required(query, "sp")?;
+    let permissions = once_each(permissions_text, "permissions", AccountSasPermissions::parse)?;
+    check_window(access.start, access.expiry, now)?;
     let fields = AccountSasFields {
         account: keys.account(),
-        permissions: get("sp"),
-        services: get("ss"),
-        resource_types: get("srt"),
-        start: get("st"),
-        expiry: get("se"),
-        ip: get("sip"),
-        protocol: get("spr"),
-        version: signed_version(query, OLDEST_ACCOUNT_VERSION)?,
+        permissions: permissions_text,
+        services: services_text,
+        resource_types: resource_types_text,
+        start: access.start_text,
+        expiry: access.expiry_text,
+        ip: access.ip_text,
+        protocol: access.protocol_text,
+        version,
     };
-    if !keys.verify(&fields.string_to_sign(), get("sig")) {
+    if !keys.verify(&fields.string_to_sign(), signature) {
         return Err(authentication_failed("The SAS signature does not match."));
     }
-    let letters = |what: &str| authentication_failed(&format!("The SAS {what} are not known letters."));
-    let services = AccountSasServices::parse(fields.services).map_err(|_| letters("services"))?;
-    let resource_types =
-        AccountSasResourceTypes::parse(fields.resource_types).map_err(|_| letters("resource types"))?;
-    let permissions = AccountSasPermissions::parse(fields.permissions).map_err(|_| letters("permissions"))?;
-    check_use(
-        time(fields.start, "start")?,
-        time(fields.expiry, "expiry")?,
-        (fields.ip, fields.protocol),
-        origin,
-        now,
-    )?;
+    check_origin(&access, origin)?;
     if !services.table {
         return Err(forbidden(
             "AuthorizationServiceMismatch",
@@ -290,29 +464,6 @@ fn verify_account(
     }
     Ok(AccountGrant { resource_types, permissions })
 }
-/// `sip`: one address or an inclusive range `a-b` of one family.
-fn check_ip(sip: &str, ip: IpAddr) -> Result<(), Failure> {
-    if sip.is_empty() {
-        return Ok(());
-    }
-    let (low, high) = sip.split_once('-').unwrap_or((sip, sip));
-    let parse = |text: &str| {
-        text.trim().parse::<IpAddr>().map_err(|_| authentication_failed("The SAS IP range is malformed."))
-    };
-    let (low, high) = (parse(low)?, parse(high)?);
-    let ip = match (ip, low) {
-        (IpAddr::V6(v6), IpAddr::V4(_)) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        _ => ip,
-    };
-    if low <= ip && ip <= high {
-        Ok(())
-    } else {
-        Err(forbidden(
-            "AuthorizationSourceIPMismatch",
-            "This request is not authorized to perform this operation using this source IP.",
-        ))
-    }
-}
 
 impl TableGrant {
     /// The request names `table`, which must be the SAS's own.
@@ -320,7 +471,7 @@ impl TableGrant {
         if table.eq_ignore_ascii_case(&self.table) {
             Ok(())
         } else {
-            Err(authentication_failed("The SAS is for another table."))
+            Err(authorization_failure("The SAS is for another table."))
         }
     }
 
@@ -345,23 +496,22 @@ impl TableGrant {
         if self.contains(partition_key, row_key) {
             Ok(())
         } else {
-            Err(forbidden(
-                "AuthorizationFailure",
-                "This request is not authorized to perform this operation.",
-            ))
+            Err(authorization_failure("The entity is outside the SAS's key range."))
         }
     }
 
-    /// `true` when (`partition_key`, `row_key`) lies in the inclusive range.
+    /// `true` when (`partition_key`, `row_key`) lies in the inclusive range, keys compared in
+    /// the service's key order (ordinal UTF-16, [`compare_ordinal`]), the order the engine
+    /// keeps rows in.
     pub(crate) fn contains(&self, partition_key: &str, row_key: &str) -> bool {
-        let after_start = self.start.as_ref().is_none_or(|(pk, rk)| {
-            partition_key > pk.as_str()
-                || (partition_key == pk.as_str() && rk.as_deref().is_none_or(|rk| row_key >= rk))
-        });
-        let before_end = self.end.as_ref().is_none_or(|(pk, rk)| {
-            partition_key < pk.as_str()
-                || (partition_key == pk.as_str() && rk.as_deref().is_none_or(|rk| row_key <= rk))
-        });
+        // Where the entity lies against a bound: by partition, then by row when the bound
+        // names a row (a bound without one takes its whole partition).
+        let against = |(pk, rk): &(String, Option<String>)| {
+            compare_ordinal(partition_key, pk)
+                .then_with(|| rk.as_deref().map_or(Ordering::Equal, |rk| compare_ordinal(row_key, rk)))
+        };
+        let after_start = self.start.as_ref().is_none_or(|bound| against(bound) != Ordering::Less);
+        let before_end = self.end.as_ref().is_none_or(|bound| against(bound) != Ordering::Greater);
         after_start && before_end
     }
 }
@@ -388,19 +538,22 @@ impl AccountGrant {
 }
 
 impl Grant {
-    /// An operation on tables themselves or the service: never under a table SAS; under an
-    /// account SAS with the container (service) resource type and the operation's permission.
+    /// An operation on tables themselves or the service: never under a table SAS (403
+    /// `AuthorizationFailure`, as the service refuses a table SAS on its tables table); under
+    /// an account SAS with the container (service) resource type and the operation's
+    /// permission.
     pub(crate) fn check_tables(&self, operation: TableOperation) -> Result<(), Failure> {
         let Grant::Account(account) = self else {
-            return Err(resource_type_mismatch());
+            return Err(authorization_failure("A table SAS reaches its table's entities only."));
         };
         let (types, p) = (account.resource_types, account.permissions);
         let (resource, permitted) = match operation {
             TableOperation::List => (types.container, p.list),
-            TableOperation::Create => (types.container, p.add || p.create),
+            TableOperation::Create => (types.container, p.create || p.write),
             TableOperation::Delete => (types.container, p.delete),
             TableOperation::Acl => (false, false),
-            TableOperation::Service => (types.service, p.read || p.write),
+            TableOperation::ServiceRead => (types.service, p.read),
+            TableOperation::ServiceWrite => (types.service, p.write),
         };
         match (resource, permitted) {
             (false, _) => Err(resource_type_mismatch()),
@@ -583,6 +736,162 @@ mod tests {
         assert_eq!(code(&token("rx", "2099-01-01")), failed);
     }
 
+    /// `params` as a query with a `sig` that is right for them, whatever their values: a table
+    /// SAS when `account` is false, an account SAS when true.
+    fn hand_signed(params: &[(&str, &str)], account: bool) -> String {
+        let get = |name: &str| params.iter().find(|(n, _)| *n == name).map_or("", |(_, v)| *v);
+        let string_to_sign = if account {
+            AccountSasFields {
+                account: DEV_ACCOUNT,
+                permissions: get("sp"),
+                services: get("ss"),
+                resource_types: get("srt"),
+                start: get("st"),
+                expiry: get("se"),
+                ip: get("sip"),
+                protocol: get("spr"),
+                version: get("sv"),
+            }
+            .string_to_sign()
+        } else {
+            TableSasFields {
+                permissions: get("sp"),
+                start: get("st"),
+                expiry: get("se"),
+                account: DEV_ACCOUNT,
+                table: get("tn"),
+                policy_id: get("si"),
+                ip: get("sip"),
+                protocol: get("spr"),
+                version: get("sv"),
+                start_partition_key: get("spk"),
+                start_row_key: get("srk"),
+                end_partition_key: get("epk"),
+                end_row_key: get("erk"),
+            }
+            .string_to_sign()
+        };
+        let encode = |v: &str| {
+            percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC).to_string()
+        };
+        let sig = key().sign(&string_to_sign);
+        let pairs = params.iter().map(|(name, value)| format!("{name}={}", encode(value)));
+        pairs.chain([format!("sig={}", encode(&sig))]).collect::<Vec<_>>().join("&")
+    }
+
+    /// A hand-signed table SAS for `QryProbe` (`sp=r`, expiring in 2099) with `changes`
+    /// (an empty value removes the parameter; `Some("")` keeps it, empty).
+    fn table_token(changes: &[(&str, Option<&str>)]) -> String {
+        let mut params =
+            vec![("sv", "2019-02-02"), ("tn", "QryProbe"), ("sp", "r"), ("se", "2099-01-01T00:00:00Z")];
+        for (name, value) in changes {
+            params.retain(|(n, _)| n != name);
+            if let Some(value) = value {
+                params.push((name, value));
+            }
+        }
+        hand_signed(&params, false)
+    }
+
+    #[test]
+    fn table_permissions_are_raud_letters_in_that_order_each_once() {
+        for sp in ["r", "ra", "raud", "rd", "ud", "d"] {
+            assert_eq!(code(&table_token(&[("sp", Some(sp))])), None, "{sp}");
+        }
+        for sp in ["ar", "rr", "dr", "ua", "rx", "rw", "R"] {
+            assert_eq!(
+                code(&table_token(&[("sp", Some(sp))])),
+                Some("403 AuthenticationFailed".into()),
+                "{sp}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_optional_field_given_empty_is_refused() {
+        assert_eq!(code(&table_token(&[])), None);
+        for name in ["st", "sip", "spr", "si", "sp", "se"] {
+            let token = table_token(&[(name, Some(""))]);
+            assert_eq!(code(&token), Some("403 AuthenticationFailed".into()), "{token}");
+        }
+    }
+
+    #[test]
+    fn both_orders_of_https_and_http_are_read() {
+        for spr in ["https,http", "http,https"] {
+            assert_eq!(code(&table_token(&[("spr", Some(spr))])), None, "{spr}");
+        }
+        assert_eq!(
+            code(&table_token(&[("spr", Some("https"))])),
+            Some("403 AuthorizationProtocolMismatch".into())
+        );
+        for spr in ["http", "https,https", "HTTPS"] {
+            assert_eq!(
+                code(&table_token(&[("spr", Some(spr))])),
+                Some("403 AuthenticationFailed".into()),
+                "{spr}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_address_range_must_not_end_before_it_starts_and_a_mismatch_names_the_address() {
+        let reversed = table_token(&[("sip", Some("10.0.0.9-10.0.0.1"))]);
+        assert_eq!(code(&reversed), Some("403 AuthenticationFailed".into()));
+        let query = table_token(&[("sip", Some("10.0.0.1-10.0.0.9"))]);
+        let query = Query::parse(&query).unwrap_or_else(|_| panic!("{query}"));
+        let refused = verify(&Keys::new(key(), None), &query, &Engine::new(), LOCAL, now()).err();
+        let message = refused.map(|f| f.message).unwrap_or_default();
+        assert!(message.ends_with("using this source IP 127.0.0.1."), "{message}");
+    }
+
+    #[test]
+    fn versions_from_2015_04_05_sign_the_same_string() {
+        for sv in ["2015-04-05", "2017-04-17", "2018-03-28", "2020-12-06"] {
+            assert_eq!(code(&table_token(&[("sv", Some(sv))])), None, "{sv}");
+        }
+        for sv in ["2015-02-21", "2014-02-14"] {
+            assert_eq!(
+                code(&table_token(&[("sv", Some(sv))])),
+                Some("403 AuthenticationFailed".into()),
+                "{sv}"
+            );
+        }
+    }
+
+    /// Every field's form and the validity window are checked before the signature, and the
+    /// request's origin only after it: a token with a malformed field, a wrong signature or
+    /// no longer valid is an authentication failure wherever it comes from.
+    #[test]
+    fn the_origin_is_checked_last() {
+        let elsewhere = Some("10.0.0.1");
+        let failed = Some("403 AuthenticationFailed".to_owned());
+        assert_eq!(
+            code(&table_token(&[("sip", elsewhere)])),
+            Some("403 AuthorizationSourceIPMismatch".into())
+        );
+        assert_eq!(code(&table_token(&[("sip", elsewhere), ("sp", Some("rx"))])), failed);
+        let expired = table_token(&[("sip", elsewhere), ("se", Some("2025-05-01"))]);
+        assert_eq!(code(&expired), failed);
+        let forged = table_token(&[("sip", elsewhere)]).replace("sig=", "sig=A");
+        assert_eq!(code(&forged), failed);
+    }
+
+    #[test]
+    fn account_sas_letters_are_each_given_once() {
+        let token = |ss: &str, srt: &str, sp: &str| {
+            let params =
+                [("sv", "2019-02-02"), ("ss", ss), ("srt", srt), ("sp", sp), ("se", "2099-01-01T00:00:00Z")];
+            code(&hand_signed(&params, true))
+        };
+        assert_eq!(token("bt", "sco", "lr"), None, "any order");
+        let failed = Some("403 AuthenticationFailed".to_owned());
+        assert_eq!(token("tt", "o", "r"), failed);
+        assert_eq!(token("t", "oo", "r"), failed);
+        assert_eq!(token("t", "o", "rr"), failed);
+        assert_eq!(token("t", "o", "rx"), failed);
+    }
+
     #[test]
     fn ip_and_protocol_restrictions_have_their_codes() {
         let ip = |sip: &str, from: [u8; 4]| {
@@ -621,6 +930,8 @@ mod tests {
         assert_eq!(failed(&by_policy("gone")), auth, "the policy expired");
         assert_eq!(failed(&by_policy("missing")), auth, "no such policy");
         assert_eq!(failed(&by_policy("open")), auth, "no expiry anywhere");
+        let expiring = signed(TableSasBuilder::new("QryProbe").policy_id("open").expiry(later));
+        assert_eq!(failed(&expiring), auth, "no permissions anywhere");
         assert_eq!(failed(&signed(base().policy_id("readers"))), auth, "sp and se given twice");
         assert!(check(&signed(base().policy_id("open")), &engine, LOCAL).is_ok());
     }
@@ -648,7 +959,7 @@ mod tests {
                 grant(sp).check_write(table, operation).err().map(|f| f.code.to_string())
             };
             assert_eq!(code(needed, "T1"), None, "{operation:?}");
-            assert_eq!(code("raud", "t2"), Some("AuthenticationFailed".into()));
+            assert_eq!(code("raud", "t2"), Some("AuthorizationFailure".into()), "another table");
             for letter in needed.chars() {
                 let fewer: String = "raud".chars().filter(|c| *c != letter).collect();
                 assert_eq!(
@@ -659,7 +970,8 @@ mod tests {
             }
         }
         let outside = Operation::Insert(entity("a"));
-        assert_eq!(grant("a").check_write("t1", &outside).err().map(|f| f.status), Some(403));
+        let refused = grant("a").check_write("t1", &outside).err().map(|f| (f.status, f.code.to_string()));
+        assert_eq!(refused, Some((403, "AuthorizationFailure".into())));
         assert!(grant("r").check_key("c", "6").is_err() && grant("r").check_key("c", "5").is_ok());
         assert!(grant("r").check_key("bz", "").is_ok() && grant("r").check_key("d", "").is_err());
         assert!(grant("a").check_read("t1").is_err());
@@ -692,11 +1004,24 @@ mod tests {
         let Ok(containers) = grant("c", "lc") else { panic!("an account SAS verifies") };
         assert_eq!(code(containers.check_tables(TableOperation::List)), None);
         assert_eq!(code(containers.check_tables(TableOperation::Create)), None);
+        // Create Table takes `c` or `w` (the JavaScript SDK's account SAS names it `write`),
+        // never `a`, which is for entities.
+        for (sp, expected) in [("w", None), ("a", Some("AuthorizationPermissionMismatch".to_owned()))] {
+            let Ok(grant) = grant("c", sp) else { panic!("an account SAS verifies") };
+            assert_eq!(code(grant.check_tables(TableOperation::Create)), expected, "sp={sp}");
+        }
         assert_eq!(
             code(containers.check_tables(TableOperation::Delete)),
             Some("AuthorizationPermissionMismatch".into())
         );
         assert_eq!(code(containers.check_tables(TableOperation::Acl)), types);
+        // The service's settings: reading them takes `r`, setting them `w`.
+        for (sp, read, write) in [("r", true, false), ("w", false, true)] {
+            let Ok(service) = grant("s", sp) else { panic!("an account SAS verifies") };
+            let mismatch = |allowed: bool| (!allowed).then(|| "AuthorizationPermissionMismatch".to_owned());
+            assert_eq!(code(service.check_tables(TableOperation::ServiceRead)), mismatch(read), "sp={sp}");
+            assert_eq!(code(service.check_tables(TableOperation::ServiceWrite)), mismatch(write), "sp={sp}");
+        }
         assert_eq!(code(containers.check_read("t")), types);
         let blob_only = account("o", "r").services(AccountSasServices::parse("b").unwrap_or_default());
         let failed = check(&account_token(&blob_only), &Engine::new(), LOCAL).err();
@@ -713,10 +1038,10 @@ mod tests {
         let expired = account("o", "r").start(now() - chrono::TimeDelta::hours(2)).expiry(now());
         assert_eq!(self::code(&account_token(&expired)), Some("403 AuthenticationFailed".into()));
         // A table SAS grant refuses table operations whatever its permissions.
-        let table = check(REFERENCE, &Engine::new(), LOCAL)
-            .map_err(|_| ())
-            .and_then(|g| g.check_tables(TableOperation::List).map_err(|_| ()));
-        assert!(table.is_err());
+        let Ok(table) = check(REFERENCE, &Engine::new(), LOCAL) else { panic!("the reference verifies") };
+        for operation in [TableOperation::List, TableOperation::Create, TableOperation::ServiceRead] {
+            assert_eq!(code(table.check_tables(operation)), Some("AuthorizationFailure".into()));
+        }
     }
 
     proptest! {
@@ -739,6 +1064,22 @@ mod tests {
             };
             let pair = (pk.as_str(), rk.as_str());
             prop_assert_eq!(grant.contains(&pk, &rk), (("a", "1")..=("b", "1")).contains(&pair));
+        }
+
+        /// Keys are compared in the service's key order, UTF-16 code units, not Rust's byte
+        /// order: they differ when a character at or above U+10000 meets one in
+        /// U+E000..=U+FFFF, where the surrogate pair sorts first.
+        #[test]
+        fn keys_compare_in_utf16_order(pk in "[a\u{e000}\u{ffff}\u{10000}\u{1f600}]{0,3}") {
+            let grant = TableGrant {
+                table: "t".into(),
+                permissions: TableSasPermissions::all(),
+                start: Some(("\u{10000}".into(), None)),
+                end: Some(("\u{e000}".into(), None)),
+            };
+            let utf16 = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+            let expected = (utf16("\u{10000}")..=utf16("\u{e000}")).contains(&utf16(&pk));
+            prop_assert_eq!(grant.contains(&pk, "x"), expected);
         }
     }
 }

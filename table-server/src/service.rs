@@ -8,14 +8,13 @@ use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body as _, Incoming};
-use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, DATE, HOST, HeaderMap, HeaderValue};
+use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderValue};
 use hyper::{Request, Response};
 use table_core::{CorsRule, ErrorCode, MAX_BATCH_BODY};
 
 use crate::accounts::{Account, Accounts};
 use crate::answer::{
-    Answer, Body, Common, DEFAULT_VERSION, Failure, RequestId, X_MS_CLIENT_REQUEST_ID, X_MS_DATE,
-    X_MS_VERSION,
+    Answer, Body, Common, DEFAULT_VERSION, Failure, RequestId, X_MS_CLIENT_REQUEST_ID, X_MS_VERSION,
 };
 use crate::auth::{self, Signed};
 use crate::bearer;
@@ -110,21 +109,31 @@ impl Service {
         let query = Query::parse(parts.uri.query().unwrap_or(""))?;
         let account = self.account(path.account, &parts.method)?;
         let mut grant = None;
-        let authorization = text_header(&parts.headers, AUTHORIZATION);
-        if self.auth && sas::carries_sas(&query) {
-            grant = Some(sas::verify(&account.keys, &query, &account.engine, origin, Utc::now())?);
-        } else if self.auth && bearer::is_bearer(authorization) {
-            bearer::verify(authorization.unwrap_or(""), path.account, origin.https, Utc::now())?;
-        } else if self.auth {
-            let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-            let signed = Signed {
-                method: parts.method.as_str(),
-                path_and_query,
-                content_type: text_header(&parts.headers, CONTENT_TYPE).unwrap_or(""),
-                date: text_header(&parts.headers, X_MS_DATE).or_else(|| text_header(&parts.headers, DATE)),
-                authorization,
-            };
-            auth::verify(&account.keys, signed, Utc::now())?;
+        if self.auth {
+            let authorization = auth::authorization(&parts.headers)?;
+            if sas::carries_sas(&query) {
+                // The service refuses a request that carries both a SAS and an Authorization
+                // header rather than choosing one of them.
+                if parts.headers.contains_key(AUTHORIZATION) {
+                    return Err(auth::invalid_authentication_info(
+                        "The request carries both a shared access signature and an Authorization header.",
+                    )
+                    .into());
+                }
+                grant = Some(sas::verify(&account.keys, &query, &account.engine, origin, Utc::now())?);
+            } else if bearer::is_bearer(authorization) {
+                bearer::verify(authorization.unwrap_or(""), path.account, origin.https, Utc::now())?;
+            } else {
+                let signed = Signed {
+                    method: parts.method.as_str(),
+                    path_and_query: parts.uri.path_and_query().map_or("/", |p| p.as_str()),
+                    content_md5: text_header(&parts.headers, "content-md5").unwrap_or(""),
+                    content_type: text_header(&parts.headers, CONTENT_TYPE).unwrap_or(""),
+                    date: auth::request_date(&parts.headers),
+                    authorization,
+                };
+                auth::verify(&account.keys, signed, Utc::now())?;
+            }
         }
         let host = text_header(&parts.headers, HOST).unwrap_or("127.0.0.1");
         let base = ["http://", host, "/", path.account].concat();

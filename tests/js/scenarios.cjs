@@ -19,6 +19,7 @@ const {
   AzureSASCredential,
   TableClient,
   TableServiceClient,
+  generateAccountSas,
   generateTableSas,
   odata,
 } = require('@azure/data-tables');
@@ -322,6 +323,12 @@ const scenarios = {
       const visible = await collect(ranged.listEntities());
       assert.deepEqual(visible.map((e) => `${e.partitionKey}/${e.rowKey}`), ['b/1'], 'a query sees the range only');
     }
+
+    // An account SAS creates tables with the SDK's `write` permission (the service takes `c` or `w`).
+    const accountSas = generateAccountSas(credential, { permissions: { write: true }, resourceTypes: 'c', expiresOn });
+    const made = uniqueName('jsacctsas');
+    await new TableServiceClient(settings.TableEndpoint, new AzureSASCredential(accountSas), OPTIONS).createTable(made);
+    await new TableClient(settings.TableEndpoint, made, credential, OPTIONS).createEntity({ partitionKey: 'p', rowKey: 'r' });
   },
 
   // The service's error codes and statuses, as the SDK reports them.

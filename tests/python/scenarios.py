@@ -29,13 +29,16 @@ from azure.core import MatchConditions
 from azure.core.credentials import AccessToken, AzureNamedKeyCredential, AzureSasCredential
 from azure.core.exceptions import HttpResponseError
 from azure.data.tables import (
+    AccountSasPermissions,
     EdmType,
     EntityProperty,
     TableClient,
     TableSasPermissions,
     TableServiceClient,
+    ResourceTypes,
     TableTransactionError,
     UpdateMode,
+    generate_account_sas,
     generate_table_sas,
 )
 
@@ -332,6 +335,14 @@ def sas(account):
         rejects(lambda: ranged.get_entity("b", "5"), 403)
         rejects(lambda: ranged.create_entity({"PartitionKey": "c", "RowKey": "1"}), 403)
         assert rows(ranged) == ["b/1"], "a query sees the range only"
+
+    # An account SAS creates tables with `write` (the service takes `c` or `w`).
+    token = generate_account_sas(
+        account.credential, ResourceTypes(container=True), AccountSasPermissions(write=True), expiry
+    )
+    made = unique_name("pyacctsas")
+    TableServiceClient(account.endpoint, credential=AzureSasCredential(token), **account.options).create_table(made)
+    account.client(made, account.credential).create_entity({"PartitionKey": "p", "RowKey": "r"})
 
 
 def errors(account):

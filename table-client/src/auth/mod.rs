@@ -113,7 +113,8 @@ impl Credential {
         let mut headers = vec![(DATE_HEADER, date.to_owned())];
         let url = match self {
             Credential::SharedKey(key) => {
-                let to_sign = shared_key_string_to_sign(key.account(), method, url, content_type, date)?;
+                // This client sends no Content-MD5.
+                let to_sign = shared_key_string_to_sign(key.account(), method, url, "", content_type, date)?;
                 let value = ["SharedKey ", key.account(), ":", &key.sign(&to_sign)].concat();
                 headers.push((AUTHORIZATION_HEADER, value));
                 url.to_owned()

@@ -1,7 +1,8 @@
 //! Shared access signatures: generating a table service SAS (protocol doc section 2.3) and
 //! carrying an existing SAS token.
 //!
-//! The string to sign is the 12-line form of signed versions 2018-11-09 and later:
+//! The string to sign is the 12-line form of signed versions 2015-04-05 and later (the Table
+//! service's has not changed since it added `sip` and `spr`):
 //! `sp st se /table/{account}/{table lower-cased} si sip spr sv spk srk epk erk`, values
 //! un-encoded, absent values as empty lines. The account appears once even against the
 //! emulator. Query parameters come out in the order `sv tn st se sp sip spr si spk srk epk
@@ -31,7 +32,7 @@ use crate::wire::url::{QueryString, with_query};
 pub const DEFAULT_SAS_VERSION: &str = "2019-02-02";
 
 /// The oldest signed version whose string-to-sign this module writes.
-const OLDEST_SUPPORTED_VERSION: &str = "2018-11-09";
+const OLDEST_SUPPORTED_VERSION: &str = "2015-04-05";
 
 letter_set! {
     /// What a table SAS allows; printed in the service's order `raud`.
@@ -174,7 +175,7 @@ impl TableSasBuilder {
         self
     }
 
-    /// `sv`, the signed version. Default: [`DEFAULT_SAS_VERSION`]; versions before 2018-11-09
+    /// `sv`, the signed version. Default: [`DEFAULT_SAS_VERSION`]; versions before 2015-04-05
     /// sign a different string and are refused by [`sign`](Self::sign).
     #[must_use]
     pub fn version(mut self, version: impl Into<String>) -> Self {
@@ -222,7 +223,7 @@ impl TableSasBuilder {
     /// Signs with the account key, giving the token to append to the table's URLs.
     ///
     /// Fails with [`ErrorKind::InvalidInput`], in this order: permissions or expiry missing
-    /// without a policy id; a start not before the expiry; a version before 2018-11-09.
+    /// without a policy id; a start not before the expiry; a version before 2015-04-05.
     ///
     /// [`ErrorKind::InvalidInput`]: table_core::ErrorKind::InvalidInput
     pub fn sign(&self, key: &AccountKey) -> Result<SasToken> {
@@ -281,7 +282,7 @@ pub struct TableSasFields<'a> {
 }
 
 impl TableSasFields<'_> {
-    /// The 12-line string to sign of signed versions 2018-11-09 and later.
+    /// The 12-line string to sign of signed versions 2015-04-05 and later.
     pub fn string_to_sign(&self) -> String {
         [
             self.permissions,
@@ -392,17 +393,23 @@ impl SasToken {
     }
 }
 
-/// A SAS time in one of the forms the service accepts: `YYYY-MM-DDThh:mm:ss[.f]Z`,
-/// `YYYY-MM-DDThh:mmZ` or `YYYY-MM-DD` (UTC).
+/// A SAS time in one of the four forms the service reads, all UTC: `YYYY-MM-DD`,
+/// `YYYY-MM-DDThh:mmZ`, `YYYY-MM-DDThh:mm:ssZ` and `YYYY-MM-DDThh:mm:ss.fffffffZ` (exactly
+/// seven digits of fraction). Anything else (another offset, another number of digits) is
+/// `None`, as the service refuses it.
 #[doc(hidden)]
 pub fn parse_sas_time(text: &str) -> Option<DateTime<Utc>> {
-    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
-        return Some(t.with_timezone(&Utc));
+    let bytes = text.as_bytes();
+    let utc_time = bytes.get(10) == Some(&b'T') && bytes.last() == Some(&b'Z');
+    let rfc3339 = |text: &str| DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc));
+    match text.len() {
+        10 => NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?.and_hms_opt(0, 0, 0).map(|t| t.and_utc()),
+        17 if utc_time => NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%MZ").ok().map(|t| t.and_utc()),
+        // The common forms go through the RFC 3339 reader, which needs no format string.
+        20 if utc_time => rfc3339(text),
+        28 if utc_time && bytes.get(19) == Some(&b'.') => rfc3339(text),
+        _ => None,
     }
-    if let Ok(t) = NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%MZ") {
-        return Some(t.and_utc());
-    }
-    NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?.and_hms_opt(0, 0, 0).map(|t| t.and_utc())
 }
 
 impl fmt::Debug for SasToken {
@@ -440,4 +447,31 @@ fn redact_query(query: &str) -> String {
 fn signature_value(pair: &str) -> Option<&str> {
     let (name, value) = pair.split_once('=')?;
     percent_decode_str(name).decode_utf8_lossy().eq_ignore_ascii_case("sig").then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sas_times_are_the_four_forms_the_service_reads() {
+        let at = |text: &str| parse_sas_time(text).map(format_rfc3339_seconds);
+        assert_eq!(at("2024-01-02").as_deref(), Some("2024-01-02T00:00:00Z"));
+        assert_eq!(at("2024-01-02T03:04Z").as_deref(), Some("2024-01-02T03:04:00Z"));
+        assert_eq!(at("2024-01-02T03:04:05Z").as_deref(), Some("2024-01-02T03:04:05Z"));
+        assert_eq!(at("2024-01-02T03:04:05.1234567Z").as_deref(), Some("2024-01-02T03:04:05Z"));
+        for refused in [
+            "2024-01-02T03:04:05.123Z",
+            "2024-01-02T03:04:05+00:00",
+            "2024-01-02T03:04:05",
+            "2024-01-02 03:04:05Z",
+            "2024-01-02T03:04:05.1234567+01:00",
+            "2024-13-02",
+            "2024-01-02T25:04Z",
+            "tomorrow",
+            "",
+        ] {
+            assert_eq!(at(refused), None, "{refused}");
+        }
+    }
 }

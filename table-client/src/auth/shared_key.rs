@@ -1,8 +1,8 @@
 //! SharedKey and SharedKeyLite for the Table service (protocol doc sections 2.1 and 2.2).
 //!
-//! Table flavour: no canonicalized `x-ms-*` headers, Content-MD5 always empty, and the
-//! canonicalized resource is `/{account}{path as sent}` plus `?comp=<value>` when the URL has
-//! a `comp` parameter; no other query parameter is signed. The path is signed exactly as it
+//! Table flavour: no canonicalized `x-ms-*` headers, Content-MD5 as sent (this client sends
+//! none, so it signs it empty), and the canonicalized resource is `/{account}{path as sent}`
+//! plus `?comp=<value>` when the URL has a `comp` parameter; no other query parameter is signed. The path is signed exactly as it
 //! goes on the wire (percent-encoding kept), so with a path-style emulator endpoint the
 //! account appears twice (`/devstoreaccount1/devstoreaccount1/Tables`), as the emulator wants.
 //!
@@ -113,16 +113,18 @@ pub(crate) fn canonicalized_resource(account: &str, url: &str) -> Result<String>
     Ok(resource)
 }
 
-/// The SharedKey string to sign: `VERB\nContent-MD5\nContent-Type\nDate\nResource`.
+/// The SharedKey string to sign: `VERB\nContent-MD5\nContent-Type\nDate\nResource`
+/// (`content_md5` and `content_type` as sent, empty when not sent).
 pub fn shared_key_string_to_sign(
     account: &str,
     method: &str,
     url: &str,
+    content_md5: &str,
     content_type: &str,
     date: &str,
 ) -> Result<String> {
     let resource = canonicalized_resource(account, url)?;
-    Ok([method, "\n\n", content_type, "\n", date, "\n", &resource].concat())
+    Ok([method, "\n", content_md5, "\n", content_type, "\n", date, "\n", &resource].concat())
 }
 
 /// The SharedKeyLite string to sign: `Date\nResource`.
