@@ -59,7 +59,7 @@ letter_set! {
     AccountSasPermissions, "an account SAS permission" {
         /// `r`: read (entities, service properties and statistics).
         read = 'r',
-        /// `w`: write (create tables, set service properties, replace entities).
+        /// `w`: write (create tables, set service properties; entities need `a` and `u`).
         write = 'w',
         /// `d`: delete (tables and entities).
         delete = 'd',
