@@ -55,7 +55,7 @@ impl Service {
             .map(|cors| (cors, request.uri().clone()));
         let answer = match self.answer(request, origin, &common).await {
             Ok(answer) => answer,
-            Err(Refused::Failure(failure)) => Answer::failure(&failure, common.request_id.as_str()),
+            Err(Refused::Failure(failure)) => Answer::failure(&failure, &common),
             Err(Refused::Dropped) => return Err(Dropped),
         };
         let mut response = answer.into_response(&common);
@@ -153,17 +153,19 @@ impl Service {
 }
 
 /// The answer's common headers: a new request id, the version asked for, the client's
-/// request id when it is a short printable value.
+/// request id when it is a short printable value; and how an error is answered.
 fn common(headers: &HeaderMap) -> Common {
     let printable = |v: &&HeaderValue| v.as_bytes().iter().all(|b| (b' '..=b'~').contains(b));
+    // Cloned, not copied: a header value shares the request's buffer.
+    let version = headers
+        .get(X_MS_VERSION)
+        .filter(printable)
+        .cloned()
+        .unwrap_or(HeaderValue::from_static(DEFAULT_VERSION));
     Common {
         request_id: request_id(),
-        // Cloned, not copied: a header value shares the request's buffer.
-        version: headers
-            .get(X_MS_VERSION)
-            .filter(printable)
-            .cloned()
-            .unwrap_or(HeaderValue::from_static(DEFAULT_VERSION)),
+        errors: request::error_style(headers, &version),
+        version,
         client_request_id: headers
             .get(X_MS_CLIENT_REQUEST_ID)
             .filter(|v| v.len() <= MAX_CLIENT_REQUEST_ID)
