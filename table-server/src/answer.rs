@@ -239,11 +239,10 @@ impl Answer {
         Answer::empty(status).header(CONTENT_TYPE, metadata.content_type()).with_body(body)
     }
 
-    /// The answer for `failure` to a request answered with `common`, its body in the form the
-    /// request picked, with the `DataServiceVersion` that goes with it.
-    pub(crate) fn failure(failure: &Failure, common: &Common) -> Answer {
-        let style = &common.errors;
-        let body = failure.body(common.request_id.as_str(), style.format);
+    /// The answer for `failure` to request `request_id`, its body in the form of `style`, with
+    /// the `DataServiceVersion` that goes with it.
+    pub(crate) fn failure(failure: &Failure, request_id: &str, style: &ErrorStyle) -> Answer {
+        let body = failure.body(request_id, style.format);
         let mut answer = match style.format {
             ErrorFormat::Json => Answer::json(failure.status, Metadata::Minimal, body),
             ErrorFormat::Xml => {
@@ -308,8 +307,6 @@ pub(crate) struct Common {
     pub(crate) version: HeaderValue,
     /// As the request gave it, when short and printable.
     pub(crate) client_request_id: Option<HeaderValue>,
-    /// How an error answer is written.
-    pub(crate) errors: ErrorStyle,
 }
 
 /// A request id in the service's form, a GUID's 36 characters (`8-4-4-4-12` lower-case hex
