@@ -188,8 +188,9 @@ pub(crate) enum ErrorFormat {
 }
 
 /// How one request's error answers are written.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct ErrorStyle {
+    /// The body's form.
     pub(crate) format: ErrorFormat,
     /// The answer's `DataServiceVersion`; none for versions that predate the choice of format.
     pub(crate) data_service_version: Option<HeaderValue>,

@@ -393,10 +393,9 @@ pub(crate) fn error_style(headers: &HeaderMap, version: &HeaderValue) -> ErrorSt
     }
 }
 
-/// The form of an error body for the `Accept` values given, in order: the media types are
-/// walked in order (parameters aside, case ignored), and the first that is
-/// `application/json` gives JSON, the first that is `application/xml` gives XML; none (`*/*`,
-/// no `Accept`) gives XML.
+/// The form of an error body for the `Accept` values given: their media types are walked in
+/// order (parameters aside, case ignored), and the first that is `application/json` gives
+/// JSON, the first that is `application/xml` gives XML; none (`*/*`, no `Accept`) gives XML.
 pub(crate) fn error_format<'a>(accept: impl IntoIterator<Item = &'a [u8]>) -> ErrorFormat {
     accept
         .into_iter()

@@ -879,6 +879,10 @@ async fn error_answers_take_the_form_the_accept_picks() {
     let acl = raw(&server, "GET", &acl_path, &accept, "").await.unwrap();
     assert_eq!(acl.header("Content-Type"), Some("application/xml"), "{acl:?}");
     assert_eq!((acl.status, acl.code()), (404, "TableNotFound".to_owned()), "{acl:?}");
+    let settings = format!("/{DEV_ACCOUNT}/?restype=service&comp=properties");
+    let empty = raw(&server, "PUT", &settings, &accept, "").await.unwrap();
+    assert_eq!(empty.header("Content-Type"), Some("application/xml"), "{empty:?}");
+    assert_eq!((empty.status, empty.code()), (400, "InvalidHeaderValue".to_owned()), "{empty:?}");
     server.shutdown().await;
 }
 
