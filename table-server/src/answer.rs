@@ -1,5 +1,6 @@
-//! Responses: the service's error answers (protocol doc section 8), the JSON content types of
-//! the three metadata levels, and the headers every answer carries.
+//! Responses: the service's error answers (protocol doc section 8) in the form the request's
+//! `Accept` picks, the JSON content types of the three metadata levels, and the headers every
+//! answer carries.
 
 use std::borrow::Cow;
 
@@ -24,6 +25,8 @@ pub(crate) const X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
 pub(crate) const PREFERENCE_APPLIED: HeaderName = HeaderName::from_static("preference-applied");
 /// `DataServiceId`, the URL of a created table or entity.
 pub(crate) const DATA_SERVICE_ID: HeaderName = HeaderName::from_static("dataserviceid");
+/// `DataServiceVersion`, the OData version of a request or answer.
+pub(crate) const DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("dataserviceversion");
 /// `x-ms-continuation-NextTableName`.
 pub(crate) const NEXT_TABLE_NAME: HeaderName = HeaderName::from_static("x-ms-continuation-nexttablename");
 /// `x-ms-continuation-NextPartitionKey`.
@@ -134,15 +137,26 @@ impl Failure {
         Failure::from(Error::service(code))
     }
 
-    /// The error body: `{"odata.error":{"code":..,"message":{"lang":"en-US","value":..}}}`.
-    fn body(&self, request_id: &str) -> String {
+    /// The error body in `format`; either form carries the code and the message value
+    /// `[{batch index}:]{message}\nRequestId:{id}\nTime:{time}`.
+    pub(crate) fn body(&self, request_id: &str, format: ErrorFormat) -> String {
         let index = self.batch_index.map(|i| format!("{i}:")).unwrap_or_default();
         let time = table_core::datetime::format_datetime(Utc::now());
         let value = format!("{index}{}\nRequestId:{request_id}\nTime:{time}", self.message);
-        serde_json::json!({
-            "odata.error": { "code": self.code.as_str(), "message": { "lang": "en-US", "value": value } }
-        })
-        .to_string()
+        match format {
+            ErrorFormat::Json => serde_json::json!({
+                "odata.error": { "code": self.code.as_str(), "message": { "lang": "en-US", "value": value } }
+            })
+            .to_string(),
+            ErrorFormat::Xml => [
+                r#"<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>"#,
+                &xml_text(self.code.as_str()),
+                r#"</m:code><m:message xml:lang="en-US">"#,
+                &xml_text(&value),
+                "</m:message></m:error>",
+            ]
+            .concat(),
+        }
     }
 }
 
@@ -159,6 +173,50 @@ impl From<Error> for Failure {
         };
         Failure { status, code, message, batch_index: error.batch_index(), headers: Vec::new() }
     }
+}
+
+/// The form of an error answer's body, which the request's `Accept` picks
+/// ([`crate::request::error_style`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorFormat {
+    /// `{"odata.error":{"code":..,"message":{"lang":"en-US","value":..}}}`, typed as JSON at
+    /// minimal metadata.
+    Json,
+    /// The OData XML error, `<m:error>` holding `<m:code>` and `<m:message xml:lang="en-US">`,
+    /// typed `application/xml`.
+    Xml,
+}
+
+/// How one request's error answers are written.
+#[derive(Debug)]
+pub(crate) struct ErrorStyle {
+    /// The body's form.
+    pub(crate) format: ErrorFormat,
+    /// The answer's `DataServiceVersion`; none for versions that predate the choice of format.
+    pub(crate) data_service_version: Option<HeaderValue>,
+}
+
+/// `text` as XML character data: the markup characters escaped, and the characters XML 1.0
+/// cannot carry at all (not even as references: the C0 controls but tab, line feed and
+/// carriage return, and U+FFFE, U+FFFF) replaced by U+FFFD, so that a strict parser still
+/// reads the code and the rest of the message.
+fn xml_text(text: &str) -> Cow<'_, str> {
+    let not_xml =
+        |c: char| (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}');
+    if !text.contains(|c| matches!(c, '&' | '<' | '>') || not_xml(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c if not_xml(c) => out.push(char::REPLACEMENT_CHARACTER),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// An answer under construction: status, headers and body.
@@ -182,9 +240,19 @@ impl Answer {
         Answer::empty(status).header(CONTENT_TYPE, metadata.content_type()).with_body(body)
     }
 
-    /// The answer for `failure`, its body in JSON (minimal metadata).
-    pub(crate) fn failure(failure: &Failure, request_id: &str) -> Answer {
-        let answer = Answer::json(failure.status, Metadata::Minimal, failure.body(request_id));
+    /// The answer for `failure` to request `request_id`, its body in the form of `style`, with
+    /// the `DataServiceVersion` that goes with it.
+    pub(crate) fn failure(failure: &Failure, request_id: &str, style: &ErrorStyle) -> Answer {
+        let body = failure.body(request_id, style.format);
+        let mut answer = match style.format {
+            ErrorFormat::Json => Answer::json(failure.status, Metadata::Minimal, body),
+            ErrorFormat::Xml => {
+                Answer::empty(failure.status).header(CONTENT_TYPE, "application/xml").with_body(body)
+            }
+        };
+        if let Some(version) = style.data_service_version.as_ref().and_then(|v| v.to_str().ok()) {
+            answer = answer.header(DATA_SERVICE_VERSION, version.to_owned());
+        }
         failure.headers.iter().fold(answer, |answer, (name, value)| answer.header(name.clone(), *value))
     }
 
@@ -313,12 +381,27 @@ mod tests {
             Failure::from(Error::service(ErrorCode::EntityAlreadyExists).about("t", Some(("p", "r"))));
         assert_eq!(exists.status, 409);
         assert_eq!(exists.message, "The specified entity already exists.");
-        let body = Failure { batch_index: Some(3), ..exists }.body("rid");
+        let body = Failure { batch_index: Some(3), ..exists }.body("rid", ErrorFormat::Json);
         let parsed: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
         assert_eq!(parsed["odata.error"]["code"], "EntityAlreadyExists");
         let value = parsed["odata.error"]["message"]["value"].as_str().unwrap_or_default();
         assert!(value.starts_with("3:The specified entity already exists.\nRequestId:rid\nTime:"), "{value}");
         let top = Failure::from(Error::invalid(Violation::Top { value: 0 }));
         assert_eq!((top.status, top.code), (400, ErrorCode::InvalidInput));
+    }
+
+    #[test]
+    fn xml_errors_carry_the_code_and_the_escaped_message() {
+        let failure = Failure { batch_index: Some(0), ..Failure::invalid_input("a <b> & \u{1}c\u{FFFF}") };
+        let body = failure.body("rid", ErrorFormat::Xml);
+        let head = concat!(
+            r#"<?xml version="1.0" encoding="utf-8"?>"#,
+            r#"<m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata">"#,
+            r#"<m:code>InvalidInput</m:code><m:message xml:lang="en-US">"#,
+            "0:One of the request inputs is not valid. (a &lt;b&gt; &amp; \u{FFFD}c\u{FFFD})\nRequestId:rid\nTime:",
+        );
+        assert!(body.starts_with(head), "{body}");
+        assert!(body.ends_with("Z</m:message></m:error>"), "{body}");
+        assert_eq!(xml_text("plain"), Cow::Borrowed("plain"));
     }
 }

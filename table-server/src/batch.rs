@@ -19,7 +19,7 @@ use table_client::wire::url::entity_path;
 use table_client::wire::{Lines, MultipartLeaf, header_line, multipart_leaves};
 use table_core::{ETag, EntityKey, IfMatch, MAX_BATCH_OPERATIONS, Operation, WriteOutcome};
 
-use crate::answer::{Answer, CONTENT_TYPE, Failure, Metadata};
+use crate::answer::{Answer, CONTENT_TYPE, ErrorFormat, Failure, Metadata};
 use crate::json::{self, Links};
 use crate::request::{
     Call, Refused, Verb, body_entity, check_json_content_type, missing_if_match, part_metadata, verb_of,
@@ -325,8 +325,9 @@ fn failed(call: &Call<'_>, failure: &Failure, content_id: Option<&str>) -> Answe
 
 /// The status line and the service's error body of a failed operation.
 fn error_answer(call: &Call<'_>, failure: &Failure) -> (String, String) {
-    let error = Answer::failure(failure, call.request_id);
-    let body = String::from_utf8_lossy(&error.body).into_owned();
+    // A part's error stays JSON whatever the outer request's `Accept`: the parts the SDKs send
+    // each carry a JSON `Accept` of their own.
+    let body = failure.body(call.request_id, ErrorFormat::Json);
     let status = hyper::StatusCode::from_u16(failure.status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
     (format!("{} {}", status.as_str(), status.canonical_reason().unwrap_or("")), body)
 }
@@ -543,8 +544,7 @@ mod tests {
 
         /// The answer part of a failed operation: its status and the service's error body.
         fn error_part(call: &Call<'_>, failure: &Failure, content_id: Option<&str>) -> String {
-            let error = Answer::failure(failure, call.request_id);
-            let body = String::from_utf8_lossy(&error.body);
+            let body = failure.body(call.request_id, ErrorFormat::Json);
             let status =
                 hyper::StatusCode::from_u16(failure.status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
             let status_line = format!("{} {}", status.as_str(), status.canonical_reason().unwrap_or(""));

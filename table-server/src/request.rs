@@ -10,7 +10,7 @@ use table_client::wire::decode_request_entity;
 use table_core::engine::Engine;
 use table_core::{ETag, Entity, Error, ErrorCode, IfMatch, Operation, Violation};
 
-use crate::answer::{Failure, Metadata};
+use crate::answer::{DATA_SERVICE_VERSION, ErrorFormat, ErrorStyle, Failure, Metadata};
 use crate::json::Links;
 use crate::route::Query;
 use crate::sas::Grant;
@@ -45,9 +45,6 @@ const PREFER: HeaderName = HeaderName::from_static("prefer");
 
 /// `MaxDataServiceVersion`: the highest OData version the client reads.
 const MAX_DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("maxdataserviceversion");
-
-/// `DataServiceVersion`: the OData version of the request.
-const DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("dataserviceversion");
 
 /// `X-HTTP-Method`: the verb a `POST` stands for.
 const X_HTTP_METHOD: HeaderName = HeaderName::from_static("x-http-method");
@@ -170,8 +167,7 @@ impl Call<'_> {
     /// it (the storage emulator's protocol layer, decompiled); a version it cannot read is
     /// no cap. Checked once a JSON body or answer is settled on, `$batch` parts included.
     pub(crate) fn check_odata_version(&self) -> Result<(), Failure> {
-        let named = |name: HeaderName| text_header(self.headers, name).filter(|v| !v.trim().is_empty());
-        let version = named(MAX_DATA_SERVICE_VERSION).or_else(|| named(DATA_SERVICE_VERSION)).unwrap_or("");
+        let version = odata_version(self.headers).and_then(|v| v.to_str().ok()).unwrap_or("");
         match version.split(';').next().unwrap_or_default().trim() {
             "1.0" | "2.0" => Err(Failure::new(
                 415,
@@ -369,6 +365,53 @@ pub(crate) fn missing_if_match() -> Failure {
     )
 }
 
+/// The OData version a request names: `MaxDataServiceVersion`, else `DataServiceVersion`, each
+/// when it is text and not blank.
+fn odata_version(headers: &HeaderMap) -> Option<&HeaderValue> {
+    let named = |name| headers.get(name).filter(|v| v.to_str().is_ok_and(|text| !text.trim().is_empty()));
+    named(MAX_DATA_SERVICE_VERSION).or_else(|| named(DATA_SERVICE_VERSION))
+}
+
+/// The first version whose error answers follow `Accept`; the service answers older ones in
+/// XML, without `DataServiceVersion`.
+const ACCEPTED_ERRORS_SINCE: &[u8] = b"2013-08-15";
+
+/// How the service writes the error answers of a request of `version` (`x-ms-version`, in its
+/// sortable `YYYY-MM-DD` form) with `headers` (the storage emulator's protocol layer,
+/// decompiled): the form [`error_format`] picks from `Accept`, and a `DataServiceVersion` of
+/// the request's [`odata_version`], else `3.0`; XML without `DataServiceVersion` before
+/// 2013-08-15.
+pub(crate) fn error_style(headers: &HeaderMap, version: &HeaderValue) -> ErrorStyle {
+    if version.as_bytes() < ACCEPTED_ERRORS_SINCE {
+        return ErrorStyle { format: ErrorFormat::Xml, data_service_version: None };
+    }
+    ErrorStyle {
+        format: error_format(headers.get_all(ACCEPT).iter().map(HeaderValue::as_bytes)),
+        data_service_version: Some(
+            odata_version(headers).cloned().unwrap_or(HeaderValue::from_static("3.0")),
+        ),
+    }
+}
+
+/// The form of an error body for the `Accept` values given: their media types are walked in
+/// order (parameters aside, case ignored), and the first that is `application/json` gives
+/// JSON, the first that is `application/xml` gives XML; none (`*/*`, no `Accept`) gives XML.
+pub(crate) fn error_format<'a>(accept: impl IntoIterator<Item = &'a [u8]>) -> ErrorFormat {
+    accept
+        .into_iter()
+        .flat_map(|value| value.split(|&b| b == b','))
+        .find_map(|media_type| {
+            if is_json(media_type) {
+                Some(ErrorFormat::Json)
+            } else if is_media_type(media_type, b"application/xml") {
+                Some(ErrorFormat::Xml)
+            } else {
+                None
+            }
+        })
+        .unwrap_or(ErrorFormat::Xml)
+}
+
 /// A header's value as text; `None` when absent or not visible ASCII/UTF-8. `name` is best a
 /// [`HeaderName`] constant: a `&str` is parsed as a name on every call.
 pub(crate) fn text_header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
@@ -408,6 +451,51 @@ mod tests {
         assert_eq!(verb(unknown, &["MERGE"]), Err("InvalidHttpVerb".to_owned()));
         let lower = Method::from_bytes(b"get").unwrap_or_default();
         assert_eq!(verb(lower, &[]), Err("InvalidHttpVerb".to_owned()));
+    }
+
+    /// The error form for these `Accept` values.
+    fn format(accept: &[&str]) -> ErrorFormat {
+        error_format(accept.iter().map(|value| value.as_bytes()))
+    }
+
+    #[test]
+    fn the_first_json_or_xml_accept_type_picks_the_error_form() {
+        assert_eq!(format(&[]), ErrorFormat::Xml);
+        assert_eq!(format(&[""]), ErrorFormat::Xml);
+        assert_eq!(format(&["*/*"]), ErrorFormat::Xml);
+        assert_eq!(format(&["application/json"]), ErrorFormat::Json);
+        assert_eq!(format(&["application/json;odata=nometadata"]), ErrorFormat::Json);
+        assert_eq!(format(&[" Application/JSON ; odata=fullmetadata"]), ErrorFormat::Json);
+        assert_eq!(format(&["application/xml"]), ErrorFormat::Xml);
+        // In order: the first of the two named decides, types named neither are passed over.
+        assert_eq!(format(&["*/*, application/json"]), ErrorFormat::Json);
+        assert_eq!(format(&["text/html,application/xml;q=0.9,application/json"]), ErrorFormat::Xml);
+        assert_eq!(format(&["application/json;q=0.1, application/xml"]), ErrorFormat::Json);
+        assert_eq!(format(&["application/atom+xml", "application/json"]), ErrorFormat::Json);
+        assert_eq!(format(&["application/xml", "application/json"]), ErrorFormat::Xml);
+        // A type is compared whole, not searched for.
+        assert_eq!(format(&["application/jsonx, text/application/json"]), ErrorFormat::Xml);
+    }
+
+    #[test]
+    fn error_answers_name_the_odata_version_asked_for() {
+        let style = |pairs: &[(&'static str, &'static str)], version: &'static str| {
+            let mut headers = HeaderMap::new();
+            for &(name, value) in pairs {
+                headers.append(name, HeaderValue::from_static(value));
+            }
+            let style = error_style(&headers, &HeaderValue::from_static(version));
+            (style.format, style.data_service_version.map(|v| v.to_str().unwrap_or_default().to_owned()))
+        };
+        let json = [("accept", "application/json;odata=minimalmetadata")];
+        assert_eq!(style(&json, "2019-02-02"), (ErrorFormat::Json, Some("3.0".to_owned())));
+        let versions = [("maxdataserviceversion", "3.0;NetFx"), ("dataserviceversion", "1.0")];
+        assert_eq!(style(&versions, "2019-02-02"), (ErrorFormat::Xml, Some("3.0;NetFx".to_owned())));
+        let blank = [("maxdataserviceversion", " "), ("dataserviceversion", "2.0;")];
+        assert_eq!(style(&blank, "2019-02-02").1, Some("2.0;".to_owned()));
+        // Older versions are answered in XML whatever they accept.
+        assert_eq!(style(&json, "2013-08-14"), (ErrorFormat::Xml, None));
+        assert_eq!(style(&json, "2013-08-15").0, ErrorFormat::Json);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use chrono::Utc;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderValue};
+use hyper::http::request::Parts;
 use hyper::{Request, Response};
 use table_core::{CorsRule, ErrorCode, MAX_BATCH_BODY};
 
@@ -49,18 +50,22 @@ impl Service {
         request: Request<Incoming>,
         origin: Origin,
     ) -> Result<Response<Body>, Dropped> {
-        let common = common(request.headers());
-        // Only a browser's request (one with `Origin`) keeps its URI for the CORS headers.
-        let cors = cors::ActualRequest::of(request.method(), request.headers())
-            .map(|cors| (cors, request.uri().clone()));
-        let answer = match self.answer(request, origin, &common).await {
+        let (parts, body) = request.into_parts();
+        let common = common(&parts.headers);
+        // Only a browser's request (one with `Origin`) gets CORS headers.
+        let cors = cors::ActualRequest::of(&parts.method, &parts.headers);
+        let answer = match self.answer(&parts, body, origin, &common).await {
             Ok(answer) => answer,
-            Err(Refused::Failure(failure)) => Answer::failure(&failure, common.request_id.as_str()),
+            Err(Refused::Failure(failure)) => {
+                // Read for a failure only, which most requests are not.
+                let style = request::error_style(&parts.headers, &common.version);
+                Answer::failure(&failure, common.request_id.as_str(), &style)
+            }
             Err(Refused::Dropped) => return Err(Dropped),
         };
         let mut response = answer.into_response(&common);
-        if let Some((cors, uri)) = cors {
-            cors.apply(&self.cors_rules(uri.path()), response.headers_mut());
+        if let Some(cors) = cors {
+            cors.apply(&self.cors_rules(parts.uri.path()), response.headers_mut());
         }
         Ok(response)
     }
@@ -91,11 +96,11 @@ impl Service {
 
     async fn answer(
         &self,
-        request: Request<Incoming>,
+        parts: &Parts,
+        body: Incoming,
         origin: Origin,
         common: &Common,
     ) -> Result<Answer, Refused> {
-        let (parts, body) = request.into_parts();
         check_headers(&parts.headers)?;
         let body = read_body(&parts.headers, body).await?;
         // A preflight names the account only, and is answered without authorization.

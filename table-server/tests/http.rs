@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::num::NonZeroU64;
 use std::time::Duration;
 
+use conformance::service_error::{self, ServiceError};
 use serde_json::Value as Json;
 use table_client::auth::{Credential, http_date};
 use table_core::engine::{Engine, FaultSpec};
@@ -50,9 +51,15 @@ impl Reply {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
     }
 
-    /// The `odata.error` code of an error answer.
+    /// The code and message of an error answer, in the form its `Content-Type` names.
+    fn error(&self) -> ServiceError {
+        let content_type = self.header("Content-Type").unwrap_or_default();
+        service_error::read(content_type, self.body.as_bytes()).unwrap_or_else(|e| panic!("{e}: {self:?}"))
+    }
+
+    /// The code of an error answer.
     fn code(&self) -> String {
-        self.json()["odata.error"]["code"].as_str().unwrap_or_default().to_owned()
+        self.error().code
     }
 }
 
@@ -150,7 +157,7 @@ async fn tables_are_created_listed_and_deleted_with_the_services_answers() {
         let parsed = uuid::Uuid::parse_str(id).map(|id| id.get_version_num());
         assert_eq!(parsed.ok(), Some(4), "{id}");
     }
-    let message = again.json()["odata.error"]["message"]["value"].as_str().unwrap().to_owned();
+    let message = again.error().message;
     assert!(message.starts_with("The table specified already exists.\nRequestId:"), "{message}");
     // The error body names the request by the id its header carries.
     let named = again.header("x-ms-request-id").map(|id| format!("\nRequestId:{id}\nTime:"));
@@ -808,6 +815,74 @@ async fn comp_verbs_and_versions_are_routed_as_the_service_routes_them() {
     .unwrap();
     assert_eq!((tunnelled_patch.status, tunnelled_patch.code()), (400, "XMethodIncorrectValue".to_owned()));
     assert!(engine.query("routed", &Default::default()).unwrap().entities.is_empty(), "nothing was stored");
+    server.shutdown().await;
+}
+
+/// An error answer is written in the form the request's `Accept` picks, as the service writes
+/// it (the storage emulator's protocol layer, decompiled): the first accepted type that is
+/// JSON or XML decides, none (no `Accept`, `*/*`) is XML, `$format` has no say, and versions
+/// before 2013-08-15 get XML. Either form carries the same code and message, and a `DataServiceVersion` (the
+/// request's `MaxDataServiceVersion`, else `DataServiceVersion`, else `3.0`).
+#[tokio::test]
+async fn error_answers_take_the_form_the_accept_picks() {
+    let (server, _) = start(false).await;
+    // `$format` sets the level of a JSON answer, never the form of an error.
+    let path = format!("/{DEV_ACCOUNT}/missing()?$format=application%2Fjson%3Bodata%3Dnometadata");
+    async fn get(server: &Server, path: &str, headers: &[(&str, &str)]) -> Reply {
+        let headers: Vec<(&str, String)> = headers.iter().map(|&(n, v)| (n, v.to_owned())).collect();
+        raw(server, "GET", path, &headers, "").await.unwrap()
+    }
+    let xml_accepts: [&[(&str, &str)]; 4] = [
+        &[],
+        &[("Accept", "*/*")],
+        &[("Accept", "text/html, application/XML;q=0.9, application/json")],
+        &[("Accept", "application/json"), ("x-ms-version", "2013-08-14")],
+    ];
+    for headers in xml_accepts {
+        let reply = get(&server, &path, headers).await;
+        assert_eq!(reply.status, 404, "{headers:?}: {reply:?}");
+        assert_eq!(reply.header("Content-Type"), Some("application/xml"), "{headers:?}: {reply:?}");
+        assert!(reply.body.starts_with("<?xml version=\"1.0\" encoding=\"utf-8\"?><m:error "), "{reply:?}");
+        let error = reply.error();
+        assert_eq!(error.code, "TableNotFound");
+        let id = reply.header("x-ms-request-id").unwrap();
+        let expected = format!("The table specified does not exist.\nRequestId:{id}\nTime:");
+        assert!(error.message.starts_with(&expected), "{error:?}");
+    }
+    let old = get(&server, &path, xml_accepts[3]).await;
+    assert_eq!(old.header("DataServiceVersion"), None, "{old:?}");
+    assert_eq!(get(&server, &path, &[]).await.header("DataServiceVersion"), Some("3.0"));
+
+    let json_accepts: [&[(&str, &str)]; 3] = [
+        &[("Accept", "application/json;odata=nometadata")],
+        &[("Accept", "*/*, Application/Json ; odata=fullmetadata, application/xml")],
+        &[("Accept", "application/json"), ("x-ms-version", "2013-08-15")],
+    ];
+    for headers in json_accepts {
+        let reply = get(&server, &path, headers).await;
+        assert_eq!(reply.status, 404, "{headers:?}: {reply:?}");
+        let content_type = reply.header("Content-Type").unwrap_or_default();
+        assert!(content_type.starts_with("application/json;odata=minimalmetadata"), "{reply:?}");
+        assert_eq!(reply.json()["odata.error"]["code"], "TableNotFound", "{reply:?}");
+    }
+    let capped = [
+        ("Accept", "application/json;odata=minimalmetadata"),
+        ("MaxDataServiceVersion", "3.0;NetFx"),
+        ("DataServiceVersion", "1.0;NetFx"),
+    ];
+    assert_eq!(get(&server, &path, &capped).await.header("DataServiceVersion"), Some("3.0;NetFx"));
+    assert_eq!(get(&server, &path, &capped[2..]).await.header("DataServiceVersion"), Some("1.0;NetFx"));
+
+    // The SDKs ask table ACLs and service settings for XML: their errors are XML too.
+    let acl_path = format!("/{DEV_ACCOUNT}/missing?comp=acl");
+    let accept = [("Accept", "application/xml".to_owned())];
+    let acl = raw(&server, "GET", &acl_path, &accept, "").await.unwrap();
+    assert_eq!(acl.header("Content-Type"), Some("application/xml"), "{acl:?}");
+    assert_eq!((acl.status, acl.code()), (404, "TableNotFound".to_owned()), "{acl:?}");
+    let settings = format!("/{DEV_ACCOUNT}/?restype=service&comp=properties");
+    let empty = raw(&server, "PUT", &settings, &accept, "").await.unwrap();
+    assert_eq!(empty.header("Content-Type"), Some("application/xml"), "{empty:?}");
+    assert_eq!((empty.status, empty.code()), (400, "InvalidHeaderValue".to_owned()), "{empty:?}");
     server.shutdown().await;
 }
 

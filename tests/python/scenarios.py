@@ -358,6 +358,15 @@ def errors(account):
     rejects(lambda: list(table.query_entities("N eq")), 400, ["InvalidInput"])
     gone = account.client(unique_name("pynone"), account.credential)
     rejects(lambda: gone.create_entity({"PartitionKey": "p", "RowKey": "r"}), 404, ["TableNotFound"])
+    # Get Table ACL asks for XML (`Accept: application/xml`), and the service answers its
+    # errors in the form the request accepts: the OData XML error (`<m:error>`). Azurite answers
+    # XML too, but its own `<Error><Code>` form (with deviation 2's `x-ms-error-code`).
+    acl = rejects(lambda: gone.get_table_access_policy(), 404, ["TableNotFound"])
+    content_type = acl.response.headers.get("content-type", "")
+    assert content_type.split(";")[0].strip() == "application/xml", content_type
+    body = acl.response.text()
+    form = "<m:code>TableNotFound</m:code>" if STRICT else "<Code>TableNotFound</Code>"
+    assert form in body, body
     if BEARER_TOKEN:
         refused = account.client(table.table_name, StaticToken(os.environ.get("SCENARIO_EXPIRED_BEARER_TOKEN", "")))
         rejects(lambda: refused.get_entity("p", "r"), 403, ["AuthenticationFailed"])

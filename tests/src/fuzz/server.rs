@@ -19,8 +19,9 @@
 //! - the bytes back are complete HTTP answers, each framed by `Content-Length`, within
 //!   [`ANSWER_TIMEOUT`], or nothing (a close, which HTTP allows mid-request);
 //! - an answer from the service (it carries `x-ms-request-id`) is never a 500 or a 503 (no
-//!   fault is injected here); an error answer carries the service's JSON error body with a
-//!   code and a message; a `$batch` answer decodes with the client's own reader;
+//!   fault is injected here); an error answer carries the service's error body, JSON or XML
+//!   as its `Content-Type` says, with a code and a message; a `$batch` answer decodes with the
+//!   client's own reader;
 //! - an answer from hyper's own parser (no `x-ms-request-id`) is a bare error (no type, no body);
 //! - when no write succeeded (no success but a read's 200), the account's data (every table,
 //!   row, property, ETag, access policy, and the service settings) is exactly as it was; when
@@ -43,6 +44,8 @@ use table_core::{
     CorsRule, Entity, IfMatch, Operation, QueryRequest, ServiceProperties, SignedIdentifier, Value,
 };
 use table_server::{Accounts, Config, DEV_ACCOUNT, DEV_KEY, Server};
+
+use crate::service_error;
 
 /// The name of the harness runtime's threads, where every server task runs.
 const SERVER_THREAD: &str = "fuzz-server";
@@ -742,8 +745,8 @@ fn judge(reply: &Reply) -> Result<Said, String> {
         // The service serves no `HEAD`: a refusal (405, or whatever it checks first), whose
         // body HTTP leaves out.
         return match reply.status {
-            400.. if content_type.starts_with("application/json") => Ok(Said::Refused("(HEAD)".to_owned())),
-            _ => Err("an answer to HEAD that is not a JSON error".to_owned()),
+            400.. if is_error_type(content_type) => Ok(Said::Refused("(HEAD)".to_owned())),
+            _ => Err("an answer to HEAD that is not a JSON or XML error".to_owned()),
         };
     }
     if reply.status >= 400 {
@@ -766,20 +769,15 @@ fn judge(reply: &Reply) -> Result<Said, String> {
     Ok(Said::Success)
 }
 
-/// The code of the service's JSON error body.
+/// The code of the service's error body, JSON or XML as the request's `Accept` picked and the
+/// `Content-Type` says.
 fn error_code(reply: &Reply, content_type: &str) -> Result<String, String> {
-    if !content_type.starts_with("application/json") {
-        return Err(format!("an error answer of type {content_type:?}"));
-    }
-    let body: Json =
-        serde_json::from_slice(&reply.body).map_err(|e| format!("the error body is not JSON: {e}"))?;
-    let error = &body["odata.error"];
-    let code = error["code"].as_str().filter(|c| !c.is_empty());
-    let message = error["message"]["value"].as_str().filter(|m| !m.is_empty());
-    match (code, message) {
-        (Some(code), Some(_)) => Ok(code.to_owned()),
-        _ => Err("the error body lacks odata.error's code or message".to_owned()),
-    }
+    service_error::read(content_type, &reply.body).map(|error| error.code)
+}
+
+/// Whether `content_type` is one an error answer is typed with (JSON or XML).
+fn is_error_type(content_type: &str) -> bool {
+    content_type.starts_with("application/json") || content_type == "application/xml"
 }
 
 /// The most pages [`read_back`] reads of one table.
@@ -865,6 +863,8 @@ mod tests {
         assert!(said("HTTP/1.1 200 OK\r\ncontent-len").is_err(), "a head cut short");
         assert!(said(&service(500, ERROR)).is_err(), "a 500");
         assert!(said(&service(404, r#"{"odata.error":{"code":""}}"#)).is_err(), "no code");
+        let xml = service(404, ERROR).replace("application/json", "application/xml");
+        assert!(said(&xml).is_err(), "a JSON body typed as XML");
         assert!(said(&service(200, "{")).is_err(), "a JSON body that does not parse");
         let typed = "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: 0\r\n\r\n";
         assert!(said(typed).is_err(), "no request id, yet not bare");
