@@ -38,13 +38,12 @@ pub fn format_datetime(t: DateTime<Utc>) -> String {
 /// seconds (ETags carry it percent-encoded, as `%3A`).
 ///
 /// Every write formats a timestamp for its ETag, so years 0..=9999 (all the service stores)
-/// are laid out by hand in a fixed-width buffer: `strftime` cost more than the rest of an
-/// insert. Other years, and a colon too long for the buffer, go through chrono (`+10000`,
-/// `-0001`). A leap second (chrono's second 59 with a fraction of a second or more) prints
-/// as second 60.
-// Inlined: each caller passes a constant `colon`, so every offset below folds to a constant
-// and the copies of the colon become stores (as a call with a run-time colon, those copies
-// were calls to `memcpy`, a third of an ETag's cost).
+/// are laid out by hand ([`Fields::write`]): `strftime` cost more than the rest of an insert.
+/// Other years, and a colon too long for the buffer, go through chrono (`+10000`, `-0001`). A
+/// leap second (chrono's second 59 with a fraction of a second or more) prints as second 60.
+// Inlined: each caller passes a constant `colon`, so every offset of `Fields::write` folds to
+// a constant and the copies of the colon become stores (as a call with a run-time colon,
+// those copies were calls to `memcpy`, a third of an ETag's cost).
 #[inline]
 pub(crate) fn write_datetime(t: DateTime<Utc>, colon: &str, out: &mut String) {
     let t = truncate_to_ticks(t);
@@ -54,32 +53,113 @@ pub(crate) fn write_datetime(t: DateTime<Utc>, colon: &str, out: &mut String) {
     let Ok(year @ 0..=9999) = u32::try_from(date.year()) else {
         return write_with_chrono(t, colon, out);
     };
-    let (seconds, nanos) = match time.nanosecond() {
+    let (second, nanos) = match time.nanosecond() {
         leap @ 1_000_000_000.. => (60, leap - 1_000_000_000),
         nanos => (time.second(), nanos),
     };
-    // The text is laid out in one fixed buffer and appended whole: one capacity and UTF-8
-    // check per instant rather than per field (three checks were a third of an ETag's cost).
-    let mut text = [0u8; 64];
-    let minute = 13 + colon.len();
-    let second = minute + 2 + colon.len();
-    let end = second + 11;
-    if end > text.len() {
-        return write_with_chrono(t, colon, out);
+    let fields = Fields {
+        year,
+        month: date.month(),
+        day: date.day(),
+        hour: time.hour(),
+        minute: time.minute(),
+        second,
+        ticks: nanos / 100,
+    };
+    if !fields.write(colon, out) {
+        write_with_chrono(t, colon, out);
     }
-    text[..13].copy_from_slice(b"0000-00-00T00");
-    text[13..minute].copy_from_slice(colon.as_bytes());
-    text[minute + 2..second].copy_from_slice(colon.as_bytes());
-    text[second..end].copy_from_slice(b"00.0000000Z");
-    put_digits(&mut text[0..4], year);
-    put_digits(&mut text[5..7], date.month());
-    put_digits(&mut text[8..10], date.day());
-    put_digits(&mut text[11..13], time.hour());
-    put_digits(&mut text[minute..minute + 2], time.minute());
-    put_digits(&mut text[second..second + 2], seconds);
-    put_digits(&mut text[second + 3..second + 10], nanos / 100);
-    // ASCII digits and punctuation, and the colon given as text: always UTF-8.
-    out.push_str(std::str::from_utf8(&text[..end]).unwrap_or_default());
+}
+
+/// [`write_datetime`] of the instant `secs` seconds and `nanos` nanoseconds after the Unix
+/// epoch (as `DateTime::timestamp` and `timestamp_subsec_nanos` give them), the fields of a
+/// year 0..=9999 worked out from the day count ([`civil_from_days`]) rather than through
+/// chrono's calendar, which a write's timestamp then never enters. Leap seconds, other years
+/// and instants chrono cannot hold are printed as `write_datetime` prints
+/// `DateTime::from_timestamp(secs, nanos)` (the Unix epoch when it has none).
+#[inline]
+pub(crate) fn write_unix_time(secs: i64, nanos: u32, colon: &str, out: &mut String) {
+    let (days, second_of_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    if let (Ok(year @ 0..=9999), 0..1_000_000_000) = (u32::try_from(year), nanos) {
+        // `second_of_day < 86 400`: each field below fits a `u32`.
+        let second_of_day = second_of_day as u32;
+        let fields = Fields {
+            year,
+            month,
+            day,
+            hour: second_of_day / 3_600,
+            minute: second_of_day / 60 % 60,
+            second: second_of_day % 60,
+            ticks: nanos / 100,
+        };
+        if fields.write(colon, out) {
+            return;
+        }
+    }
+    write_datetime(DateTime::from_timestamp(secs, nanos).unwrap_or_default(), colon, out);
+}
+
+/// The proleptic Gregorian `(year, month, day)` of the day `days` after 1970-01-01, for any
+/// `days` an `i64` count of seconds can reach: the year counted from March (so the leap day
+/// ends it), in 400-year eras of 146 097 days (H. Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    // Days from 0000-03-01, the start of an era.
+    let since_era_zero = days + 719_468;
+    let era = since_era_zero.div_euclid(146_097);
+    let day_of_era = since_era_zero.rem_euclid(146_097); // 0..=146_096
+    let year_of_era = (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365; // 0..=399
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100); // 0..=365
+    let month_from_march = (5 * day_of_year + 2) / 153; // 0..=11
+    // Both below 32 and 13: the casts are exact.
+    let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u32;
+    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 } as u32;
+    (year_of_era + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// The printed fields of an instant of a year 0..=9999 (`second` 60 for a leap second),
+/// `ticks` the 100 ns units of its fraction of a second.
+struct Fields {
+    year: u32,
+    month: u32,
+    day: u32,
+    hour: u32,
+    minute: u32,
+    second: u32,
+    ticks: u32,
+}
+
+impl Fields {
+    /// Appends the fields as [`format_datetime`] prints them, `colon` between hours, minutes
+    /// and seconds; `false` (nothing appended) when `colon` is too long for the buffer.
+    // Always inlined, for the constant `colon` of each caller (see `write_datetime`).
+    #[inline(always)]
+    fn write(&self, colon: &str, out: &mut String) -> bool {
+        // The text is laid out in one fixed buffer and appended whole: one capacity and UTF-8
+        // check per instant rather than per field (three checks were a third of an ETag's
+        // cost).
+        let mut text = [0u8; 64];
+        let minute = 13 + colon.len();
+        let second = minute + 2 + colon.len();
+        let end = second + 11;
+        if end > text.len() {
+            return false;
+        }
+        text[..13].copy_from_slice(b"0000-00-00T00");
+        text[13..minute].copy_from_slice(colon.as_bytes());
+        text[minute + 2..second].copy_from_slice(colon.as_bytes());
+        text[second..end].copy_from_slice(b"00.0000000Z");
+        put_digits(&mut text[0..4], self.year);
+        put_digits(&mut text[5..7], self.month);
+        put_digits(&mut text[8..10], self.day);
+        put_digits(&mut text[11..13], self.hour);
+        put_digits(&mut text[minute..minute + 2], self.minute);
+        put_digits(&mut text[second..second + 2], self.second);
+        put_digits(&mut text[second + 3..second + 10], self.ticks);
+        // ASCII digits and punctuation, and the colon given as text: always UTF-8.
+        out.push_str(std::str::from_utf8(&text[..end]).unwrap_or_default());
+        true
+    }
 }
 
 /// `00` to `99`, the two ASCII digits of each number below 100 back to back: numbers are
@@ -468,6 +548,65 @@ mod tests {
                 );
             }
         }
+    }
+
+    proptest::proptest! {
+        /// Instants of every year chrono holds and beyond (a write's clock may be anywhere in
+        /// an `i64` of ticks), with leap seconds.
+        #[test]
+        fn unix_time_prints_as_its_datetime_does(
+            secs in proptest::prop_oneof![
+                -70_000_000_000i64..300_000_000_000,
+                -62_200_000_000i64..-62_100_000_000,
+                253_402_200_000i64..253_402_400_000,
+                proptest::prelude::any::<i64>(),
+            ],
+            nanos in proptest::prop_oneof![0u32..1_000_000_000, 1_000_000_000u32..2_000_000_000],
+        ) {
+            let t = DateTime::from_timestamp(secs, nanos).unwrap_or_default();
+            let (mut expected, mut text) = (String::new(), String::new());
+            write_datetime(t, "%3A", &mut expected);
+            write_unix_time(secs, nanos, "%3A", &mut text);
+            proptest::prop_assert_eq!(text, expected);
+        }
+    }
+
+    #[test]
+    fn unix_time_prints_calendar_edges_as_its_datetime_does() {
+        // Era, century and leap-day edges, the ends of four-digit years, a leap second.
+        let dates = [
+            "0000-01-01",
+            "0000-02-29",
+            "0000-03-01",
+            "0001-01-01",
+            "1600-02-29",
+            "1700-03-01",
+            "1899-12-31",
+            "1900-03-01",
+            "1969-12-31",
+            "1970-01-01",
+            "2000-02-29",
+            "2000-03-01",
+            "2100-02-28",
+            "2400-12-31",
+            "9999-12-31",
+        ];
+        for date in dates {
+            let day = NaiveDate::parse_from_str(date, "%Y-%m-%d").expect("a date");
+            for time in
+                [NaiveTime::MIN, NaiveTime::from_hms_nano_opt(23, 59, 59, 999_999_999).expect("a time")]
+            {
+                let t = day.and_time(time).and_utc();
+                let (mut expected, mut text) = (String::new(), String::new());
+                write_datetime(t, ":", &mut expected);
+                write_unix_time(t.timestamp(), t.timestamp_subsec_nanos(), ":", &mut text);
+                assert_eq!(text, expected, "{t:?}");
+            }
+        }
+        let leap = DateTime::from_timestamp(1_483_228_799, 1_500_000_000).expect("valid");
+        let mut text = String::new();
+        write_unix_time(1_483_228_799, 1_500_000_000, ":", &mut text);
+        assert_eq!(text, format_datetime(leap));
     }
 
     #[test]

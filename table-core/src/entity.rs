@@ -46,10 +46,22 @@ impl ETag {
 
     /// The ETag the service derives from an entity's timestamp.
     pub fn from_timestamp(t: DateTime<Utc>) -> Self {
-        // Formatted in place: every write makes one, so it avoids intermediate strings.
+        ETag::around_datetime(|text| crate::datetime::write_datetime(t, "%3A", text))
+    }
+
+    /// [`from_timestamp`](Self::from_timestamp) of the instant `secs` seconds and `nanos`
+    /// nanoseconds after the Unix epoch: an engine write's, which never builds a `DateTime`.
+    pub(crate) fn from_unix_time(secs: i64, nanos: u32) -> Self {
+        ETag::around_datetime(|text| crate::datetime::write_unix_time(secs, nanos, "%3A", text))
+    }
+
+    /// The ETag of the date and time `write` appends, colons escaped.
+    // Inlined, so each caller's `write` is too: formatted in place, as every write makes one.
+    #[inline]
+    fn around_datetime(write: impl FnOnce(&mut String)) -> Self {
         let mut text = String::with_capacity(48);
         text.push_str("W/\"datetime'");
-        crate::datetime::write_datetime(t, "%3A", &mut text);
+        write(&mut text);
         text.push_str("'\"");
         ETag(text)
     }

@@ -1,14 +1,20 @@
-//! The engine's write clock: the `Timestamp` of every write.
+//! The engine's write clock: the `Timestamp` of every write, as a [`Stamp`].
 //!
 //! Invariant: each call to [`Clock::tick`] returns an instant strictly later than every earlier
 //! one, at the service's 100 ns resolution, so ETags (derived from timestamps) are unique per
 //! write even when many writes land within one tick of the system clock, or the system clock
 //! steps backwards.
+//!
+//! A write's timestamp stays a [`Stamp`] (seconds and nanoseconds since the Unix epoch) from
+//! the clock to the row and the ETag: a `DateTime` would be built from a day count through
+//! chrono's calendar, and the row's header then turned back into one, on every write.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, Utc};
+
+use crate::entity::ETag;
 
 /// 100 ns ticks per second.
 const TICKS_PER_SECOND: i64 = 10_000_000;
@@ -23,7 +29,7 @@ pub(crate) struct Clock {
 impl Clock {
     /// The next timestamp: the system time, or one tick after the previous timestamp when the
     /// system clock has not moved past it.
-    pub(crate) fn tick(&self) -> DateTime<Utc> {
+    pub(crate) fn tick(&self) -> Stamp {
         let now = system_ticks();
         let previous = self
             .last
@@ -31,7 +37,7 @@ impl Clock {
             // The closure always returns `Some`, so the update cannot fail; both arms carry
             // the previous value.
             .unwrap_or_else(|last| last);
-        from_ticks(now.max(previous.saturating_add(1)))
+        Stamp::of_ticks(now.max(previous.saturating_add(1)))
     }
 }
 
@@ -58,10 +64,40 @@ fn ticks_of(since_epoch: Duration) -> i64 {
         .saturating_add(i64::from(since_epoch.subsec_nanos() / 100))
 }
 
-fn from_ticks(ticks: i64) -> DateTime<Utc> {
-    let secs = ticks.div_euclid(TICKS_PER_SECOND);
-    let nanos = u32::try_from(ticks.rem_euclid(TICKS_PER_SECOND) * 100).unwrap_or(0);
-    DateTime::from_timestamp(secs, nanos).unwrap_or_default()
+/// The instant of a write: `secs` seconds and `nanos` nanoseconds after the Unix epoch, as
+/// `DateTime::timestamp` and `timestamp_subsec_nanos` give them (`nanos` of 1 s or more for a
+/// leap second). Ordered as the instants are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Stamp {
+    secs: i64,
+    nanos: u32,
+}
+
+impl Stamp {
+    /// The instant `ticks` 100 ns units after the Unix epoch.
+    fn of_ticks(ticks: i64) -> Stamp {
+        // `rem_euclid` is in 0..TICKS_PER_SECOND: the nanoseconds fit a `u32`.
+        Stamp {
+            secs: ticks.div_euclid(TICKS_PER_SECOND),
+            nanos: (ticks.rem_euclid(TICKS_PER_SECOND) * 100) as u32,
+        }
+    }
+
+    /// Seconds and nanoseconds since the Unix epoch.
+    pub(crate) fn unix(self) -> (i64, u32) {
+        (self.secs, self.nanos)
+    }
+
+    /// The ETag of a write at this instant (`ETag::from_timestamp` of it).
+    pub(crate) fn etag(self) -> ETag {
+        ETag::from_unix_time(self.secs, self.nanos)
+    }
+}
+
+impl From<DateTime<Utc>> for Stamp {
+    fn from(t: DateTime<Utc>) -> Stamp {
+        Stamp { secs: t.timestamp(), nanos: t.timestamp_subsec_nanos() }
+    }
 }
 
 #[cfg(test)]
@@ -87,8 +123,23 @@ mod tests {
         for _ in 0..10_000 {
             let t = clock.tick();
             assert!(t > previous);
-            assert_eq!(t.timestamp_subsec_nanos() % 100, 0);
+            assert_eq!(t.unix().1 % 100, 0);
             previous = t;
+        }
+    }
+
+    fn datetime(stamp: Stamp) -> DateTime<Utc> {
+        let (secs, nanos) = stamp.unix();
+        DateTime::from_timestamp(secs, nanos).expect("in range")
+    }
+
+    #[test]
+    fn stamps_of_ticks_are_the_instants_a_datetime_gives() {
+        for ticks in [-10_000_001i64, -1, 0, 1, 17_000_000_001_234_567, 2_534_023_007_999_999_999] {
+            let t = DateTime::from_timestamp(ticks.div_euclid(TICKS_PER_SECOND), 0).expect("in range")
+                + chrono::Duration::nanoseconds(ticks.rem_euclid(TICKS_PER_SECOND) * 100);
+            assert_eq!(Stamp::of_ticks(ticks), Stamp::from(t), "{ticks}");
+            assert_eq!(Stamp::of_ticks(ticks).etag(), ETag::from_timestamp(t), "{ticks}");
         }
     }
 
@@ -96,9 +147,9 @@ mod tests {
     fn a_clock_observing_a_later_timestamp_ticks_after_it() {
         let clock = Clock::default();
         let ahead = system_ticks() + 1_000 * TICKS_PER_SECOND;
-        clock.observe(from_ticks(ahead));
-        clock.observe(from_ticks(ahead - 5));
-        assert_eq!(clock.tick(), from_ticks(ahead + 1), "never moved back by an earlier one");
+        clock.observe(datetime(Stamp::of_ticks(ahead)));
+        clock.observe(datetime(Stamp::of_ticks(ahead - 5)));
+        assert_eq!(clock.tick(), Stamp::of_ticks(ahead + 1), "never moved back by an earlier one");
     }
 
     #[test]
@@ -106,7 +157,7 @@ mod tests {
         let clock = Clock::default();
         let ahead = system_ticks() + 1_000 * TICKS_PER_SECOND;
         clock.last.store(ahead, Ordering::Release);
-        assert_eq!(clock.tick(), from_ticks(ahead + 1));
-        assert_eq!(clock.tick(), from_ticks(ahead + 2));
+        assert_eq!(clock.tick(), Stamp::of_ticks(ahead + 1));
+        assert_eq!(clock.tick(), Stamp::of_ticks(ahead + 2));
     }
 }

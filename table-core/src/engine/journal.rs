@@ -205,7 +205,7 @@ fn restored_row<'c>(change: &'c RowChange, clock: &Clock) -> Result<std::result:
                 ));
             };
             clock.observe(timestamp);
-            Ok(Ok(Row::new(entity, timestamp, etag)))
+            Ok(Ok(Row::new(entity, timestamp.into(), etag)))
         }
     }
 }

@@ -283,8 +283,9 @@ mod tests {
         match (CheckedOperation::new(operation), Put::new(kind, fields)) {
             (Ok(checked), Ok(put)) => {
                 let (t, etag) = stamp();
-                let generic = Row::new(checked.operation().entity().expect("a whole-entity write"), t, &etag);
-                let fast = Row::new(&put.fields, t, &etag);
+                let generic =
+                    Row::new(checked.operation().entity().expect("a whole-entity write"), t.into(), &etag);
+                let fast = Row::new(&put.fields, t.into(), &etag);
                 prop_assert_eq!(generic.bytes(), fast.bytes());
             }
             (Err(generic), Err(fast)) => prop_assert_eq!(generic, fast),

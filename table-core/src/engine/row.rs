@@ -47,6 +47,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::clock::Stamp;
 use super::select::{SLOT_BITS, Select, Selected, SlotBits};
 use crate::entity::{ETag, Entity};
 use crate::error::Result;
@@ -77,7 +78,7 @@ impl Row {
     /// Encodes `entity`'s keys and custom properties (an [`Entity`]'s own `timestamp` and
     /// `etag` fields are ignored, as on every write), stamped with `timestamp` and `etag`.
     /// Any [`EntityView`] of the same entity encodes to the same bytes.
-    pub(crate) fn new(entity: &impl EntityView, timestamp: DateTime<Utc>, etag: &ETag) -> Row {
+    pub(crate) fn new(entity: &impl EntityView, timestamp: Stamp, etag: &ETag) -> Row {
         let (pk, rk, etag) =
             (entity.partition_key().as_bytes(), entity.row_key().as_bytes(), etag.as_str().as_bytes());
         let (mut text_len, mut values_len) = (pk.len() + rk.len() + etag.len(), 0);
@@ -91,7 +92,7 @@ impl Row {
             let (header, rest) = bytes.split_at_mut(HEADER);
             let (text, values) = rest.split_at_mut(text_len);
             let (mut header, mut text, mut values) = (Writer(header), Writer(text), Writer(values));
-            put_datetime(&mut header, timestamp);
+            put_unix_time(&mut header, timestamp.unix());
             for len in [text_len, pk.len(), rk.len(), etag.len(), entity.property_count()] {
                 header.len(len);
             }
@@ -801,9 +802,10 @@ fn value_size(value: Operand<'_>) -> usize {
     }
 }
 
-fn put_datetime(out: &mut Writer<'_>, t: DateTime<Utc>) {
-    out.put(&t.timestamp().to_le_bytes());
-    out.put(&t.timestamp_subsec_nanos().to_le_bytes());
+/// Writes an instant as seconds and nanoseconds since the Unix epoch.
+fn put_unix_time(out: &mut Writer<'_>, (secs, nanos): (i64, u32)) {
+    out.put(&secs.to_le_bytes());
+    out.put(&nanos.to_le_bytes());
 }
 
 /// Writes a value's tag and bytes to `values`, a String's text to `text`.
@@ -832,7 +834,7 @@ fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, value: Operand<'_>)
         Operand::Boolean(b) => values.put(&[BOOLEAN, u8::from(b)]),
         Operand::DateTime(t) => {
             values.put(&[DATETIME]);
-            put_datetime(values, t);
+            put_unix_time(values, Stamp::from(t).unix());
         }
         Operand::Guid(g) => {
             values.put(&[GUID]);
@@ -893,7 +895,7 @@ mod tests {
         #[test]
         fn decoding_gives_back_the_stored_entity(entity in any_entity(), secs in 0i64..4_000_000_000) {
             let (t, etag) = stamp(secs);
-            let row = Row::new(&entity, t, &etag);
+            let row = Row::new(&entity, t.into(), &etag);
             let expected = Entity { timestamp: Some(t), etag: Some(etag.clone()), ..entity.clone() };
             prop_assert_eq!(row.to_entity(None), expected);
             prop_assert_eq!(row.partition_key(), entity.partition_key.as_str());
@@ -921,7 +923,7 @@ mod tests {
             // Unsorted, with duplicates, as a caller may send it.
             let names: Vec<String> = names.iter().rev().chain(&names).cloned().collect();
             let select = Select::new(names.clone()).expect("entity property names are valid");
-            let projected = Row::new(&entity, t, &etag).to_entity(Some(&select));
+            let projected = Row::new(&entity, t.into(), &etag).to_entity(Some(&select));
             let mut expected = entity.properties.clone();
             expected.retain(|name, _| names.contains(name));
             prop_assert_eq!(projected.properties, expected);
@@ -1000,7 +1002,7 @@ mod tests {
                 }
             }
             let (t, etag) = stamp(7);
-            let row = Row::new(&entity, t, &etag);
+            let row = Row::new(&entity, t.into(), &etag);
             let select = some_select(&entity, pick);
             let expected = row.to_entity(select.as_ref());
             let projection = Projection::new(select.as_ref(), &SLOTS);
@@ -1044,7 +1046,7 @@ mod tests {
         let (t, etag) = stamp(1);
         let entity =
             Entity::new("p", "r").with("p010", 10).with("p011", 11).with("p290", 290).with("p291", 291);
-        let row = Row::new(&entity, t, &etag);
+        let row = Row::new(&entity, t.into(), &etag);
         let select = Select::new(vec!["p010".to_owned(), "p290".to_owned()]).expect("a valid select");
         let projection = Projection::new(Some(&select), slots);
         let mut reader = RowReader::new(&row, &projection);
@@ -1056,7 +1058,7 @@ mod tests {
         #[test]
         fn a_view_shows_what_a_read_returns(entity in any_entity(), pick in any::<u16>()) {
             let (t, etag) = stamp(3);
-            let row = Row::new(&entity, t, &etag);
+            let row = Row::new(&entity, t.into(), &etag);
             let select = some_select(&entity, pick);
             let expected = row.to_entity(select.as_ref());
             let view = RowView::new(&row, select.as_ref());
@@ -1075,7 +1077,7 @@ mod tests {
     fn a_reader_starts_over_for_a_name_it_has_passed() {
         let (t, etag) = stamp(1);
         let entity = Entity::new("p", "r").with("A", 1).with("B", 2).with("C", 3);
-        let row = Row::new(&entity, t, &etag);
+        let row = Row::new(&entity, t.into(), &etag);
         let everything = everything();
         let mut reader = RowReader::new(&row, &everything);
         assert_eq!(reader.take("C"), Some(Value::Int32(3)));
@@ -1104,7 +1106,7 @@ mod tests {
         };
         let (t, etag) = stamp(1);
         let entity = Entity::new("p", "r").with("A", 1).with("N", 7).with("Z", "z");
-        let row = Row::new(&entity, t, &etag);
+        let row = Row::new(&entity, t.into(), &etag);
         let listed = |names: &[&'static str]| {
             names.iter().map(|n| (Cow::Borrowed(*n), entity.properties.get(*n).cloned())).collect()
         };
@@ -1121,7 +1123,7 @@ mod tests {
     fn a_malformed_buffer_reads_as_missing_data() {
         let (t, etag) = stamp(1);
         let entity = Entity::new("p", "r").with("Name", "value").with("N", 7);
-        let Row(full) = Row::new(&entity, t, &etag);
+        let Row(full) = Row::new(&entity, t.into(), &etag);
         for cut in 0..full.len() {
             let row = Row(Arc::from(&full[..cut]));
             // Every prefix decodes to something, without panicking.

@@ -10,14 +10,12 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
-
-use super::clock::Clock;
+use super::clock::{Clock, Stamp};
 use super::order::{SortKey, sort_key};
 use super::row::Row;
 use super::row_index::{IndexKey, IndexPlace, RowIndex};
 use crate::batch::{Operation, WriteOutcome};
-use crate::entity::{ETag, Entity, IfMatch};
+use crate::entity::{Entity, IfMatch};
 use crate::error::{Error, ErrorCode, Result};
 use crate::validate::{EntityView, validate_entity};
 
@@ -143,7 +141,7 @@ impl TableData {
     /// Applies a write that passed [`check`](Self::check), stamping written rows with
     /// `timestamp`. Total: a write that did not pass `check` is applied as its upsert
     /// counterpart rather than panicking.
-    pub(crate) fn apply(&mut self, op: &impl RowWrite, timestamp: DateTime<Utc>) -> WriteOutcome {
+    pub(crate) fn apply(&mut self, op: &impl RowWrite, timestamp: Stamp) -> WriteOutcome {
         let (key, row, outcome) = self.prepare(op, timestamp);
         self.store(&key, row);
         outcome
@@ -155,7 +153,7 @@ impl TableData {
     pub(crate) fn prepare<'k>(
         &self,
         op: &'k impl RowWrite,
-        timestamp: DateTime<Utc>,
+        timestamp: Stamp,
     ) -> (IndexKey<'k>, Option<Row>, WriteOutcome) {
         let (partition_key, row_key) = op.key();
         let key = self.key(partition_key, row_key);
@@ -244,11 +242,11 @@ fn check_row(op: &impl RowWrite, current: Option<&Row>) -> Result<()> {
 /// What `op` makes of its row, `current`, stamped with `timestamp`: the row to store (`None`
 /// for a delete) and the outcome. A merge over a stored row stores the merged entity, any
 /// other write stores its entity.
-fn write(current: Option<&Row>, op: &impl RowWrite, timestamp: DateTime<Utc>) -> (Option<Row>, WriteOutcome) {
+fn write(current: Option<&Row>, op: &impl RowWrite, timestamp: Stamp) -> (Option<Row>, WriteOutcome) {
     let Some(stores) = op.stores() else {
         return (None, WriteOutcome { etag: None });
     };
-    let etag = ETag::from_timestamp(timestamp);
+    let etag = timestamp.etag();
     let row = match (stores, current) {
         (Stores::Entity(entity), _) => Row::new(entity, timestamp, &etag),
         (Stores::Merged(entity), Some(current)) => Row::new(&merged(current, entity), timestamp, &etag),
@@ -280,7 +278,9 @@ mod tests {
 
     use super::*;
     use crate::engine::batch::apply_batch;
-    use crate::entity::EntityKey;
+    use chrono::{DateTime, Utc};
+
+    use crate::entity::{ETag, EntityKey};
 
     fn ts(secs: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(secs, 0).expect("valid instant")
@@ -289,10 +289,12 @@ mod tests {
     #[test]
     fn deleting_the_last_row_removes_its_partition() {
         let mut t = TableData::default();
-        t.apply(&Operation::Insert(Entity::new("p", "r")), ts(1));
+        t.apply(&Operation::Insert(Entity::new("p", "r")), ts(1).into());
         assert_eq!(t.partitions.len(), 1);
-        let outcome =
-            t.apply(&Operation::Delete { key: EntityKey::new("p", "r"), if_match: IfMatch::Any }, ts(2));
+        let outcome = t.apply(
+            &Operation::Delete { key: EntityKey::new("p", "r"), if_match: IfMatch::Any },
+            ts(2).into(),
+        );
         assert_eq!(outcome.etag, None);
         assert!(t.partitions.is_empty());
     }
@@ -318,7 +320,7 @@ mod tests {
     #[test]
     fn stored_rows_carry_their_timestamp_and_etag() {
         let mut t = TableData::default();
-        let outcome = t.apply(&Operation::InsertOrMerge(Entity::new("p", "r")), ts(5));
+        let outcome = t.apply(&Operation::InsertOrMerge(Entity::new("p", "r")), ts(5).into());
         let row = t.get("p", "r").expect("stored").to_entity(None);
         assert_eq!(row.timestamp, Some(ts(5)));
         assert_eq!(row.etag, outcome.etag);
