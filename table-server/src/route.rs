@@ -220,6 +220,16 @@ impl<'a> Query<'a> {
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.0.iter().find(|(n, _)| n == name).map(|(_, v)| &**v)
     }
+
+    /// The values of the parameters named `name` without regard to ASCII case (`sig`, `SIG`,
+    /// `Sig`), in the order given: how the service reads a SAS, its query parameters being a
+    /// case-insensitive collection (the storage emulator's protocol layer, decompiled).
+    pub(crate) fn get_ignoring_case<'s, 'n>(
+        &'s self,
+        name: &'n str,
+    ) -> impl Iterator<Item = &'s str> + use<'s, 'n, 'a> {
+        self.0.iter().filter(move |(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| &**v)
+    }
 }
 
 /// A query parameter's name or value, decoded when `escaped` (it holds a `%`).

@@ -15,6 +15,9 @@
 //! `AuthenticationFailed` but the origin's own codes; what a valid token does not reach is
 //! `AuthorizationFailure`, `AuthorizationPermissionMismatch` or, for an account SAS,
 //! `AuthorizationResourceTypeMismatch`.
+//!
+//! Parameter names are read without regard to ASCII case (`SIG=`, `Sv=`), as the service reads
+//! its query parameters; one name given twice in different cases is `AuthenticationFailed`.
 
 use std::cmp::Ordering;
 use std::net::IpAddr;
@@ -114,9 +117,10 @@ fn resource_type_mismatch() -> Failure {
     )
 }
 
-/// `true` when the query carries a SAS (a `sig`), so that it is checked instead of SharedKey.
+/// `true` when the query carries a SAS (a `sig`, its name in any case), so that it is checked
+/// instead of SharedKey.
 pub(crate) fn carries_sas(query: &Query<'_>) -> bool {
-    query.get("sig").is_some()
+    query.get_ignoring_case("sig").next().is_some()
 }
 
 /// Checks the SAS in `query` (an account SAS when it names services, `ss`, else a table SAS),
@@ -129,17 +133,29 @@ pub(crate) fn verify(
     origin: Origin,
     now: DateTime<Utc>,
 ) -> Result<Grant, Failure> {
-    if query.get("ss").is_some() {
+    if parameter(query, "ss")?.is_some() {
         verify_account(keys, query, origin, now).map(Grant::Account)
     } else {
         verify_table(keys, query, engine, origin, now).map(Grant::Table)
     }
 }
 
-/// A SAS parameter, `None` when absent. One given empty (or blank) is refused, as the
-/// service refuses it.
+/// A SAS parameter as the service looks it up: its name in any case (`SIG=`, `Sv=`), `None`
+/// when absent. A name given twice in different cases is refused: the service reads the two as
+/// one value joined by a comma, which no field's form or signature accepts.
+fn parameter<'q>(query: &'q Query<'_>, name: &str) -> Result<Option<&'q str>, Failure> {
+    let mut values = query.get_ignoring_case(name);
+    let value = values.next();
+    match values.next() {
+        Some(_) => Err(authentication_failed(&format!("The SAS's {name} is given twice."))),
+        None => Ok(value),
+    }
+}
+
+/// A SAS parameter ([`parameter`]), `None` when absent. One given empty (or blank) is refused,
+/// as the service refuses it.
 fn optional<'q>(query: &'q Query<'_>, name: &str) -> Result<Option<&'q str>, Failure> {
-    match query.get(name) {
+    match parameter(query, name)? {
         Some(value) if value.trim().is_empty() => {
             Err(authentication_failed(&format!("The SAS's {name} is given but empty.")))
         }
@@ -330,12 +346,13 @@ fn verify_table(
     let signature = signature(query)?;
     let policy_id = optional(query, "si")?;
     let table = required(query, "tn")?;
-    let bound = |pk: &str, rk: &str| match (query.get(pk), query.get(rk)) {
+    // A key bound may be empty (the empty key is a key), so it is not `optional`.
+    let bound = |pk: &str, rk: &str| match (parameter(query, pk)?, parameter(query, rk)?) {
         (None, Some(_)) => Err(authentication_failed(&format!("The SAS has {rk} without {pk}."))),
-        (pk, rk) => Ok(pk.map(|pk| (pk.to_owned(), rk.map(str::to_owned)))),
+        (pk, rk) => Ok((pk, rk)),
     };
-    let start_key = bound("spk", "srk")?;
-    let end_key = bound("epk", "erk")?;
+    let (start_partition_key, start_row_key) = bound("spk", "srk")?;
+    let (end_partition_key, end_row_key) = bound("epk", "erk")?;
     let version = signed_version(query, OLDEST_TABLE_VERSION)?;
     let access = access(query, policy_id.is_some())?;
     let permissions_text = optional(query, "sp")?;
@@ -344,7 +361,6 @@ fn verify_table(
         return Err(authentication_failed("The SAS has no sp."));
     }
     check_window(access.start, access.expiry, now)?;
-    let get = |name: &str| query.get(name).unwrap_or("");
     let fields = TableSasFields {
         permissions: permissions_text.unwrap_or(""),
         start: access.start_text,
@@ -355,10 +371,10 @@ fn verify_table(
         ip: access.ip_text,
         protocol: access.protocol_text,
         version,
-        start_partition_key: get("spk"),
-        start_row_key: get("srk"),
-        end_partition_key: get("epk"),
-        end_row_key: get("erk"),
+        start_partition_key: start_partition_key.unwrap_or(""),
+        start_row_key: start_row_key.unwrap_or(""),
+        end_partition_key: end_partition_key.unwrap_or(""),
+        end_row_key: end_row_key.unwrap_or(""),
     };
     if !keys.verify(&fields.string_to_sign(), signature) {
         return Err(authentication_failed("The SAS signature does not match."));
@@ -373,8 +389,8 @@ fn verify_table(
     Ok(TableGrant {
         table: table.to_owned(),
         permissions: permissions.unwrap_or_default(),
-        start: start_key,
-        end: end_key,
+        start: start_partition_key.map(|pk| (pk.to_owned(), start_row_key.map(str::to_owned))),
+        end: end_partition_key.map(|pk| (pk.to_owned(), end_row_key.map(str::to_owned))),
     })
 }
 
@@ -676,6 +692,43 @@ mod tests {
             signed(base().version("2019-02-021")),
         ] {
             assert_eq!(code(&bad), failed, "{bad}");
+        }
+    }
+
+    /// `token` with every parameter name upper-cased.
+    fn shouted(token: &str) -> String {
+        let pairs: Vec<String> = token
+            .split('&')
+            .map(|pair| {
+                pair.split_once('=').map_or(pair.to_owned(), |(n, v)| format!("{}={v}", n.to_uppercase()))
+            })
+            .collect();
+        pairs.join("&")
+    }
+
+    #[test]
+    fn parameter_names_are_read_in_any_case() {
+        let grant = check(&shouted(REFERENCE), &Engine::new(), LOCAL);
+        let Ok(grant) = grant else { panic!("{grant:?}") };
+        // The range (`SPK`, `SRK`, `EPK`, `ERK`) is read, not only the signed fields.
+        assert!(grant.contains("p", "00") && !grant.contains("p", "0"));
+        let mixed = REFERENCE.replace("sig=", "Sig=").replace("sv=", "sV=");
+        assert!(check(&mixed, &Engine::new(), LOCAL).is_ok());
+        let account = shouted(&account_token(&account("o", "r")));
+        assert!(account.contains("SS=") && check(&account, &Engine::new(), LOCAL).is_ok(), "{account}");
+    }
+
+    #[test]
+    fn a_parameter_given_twice_in_different_cases_fails_authentication() {
+        // The service joins the two values with a comma, which no field nor signature accepts.
+        let failed = Some("403 AuthenticationFailed".to_owned());
+        for name in ["sig", "sv", "tn", "sp", "se", "spk", "erk"] {
+            let at = REFERENCE.find(&format!("{name}=")).unwrap_or_default();
+            let twice = format!(
+                "{REFERENCE}&{}",
+                &REFERENCE[at..].split('&').next().unwrap_or_default().to_uppercase()
+            );
+            assert_eq!(code(&twice), failed, "{twice}");
         }
     }
 

@@ -723,6 +723,30 @@ async fn the_secondary_location_only_reads_and_service_settings_round_trip() {
     let refused = raw(&server, "PUT", &path, &[], mixed).await.unwrap();
     assert_eq!((refused.status, refused.code()), (400, "InvalidXmlNodeValue".to_owned()), "{refused:?}");
     assert!(refused.body.contains("beside other origins"), "{}", refused.body);
+    // An empty entry in any of a rule's lists (`a,,b`, a trailing comma) is refused, as the
+    // service refuses it; an empty list of headers is none.
+    let rule = |origins: &str, methods: &str, allowed: &str, exposed: &str| {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties><Cors><CorsRule>\
+             <AllowedOrigins>{origins}</AllowedOrigins><AllowedMethods>{methods}</AllowedMethods>\
+             <AllowedHeaders>{allowed}</AllowedHeaders><ExposedHeaders>{exposed}</ExposedHeaders>\
+             <MaxAgeInSeconds>10</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>"
+        )
+    };
+    for body in [
+        rule("https://a.example,,https://b.example", "GET", "", ""),
+        rule("https://a.example", "GET,", "", ""),
+        rule("https://a.example", "GET", "x-ms-*,", ""),
+        rule("https://a.example", "GET", "", ",x-ms-meta"),
+    ] {
+        let refused = raw(&server, "PUT", &path, &[], &body).await.unwrap();
+        assert_eq!((refused.status, refused.code()), (400, "InvalidXmlNodeValue".to_owned()), "{body}");
+    }
+    let accepted =
+        raw(&server, "PUT", &path, &[], &rule("https://a.example", "GET,PUT", "", "")).await.unwrap();
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    let now = raw(&server, "GET", &path, &[], "").await.unwrap();
+    assert!(now.body.contains("<AllowedMethods>GET,PUT</AllowedMethods>"), "{}", now.body);
     let other = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/?comp=list"), &[], "").await.unwrap();
     assert_eq!((other.status, other.code()), (400, "InvalidQueryParameterValue".to_owned()), "{other:?}");
 }

@@ -242,3 +242,28 @@ async fn a_sas_and_an_authorization_header_together_are_refused() {
     assert_eq!(both, (400, "InvalidAuthenticationInfo".to_owned()));
     server.shutdown().await;
 }
+
+/// The service reads a SAS's parameter names without regard to case (its query parameters are
+/// a case-insensitive collection): a token whose names are upper-cased (`SIG=`, `SV=`) reaches
+/// what it names, and a table it does not name stays out of reach.
+#[tokio::test]
+async fn sas_parameter_names_are_read_in_any_case() {
+    let (server, _engine) = start().await;
+    let key = AccountKey::new(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let token = builder("r").sign(&key).unwrap();
+    let shouted: Vec<String> = token
+        .as_query()
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, value)) => format!("{}={value}", name.to_ascii_uppercase()),
+            None => pair.to_owned(),
+        })
+        .collect();
+    let shouted = shouted.join("&");
+    assert!(shouted.contains("SIG=") && shouted.contains("SV="), "{shouted}");
+    let read = raw_get(&server, &format!("/{DEV_ACCOUNT}/Sas()?{shouted}"), None).await;
+    assert_eq!(read, (200, String::new()));
+    let other = raw_get(&server, &format!("/{DEV_ACCOUNT}/Other()?{shouted}"), None).await;
+    assert_eq!(other, (403, "AuthorizationFailure".to_owned()));
+    server.shutdown().await;
+}

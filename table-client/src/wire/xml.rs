@@ -10,7 +10,8 @@
 //! Invariant: a body that is not the XML its answer must be (not XML, another root element, a
 //! required element missing, a value that does not read) is an [`ErrorKind::Decode`] error,
 //! never a default or an empty list; unknown elements are ignored, as new service versions
-//! add some.
+//! add some. A CORS list keeps its empty entries (`a,,b`): refusing them is the settings'
+//! validation's job (`table_core::validate_service_properties`), as on the service.
 //!
 //! [`ErrorKind::Decode`]: table_core::ErrorKind::Decode
 
@@ -226,8 +227,14 @@ pub fn decode_service_properties(body: &[u8]) -> Result<ServiceProperties> {
             retention_days: retention(m.retention, setting)?,
         })
     };
+    // A CORS list as the service reads it: an empty element is an empty list, otherwise every
+    // comma-separated entry is kept, an empty one (`a,,b`, `a,`) too, so that the settings'
+    // validation refuses it as the service does rather than the reader hiding it.
     let list = |text: String| -> Vec<String> {
-        text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+        if text.is_empty() {
+            return Vec::new();
+        }
+        text.split(',').map(|entry| entry.trim().to_owned()).collect()
     };
     Ok(ServiceProperties {
         logging: parsed
@@ -391,6 +398,24 @@ mod tests {
         assert_eq!(decode_service_properties(body.as_bytes()).unwrap(), p);
         let partial = encode_service_properties(&ServiceProperties::default()).unwrap();
         assert!(partial.ends_with("<StorageServiceProperties/>"), "{partial}");
+    }
+
+    #[test]
+    fn cors_lists_keep_empty_entries_and_read_an_empty_element_as_no_entry() {
+        let rule = |origins: &str, headers: &str| {
+            let body = format!(
+                "<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>{origins}</AllowedOrigins>\
+                 <AllowedMethods>GET,PUT,</AllowedMethods><MaxAgeInSeconds>5</MaxAgeInSeconds>\
+                 <ExposedHeaders/><AllowedHeaders>{headers}</AllowedHeaders></CorsRule></Cors>\
+                 </StorageServiceProperties>"
+            );
+            decode_service_properties(body.as_bytes()).unwrap().cors.unwrap().remove(0)
+        };
+        let read = rule("a, ,b", "");
+        assert_eq!(read.allowed_origins, ["a", "", "b"]);
+        assert_eq!(read.allowed_methods, ["GET", "PUT", ""]);
+        assert!(read.allowed_headers.is_empty() && read.exposed_headers.is_empty());
+        assert_eq!(rule("a", ",x-ms-*").allowed_headers, ["", "x-ms-*"]);
     }
 
     #[test]
