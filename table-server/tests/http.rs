@@ -9,8 +9,7 @@ use std::net::SocketAddr;
 use std::num::NonZeroU64;
 use std::time::Duration;
 
-use conformance::service_error::{self, ServiceError};
-use serde_json::Value as Json;
+use conformance::raw_http::Reply;
 use table_client::auth::{Credential, http_date};
 use table_core::engine::{Engine, FaultSpec};
 use table_server::{Accounts, Config, DEV_ACCOUNT, DEV_KEY, Server};
@@ -34,35 +33,6 @@ async fn start(auth: bool) -> (Server, Engine) {
     (Server::bind(config).await.unwrap(), engine)
 }
 
-/// An answer as received.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Json {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
-    }
-
-    /// The code and message of an error answer, in the form its `Content-Type` names.
-    fn error(&self) -> ServiceError {
-        let content_type = self.header("Content-Type").unwrap_or_default();
-        service_error::read(content_type, self.body.as_bytes()).unwrap_or_else(|e| panic!("{e}: {self:?}"))
-    }
-
-    /// The code of an error answer.
-    fn code(&self) -> String {
-        self.error().code
-    }
-}
-
 /// Sends raw bytes and reads the answer until the server closes (`Connection: close`);
 /// `None` when the connection closes without an answer.
 async fn exchange(server: &Server, request: &[u8]) -> Option<Reply> {
@@ -73,15 +43,7 @@ async fn exchange(server: &Server, request: &[u8]) -> Option<Reply> {
     // what was read until then is the answer. One that never answers fails the test.
     let read = tokio::time::timeout(ANSWER_TIMEOUT, stream.read_to_end(&mut raw)).await;
     assert!(read.is_ok(), "no answer within {ANSWER_TIMEOUT:?}");
-    let text = String::from_utf8(raw).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    let mut lines = head.split("\r\n");
-    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    Some(Reply { status, headers, body: body.to_owned() })
+    Reply::parse(&String::from_utf8(raw).unwrap())
 }
 
 /// A request to `path` (below the account) with `headers`, signed with the development key.

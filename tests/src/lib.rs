@@ -22,7 +22,7 @@
 //! - [`fault_proxy`]: a seeded fault-injecting HTTP proxy to put in front of Azurite (resets,
 //!   stalls past the client's timeout, 500/503/429, before or after the request is applied).
 //! - [`service_error`]: the service's error bodies read in either form (JSON or XML), as
-//!   the answer's type names it.
+//!   the answer's type names it; [`raw_http`]: answers to raw HTTP requests, as tests read them.
 //! - [`fuzz`]: deterministic mutation fuzzers for every parser and decoder, and for whole HTTP
 //!   requests to an in-process `table-server` (run by
 //!   `tests/fuzz.rs` briefly, and by `cargo run --release -p conformance --bin fuzz` at length).
@@ -51,6 +51,7 @@ pub mod fault_proxy;
 pub mod fuzz;
 pub mod javascript;
 pub mod python;
+pub mod raw_http;
 pub mod script;
 pub mod server;
 pub mod service_error;

@@ -14,6 +14,7 @@
 #![allow(clippy::unwrap_used)]
 
 use conformance::azurite::{ACCOUNT_KEY, ACCOUNT_NAME, azurite};
+use conformance::raw_http::Reply;
 use table_client::auth::{Credential, http_date};
 use table_client::{CorsRule, ServiceProperties, TableServiceClient};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -27,29 +28,16 @@ struct Account {
     key: String,
 }
 
-/// An answer as received: status, headers (names lower-cased) and body.
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
-    }
-
-    /// The `Access-Control-*` headers, sorted, for comparing whole answers.
-    fn cors(&self) -> Vec<(&str, &str)> {
-        let mut cors: Vec<(&str, &str)> = self
-            .headers
-            .iter()
-            .filter(|(n, _)| n.starts_with("access-control-"))
-            .map(|(n, v)| (n.as_str(), v.as_str()))
-            .collect();
-        cors.sort_unstable();
-        cors
-    }
+/// The `Access-Control-*` headers of `reply`, sorted, for comparing whole answers.
+fn cors(reply: &Reply) -> Vec<(&str, &str)> {
+    let mut cors: Vec<(&str, &str)> = reply
+        .headers
+        .iter()
+        .filter(|(n, _)| n.starts_with("access-control-"))
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    cors.sort_unstable();
+    cors
 }
 
 impl Account {
@@ -83,15 +71,7 @@ impl Account {
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).await.unwrap();
-        let text = String::from_utf8(raw).unwrap();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap();
-        let mut lines = head.split("\r\n");
-        let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-        let headers = lines
-            .filter_map(|line| line.split_once(':'))
-            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-            .collect();
-        Reply { status, headers, body: body.to_owned() }
+        Reply::parse(&String::from_utf8(raw).unwrap()).unwrap()
     }
 
     async fn preflight(&self, origin: &str, method: Option<&str>, headers: Option<&str>) -> Reply {
@@ -136,7 +116,7 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
     let exact = account.preflight("http://a.example", Some("PUT"), Some("x-ms-date")).await;
     assert_eq!(exact.status, 200, "{}", exact.body);
     assert_eq!(
-        exact.cors(),
+        cors(&exact),
         [
             ("access-control-allow-credentials", "true"),
             ("access-control-allow-headers", "x-ms-date"),
@@ -149,7 +129,7 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
     let any = account.preflight("http://z.example", Some("DELETE"), None).await;
     assert_eq!(any.status, 200, "{}", any.body);
     assert_eq!(
-        any.cors(),
+        cors(&any),
         [
             ("access-control-allow-credentials", "true"),
             ("access-control-allow-methods", "DELETE"),
@@ -165,7 +145,7 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
         let refused = account.preflight(origin, Some(method), headers).await;
         assert_eq!(refused.status, 403, "{origin} {method} {headers:?}: {}", refused.body);
         assert!(refused.body.contains("CorsPreflightFailure"), "{}", refused.body);
-        assert_eq!(refused.cors(), [], "a refused preflight allows nothing");
+        assert_eq!(cors(&refused), [], "a refused preflight allows nothing");
     }
     let incomplete = account.preflight("http://a.example", None, None).await;
     assert_eq!(incomplete.status, 400, "{}", incomplete.body);
@@ -188,7 +168,7 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
     // rules (the storage emulator's protocol layer, decompiled). Azurite adds nothing.
     let plain = account.send("GET", &[], true).await;
     assert_eq!(plain.status, 200, "{}", plain.body);
-    assert_eq!((plain.cors(), plain.header("vary")), (vec![], if azurite { None } else { Some("Origin") }));
+    assert_eq!((cors(&plain), plain.header("vary")), (vec![], if azurite { None } else { Some("Origin") }));
 
     // The first rule allowing the origin and the method answers a preflight by its headers;
     // the service tries no later rule, Azurite does. A `*` rule allowing a read answers it
@@ -214,10 +194,10 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
     assert_eq!(first_rule.status, if azurite { 200 } else { 403 }, "{}", first_rule.body);
     let star = [("access-control-allow-origin", "*"), ("access-control-expose-headers", "x-ms-version")];
     let plain = account.send("GET", &[], true).await;
-    assert_eq!((plain.cors(), plain.header("vary")), (if azurite { vec![] } else { star.to_vec() }, None));
+    assert_eq!((cors(&plain), plain.header("vary")), (if azurite { vec![] } else { star.to_vec() }, None));
     // An empty `Origin` is no origin to the service, any origin to Azurite: the same answer.
     let empty = account.send("GET", &[("Origin", "")], true).await;
-    assert_eq!((empty.cors(), empty.header("vary")), (star.to_vec(), None));
+    assert_eq!((cors(&empty), empty.header("vary")), (star.to_vec(), None));
 
     client.set_properties(&before).await.unwrap();
 }
