@@ -44,8 +44,9 @@ impl Keys {
         self.primary.account()
     }
 
-    /// Whether `signature` is either key's signature of `string_to_sign`.
-    pub(crate) fn verify(&self, string_to_sign: &str, signature: &str) -> bool {
+    /// Whether `signature` (decoded from its base64) is either key's signature of
+    /// `string_to_sign`.
+    pub(crate) fn verify(&self, string_to_sign: &str, signature: &[u8]) -> bool {
         self.primary.verify(string_to_sign, signature)
             || self.secondary.as_ref().is_some_and(|key| key.verify(string_to_sign, signature))
     }

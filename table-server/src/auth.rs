@@ -14,12 +14,15 @@
 //! message's second line.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use hyper::header::{AUTHORIZATION, DATE, HeaderMap};
+use hyper::header::{AUTHORIZATION, DATE, HeaderMap, HeaderName};
 use table_client::auth::{shared_key_lite_string_to_sign, shared_key_string_to_sign};
 use table_core::ErrorCode;
 
 use crate::accounts::Keys;
 use crate::answer::{Failure, X_MS_DATE};
+
+/// `Content-MD5`, which a SharedKey signature covers as sent.
+pub(crate) const CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
 
 /// How old the request date may be.
 const MAX_REQUEST_AGE: TimeDelta = TimeDelta::minutes(15);
@@ -125,20 +128,20 @@ pub(crate) fn verify(keys: &Keys, request: Signed<'_>, now: DateTime<Utc>) -> Re
         )
     }
     .map_err(|_| authentication_failed("The request path cannot be signed."))?;
-    if !is_base64(signature) {
-        return Err(invalid_authentication_info("The signature is not base64."));
-    }
-    if keys.verify(&string_to_sign, signature) {
+    let signature = decode_base64(signature)
+        .ok_or_else(|| invalid_authentication_info("The signature is not base64."))?;
+    if keys.verify(&string_to_sign, &signature) {
         Ok(())
     } else {
         Err(authentication_failed("The signature does not match the request."))
     }
 }
 
-/// Whether `text` is standard base64 (padded).
-fn is_base64(text: &str) -> bool {
+/// The bytes of `text` in standard (padded) base64; `None` when it is not base64. Signatures
+/// are decoded once, here, before any key is tried.
+pub(crate) fn decode_base64(text: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.decode(text).is_ok()
+    base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::answer::{
 };
 use crate::json;
 use crate::request::{Call, Refused, Verb, body_entity, missing_if_match};
-use crate::route::{Query, Resource, SECONDARY_SUFFIX};
+use crate::route::{Query, Resource, SECONDARY_SUFFIX, invalid_uri};
 use crate::sas::TableOperation;
 
 /// Runs the operation `resource` and the method name.
@@ -79,7 +79,7 @@ fn service_settings(call: &Call<'_>) -> Result<Answer, Refused> {
         Ok(Answer::empty(200).header(CONTENT_TYPE, "application/xml").with_body(body))
     };
     let Some(comp) = call.query.get("comp") else {
-        return Err(invalid_uri_on_account().into());
+        return Err(invalid_uri("the account needs a comp").into());
     };
     let service = call.query.get("restype") == Some("service");
     match (service, comp.to_ascii_lowercase().as_str(), call.method) {
@@ -128,15 +128,6 @@ fn invalid_comp(comp: &str) -> Failure {
             "Value for one of the query parameters specified in the request URI is invalid. \
              (comp={comp:?} names nothing on this resource)"
         ),
-    )
-}
-
-/// 400 `InvalidUri`: the account itself, without a `comp`, is no resource.
-fn invalid_uri_on_account() -> Failure {
-    Failure::new(
-        400,
-        ErrorCode::Other("InvalidUri".into()),
-        "The requested URI does not represent any resource on the server. (the account needs a comp)",
     )
 }
 

@@ -242,7 +242,7 @@ fn asked_metadata(asked: &str) -> Result<Metadata, Failure> {
     let wildcard = asked
         .split(',')
         .any(|one| is_media_type(one.as_bytes(), b"*/*") || is_media_type(one.as_bytes(), b"application/*"));
-    if asked.trim().is_empty() || asked.contains("atom") || wildcard {
+    if asked.trim().is_empty() || names_atom(asked.as_bytes()) || wildcard {
         Err(atom_not_supported())
     } else {
         Err(media_type_not_supported())
@@ -275,8 +275,7 @@ fn verbose_json_not_supported() -> Failure {
 
 /// The `Content-Type` of a JSON body (a request's, or a `$batch` part's that writes), checked
 /// in the service's order (the storage emulator's protocol layer, decompiled, for versions
-/// from 2015-12-11): a value naming Atom anywhere (`atom`, compared as the service does, with
-/// case) is 415 `AtomFormatNotSupported`; `application/json` with `odata=verbose` is 415
+/// from 2015-12-11): a value naming Atom ([`names_atom`]) is 415 `AtomFormatNotSupported`; `application/json` with `odata=verbose` is 415
 /// `JsonVerboseFormatNotSupported`; no value at all is 400 `InvalidInput` "Content-Type header
 /// value missing." (as an SDK thread shows it answering a table create); and any other media
 /// type (`text/plain`, `application/xml`) is 415 `MediaTypeNotSupported`, where it would
@@ -286,7 +285,7 @@ pub(crate) fn check_json_content_type(content_type: Option<&[u8]>) -> Result<(),
     if content_type.trim_ascii().is_empty() {
         return Err(Failure::new(400, ErrorCode::InvalidInput, "Content-Type header value missing."));
     }
-    if memchr::memmem::find(content_type, b"atom").is_some() {
+    if names_atom(content_type) {
         return Err(atom_not_supported());
     }
     if !is_json(content_type) {
@@ -296,6 +295,12 @@ pub(crate) fn check_json_content_type(content_type: Option<&[u8]>) -> Result<(),
         return Err(verbose_json_not_supported());
     }
     Ok(())
+}
+
+/// Whether a `Content-Type` or `Accept` value names Atom: `atom` anywhere in it, compared with
+/// case, as the service looks for it.
+fn names_atom(value: &[u8]) -> bool {
+    memchr::memmem::find(value, b"atom").is_some()
 }
 
 /// Whether a `Content-Type` or `Accept` value's first media type (before any `;`) is

@@ -40,8 +40,9 @@ pub(crate) struct Path<'a> {
 /// (`{account}-secondary`; account names have no `-` of their own).
 pub(crate) const SECONDARY_SUFFIX: &str = "-secondary";
 
-/// An error about the request URL.
-fn invalid_uri(why: &str) -> Failure {
+/// 400 `InvalidUri`: the request URL names no resource served here, `why` after the
+/// service's wording.
+pub(crate) fn invalid_uri(why: &str) -> Failure {
     Failure::new(
         400,
         ErrorCode::Other("InvalidUri".to_owned()),

@@ -32,7 +32,7 @@ use table_core::{ErrorCode, Operation, compare_ordinal};
 
 use crate::accounts::Keys;
 use crate::answer::Failure;
-use crate::auth::authentication_failed;
+use crate::auth::{authentication_failed, decode_base64};
 use crate::route::Query;
 
 /// The oldest signed version whose table SAS string to sign is the 12-line form (the
@@ -168,12 +168,10 @@ fn required<'q>(query: &'q Query<'_>, name: &str) -> Result<&'q str, Failure> {
     optional(query, name)?.ok_or_else(|| authentication_failed(&format!("The SAS has no {name}.")))
 }
 
-/// `sig`: the base64 of a 32-byte HMAC-SHA256.
-fn signature<'q>(query: &'q Query<'_>) -> Result<&'q str, Failure> {
-    use base64::Engine as _;
-    let signature = required(query, "sig")?;
-    match base64::engine::general_purpose::STANDARD.decode(signature) {
-        Ok(bytes) if bytes.len() == 32 => Ok(signature),
+/// `sig`: the base64 of a 32-byte HMAC-SHA256, decoded.
+fn signature(query: &Query<'_>) -> Result<Vec<u8>, Failure> {
+    match decode_base64(required(query, "sig")?) {
+        Some(bytes) if bytes.len() == 32 => Ok(bytes),
         _ => Err(authentication_failed("The SAS's sig is not the base64 of a 32-byte signature.")),
     }
 }
@@ -376,7 +374,7 @@ fn verify_table(
         end_partition_key: end_partition_key.unwrap_or(""),
         end_row_key: end_row_key.unwrap_or(""),
     };
-    if !keys.verify(&fields.string_to_sign(), signature) {
+    if !keys.verify(&fields.string_to_sign(), &signature) {
         return Err(authentication_failed("The SAS signature does not match."));
     }
     let own = Terms { permissions, start: access.start, expiry: access.expiry };
@@ -468,7 +466,7 @@ fn verify_account(
         protocol: access.protocol_text,
         version,
     };
-    if !keys.verify(&fields.string_to_sign(), signature) {
+    if !keys.verify(&fields.string_to_sign(), &signature) {
         return Err(authentication_failed("The SAS signature does not match."));
     }
     check_origin(&access, origin)?;

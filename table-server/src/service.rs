@@ -22,7 +22,7 @@ use crate::bearer;
 use crate::cors;
 use crate::operations;
 use crate::request::{self, Call, Refused, text_header};
-use crate::route::{Query, SECONDARY_SUFFIX, parse_path, split_account};
+use crate::route::{Query, SECONDARY_SUFFIX, invalid_uri, parse_path, split_account};
 use crate::sas::{self, Origin};
 
 /// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
@@ -76,13 +76,8 @@ impl Service {
         // `{account}-secondary` names the account's read-only secondary location (where
         // clients ask for service statistics); the engine has one location, so it answers reads.
         let secondary = name.strip_suffix(SECONDARY_SUFFIX).filter(|_| method == hyper::Method::GET);
-        secondary.map_or(Some(name), Some).and_then(|name| self.accounts.get(name)).ok_or_else(|| {
-            Failure::new(
-                400,
-                ErrorCode::Other("InvalidUri".to_owned()),
-                format!("The account {name:?} is not served here."),
-            )
-        })
+        let served = secondary.map_or(Some(name), Some).and_then(|name| self.accounts.get(name));
+        served.ok_or_else(|| invalid_uri(&format!("the account {name:?} is not served here")))
     }
 
     /// The CORS rules of the account `path` names; none when it names no account served here,
@@ -132,7 +127,7 @@ impl Service {
                 let signed = Signed {
                     method: parts.method.as_str(),
                     path_and_query: parts.uri.path_and_query().map_or("/", |p| p.as_str()),
-                    content_md5: text_header(&parts.headers, "content-md5").unwrap_or(""),
+                    content_md5: text_header(&parts.headers, auth::CONTENT_MD5).unwrap_or(""),
                     content_type: text_header(&parts.headers, CONTENT_TYPE).unwrap_or(""),
                     date: auth::request_date(&parts.headers),
                     authorization,
