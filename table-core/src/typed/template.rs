@@ -478,11 +478,14 @@ impl KeyBuilder<'_> {
             validate_key(key, part).map_err(|v| unwritable(name, key, v))?;
         }
         // A field before a key-only one moves its cut as much as the key-only field itself.
-        let cut_matters =
-            self.template.segments[index..].iter().any(|s| matches!(s, Segment::Field { parsed: true, .. }));
-        if let Some(Segment::Literal(next)) = self.template.segments.get(index + 1)
-            && cut_matters
-            && spec.fixed_width().is_none()
+        // A fixed-width field is cut by its width, whatever literal follows: that case, every
+        // numbered key's, is let through first, without the walk over the rest of the template.
+        let cut_matters = || {
+            self.template.segments[index..].iter().any(|s| matches!(s, Segment::Field { parsed: true, .. }))
+        };
+        if spec.fixed_width().is_none()
+            && let Some(Segment::Literal(next)) = self.template.segments.get(index + 1)
+            && cut_matters()
             && part.contains(next)
         {
             return Err(holds_the_literal(self.template, name, part, next));
