@@ -14,11 +14,13 @@
 //! - [`date`]: a chrono `strftime` format; parsing back accepts formats with or without a time.
 //!
 //! The codecs know nothing about forbidden key characters: the key builder checks every
-//! encoded segment with [`validate_key`](crate::validate_key).
+//! encoded segment with [`validate_key`](crate::validate_key). The `write_*` codecs append to
+//! a [`KeyText`], the text a key is built in, which keeps short keys without an allocation.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
 use crate::datetime::{MAX_TICKS, from_ticks, to_ticks};
+use crate::text::InlineText;
 
 /// Digits of a tick count: `MAX_TICKS` has 19.
 pub const TICKS_DIGITS: usize = 19;
@@ -28,6 +30,76 @@ pub const ORDERED_DIGITS: usize = 20;
 
 /// The offset [`ordered`] adds so that `i64::MIN` encodes as zero.
 const ORDERED_OFFSET: i128 = 1 << 63;
+
+/// Bytes of a [`KeyText`] kept in place: a key of zero-padded numbers and short literals
+/// (`region03`, `00000123`), or of 19-digit ticks, fits. More would make every key, and
+/// every typed write's fields, larger to move.
+const KEY_INLINE: usize = 24;
+
+/// A key, or the segment of one, being written ([`KeyValue::write_key`]): text of 24 bytes or
+/// less is kept in place and longer text on the heap, so that the short keys a typed write
+/// builds, and drops once the row is stored, cost no allocation. Text of any length (the
+/// 1 KiB the service takes, and longer, for the key rules to refuse) is kept whole.
+///
+/// [`KeyValue::write_key`]: crate::typed::KeyValue::write_key
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KeyText(InlineText<KEY_INLINE>);
+
+impl KeyText {
+    /// Empty text.
+    #[inline]
+    pub fn new() -> Self {
+        KeyText(InlineText::new())
+    }
+
+    /// The text written so far.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// Its length in bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.as_str().len()
+    }
+
+    /// `true` when nothing was written.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends `text`.
+    #[inline]
+    pub fn push_str(&mut self, text: &str) {
+        self.0.push_str(text);
+    }
+
+    /// Appends `c`.
+    #[inline]
+    pub fn push(&mut self, c: char) {
+        self.0.push(c);
+    }
+}
+
+impl Default for KeyText {
+    fn default() -> Self {
+        KeyText::new()
+    }
+}
+
+impl From<String> for KeyText {
+    fn from(text: String) -> Self {
+        KeyText(InlineText::from(text))
+    }
+}
+
+impl From<KeyText> for String {
+    fn from(text: KeyText) -> Self {
+        String::from(text.0)
+    }
+}
 
 /// How one template field is written into a key (`{field}` or `{field:spec}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -137,7 +209,7 @@ pub fn ticks(t: DateTime<Utc>) -> Result<String, KeyCodecError> {
 }
 
 /// Appends [`ticks`] of an instant to `out`; on error `out` is left as it was.
-pub fn write_ticks(out: &mut String, t: DateTime<Utc>) -> Result<(), KeyCodecError> {
+pub fn write_ticks(out: &mut KeyText, t: DateTime<Utc>) -> Result<(), KeyCodecError> {
     write_padded(out, checked_ticks(t)?.unsigned_abs(), TICKS_DIGITS);
     Ok(())
 }
@@ -149,7 +221,7 @@ pub fn inverted_ticks(t: DateTime<Utc>) -> Result<String, KeyCodecError> {
 }
 
 /// Appends [`inverted_ticks`] of an instant to `out`; on error `out` is left as it was.
-pub fn write_inverted_ticks(out: &mut String, t: DateTime<Utc>) -> Result<(), KeyCodecError> {
+pub fn write_inverted_ticks(out: &mut KeyText, t: DateTime<Utc>) -> Result<(), KeyCodecError> {
     write_padded(out, (MAX_TICKS - checked_ticks(t)?).unsigned_abs(), TICKS_DIGITS);
     Ok(())
 }
@@ -201,7 +273,7 @@ pub fn zero_pad(value: i128, width: usize) -> Result<String, KeyCodecError> {
 /// Appends [`zero_pad`] of `value` to `out`; on error `out` is left as it was.
 // Inlined into the key writers, which a derived key builder inlines with a constant width.
 #[inline]
-pub fn write_zero_padded(out: &mut String, value: KeyInt, width: usize) -> Result<(), KeyCodecError> {
+pub fn write_zero_padded(out: &mut KeyText, value: KeyInt, width: usize) -> Result<(), KeyCodecError> {
     if value.negative {
         return Err(KeyCodecError::Negative { value: value.to_i128() });
     }
@@ -254,11 +326,10 @@ const U64_SAFE_DIGITS: usize = 19;
 pub fn ordered(value: i128) -> Result<String, KeyCodecError> {
     let magnitude = u64::try_from(value.unsigned_abs()).ok();
     match magnitude {
-        Some(magnitude) if value >= i128::from(i64::MIN) => {
-            let mut out = String::with_capacity(ORDERED_DIGITS);
-            write_ordered(&mut out, KeyInt::from_parts(value < 0, magnitude));
-            Ok(out)
-        }
+        Some(magnitude) if value >= i128::from(i64::MIN) => to_string(|out| {
+            write_ordered(out, KeyInt::from_parts(value < 0, magnitude));
+            Ok(())
+        }),
         _ => Err(KeyCodecError::OutOfRange {
             value: value.to_string(),
             ty: "the ordered encoding (i64::MIN to u64::MAX)",
@@ -267,7 +338,7 @@ pub fn ordered(value: i128) -> Result<String, KeyCodecError> {
 }
 
 /// Appends [`ordered`] of `value` to `out`: every [`KeyInt`] is in its range.
-pub fn write_ordered(out: &mut String, value: KeyInt) {
+pub fn write_ordered(out: &mut KeyText, value: KeyInt) {
     const OFFSET: u64 = 1 << 63;
     const TEN_POW_19: u64 = 10_000_000_000_000_000_000;
     if value.negative {
@@ -352,12 +423,12 @@ fn decimal(mut n: u64, buf: &mut [u8; MAX_DIGITS]) -> &[u8] {
 
 /// Appends ASCII `digits` to `out`, a character each: they are not made a `&str` first, which
 /// would check them as UTF-8 (callgrind: a third of a zero-padded key number's cost).
-fn push_digits(out: &mut String, digits: &[u8]) {
-    out.extend(digits.iter().map(|digit| char::from(*digit)));
+fn push_digits(out: &mut KeyText, digits: &[u8]) {
+    digits.iter().for_each(|digit| out.push(char::from(*digit)));
 }
 
 /// Appends `n` as exactly `width` digits; `n` must have at most `width` digits.
-fn write_padded(out: &mut String, n: u64, width: usize) {
+fn write_padded(out: &mut KeyText, n: u64, width: usize) {
     let mut digits = [0u8; MAX_DIGITS];
     let text = decimal(n, &mut digits);
     push_zeros(out, width.saturating_sub(text.len()));
@@ -366,7 +437,7 @@ fn write_padded(out: &mut String, n: u64, width: usize) {
 
 /// Appends `count` zeros, copied from a string of them rather than pushed a character at a time
 /// (every fixed-width number of a key is padded).
-fn push_zeros(out: &mut String, mut count: usize) {
+fn push_zeros(out: &mut KeyText, mut count: usize) {
     const ZEROS: &str = "00000000000000000000";
     while count > 0 {
         let n = count.min(ZEROS.len());
@@ -377,7 +448,7 @@ fn push_zeros(out: &mut String, mut count: usize) {
 }
 
 /// Appends the decimal text of `value` (`-42`, `7`) to `out`, as `to_string` would write it.
-pub fn write_plain(out: &mut String, value: KeyInt) {
+pub fn write_plain(out: &mut KeyText, value: KeyInt) {
     let mut digits = [0u8; MAX_DIGITS];
     if value.negative {
         out.push('-');
@@ -385,11 +456,11 @@ pub fn write_plain(out: &mut String, value: KeyInt) {
     push_digits(out, decimal(value.magnitude, &mut digits));
 }
 
-/// Runs a key writer on a new `String`.
-fn to_string(write: impl FnOnce(&mut String) -> Result<(), KeyCodecError>) -> Result<String, KeyCodecError> {
-    let mut out = String::new();
+/// Runs a key writer on new text, returned as a `String`.
+fn to_string(write: impl FnOnce(&mut KeyText) -> Result<(), KeyCodecError>) -> Result<String, KeyCodecError> {
+    let mut out = KeyText::new();
     write(&mut out)?;
-    Ok(out)
+    Ok(out.into())
 }
 
 /// Reads an integer written by [`ordered`].

@@ -43,6 +43,7 @@ mod identifier;
 pub mod keys;
 mod query;
 mod service_properties;
+mod text;
 pub mod typed;
 mod validate;
 mod value;

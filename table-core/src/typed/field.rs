@@ -13,7 +13,7 @@ use chrono::{DateTime, Datelike, Utc};
 use uuid::Uuid;
 
 use crate::datetime::{format_datetime, truncate_to_ticks};
-use crate::keys::{self, KeyCodecError, KeySpec};
+use crate::keys::{self, KeyCodecError, KeySpec, KeyText};
 use crate::value::{EdmType, Value};
 
 use super::encode::FieldValue;
@@ -285,7 +285,7 @@ pub trait KeyValue {
     /// Appends the key segment to `out` (what [`encode_key`](KeyValue::encode_key) returns); on
     /// error `out` is left as it was. Types whose segment can be written in place override it
     /// so that building a key allocates no segment `String`.
-    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+    fn write_key(&self, spec: &KeySpec, out: &mut KeyText) -> Result<(), KeyCodecError> {
         out.push_str(&self.encode_key(spec)?);
         Ok(())
     }
@@ -344,7 +344,7 @@ impl KeyValue for str {
         encode_by_writing(self, spec)
     }
 
-    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+    fn write_key(&self, spec: &KeySpec, out: &mut KeyText) -> Result<(), KeyCodecError> {
         match spec {
             KeySpec::Plain => {
                 out.push_str(self);
@@ -360,7 +360,7 @@ impl KeyValue for String {
         self.as_str().encode_key(spec)
     }
 
-    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+    fn write_key(&self, spec: &KeySpec, out: &mut KeyText) -> Result<(), KeyCodecError> {
         self.as_str().write_key(spec, out)
     }
 
@@ -381,9 +381,9 @@ impl KeyValue for String {
 
 /// [`KeyValue::encode_key`] for types that implement [`KeyValue::write_key`] themselves.
 fn encode_by_writing<T: KeyValue + ?Sized>(value: &T, spec: &KeySpec) -> Result<String, KeyCodecError> {
-    let mut out = String::new();
+    let mut out = KeyText::new();
     value.write_key(spec, &mut out)?;
-    Ok(out)
+    Ok(out.into())
 }
 
 /// Implements `KeyValue` for an integer type: written in place through [`keys::KeyInt`],
@@ -397,7 +397,7 @@ macro_rules! integer_key {
 
             // Inlined: a derived type's key builder passes a constant spec (see `KeyBuilder`).
             #[inline]
-            fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+            fn write_key(&self, spec: &KeySpec, out: &mut KeyText) -> Result<(), KeyCodecError> {
                 let value = keys::KeyInt::from(*self);
                 match spec {
                     KeySpec::Plain => keys::write_plain(out, value),
@@ -456,7 +456,7 @@ impl KeyValue for DateTime<Utc> {
         }
     }
 
-    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+    fn write_key(&self, spec: &KeySpec, out: &mut KeyText) -> Result<(), KeyCodecError> {
         match spec {
             KeySpec::Ticks => keys::write_ticks(out, *self),
             KeySpec::InvertedTicks => keys::write_inverted_ticks(out, *self),
@@ -526,7 +526,7 @@ impl<T: KeyValue + ?Sized> KeyValue for &T {
         (**self).encode_key(spec)
     }
 
-    fn write_key(&self, spec: &KeySpec, out: &mut String) -> Result<(), KeyCodecError> {
+    fn write_key(&self, spec: &KeySpec, out: &mut KeyText) -> Result<(), KeyCodecError> {
         (**self).write_key(spec, out)
     }
 

@@ -18,7 +18,7 @@ use std::ops::Bound;
 use crate::entity::EntityKey;
 use crate::error::{Error, KeyName, Result, Violation};
 use crate::filter::{CompareOp, Filter};
-use crate::keys::{KeyCodecError, KeySpec, prefix_successor};
+use crate::keys::{KeyCodecError, KeySpec, KeyText, prefix_successor};
 use crate::validate::validate_key;
 use crate::value::Value;
 use crate::value::compare_ordinal;
@@ -64,9 +64,7 @@ impl KeyTemplate {
     // Inlined, as the builder's steps: see `KeyBuilder`.
     #[inline(always)]
     pub fn builder(&self) -> KeyBuilder<'_> {
-        // Sized by the template's text: a field's placeholder (`{number:08}`) is seldom shorter
-        // than what it writes, so most keys are written without growing the buffer.
-        KeyBuilder { template: self, out: String::with_capacity(self.text.len()), next: 0 }
+        KeyBuilder { template: self, out: KeyText::new(), next: 0 }
     }
 
     /// The names of the template's fields, in order.
@@ -442,7 +440,7 @@ fn missing_field(template: &KeyTemplate, name: &str) -> Error {
 #[derive(Debug)]
 pub struct KeyBuilder<'t> {
     template: &'t KeyTemplate,
-    out: String,
+    out: KeyText,
     next: usize,
 }
 
@@ -472,7 +470,7 @@ impl KeyBuilder<'_> {
         // Written straight into the key; `part` is this field's segment of it.
         let start = self.out.len();
         value.write_key(&spec, &mut self.out).map_err(|e| unwritable(name, key, e))?;
-        let part = &self.out[start..];
+        let part = &self.out.as_str()[start..];
         // The fixed-width specs write ASCII digits only (the cut of a key relies on it), which
         // no key rule refuses; `finish` checks the whole key in any case, so a writer that
         // broke this would still be refused there.
@@ -480,11 +478,14 @@ impl KeyBuilder<'_> {
             validate_key(key, part).map_err(|v| unwritable(name, key, v))?;
         }
         // A field before a key-only one moves its cut as much as the key-only field itself.
-        let cut_matters =
-            self.template.segments[index..].iter().any(|s| matches!(s, Segment::Field { parsed: true, .. }));
-        if let Some(Segment::Literal(next)) = self.template.segments.get(index + 1)
-            && cut_matters
-            && spec.fixed_width().is_none()
+        // A fixed-width field is cut by its width, whatever literal follows: that case, every
+        // numbered key's, is let through first, without the walk over the rest of the template.
+        let cut_matters = || {
+            self.template.segments[index..].iter().any(|s| matches!(s, Segment::Field { parsed: true, .. }))
+        };
+        if spec.fixed_width().is_none()
+            && let Some(Segment::Literal(next)) = self.template.segments.get(index + 1)
+            && cut_matters()
             && part.contains(next)
         {
             return Err(holds_the_literal(self.template, name, part, next));
@@ -497,7 +498,7 @@ impl KeyBuilder<'_> {
     /// with the values pushed so far begins with it.
     pub fn prefix(mut self) -> String {
         self.advance();
-        self.out
+        self.out.into()
     }
 
     /// The whole key; an error when a field is still missing or the key breaks the key rules.
@@ -514,33 +515,41 @@ impl KeyBuilder<'_> {
         if let Some((_, name, _)) = self.advance() {
             return Err(missing_field(self.template, name));
         }
-        CheckedKey::new(self.template.key, self.out)
+        CheckedKey::checked(self.template.key, self.out)
     }
 }
 
-/// A `PartitionKey` or `RowKey` that passed [`validate_key`]: only [`CheckedKey::new`] makes
-/// one, so a write that takes it (the embedded engine's `Put` of a typed value's fields) need
+/// A `PartitionKey` or `RowKey` that passed [`validate_key`]: only [`CheckedKey::new`] and a
+/// [`KeyBuilder`] (through the same check) make one, so a write that takes it (the embedded engine's `Put` of a typed value's fields) need
 /// not check the key again.
+// Held as the `KeyText` it was built in: a short key stays inline from the first field
+// written to the row that stores it.
 #[doc(hidden)]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckedKey(String);
+pub struct CheckedKey(KeyText);
 
 impl CheckedKey {
     /// The key `text`, once it passes [`validate_key`] as a `key`.
-    #[inline]
     pub fn new(key: KeyName, text: String) -> Result<Self> {
-        validate_key(key, &text)?;
+        CheckedKey::checked(key, text.into())
+    }
+
+    /// [`new`](Self::new) of the text a key builder wrote.
+    #[inline]
+    fn checked(key: KeyName, text: KeyText) -> Result<Self> {
+        validate_key(key, text.as_str())?;
         Ok(CheckedKey(text))
     }
 
     /// The key.
+    #[inline]
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 
     /// The key, as a `String`.
     pub fn into_string(self) -> String {
-        self.0
+        self.0.into()
     }
 }
 
@@ -916,6 +925,47 @@ mod tests {
                         proptest::prop_assert_eq!(&template.decode::<String>(&parts, index).unwrap(), value, "{}", key);
                     }
                 }
+            }
+        }
+    }
+
+    /// A literal, a text field and a number: keys of every length from the inline boundary of
+    /// [`KeyText`] (24 bytes) to past the service's 1 KiB limit.
+    const LONG: KeyTemplate = KeyTemplate {
+        key: KeyName::PartitionKey,
+        text: "k{text}-{n:04}",
+        segments: &[
+            Segment::Literal("k"),
+            Segment::Field { name: "text", spec: KeySpec::Plain, parsed: false },
+            Segment::Literal("-"),
+            Segment::Field { name: "n", spec: KeySpec::ZeroPad(4), parsed: false },
+        ],
+    };
+
+    proptest::proptest! {
+        /// A key built in place is the text a `String` would hold, kept inline or not: the same
+        /// key, prefix and error as writing the same segments into a `String` and checking it.
+        #[test]
+        fn built_keys_are_the_text_of_their_segments_whatever_their_length(
+            filler in proptest::prop_oneof![0usize..40, 1000usize..1030],
+            tail in "[a-z\u{e9}\u{1f600}/]{0,3}",
+            n in 0u32..10_000,
+        ) {
+            let text = format!("{}{tail}", "x".repeat(filler));
+            let expected = format!("k{text}-{n:04}");
+            let checked = LONG.builder().push(text.as_str()).and_then(|b| b.push(&n)?.finish_checked());
+            match validate_key(KeyName::PartitionKey, &expected) {
+                Ok(()) => {
+                    let prefix = LONG.builder().push(text.as_str()).unwrap().prefix();
+                    proptest::prop_assert_eq!(prefix, format!("k{text}-"));
+                    let key = checked.unwrap();
+                    proptest::prop_assert_eq!(key.as_str(), expected.as_str());
+                    proptest::prop_assert_eq!(&key, &CheckedKey::new(KeyName::PartitionKey, expected.clone()).unwrap());
+                    proptest::prop_assert_eq!(key.into_string(), expected);
+                }
+                // A segment that breaks the rules is refused on its own, else the whole key.
+                Err(_) if validate_key(KeyName::PartitionKey, &text).is_err() => proptest::prop_assert!(checked.is_err()),
+                Err(violation) => proptest::prop_assert_eq!(checked.unwrap_err().violation().cloned(), Some(violation)),
             }
         }
     }
