@@ -152,6 +152,56 @@ pub(crate) struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// The media types a table or entity request names, checked as the service's protocol
+    /// head checks them on every such request and every `$batch` part (not on the `$batch`
+    /// request itself, nor on table ACLs and service settings), before the operation reads its
+    /// body or picks its answer's form (the storage emulator's protocol layer, decompiled, for
+    /// versions from 2015-12-11). In this order:
+    /// - a `Content-Type` naming Atom ([`names_atom`]) is 415 `AtomFormatNotSupported`; a JSON
+    ///   one is held to [`Call::check_odata_version`], then refused when verbose (415
+    ///   `JsonVerboseFormatNotSupported`); none is left to the operation (a body needs one);
+    /// - a `$format` (`format`, not blank) naming Atom is 415 `AtomFormatNotSupported`, and any
+    ///   other takes the place of `Accept`, which is then not checked;
+    /// - else an absent or blank `Accept` is 415 `AtomFormatNotSupported` (Atom being the
+    ///   default answer), whatever the verb: a delete or update that writes no answer body
+    ///   too; one naming Atom likewise, and a JSON one is checked as the `Content-Type` is.
+    ///
+    /// `content_type`, `format` and `accept` are the request's, or a `$batch` part's.
+    pub(crate) fn check_media_types(
+        &self,
+        content_type: Option<&[u8]>,
+        format: Option<&str>,
+        accept: Option<&[u8]>,
+    ) -> Result<(), Failure> {
+        let content_type = content_type.unwrap_or_default();
+        if !content_type.trim_ascii().is_empty() {
+            self.check_named_type(content_type)?;
+        }
+        match format.filter(|format| !format.trim().is_empty()) {
+            Some(format) if names_atom(format.as_bytes()) => Err(atom_not_supported()),
+            Some(_) => Ok(()),
+            None => match accept.filter(|accept| !accept.trim_ascii().is_empty()) {
+                Some(accept) => self.check_named_type(accept),
+                None => Err(atom_not_supported()),
+            },
+        }
+    }
+
+    /// A `Content-Type` or `Accept` value the protocol head refuses: one naming Atom, or JSON
+    /// the request's OData version cannot read, or verbose JSON.
+    fn check_named_type(&self, value: &[u8]) -> Result<(), Failure> {
+        if names_atom(value) {
+            return Err(atom_not_supported());
+        }
+        if is_json(value) {
+            self.check_odata_version()?;
+            if is_verbose_json(value) {
+                return Err(verbose_json_not_supported());
+            }
+        }
+        Ok(())
+    }
+
     /// The metadata level the answer is written in: `$format`, else `Accept`, as
     /// [`asked_metadata`] reads it.
     pub(crate) fn metadata(&self) -> Result<Metadata, Failure> {
@@ -249,14 +299,11 @@ fn asked_metadata(asked: &str) -> Result<Metadata, Failure> {
     }
 }
 
-/// The metadata level of a `$batch` part's answer, from the part's `Accept`, read as a
-/// request's is; a part without `Accept` is answered in minimal metadata, where the service
-/// refuses it (every SDK sends one).
-pub(crate) fn part_metadata(accept: Option<&str>) -> Result<Metadata, Failure> {
-    match accept.filter(|accept| !accept.trim().is_empty()) {
-        Some(accept) => asked_metadata(accept),
-        None => Ok(Metadata::Minimal),
-    }
+/// The metadata level of a `$batch` part's answer, from the part's `$format`, else its
+/// `Accept`, read as a request's is (a part without either is refused by
+/// [`Call::check_media_types`] first).
+pub(crate) fn part_metadata(format: Option<&str>, accept: Option<&str>) -> Result<Metadata, Failure> {
+    asked_metadata(format.or(accept).unwrap_or_default())
 }
 
 /// The service no longer reads or writes Atom: 415 `AtomFormatNotSupported`.

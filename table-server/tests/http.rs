@@ -143,8 +143,8 @@ async fn tables_are_created_listed_and_deleted_with_the_services_answers() {
     let one = send(&server, "GET", "Tables('Beta2')", &nometa, "").await;
     assert_eq!((one.status, one.json()["TableName"].as_str()), (200, Some("Beta2")));
 
-    assert_eq!(send(&server, "DELETE", "Tables('Beta2')", &[], "").await.status, 204);
-    let gone = send(&server, "DELETE", "Tables('Beta2')", &[], "").await;
+    assert_eq!(send(&server, "DELETE", "Tables('Beta2')", &nometa, "").await.status, 204);
+    let gone = send(&server, "DELETE", "Tables('Beta2')", &nometa, "").await;
     assert_eq!((gone.status, gone.code()), (404, "ResourceNotFound".to_owned()));
     let missing = send(&server, "GET", "Tables('Beta2')", &nometa, "").await;
     assert_eq!((missing.status, missing.code()), (404, "ResourceNotFound".to_owned()));
@@ -196,7 +196,7 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
     assert!(selected.json().get("l").is_none() && selected.json()["n"] == 5);
 
     // Upserts without If-Match, updates with it; MERGE and PATCH are one.
-    let json = [("Content-Type", JSON)];
+    let json = [("Content-Type", JSON), ("Accept", MINIMAL)];
     let upsert = send(&server, "PUT", "ents(PartitionKey='p',RowKey='new')", &json, r#"{"a":1}"#).await;
     assert_eq!(upsert.status, 204);
     let new_etag = upsert.header("ETag").unwrap().to_owned();
@@ -204,7 +204,7 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
         &server,
         "MERGE",
         "ents(PartitionKey='p',RowKey='new')",
-        &[("Content-Type", JSON), ("If-Match", &new_etag)],
+        &[("Content-Type", JSON), ("Accept", MINIMAL), ("If-Match", &new_etag)],
         r#"{"b":2}"#,
     )
     .await;
@@ -213,7 +213,7 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
         &server,
         "PATCH",
         "ents(PartitionKey='p',RowKey='new')",
-        &[("Content-Type", JSON), ("If-Match", &new_etag)],
+        &[("Content-Type", JSON), ("Accept", MINIMAL), ("If-Match", &new_etag)],
         r#"{"c":3}"#,
     )
     .await;
@@ -222,7 +222,7 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
         &server,
         "PATCH",
         "ents(PartitionKey='p',RowKey='new')",
-        &[("Content-Type", JSON), ("If-Match", "*")],
+        &[("Content-Type", JSON), ("Accept", MINIMAL), ("If-Match", "*")],
         r#"{"c":3}"#,
     )
     .await;
@@ -236,16 +236,17 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
         &server,
         "PUT",
         "ents(PartitionKey='p',RowKey='none')",
-        &[("Content-Type", JSON), ("If-Match", "*")],
+        &[("Content-Type", JSON), ("Accept", MINIMAL), ("If-Match", "*")],
         "{}",
     )
     .await;
     assert_eq!((replace_missing.status, replace_missing.code()), (404, "ResourceNotFound".to_owned()));
 
-    let unconditional = send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &[], "").await;
+    let unconditional =
+        send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &[("Accept", MINIMAL)], "").await;
     assert_eq!(unconditional.status, 400, "a delete names its version");
-    let deleted =
-        send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &[("If-Match", "*")], "").await;
+    let delete = [("Accept", MINIMAL), ("If-Match", "*")];
+    let deleted = send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &delete, "").await;
     assert_eq!((deleted.status, deleted.header("ETag")), (204, None));
 
     let conflict = send(
@@ -495,6 +496,98 @@ async fn json_needs_odata_3() {
         let reply = send(&server, "GET", "Tables", &headers, "").await;
         assert_eq!(reply.status, 200, "{max:?} {version:?}: {reply:?}");
     }
+    server.shutdown().await;
+}
+
+/// Every table and entity request names the type of its answer: one without `Accept` (or with
+/// a blank one) is refused 415 `AtomFormatNotSupported` (Atom being the service's default
+/// answer), whatever its verb, a delete or update that answers with no body too, and nothing
+/// is changed; a `$format` stands in for `Accept`. The `$batch` request itself needs none (its
+/// parts do), nor do table ACLs.
+#[tokio::test]
+async fn a_request_without_accept_is_refused_atom() {
+    let (server, engine) = start(true).await;
+    create_table(&server, "named").await;
+    let entity = r#"{"PartitionKey":"p","RowKey":"r"}"#;
+    let typed = [("Content-Type", JSON), ("Accept", MINIMAL)];
+    assert_eq!(send(&server, "POST", "named", &typed, entity).await.status, 201);
+    let key = "named(PartitionKey='p',RowKey='r')";
+    let requests = [
+        ("DELETE", "Tables('named')", ""),
+        ("DELETE", key, ""),
+        ("PUT", key, r#"{"n":1}"#),
+        ("MERGE", key, r#"{"n":1}"#),
+        ("POST", "named", r#"{"PartitionKey":"p","RowKey":"s"}"#),
+        ("POST", "Tables", r#"{"TableName":"other"}"#),
+        ("GET", "named()", ""),
+        ("GET", key, ""),
+        ("GET", "Tables", ""),
+    ];
+    for blank in [None, Some("")] {
+        for (method, path, body) in requests {
+            let mut headers = vec![("If-Match", "*")];
+            headers.extend((!body.is_empty()).then_some(("Content-Type", JSON)));
+            headers.extend(blank.map(|blank| ("Accept", blank)));
+            let reply = send(&server, method, path, &headers, body).await;
+            assert_eq!(
+                (reply.status, reply.code()),
+                (415, "AtomFormatNotSupported".to_owned()),
+                "{method} {path} {blank:?}: {reply:?}"
+            );
+        }
+    }
+    let stored = engine.query("named", &Default::default()).unwrap().entities;
+    assert_eq!((stored.len(), stored[0].properties.len()), (1, 0), "nothing was changed");
+    assert!(engine.create_table_if_not_exists("named").is_ok_and(|created| !created), "the table stays");
+
+    // Nor do table ACLs, and the `$batch` request itself is read without one.
+    let acl = send(&server, "GET", "named?comp=acl", &[], "").await;
+    assert_eq!(acl.status, 200, "{acl:?}");
+    let base = format!("http://127.0.0.1/{DEV_ACCOUNT}");
+    let insert = table_core::Operation::Insert(table_core::Entity::new("p", "b"));
+    let (content_type, batch) = table_client::wire::encode_batch(&base, "named", &[insert]);
+    let batched = send(&server, "POST", "$batch", &[("Content-Type", &content_type)], &batch).await;
+    assert_eq!(batched.status, 202, "{batched:?}");
+    assert!(!batched.body.contains("AtomFormatNotSupported"), "{}", batched.body);
+    // `$format` stands in for `Accept`.
+    let by_format = send(&server, "DELETE", &format!("{key}?$format=json"), &[("If-Match", "*")], "").await;
+    assert_eq!(by_format.status, 204, "{by_format:?}");
+    let atom = send(&server, "DELETE", "Tables('named')?$format=atom", &[("Accept", MINIMAL)], "").await;
+    assert_eq!((atom.status, atom.code()), (415, "AtomFormatNotSupported".to_owned()));
+    server.shutdown().await;
+}
+
+/// A request bad in both its `Content-Type` and its `Accept` is refused for its `Content-Type`,
+/// the service's protocol head checking it first (for Atom, an OData version that cannot read
+/// JSON, and verbose JSON), then `Accept`'s, then what the operation itself reads: the
+/// answer's type, then the body's.
+#[tokio::test]
+async fn content_type_is_checked_before_accept() {
+    let (server, engine) = start(true).await;
+    let verbose = "application/json;odata=verbose";
+    let atom = "application/atom+xml";
+    for (content_type, accept, extra, status, code) in [
+        (atom, verbose, None, 415, "AtomFormatNotSupported"),
+        (verbose, atom, None, 415, "JsonVerboseFormatNotSupported"),
+        (verbose, "text/plain", None, 415, "JsonVerboseFormatNotSupported"),
+        (JSON, atom, Some(("MaxDataServiceVersion", "2.0")), 415, "JsonFormatNotSupported"),
+        // The protocol head's checks of `Accept` come before the body's type is read...
+        ("text/plain", "", None, 415, "AtomFormatNotSupported"),
+        ("text/plain", verbose, None, 415, "JsonVerboseFormatNotSupported"),
+        // ...and the answer's type is settled before the body is read.
+        ("", "text/plain", None, 415, "MediaTypeNotSupported"),
+    ] {
+        let mut headers = vec![("Content-Type", content_type)];
+        headers.extend((!accept.is_empty()).then_some(("Accept", accept)));
+        headers.extend(extra);
+        let reply = send(&server, "POST", "Tables", &headers, r#"{"TableName":"both"}"#).await;
+        assert_eq!(
+            (reply.status, reply.code()),
+            (status, code.to_owned()),
+            "{content_type:?} {accept:?}: {reply:?}"
+        );
+    }
+    assert!(engine.create_table_if_not_exists("both").unwrap(), "no table was created");
     server.shutdown().await;
 }
 
@@ -1013,8 +1106,14 @@ async fn cors_rules_answer_preflights_and_mark_actual_requests() {
     assert_eq!(unsigned.status, 403, "{unsigned:?}");
     assert_eq!(unsigned.header("Access-Control-Allow-Origin"), Some("https://app.example"));
     // No rule allows a DELETE from another origin: answered as usual, without CORS headers.
-    let deleted =
-        send(&server, "DELETE", "Tables('missing')", &[("Origin", "https://other.example")], "").await;
+    let deleted = send(
+        &server,
+        "DELETE",
+        "Tables('missing')",
+        &[("Origin", "https://other.example"), ("Accept", JSON)],
+        "",
+    )
+    .await;
     assert_eq!(deleted.status, 404, "{deleted:?}");
     assert!(
         deleted.headers.iter().all(|(n, _)| !n.to_ascii_lowercase().starts_with("access-control")),
