@@ -147,6 +147,9 @@ pub(crate) struct Call<'a> {
     pub(crate) query: &'a Query<'a>,
     pub(crate) body: &'a Bytes,
     pub(crate) request_id: &'a str,
+    /// The version the request is served at (`x-ms-version`, else the SAS's, else the
+    /// service's oldest).
+    pub(crate) version: &'a HeaderValue,
     /// What the request's table SAS allows; `None`: the account key's full rights.
     pub(crate) grant: Option<&'a Grant>,
 }
@@ -211,19 +214,19 @@ impl Call<'_> {
         Ok(metadata)
     }
 
-    /// JSON needs OData 3: a request that caps its OData version below it
-    /// (`MaxDataServiceVersion`, else `DataServiceVersion`, at `1.0` or `2.0`, parameters
-    /// after `;` aside) is refused JSON, 415 `JsonFormatNotSupported`, as the service refuses
-    /// it (the storage emulator's protocol layer, decompiled); a version it cannot read is
-    /// no cap. Checked once a JSON body or answer is settled on, `$batch` parts included.
+    /// JSON needs version 2013-08-15 and OData 3: a request served at an older version
+    /// ([`Call::version`]: an `x-ms-version` before it, or none and no SAS), or that caps its
+    /// OData version below 3 (`MaxDataServiceVersion`, else `DataServiceVersion`, at `1.0` or
+    /// `2.0`, parameters after `;` aside) is refused JSON, 415 `JsonFormatNotSupported`, as
+    /// the service refuses it (the storage emulator's protocol layer, decompiled); an OData
+    /// version it cannot read is no cap. Checked once a JSON body or answer is settled on,
+    /// `$batch` parts included.
     pub(crate) fn check_odata_version(&self) -> Result<(), Failure> {
         let version = odata_version(self.headers).and_then(|v| v.to_str().ok()).unwrap_or("");
+        let capped = self.version.as_bytes() < JSON_SINCE;
         match version.split(';').next().unwrap_or_default().trim() {
-            "1.0" | "2.0" => Err(Failure::new(
-                415,
-                ErrorCode::Other("JsonFormatNotSupported".into()),
-                "JSON format is not supported.",
-            )),
+            _ if capped => Err(json_not_supported()),
+            "1.0" | "2.0" => Err(json_not_supported()),
             _ => Ok(()),
         }
     }
@@ -304,6 +307,15 @@ fn asked_metadata(asked: &str) -> Result<Metadata, Failure> {
 /// [`Call::check_media_types`] first).
 pub(crate) fn part_metadata(format: Option<&str>, accept: Option<&str>) -> Result<Metadata, Failure> {
     asked_metadata(format.or(accept).unwrap_or_default())
+}
+
+/// The first version that reads and writes JSON.
+const JSON_SINCE: &[u8] = b"2013-08-15";
+
+/// 415 `JsonFormatNotSupported`: JSON asked or sent at a version, or an OData version, before
+/// JSON.
+fn json_not_supported() -> Failure {
+    Failure::new(415, ErrorCode::Other("JsonFormatNotSupported".into()), "JSON format is not supported.")
 }
 
 /// The service no longer reads or writes Atom: 415 `AtomFormatNotSupported`.
@@ -424,17 +436,14 @@ fn odata_version(headers: &HeaderMap) -> Option<&HeaderValue> {
     named(MAX_DATA_SERVICE_VERSION).or_else(|| named(DATA_SERVICE_VERSION))
 }
 
-/// The first version whose error answers follow `Accept`; the service answers older ones in
-/// XML, without `DataServiceVersion`.
-const ACCEPTED_ERRORS_SINCE: &[u8] = b"2013-08-15";
-
 /// How the service writes the error answers of a request of `version` (`x-ms-version`, in its
 /// sortable `YYYY-MM-DD` form) with `headers` (the storage emulator's protocol layer,
 /// decompiled): the form [`error_format`] picks from `Accept`, and a `DataServiceVersion` of
 /// the request's [`odata_version`], else `3.0`; XML without `DataServiceVersion` before
 /// 2013-08-15.
 pub(crate) fn error_style(headers: &HeaderMap, version: &HeaderValue) -> ErrorStyle {
-    if version.as_bytes() < ACCEPTED_ERRORS_SINCE {
+    // Error answers follow `Accept` from the first version that writes JSON.
+    if version.as_bytes() < JSON_SINCE {
         return ErrorStyle { format: ErrorFormat::Xml, data_service_version: None };
     }
     ErrorStyle {

@@ -46,7 +46,11 @@ async fn exchange(server: &Server, request: &[u8]) -> Option<Reply> {
     Reply::parse(&String::from_utf8(raw).unwrap())
 }
 
-/// A request to `path` (below the account) with `headers`, signed with the development key.
+/// The `x-ms-version` the SDKs send.
+const VERSION: (&str, &str) = ("x-ms-version", "2019-02-02");
+
+/// A request to `path` (below the account) with `headers`, signed with the development key,
+/// at [`VERSION`] unless `headers` name another (see [`raw`]).
 async fn send(server: &Server, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
     let path = format!("/{DEV_ACCOUNT}/{path}");
     let content_type = headers.iter().find(|(n, _)| *n == "Content-Type").map_or("", |(_, v)| v);
@@ -57,7 +61,8 @@ async fn send(server: &Server, method: &str, path: &str, headers: &[(&str, &str)
     raw(server, method, &path, &all, body).await.unwrap()
 }
 
-/// A request exactly as given, unsigned unless `headers` sign it.
+/// A request as given, at [`VERSION`] unless `headers` name another, unsigned unless
+/// `headers` sign it.
 async fn raw(
     server: &Server,
     method: &str,
@@ -66,6 +71,9 @@ async fn raw(
     body: &str,
 ) -> Option<Reply> {
     let mut request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    if headers.iter().all(|(n, _)| !n.eq_ignore_ascii_case(VERSION.0)) {
+        request.push_str(&format!("{}: {}\r\n", VERSION.0, VERSION.1));
+    }
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -591,6 +599,87 @@ async fn content_type_is_checked_before_accept() {
     server.shutdown().await;
 }
 
+/// A request is served at its `x-ms-version`; without one, at its SAS's signed version, else
+/// at the service's oldest, 2008-10-27, as the service serves it. JSON needs 2013-08-15: asked
+/// or sent before it (an unversioned `curl`, signed or not, included), it is refused 415
+/// `JsonFormatNotSupported`, in XML (those versions' error form), nothing written; an answer
+/// at a version before 2009-09-19 names none.
+#[tokio::test]
+async fn json_needs_version_2013_08_15() {
+    let (server, engine) = start(true).await;
+    let (open, open_engine) = start(false).await;
+    let create = r#"{"TableName":"versioned"}"#;
+    let json = [("Content-Type", JSON), ("Accept", MINIMAL)];
+    for version in ["2013-08-14", "2009-09-19", "2008-10-27"] {
+        let mut headers = json.to_vec();
+        headers.push(("x-ms-version", version));
+        for (method, path, body) in [("GET", "Tables", ""), ("POST", "Tables", create)] {
+            let reply = send(&server, method, path, &headers, body).await;
+            assert_eq!(
+                (reply.status, reply.code(), reply.header("Content-Type")),
+                (415, "JsonFormatNotSupported".to_owned(), Some("application/xml")),
+                "{version} {method}: {reply:?}"
+            );
+            let echoed = (version >= "2009-09-19").then_some(version);
+            assert_eq!(reply.header("x-ms-version"), echoed, "{version}");
+        }
+    }
+    // No version at all, signed or not.
+    let unversioned = |method: &str, content_type: &str, body: &str| {
+        let mut request = format!(
+            "{method} /{DEV_ACCOUNT}/Tables HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+             Accept: {MINIMAL}\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if !content_type.is_empty() {
+            request.push_str(&format!("Content-Type: {content_type}\r\n"));
+        }
+        let path = format!("/{DEV_ACCOUNT}/Tables");
+        let credential = Credential::shared_key(DEV_ACCOUNT, DEV_KEY).unwrap();
+        let signed =
+            credential.authorize(method, &path, content_type, &http_date(chrono::Utc::now())).unwrap();
+        let signature: String = signed.headers.iter().map(|(n, v)| format!("{n}: {v}\r\n")).collect();
+        (format!("{request}\r\n{body}"), format!("{request}{signature}\r\n{body}"))
+    };
+    for (method, content_type, body) in [("GET", "", ""), ("POST", JSON, create)] {
+        let (unsigned, signed) = unversioned(method, content_type, body);
+        for (server, request) in [(&open, unsigned), (&server, signed)] {
+            let reply = exchange(server, request.as_bytes()).await.unwrap();
+            assert_eq!(
+                (reply.status, reply.code(), reply.header("x-ms-version")),
+                (415, "JsonFormatNotSupported".to_owned(), None),
+                "{method}: {reply:?}"
+            );
+            assert_eq!(reply.header("DataServiceVersion"), None, "{reply:?}");
+        }
+    }
+    for engine in [&engine, &open_engine] {
+        assert!(engine.create_table_if_not_exists("versioned").unwrap(), "no table was created");
+    }
+    // From 2013-08-15 on, JSON is served.
+    let at = [("Accept", MINIMAL), ("x-ms-version", "2013-08-15")];
+    let reply = send(&server, "GET", "Tables", &at, "").await;
+    assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some("2013-08-15")), "{reply:?}");
+    // A SAS request without `x-ms-version` is served at its signed version.
+    let key = table_client::auth::AccountKey::new(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let token = table_client::auth::TableSasBuilder::new("versioned")
+        .permissions(table_client::auth::TableSasPermissions::parse("r").unwrap())
+        .expiry(chrono::Utc::now() + chrono::TimeDelta::hours(1))
+        .sign(&key)
+        .unwrap();
+    let request = format!(
+        "GET /{DEV_ACCOUNT}/versioned()?{} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+         Accept: {MINIMAL}\r\n\r\n",
+        token.as_query()
+    );
+    let reply = exchange(&server, request.as_bytes()).await.unwrap();
+    let signed_version = token.as_query().split('&').find_map(|p| p.strip_prefix("sv=")).map(str::to_owned);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.header("x-ms-version").map(str::to_owned), signed_version);
+    server.shutdown().await;
+    open.shutdown().await;
+}
+
 /// The service's header limits, and heads too large for anyone: answered, never a crash, and
 /// the server goes on serving.
 #[tokio::test]
@@ -610,16 +699,17 @@ async fn overlong_headers_and_urls_are_refused_and_the_server_goes_on() {
     let big_header =
         raw(&server, "GET", &format!("/{DEV_ACCOUNT}/Tables"), &[("x-big", huge.clone())], "").await;
     assert_eq!(big_header.map(|r| r.status), Some(431));
-    // At most 100 header fields: `raw` adds Host, Connection and Content-Length to these.
+    // At most 100 header fields: `raw` adds Host, Connection, x-ms-version and Content-Length
+    // to these.
     let fields = |count: usize| -> Vec<(String, String)> {
         (0..count).map(|i| (format!("x-many-{i}"), "1".to_owned())).collect()
     };
-    for (count, refused) in [(97, false), (98, true)] {
+    for (count, refused) in [(96, false), (97, true)] {
         let fields = fields(count);
         let fields: Vec<(&str, String)> = fields.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
         let status =
             raw(&server, "GET", &format!("/{DEV_ACCOUNT}/Tables"), &fields, "").await.map(|r| r.status);
-        assert_eq!(status == Some(431), refused, "{} header fields: {status:?}", count + 3);
+        assert_eq!(status == Some(431), refused, "{} header fields: {status:?}", count + 4);
     }
     let long_url = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/t?x={huge}"), &[], "").await;
     assert_eq!(long_url.map(|r| r.status), Some(431));
@@ -637,7 +727,8 @@ fn a_half_closed_connection_gets_its_answer() {
     use std::io::{Read, Write};
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let (server, _engine) = runtime.block_on(start(false));
-    let get = b"GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n";
+    let get = b"GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: x\r\nx-ms-version: 2019-02-02\r\n\
+                Accept: application/json\r\nConnection: close\r\n\r\n";
     let mut lost = 0;
     for _ in 0..2000 {
         let mut stream = std::net::TcpStream::connect(server.local_addr()).unwrap();
@@ -911,12 +1002,8 @@ async fn error_answers_take_the_form_the_accept_picks() {
         let headers: Vec<(&str, String)> = headers.iter().map(|&(n, v)| (n, v.to_owned())).collect();
         raw(server, "GET", path, &headers, "").await.unwrap()
     }
-    let xml_accepts: [&[(&str, &str)]; 4] = [
-        &[],
-        &[("Accept", "*/*")],
-        &[("Accept", "text/html, application/XML;q=0.9, application/json")],
-        &[("Accept", "application/json"), ("x-ms-version", "2013-08-14")],
-    ];
+    let xml_accepts: [&[(&str, &str)]; 3] =
+        [&[], &[("Accept", "*/*")], &[("Accept", "text/html, application/XML;q=0.9, application/json")]];
     for headers in xml_accepts {
         let reply = get(&server, &path, headers).await;
         assert_eq!(reply.status, 404, "{headers:?}: {reply:?}");
@@ -928,7 +1015,10 @@ async fn error_answers_take_the_form_the_accept_picks() {
         let expected = format!("The table specified does not exist.\nRequestId:{id}\nTime:");
         assert!(error.message.starts_with(&expected), "{error:?}");
     }
-    let old = get(&server, &path, xml_accepts[3]).await;
+    // Before 2013-08-15 there is no JSON: the JSON asked for is refused, in XML.
+    let old = get(&server, &path, &[("Accept", "application/json"), ("x-ms-version", "2013-08-14")]).await;
+    assert_eq!((old.status, old.code()), (415, "JsonFormatNotSupported".to_owned()), "{old:?}");
+    assert_eq!(old.header("Content-Type"), Some("application/xml"), "{old:?}");
     assert_eq!(old.header("DataServiceVersion"), None, "{old:?}");
     assert_eq!(get(&server, &path, &[]).await.header("DataServiceVersion"), Some("3.0"));
 
