@@ -783,6 +783,23 @@ async fn requests_must_be_signed_with_the_accounts_key() {
     };
     let forged = raw(&server, "GET", path, &headers(&wrong_key, "GET", path), "").await.unwrap();
     assert_eq!((forged.status, forged.code()), (403, "AuthenticationFailed".to_owned()));
+    // The service's fixed first line, then the reason, which no element of the body carries.
+    let lines: Vec<String> = forged.error().message.lines().take(2).map(str::to_owned).collect();
+    assert_eq!(
+        lines,
+        [
+            "Server failed to authenticate the request. Make sure the value of Authorization header is \
+             formed correctly including the signature.",
+            "The signature does not match the request.",
+        ]
+    );
+    let mut xml = headers(&wrong_key, "GET", path);
+    xml.retain(|(n, _)| *n != "Accept");
+    xml.push(("Accept", "application/xml".to_owned()));
+    let forged_xml = raw(&server, "GET", path, &xml, "").await.unwrap();
+    let xml_lines: Vec<String> = forged_xml.error().message.lines().take(2).map(str::to_owned).collect();
+    assert_eq!((forged_xml.header("Content-Type"), xml_lines), (Some("application/xml"), lines));
+    assert!(!forged_xml.body.contains("AuthenticationErrorDetail"), "{}", forged_xml.body);
     let replayed = raw(&server, "DELETE", "/devstoreaccount1/Tables('x')", &headers(&key, "GET", path), "")
         .await
         .unwrap();
