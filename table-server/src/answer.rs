@@ -38,8 +38,14 @@ pub(crate) const NEXT_ROW_KEY: HeaderName = HeaderName::from_static("x-ms-contin
 /// The body type of every answer.
 pub(crate) type Body = Full<Bytes>;
 
-/// The service version answered when the request names none.
-pub(crate) const DEFAULT_VERSION: &str = "2019-02-02";
+/// The service version a request naming none (no `x-ms-version`, no SAS `sv`) is served at:
+/// the service's oldest, as the service assumes it (the storage emulator's protocol layer,
+/// decompiled; an unversioned request to the service is answered in XML whatever it
+/// accepts, as that version's are). JSON needs 2013-08-15, so such a request gets none.
+pub(crate) const DEFAULT_VERSION: &str = "2008-10-27";
+
+/// The first version whose answers carry `x-ms-version`.
+const VERSION_ECHOED_SINCE: &[u8] = b"2009-09-19";
 
 /// How much OData control information a JSON answer carries (the `Accept` header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,7 +273,7 @@ impl Answer {
     }
 
     /// The hyper response, with the headers every answer carries: `x-ms-request-id`,
-    /// `x-ms-version`, the echoed `x-ms-client-request-id`, `Cache-Control` and
+    /// `x-ms-version` (from 2009-09-19), the echoed `x-ms-client-request-id`, `Cache-Control` and
     /// `X-Content-Type-Options`; hyper adds `Date` (formatted once a second rather than per
     /// answer).
     pub(crate) fn into_response(self, common: &Common) -> Response<Body> {
@@ -279,7 +285,9 @@ impl Answer {
         if let Ok(id) = HeaderValue::from_bytes(common.request_id.as_str().as_bytes()) {
             headers.append(X_MS_REQUEST_ID, id);
         }
-        headers.append(X_MS_VERSION, common.version.clone());
+        if common.version.as_bytes() >= VERSION_ECHOED_SINCE {
+            headers.append(X_MS_VERSION, common.version.clone());
+        }
         headers.append(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         headers.append(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
         if let Some(id) = &common.client_request_id {
@@ -304,7 +312,8 @@ impl Answer {
 #[derive(Debug, Clone)]
 pub(crate) struct Common {
     pub(crate) request_id: RequestId,
-    /// As the request named it (printable), else [`DEFAULT_VERSION`].
+    /// The version the request is served at: its `x-ms-version` (printable), else a SAS's
+    /// signed version, else [`DEFAULT_VERSION`]; echoed from 2009-09-19.
     pub(crate) version: HeaderValue,
     /// As the request gave it, when short and printable.
     pub(crate) client_request_id: Option<HeaderValue>,

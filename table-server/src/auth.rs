@@ -41,8 +41,12 @@ pub(crate) struct Signed<'a> {
     pub(crate) authorization: Option<&'a str>,
 }
 
-/// 403 `AuthenticationFailed`, `why` (the service's `AuthenticationErrorDetail`) on the
-/// message's second line.
+/// 403 `AuthenticationFailed`, `why` on the message's second line. The service writes only
+/// the first line in a table's error body, JSON or XML: its `AuthenticationErrorDetail`
+/// element is in blob and queue `<Error>` bodies, and the Table service's OData error
+/// writers leave it out (the storage emulator's protocol layer, decompiled; the service's
+/// JSON answers seen in SDK issue threads carry the first line alone). The reason is kept
+/// on a second line, deliberately: the body is the only place a caller can read it.
 pub(crate) fn authentication_failed(why: &str) -> Failure {
     let service = Failure::service(ErrorCode::AuthenticationFailed);
     Failure { message: format!("{}\n{why}", service.message), ..service }

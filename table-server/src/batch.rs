@@ -24,7 +24,7 @@ use crate::json::{self, Links};
 use crate::request::{
     Call, Refused, Verb, body_entity, check_json_content_type, missing_if_match, part_metadata, verb_of,
 };
-use crate::route::{Resource, parse_path};
+use crate::route::{Query, Resource, parse_path};
 
 /// What a part asks for.
 enum Sub {
@@ -163,12 +163,19 @@ fn read_part<'a>(
         Some(etag) => Some(IfMatch::ETag(ETag::new(etag))),
     };
     let verb = verb_of(method);
+    // The part's own media types and `$format`, under the request's OData version, in the
+    // order a request's are checked: the protocol head's checks, the answer's form, the body's.
+    let query = Query::parse(url.split_once('?').map_or("", |(_, query)| query))?;
+    let (content_type, format, accept) = (
+        header(&headers, "Content-Type").map(str::as_bytes),
+        query.get("$format"),
+        header(&headers, "Accept"),
+    );
+    call.check_media_types(content_type, format, accept.map(str::as_bytes))?;
+    let metadata = part_metadata(format, accept)?;
     if matches!(verb, Verb::Post | Verb::Put | Verb::Merge) {
-        check_json_content_type(header(&headers, "Content-Type").map(str::as_bytes))?;
+        check_json_content_type(content_type)?;
     }
-    let metadata = part_metadata(header(&headers, "Accept"))?;
-    // The request's own OData version caps every part's.
-    call.check_odata_version()?;
     let with_url_keys = |key: EntityKey| -> Result<_, Failure> {
         let mut entity = body_entity(body, false)?;
         entity.partition_key = key.partition_key;
@@ -431,6 +438,7 @@ mod tests {
             query: &query,
             body,
             request_id: "rid",
+            version: &hyper::header::HeaderValue::from_static("2019-02-02"),
             grant: None,
         };
         with(&call)
@@ -802,8 +810,26 @@ mod tests {
         let error = submit_raw(&engine, &content_type, plain).expect_err("a type not written");
         assert_eq!(error.code().map(ErrorCode::as_str), Some("MediaTypeNotSupported"));
         assert!(engine.query("tbl", &Default::default()).is_ok_and(|p| p.entities.is_empty()));
-        // A part without `Accept` is answered in minimal metadata.
-        assert!(submit_raw(&engine, &content_type, second(accept, "")).is_ok());
+        // A part without `Accept`, or with a blank one, is refused as the service refuses it
+        // (Atom is its default answer): a delete's too, which answers with no body.
+        let key = EntityKey::new("p", "1");
+        let delete = encode_batch(BASE, "tbl", &[Operation::Delete { key, if_match: IfMatch::Any }]);
+        for (content_type, body, blank) in
+            [(&content_type, &body, ""), (&content_type, &body, "Accept: \r\n"), (&delete.0, &delete.1, "")]
+        {
+            let error =
+                submit_raw(&engine, content_type, body.replacen(accept, blank, 1)).expect_err("no Accept");
+            assert_eq!(
+                (error.status(), error.code().map(ErrorCode::as_str)),
+                (Some(415), Some("AtomFormatNotSupported")),
+                "{blank:?}"
+            );
+        }
+        // Bad in both, a part's `Content-Type` is checked first, as a request's is.
+        let both = second(accept, "Accept: application/atom+xml\r\n")
+            .replace(json, "Content-Type: application/json;odata=verbose\r\n");
+        let error = submit_raw(&engine, &content_type, both).expect_err("bad in both");
+        assert_eq!(error.code().map(ErrorCode::as_str), Some("JsonVerboseFormatNotSupported"));
     }
 
     /// A request capping OData below 3 (`MaxDataServiceVersion: 2.0`) has its first part
@@ -873,9 +899,10 @@ mod tests {
         let part = "--cs\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n";
         let mixed = format!(
             "--batch_1\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n\
-             {part}POST {BASE}/tbl HTTP/1.1\r\nContent-Type: application/json\r\n\r\n\
+             {part}POST {BASE}/tbl HTTP/1.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json\r\n\r\n\
              {{\"PartitionKey\":\"p\",\"RowKey\":\"3\"}}\r\n\
-             {part}GET {BASE}/tbl(PartitionKey='p',RowKey='1') HTTP/1.1\r\n\r\n\r\n--cs--\r\n--batch_1--\r\n"
+             {part}GET {BASE}/tbl(PartitionKey='p',RowKey='1') HTTP/1.1\r\nAccept: application/json\r\n\r\n\r\n--cs--\r\n--batch_1--\r\n"
         );
         let refused = answer_parts(&answer_to(&engine, "multipart/mixed; boundary=batch_1", mixed));
         assert_eq!(refused[0].0, "HTTP/1.1 400 Bad Request");

@@ -3,6 +3,7 @@
 //! service's order; what is checked here is only the request's shape (a readable body, the
 //! keys an insert needs, well-formed query parameters and headers).
 
+use hyper::header::{ACCEPT, HeaderValue};
 use table_client::wire::url::{entity_path, table_path};
 use table_core::{
     Continuation, Entity, EntityKey, ErrorCode, Filter, IfMatch, Operation, QueryRequest, TableQuery,
@@ -43,6 +44,14 @@ pub(crate) fn dispatch(call: &Call<'_>, resource: &Resource) -> Result<Answer, R
         (Resource::Account, _) => return service_settings(call),
         (_, Some(comp)) => return Err(invalid_comp(comp).into()),
         (_, None) => {}
+    }
+    // The `$batch` request itself is not held to them; each of its parts is.
+    if *resource != Resource::Batch {
+        call.check_media_types(
+            call.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes),
+            call.query.get("$format"),
+            call.headers.get(ACCEPT).map(HeaderValue::as_bytes),
+        )?;
     }
     match (resource, call.method) {
         (Resource::Tables, Verb::Get) => query_tables(call),

@@ -147,11 +147,64 @@ pub(crate) struct Call<'a> {
     pub(crate) query: &'a Query<'a>,
     pub(crate) body: &'a Bytes,
     pub(crate) request_id: &'a str,
+    /// The version the request is served at (`x-ms-version`, else the SAS's, else the
+    /// service's oldest).
+    pub(crate) version: &'a HeaderValue,
     /// What the request's table SAS allows; `None`: the account key's full rights.
     pub(crate) grant: Option<&'a Grant>,
 }
 
 impl Call<'_> {
+    /// The media types a table or entity request names, checked as the service's protocol
+    /// head checks them on every such request and every `$batch` part (not on the `$batch`
+    /// request itself, nor on table ACLs and service settings), before the operation reads its
+    /// body or picks its answer's form (the storage emulator's protocol layer, decompiled, for
+    /// versions from 2015-12-11). In this order:
+    /// - a `Content-Type` naming Atom ([`names_atom`]) is 415 `AtomFormatNotSupported`; a JSON
+    ///   one is held to [`Call::check_odata_version`], then refused when verbose (415
+    ///   `JsonVerboseFormatNotSupported`); none is left to the operation (a body needs one);
+    /// - a `$format` (`format`, not blank) naming Atom is 415 `AtomFormatNotSupported`, and any
+    ///   other takes the place of `Accept`, which is then not checked;
+    /// - else an absent or blank `Accept` is 415 `AtomFormatNotSupported` (Atom being the
+    ///   default answer), whatever the verb: a delete or update that writes no answer body
+    ///   too; one naming Atom likewise, and a JSON one is checked as the `Content-Type` is.
+    ///
+    /// `content_type`, `format` and `accept` are the request's, or a `$batch` part's.
+    pub(crate) fn check_media_types(
+        &self,
+        content_type: Option<&[u8]>,
+        format: Option<&str>,
+        accept: Option<&[u8]>,
+    ) -> Result<(), Failure> {
+        let content_type = content_type.unwrap_or_default();
+        if !content_type.trim_ascii().is_empty() {
+            self.check_named_type(content_type)?;
+        }
+        match format.filter(|format| !format.trim().is_empty()) {
+            Some(format) if names_atom(format.as_bytes()) => Err(atom_not_supported()),
+            Some(_) => Ok(()),
+            None => match accept.filter(|accept| !accept.trim_ascii().is_empty()) {
+                Some(accept) => self.check_named_type(accept),
+                None => Err(atom_not_supported()),
+            },
+        }
+    }
+
+    /// A `Content-Type` or `Accept` value the protocol head refuses: one naming Atom, or JSON
+    /// the request's OData version cannot read, or verbose JSON.
+    fn check_named_type(&self, value: &[u8]) -> Result<(), Failure> {
+        if names_atom(value) {
+            return Err(atom_not_supported());
+        }
+        if is_json(value) {
+            self.check_odata_version()?;
+            if is_verbose_json(value) {
+                return Err(verbose_json_not_supported());
+            }
+        }
+        Ok(())
+    }
+
     /// The metadata level the answer is written in: `$format`, else `Accept`, as
     /// [`asked_metadata`] reads it.
     pub(crate) fn metadata(&self) -> Result<Metadata, Failure> {
@@ -161,19 +214,19 @@ impl Call<'_> {
         Ok(metadata)
     }
 
-    /// JSON needs OData 3: a request that caps its OData version below it
-    /// (`MaxDataServiceVersion`, else `DataServiceVersion`, at `1.0` or `2.0`, parameters
-    /// after `;` aside) is refused JSON, 415 `JsonFormatNotSupported`, as the service refuses
-    /// it (the storage emulator's protocol layer, decompiled); a version it cannot read is
-    /// no cap. Checked once a JSON body or answer is settled on, `$batch` parts included.
+    /// JSON needs version 2013-08-15 and OData 3: a request served at an older version
+    /// ([`Call::version`]: an `x-ms-version` before it, or none and no SAS), or that caps its
+    /// OData version below 3 (`MaxDataServiceVersion`, else `DataServiceVersion`, at `1.0` or
+    /// `2.0`, parameters after `;` aside) is refused JSON, 415 `JsonFormatNotSupported`, as
+    /// the service refuses it (the storage emulator's protocol layer, decompiled); an OData
+    /// version it cannot read is no cap. Checked once a JSON body or answer is settled on,
+    /// `$batch` parts included.
     pub(crate) fn check_odata_version(&self) -> Result<(), Failure> {
         let version = odata_version(self.headers).and_then(|v| v.to_str().ok()).unwrap_or("");
+        let capped = self.version.as_bytes() < JSON_SINCE;
         match version.split(';').next().unwrap_or_default().trim() {
-            "1.0" | "2.0" => Err(Failure::new(
-                415,
-                ErrorCode::Other("JsonFormatNotSupported".into()),
-                "JSON format is not supported.",
-            )),
+            _ if capped => Err(json_not_supported()),
+            "1.0" | "2.0" => Err(json_not_supported()),
             _ => Ok(()),
         }
     }
@@ -249,14 +302,20 @@ fn asked_metadata(asked: &str) -> Result<Metadata, Failure> {
     }
 }
 
-/// The metadata level of a `$batch` part's answer, from the part's `Accept`, read as a
-/// request's is; a part without `Accept` is answered in minimal metadata, where the service
-/// refuses it (every SDK sends one).
-pub(crate) fn part_metadata(accept: Option<&str>) -> Result<Metadata, Failure> {
-    match accept.filter(|accept| !accept.trim().is_empty()) {
-        Some(accept) => asked_metadata(accept),
-        None => Ok(Metadata::Minimal),
-    }
+/// The metadata level of a `$batch` part's answer, from the part's `$format`, else its
+/// `Accept`, read as a request's is (a part without either is refused by
+/// [`Call::check_media_types`] first).
+pub(crate) fn part_metadata(format: Option<&str>, accept: Option<&str>) -> Result<Metadata, Failure> {
+    asked_metadata(format.or(accept).unwrap_or_default())
+}
+
+/// The first version that reads and writes JSON.
+const JSON_SINCE: &[u8] = b"2013-08-15";
+
+/// 415 `JsonFormatNotSupported`: JSON asked or sent at a version, or an OData version, before
+/// JSON.
+fn json_not_supported() -> Failure {
+    Failure::new(415, ErrorCode::Other("JsonFormatNotSupported".into()), "JSON format is not supported.")
 }
 
 /// The service no longer reads or writes Atom: 415 `AtomFormatNotSupported`.
@@ -377,17 +436,14 @@ fn odata_version(headers: &HeaderMap) -> Option<&HeaderValue> {
     named(MAX_DATA_SERVICE_VERSION).or_else(|| named(DATA_SERVICE_VERSION))
 }
 
-/// The first version whose error answers follow `Accept`; the service answers older ones in
-/// XML, without `DataServiceVersion`.
-const ACCEPTED_ERRORS_SINCE: &[u8] = b"2013-08-15";
-
 /// How the service writes the error answers of a request of `version` (`x-ms-version`, in its
 /// sortable `YYYY-MM-DD` form) with `headers` (the storage emulator's protocol layer,
 /// decompiled): the form [`error_format`] picks from `Accept`, and a `DataServiceVersion` of
 /// the request's [`odata_version`], else `3.0`; XML without `DataServiceVersion` before
 /// 2013-08-15.
 pub(crate) fn error_style(headers: &HeaderMap, version: &HeaderValue) -> ErrorStyle {
-    if version.as_bytes() < ACCEPTED_ERRORS_SINCE {
+    // Error answers follow `Accept` from the first version that writes JSON.
+    if version.as_bytes() < JSON_SINCE {
         return ErrorStyle { format: ErrorFormat::Xml, data_service_version: None };
     }
     ErrorStyle {

@@ -23,6 +23,7 @@ use std::cmp::Ordering;
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
+use hyper::header::HeaderValue;
 use table_client::auth::{
     AccountSasFields, AccountSasPermissions, AccountSasResourceTypes, AccountSasServices, TableSasFields,
     TableSasPermissions, parse_sas_time,
@@ -121,6 +122,16 @@ fn resource_type_mismatch() -> Failure {
 /// instead of SharedKey.
 pub(crate) fn carries_sas(query: &Query<'_>) -> bool {
     query.get_ignoring_case("sig").next().is_some()
+}
+
+/// The signed version (`sv`) of the SAS a request's query (`query`, undecoded) carries: the
+/// version a SAS request naming none in `x-ms-version` is served at, as the service serves
+/// it (the storage emulator's protocol layer, decompiled). `None` without a SAS, or with an
+/// `sv` that is not header text; a bad `sv` is refused when the SAS is checked.
+pub(crate) fn served_version(query: &str) -> Option<HeaderValue> {
+    let query = Query::parse(query).ok()?;
+    let version = query.get_ignoring_case("sv").next().filter(|_| carries_sas(&query))?;
+    HeaderValue::from_str(version).ok()
 }
 
 /// Checks the SAS in `query` (an account SAS when it names services, `ss`, else a table SAS),

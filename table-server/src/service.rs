@@ -51,7 +51,7 @@ impl Service {
         origin: Origin,
     ) -> Result<Response<Body>, Dropped> {
         let (parts, body) = request.into_parts();
-        let common = common(&parts.headers);
+        let common = common(&parts.headers, parts.uri.query());
         // Only a browser's request (one with `Origin`) gets CORS headers.
         let cors = cors::ActualRequest::of(&parts.method, &parts.headers);
         let answer = match self.answer(&parts, body, origin, &common).await {
@@ -146,15 +146,16 @@ impl Service {
             query: &query,
             body: &body,
             request_id: common.request_id.as_str(),
+            version: &common.version,
             grant: grant.as_ref(),
         };
         operations::dispatch(&call, &path.resource)
     }
 }
 
-/// The answer's common headers: a new request id, the version asked for, the client's
-/// request id when it is a short printable value.
-fn common(headers: &HeaderMap) -> Common {
+/// The answer's common headers: a new request id, the version the request is served at, the
+/// client's request id when it is a short printable value.
+fn common(headers: &HeaderMap, query: Option<&str>) -> Common {
     let printable = |v: &&HeaderValue| v.as_bytes().iter().all(|b| (b' '..=b'~').contains(b));
     Common {
         request_id: request_id(),
@@ -163,6 +164,7 @@ fn common(headers: &HeaderMap) -> Common {
             .get(X_MS_VERSION)
             .filter(printable)
             .cloned()
+            .or_else(|| query.and_then(sas::served_version))
             .unwrap_or(HeaderValue::from_static(DEFAULT_VERSION)),
         client_request_id: headers
             .get(X_MS_CLIENT_REQUEST_ID)

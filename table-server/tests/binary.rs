@@ -47,7 +47,8 @@ fn lists_tables(address: &str) {
     let mut stream = TcpStream::connect(address).unwrap();
     write!(
         stream,
-        "GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: {address}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+        "GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: {address}\r\nx-ms-version: 2019-02-02\r\n\
+         Accept: application/json\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut answer = String::new();
@@ -95,7 +96,8 @@ fn engine_flags_take_effect() {
         let mut stream = TcpStream::connect(&address).unwrap();
         write!(
             stream,
-            "{method} /devstoreaccount1/{path} HTTP/1.1\r\nHost: {address}\r\nAccept: application/json\r\n\
+            "{method} /devstoreaccount1/{path} HTTP/1.1\r\nHost: {address}\r\nx-ms-version: 2019-02-02\r\n\
+             Accept: application/json\r\n\
              Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         )

@@ -46,7 +46,11 @@ async fn exchange(server: &Server, request: &[u8]) -> Option<Reply> {
     Reply::parse(&String::from_utf8(raw).unwrap())
 }
 
-/// A request to `path` (below the account) with `headers`, signed with the development key.
+/// The `x-ms-version` the SDKs send.
+const VERSION: (&str, &str) = ("x-ms-version", "2019-02-02");
+
+/// A request to `path` (below the account) with `headers`, signed with the development key,
+/// at [`VERSION`] unless `headers` name another (see [`raw`]).
 async fn send(server: &Server, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
     let path = format!("/{DEV_ACCOUNT}/{path}");
     let content_type = headers.iter().find(|(n, _)| *n == "Content-Type").map_or("", |(_, v)| v);
@@ -57,7 +61,8 @@ async fn send(server: &Server, method: &str, path: &str, headers: &[(&str, &str)
     raw(server, method, &path, &all, body).await.unwrap()
 }
 
-/// A request exactly as given, unsigned unless `headers` sign it.
+/// A request as given, at [`VERSION`] unless `headers` name another, unsigned unless
+/// `headers` sign it.
 async fn raw(
     server: &Server,
     method: &str,
@@ -66,6 +71,9 @@ async fn raw(
     body: &str,
 ) -> Option<Reply> {
     let mut request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    if headers.iter().all(|(n, _)| !n.eq_ignore_ascii_case(VERSION.0)) {
+        request.push_str(&format!("{}: {}\r\n", VERSION.0, VERSION.1));
+    }
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -143,8 +151,8 @@ async fn tables_are_created_listed_and_deleted_with_the_services_answers() {
     let one = send(&server, "GET", "Tables('Beta2')", &nometa, "").await;
     assert_eq!((one.status, one.json()["TableName"].as_str()), (200, Some("Beta2")));
 
-    assert_eq!(send(&server, "DELETE", "Tables('Beta2')", &[], "").await.status, 204);
-    let gone = send(&server, "DELETE", "Tables('Beta2')", &[], "").await;
+    assert_eq!(send(&server, "DELETE", "Tables('Beta2')", &nometa, "").await.status, 204);
+    let gone = send(&server, "DELETE", "Tables('Beta2')", &nometa, "").await;
     assert_eq!((gone.status, gone.code()), (404, "ResourceNotFound".to_owned()));
     let missing = send(&server, "GET", "Tables('Beta2')", &nometa, "").await;
     assert_eq!((missing.status, missing.code()), (404, "ResourceNotFound".to_owned()));
@@ -196,7 +204,7 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
     assert!(selected.json().get("l").is_none() && selected.json()["n"] == 5);
 
     // Upserts without If-Match, updates with it; MERGE and PATCH are one.
-    let json = [("Content-Type", JSON)];
+    let json = [("Content-Type", JSON), ("Accept", MINIMAL)];
     let upsert = send(&server, "PUT", "ents(PartitionKey='p',RowKey='new')", &json, r#"{"a":1}"#).await;
     assert_eq!(upsert.status, 204);
     let new_etag = upsert.header("ETag").unwrap().to_owned();
@@ -204,7 +212,7 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
         &server,
         "MERGE",
         "ents(PartitionKey='p',RowKey='new')",
-        &[("Content-Type", JSON), ("If-Match", &new_etag)],
+        &[("Content-Type", JSON), ("Accept", MINIMAL), ("If-Match", &new_etag)],
         r#"{"b":2}"#,
     )
     .await;
@@ -213,7 +221,7 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
         &server,
         "PATCH",
         "ents(PartitionKey='p',RowKey='new')",
-        &[("Content-Type", JSON), ("If-Match", &new_etag)],
+        &[("Content-Type", JSON), ("Accept", MINIMAL), ("If-Match", &new_etag)],
         r#"{"c":3}"#,
     )
     .await;
@@ -222,7 +230,7 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
         &server,
         "PATCH",
         "ents(PartitionKey='p',RowKey='new')",
-        &[("Content-Type", JSON), ("If-Match", "*")],
+        &[("Content-Type", JSON), ("Accept", MINIMAL), ("If-Match", "*")],
         r#"{"c":3}"#,
     )
     .await;
@@ -236,16 +244,17 @@ async fn entities_are_written_read_and_answered_in_every_metadata_level() {
         &server,
         "PUT",
         "ents(PartitionKey='p',RowKey='none')",
-        &[("Content-Type", JSON), ("If-Match", "*")],
+        &[("Content-Type", JSON), ("Accept", MINIMAL), ("If-Match", "*")],
         "{}",
     )
     .await;
     assert_eq!((replace_missing.status, replace_missing.code()), (404, "ResourceNotFound".to_owned()));
 
-    let unconditional = send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &[], "").await;
+    let unconditional =
+        send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &[("Accept", MINIMAL)], "").await;
     assert_eq!(unconditional.status, 400, "a delete names its version");
-    let deleted =
-        send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &[("If-Match", "*")], "").await;
+    let delete = [("Accept", MINIMAL), ("If-Match", "*")];
+    let deleted = send(&server, "DELETE", "ents(PartitionKey='p',RowKey='new')", &delete, "").await;
     assert_eq!((deleted.status, deleted.header("ETag")), (204, None));
 
     let conflict = send(
@@ -498,6 +507,179 @@ async fn json_needs_odata_3() {
     server.shutdown().await;
 }
 
+/// Every table and entity request names the type of its answer: one without `Accept` (or with
+/// a blank one) is refused 415 `AtomFormatNotSupported` (Atom being the service's default
+/// answer), whatever its verb, a delete or update that answers with no body too, and nothing
+/// is changed; a `$format` stands in for `Accept`. The `$batch` request itself needs none (its
+/// parts do), nor do table ACLs.
+#[tokio::test]
+async fn a_request_without_accept_is_refused_atom() {
+    let (server, engine) = start(true).await;
+    create_table(&server, "named").await;
+    let entity = r#"{"PartitionKey":"p","RowKey":"r"}"#;
+    let typed = [("Content-Type", JSON), ("Accept", MINIMAL)];
+    assert_eq!(send(&server, "POST", "named", &typed, entity).await.status, 201);
+    let key = "named(PartitionKey='p',RowKey='r')";
+    let requests = [
+        ("DELETE", "Tables('named')", ""),
+        ("DELETE", key, ""),
+        ("PUT", key, r#"{"n":1}"#),
+        ("MERGE", key, r#"{"n":1}"#),
+        ("POST", "named", r#"{"PartitionKey":"p","RowKey":"s"}"#),
+        ("POST", "Tables", r#"{"TableName":"other"}"#),
+        ("GET", "named()", ""),
+        ("GET", key, ""),
+        ("GET", "Tables", ""),
+    ];
+    for blank in [None, Some("")] {
+        for (method, path, body) in requests {
+            let mut headers = vec![("If-Match", "*")];
+            headers.extend((!body.is_empty()).then_some(("Content-Type", JSON)));
+            headers.extend(blank.map(|blank| ("Accept", blank)));
+            let reply = send(&server, method, path, &headers, body).await;
+            assert_eq!(
+                (reply.status, reply.code()),
+                (415, "AtomFormatNotSupported".to_owned()),
+                "{method} {path} {blank:?}: {reply:?}"
+            );
+        }
+    }
+    let stored = engine.query("named", &Default::default()).unwrap().entities;
+    assert_eq!((stored.len(), stored[0].properties.len()), (1, 0), "nothing was changed");
+    assert!(engine.create_table_if_not_exists("named").is_ok_and(|created| !created), "the table stays");
+
+    // Nor do table ACLs, and the `$batch` request itself is read without one.
+    let acl = send(&server, "GET", "named?comp=acl", &[], "").await;
+    assert_eq!(acl.status, 200, "{acl:?}");
+    let base = format!("http://127.0.0.1/{DEV_ACCOUNT}");
+    let insert = table_core::Operation::Insert(table_core::Entity::new("p", "b"));
+    let (content_type, batch) = table_client::wire::encode_batch(&base, "named", &[insert]);
+    let batched = send(&server, "POST", "$batch", &[("Content-Type", &content_type)], &batch).await;
+    assert_eq!(batched.status, 202, "{batched:?}");
+    assert!(!batched.body.contains("AtomFormatNotSupported"), "{}", batched.body);
+    // `$format` stands in for `Accept`.
+    let by_format = send(&server, "DELETE", &format!("{key}?$format=json"), &[("If-Match", "*")], "").await;
+    assert_eq!(by_format.status, 204, "{by_format:?}");
+    let atom = send(&server, "DELETE", "Tables('named')?$format=atom", &[("Accept", MINIMAL)], "").await;
+    assert_eq!((atom.status, atom.code()), (415, "AtomFormatNotSupported".to_owned()));
+    server.shutdown().await;
+}
+
+/// A request bad in both its `Content-Type` and its `Accept` is refused for its `Content-Type`,
+/// the service's protocol head checking it first (for Atom, an OData version that cannot read
+/// JSON, and verbose JSON), then `Accept`'s, then what the operation itself reads: the
+/// answer's type, then the body's.
+#[tokio::test]
+async fn content_type_is_checked_before_accept() {
+    let (server, engine) = start(true).await;
+    let verbose = "application/json;odata=verbose";
+    let atom = "application/atom+xml";
+    for (content_type, accept, extra, status, code) in [
+        (atom, verbose, None, 415, "AtomFormatNotSupported"),
+        (verbose, atom, None, 415, "JsonVerboseFormatNotSupported"),
+        (verbose, "text/plain", None, 415, "JsonVerboseFormatNotSupported"),
+        (JSON, atom, Some(("MaxDataServiceVersion", "2.0")), 415, "JsonFormatNotSupported"),
+        // The protocol head's checks of `Accept` come before the body's type is read...
+        ("text/plain", "", None, 415, "AtomFormatNotSupported"),
+        ("text/plain", verbose, None, 415, "JsonVerboseFormatNotSupported"),
+        // ...and the answer's type is settled before the body is read.
+        ("", "text/plain", None, 415, "MediaTypeNotSupported"),
+    ] {
+        let mut headers = vec![("Content-Type", content_type)];
+        headers.extend((!accept.is_empty()).then_some(("Accept", accept)));
+        headers.extend(extra);
+        let reply = send(&server, "POST", "Tables", &headers, r#"{"TableName":"both"}"#).await;
+        assert_eq!(
+            (reply.status, reply.code()),
+            (status, code.to_owned()),
+            "{content_type:?} {accept:?}: {reply:?}"
+        );
+    }
+    assert!(engine.create_table_if_not_exists("both").unwrap(), "no table was created");
+    server.shutdown().await;
+}
+
+/// A request is served at its `x-ms-version`; without one, at its SAS's signed version, else
+/// at the service's oldest, 2008-10-27, as the service serves it. JSON needs 2013-08-15: asked
+/// or sent before it (an unversioned `curl`, signed or not, included), it is refused 415
+/// `JsonFormatNotSupported`, in XML (those versions' error form), nothing written; an answer
+/// at a version before 2009-09-19 names none.
+#[tokio::test]
+async fn json_needs_version_2013_08_15() {
+    let (server, engine) = start(true).await;
+    let (open, open_engine) = start(false).await;
+    let create = r#"{"TableName":"versioned"}"#;
+    let json = [("Content-Type", JSON), ("Accept", MINIMAL)];
+    for version in ["2013-08-14", "2009-09-19", "2008-10-27"] {
+        let mut headers = json.to_vec();
+        headers.push(("x-ms-version", version));
+        for (method, path, body) in [("GET", "Tables", ""), ("POST", "Tables", create)] {
+            let reply = send(&server, method, path, &headers, body).await;
+            assert_eq!(
+                (reply.status, reply.code(), reply.header("Content-Type")),
+                (415, "JsonFormatNotSupported".to_owned(), Some("application/xml")),
+                "{version} {method}: {reply:?}"
+            );
+            let echoed = (version >= "2009-09-19").then_some(version);
+            assert_eq!(reply.header("x-ms-version"), echoed, "{version}");
+        }
+    }
+    // No version at all, signed or not.
+    let unversioned = |method: &str, content_type: &str, body: &str| {
+        let mut request = format!(
+            "{method} /{DEV_ACCOUNT}/Tables HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+             Accept: {MINIMAL}\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if !content_type.is_empty() {
+            request.push_str(&format!("Content-Type: {content_type}\r\n"));
+        }
+        let path = format!("/{DEV_ACCOUNT}/Tables");
+        let credential = Credential::shared_key(DEV_ACCOUNT, DEV_KEY).unwrap();
+        let signed =
+            credential.authorize(method, &path, content_type, &http_date(chrono::Utc::now())).unwrap();
+        let signature: String = signed.headers.iter().map(|(n, v)| format!("{n}: {v}\r\n")).collect();
+        (format!("{request}\r\n{body}"), format!("{request}{signature}\r\n{body}"))
+    };
+    for (method, content_type, body) in [("GET", "", ""), ("POST", JSON, create)] {
+        let (unsigned, signed) = unversioned(method, content_type, body);
+        for (server, request) in [(&open, unsigned), (&server, signed)] {
+            let reply = exchange(server, request.as_bytes()).await.unwrap();
+            assert_eq!(
+                (reply.status, reply.code(), reply.header("x-ms-version")),
+                (415, "JsonFormatNotSupported".to_owned(), None),
+                "{method}: {reply:?}"
+            );
+            assert_eq!(reply.header("DataServiceVersion"), None, "{reply:?}");
+        }
+    }
+    for engine in [&engine, &open_engine] {
+        assert!(engine.create_table_if_not_exists("versioned").unwrap(), "no table was created");
+    }
+    // From 2013-08-15 on, JSON is served.
+    let at = [("Accept", MINIMAL), ("x-ms-version", "2013-08-15")];
+    let reply = send(&server, "GET", "Tables", &at, "").await;
+    assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some("2013-08-15")), "{reply:?}");
+    // A SAS request without `x-ms-version` is served at its signed version.
+    let key = table_client::auth::AccountKey::new(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let token = table_client::auth::TableSasBuilder::new("versioned")
+        .permissions(table_client::auth::TableSasPermissions::parse("r").unwrap())
+        .expiry(chrono::Utc::now() + chrono::TimeDelta::hours(1))
+        .sign(&key)
+        .unwrap();
+    let request = format!(
+        "GET /{DEV_ACCOUNT}/versioned()?{} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+         Accept: {MINIMAL}\r\n\r\n",
+        token.as_query()
+    );
+    let reply = exchange(&server, request.as_bytes()).await.unwrap();
+    let signed_version = token.as_query().split('&').find_map(|p| p.strip_prefix("sv=")).map(str::to_owned);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.header("x-ms-version").map(str::to_owned), signed_version);
+    server.shutdown().await;
+    open.shutdown().await;
+}
+
 /// The service's header limits, and heads too large for anyone: answered, never a crash, and
 /// the server goes on serving.
 #[tokio::test]
@@ -517,16 +699,17 @@ async fn overlong_headers_and_urls_are_refused_and_the_server_goes_on() {
     let big_header =
         raw(&server, "GET", &format!("/{DEV_ACCOUNT}/Tables"), &[("x-big", huge.clone())], "").await;
     assert_eq!(big_header.map(|r| r.status), Some(431));
-    // At most 100 header fields: `raw` adds Host, Connection and Content-Length to these.
+    // At most 100 header fields: `raw` adds Host, Connection, x-ms-version and Content-Length
+    // to these.
     let fields = |count: usize| -> Vec<(String, String)> {
         (0..count).map(|i| (format!("x-many-{i}"), "1".to_owned())).collect()
     };
-    for (count, refused) in [(97, false), (98, true)] {
+    for (count, refused) in [(96, false), (97, true)] {
         let fields = fields(count);
         let fields: Vec<(&str, String)> = fields.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
         let status =
             raw(&server, "GET", &format!("/{DEV_ACCOUNT}/Tables"), &fields, "").await.map(|r| r.status);
-        assert_eq!(status == Some(431), refused, "{} header fields: {status:?}", count + 3);
+        assert_eq!(status == Some(431), refused, "{} header fields: {status:?}", count + 4);
     }
     let long_url = raw(&server, "GET", &format!("/{DEV_ACCOUNT}/t?x={huge}"), &[], "").await;
     assert_eq!(long_url.map(|r| r.status), Some(431));
@@ -544,7 +727,8 @@ fn a_half_closed_connection_gets_its_answer() {
     use std::io::{Read, Write};
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let (server, _engine) = runtime.block_on(start(false));
-    let get = b"GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n";
+    let get = b"GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: x\r\nx-ms-version: 2019-02-02\r\n\
+                Accept: application/json\r\nConnection: close\r\n\r\n";
     let mut lost = 0;
     for _ in 0..2000 {
         let mut stream = std::net::TcpStream::connect(server.local_addr()).unwrap();
@@ -599,6 +783,23 @@ async fn requests_must_be_signed_with_the_accounts_key() {
     };
     let forged = raw(&server, "GET", path, &headers(&wrong_key, "GET", path), "").await.unwrap();
     assert_eq!((forged.status, forged.code()), (403, "AuthenticationFailed".to_owned()));
+    // The service's fixed first line, then the reason, which no element of the body carries.
+    let lines: Vec<String> = forged.error().message.lines().take(2).map(str::to_owned).collect();
+    assert_eq!(
+        lines,
+        [
+            "Server failed to authenticate the request. Make sure the value of Authorization header is \
+             formed correctly including the signature.",
+            "The signature does not match the request.",
+        ]
+    );
+    let mut xml = headers(&wrong_key, "GET", path);
+    xml.retain(|(n, _)| *n != "Accept");
+    xml.push(("Accept", "application/xml".to_owned()));
+    let forged_xml = raw(&server, "GET", path, &xml, "").await.unwrap();
+    let xml_lines: Vec<String> = forged_xml.error().message.lines().take(2).map(str::to_owned).collect();
+    assert_eq!((forged_xml.header("Content-Type"), xml_lines), (Some("application/xml"), lines));
+    assert!(!forged_xml.body.contains("AuthenticationErrorDetail"), "{}", forged_xml.body);
     let replayed = raw(&server, "DELETE", "/devstoreaccount1/Tables('x')", &headers(&key, "GET", path), "")
         .await
         .unwrap();
@@ -818,12 +1019,8 @@ async fn error_answers_take_the_form_the_accept_picks() {
         let headers: Vec<(&str, String)> = headers.iter().map(|&(n, v)| (n, v.to_owned())).collect();
         raw(server, "GET", path, &headers, "").await.unwrap()
     }
-    let xml_accepts: [&[(&str, &str)]; 4] = [
-        &[],
-        &[("Accept", "*/*")],
-        &[("Accept", "text/html, application/XML;q=0.9, application/json")],
-        &[("Accept", "application/json"), ("x-ms-version", "2013-08-14")],
-    ];
+    let xml_accepts: [&[(&str, &str)]; 3] =
+        [&[], &[("Accept", "*/*")], &[("Accept", "text/html, application/XML;q=0.9, application/json")]];
     for headers in xml_accepts {
         let reply = get(&server, &path, headers).await;
         assert_eq!(reply.status, 404, "{headers:?}: {reply:?}");
@@ -835,7 +1032,10 @@ async fn error_answers_take_the_form_the_accept_picks() {
         let expected = format!("The table specified does not exist.\nRequestId:{id}\nTime:");
         assert!(error.message.starts_with(&expected), "{error:?}");
     }
-    let old = get(&server, &path, xml_accepts[3]).await;
+    // Before 2013-08-15 there is no JSON: the JSON asked for is refused, in XML.
+    let old = get(&server, &path, &[("Accept", "application/json"), ("x-ms-version", "2013-08-14")]).await;
+    assert_eq!((old.status, old.code()), (415, "JsonFormatNotSupported".to_owned()), "{old:?}");
+    assert_eq!(old.header("Content-Type"), Some("application/xml"), "{old:?}");
     assert_eq!(old.header("DataServiceVersion"), None, "{old:?}");
     assert_eq!(get(&server, &path, &[]).await.header("DataServiceVersion"), Some("3.0"));
 
@@ -1013,8 +1213,14 @@ async fn cors_rules_answer_preflights_and_mark_actual_requests() {
     assert_eq!(unsigned.status, 403, "{unsigned:?}");
     assert_eq!(unsigned.header("Access-Control-Allow-Origin"), Some("https://app.example"));
     // No rule allows a DELETE from another origin: answered as usual, without CORS headers.
-    let deleted =
-        send(&server, "DELETE", "Tables('missing')", &[("Origin", "https://other.example")], "").await;
+    let deleted = send(
+        &server,
+        "DELETE",
+        "Tables('missing')",
+        &[("Origin", "https://other.example"), ("Accept", JSON)],
+        "",
+    )
+    .await;
     assert_eq!(deleted.status, 404, "{deleted:?}");
     assert!(
         deleted.headers.iter().all(|(n, _)| !n.to_ascii_lowercase().starts_with("access-control")),

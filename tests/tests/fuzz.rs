@@ -107,8 +107,10 @@ fn seeds_are_accepted() {
 #[test]
 fn server_inputs_start_from_the_same_data() {
     let server = target("server").expect("a known target");
-    let delete = b"DELETE /devstoreaccount1/fuzzdata(PartitionKey='p1',RowKey='r1') HTTP/1.1\r\nHost: x\r\nIf-Match: *\r\n\r\n";
-    let read = b"GET /devstoreaccount1/fuzzdata(PartitionKey='p1',RowKey='r1') HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n";
+    let delete = b"DELETE /devstoreaccount1/fuzzdata(PartitionKey='p1',RowKey='r1') HTTP/1.1\r\nHost: x\r\n\
+                   x-ms-version: 2019-02-02\r\nAccept: application/json\r\nIf-Match: *\r\n\r\n";
+    let read = b"GET /devstoreaccount1/fuzzdata(PartitionKey='p1',RowKey='r1') HTTP/1.1\r\nHost: x\r\n\
+                 x-ms-version: 2019-02-02\r\nAccept: application/json\r\n\r\n";
     for input in [&delete[..], delete, read] {
         let expected = if input == read { "200" } else { "204" };
         assert_eq!(server.check(input), Verdict::Outcome(expected.to_owned()));
@@ -155,7 +157,8 @@ fn regression_server_head_to_an_unserved_account() {
 #[test]
 fn regression_server_answers_a_half_closed_connection() {
     let server = target("server").expect("a known target");
-    let input = b"POST /devstoreaccount1/Tables HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\nConnection: close\r\n\r\n";
+    let input = b"POST /devstoreaccount1/Tables HTTP/1.1\r\nHost: 127.0.0.1\r\nx-ms-version: 2019-02-02\r\n\
+                  Accept: application/json\r\nConnection: close\r\n\r\n";
     for _ in 0..300 {
         assert_eq!(server.check(input), Verdict::Outcome("400 InvalidInput".to_owned()));
     }

@@ -391,10 +391,14 @@ pub(super) const TOKENS: &[&str] = &[
     " ",
 ];
 
-/// A request to `target` (below the server root) with `headers` (each ending in CRLF) and
-/// `body`, framed by `Content-Length`, closing the connection after its answer.
+/// The `x-ms-version` line of every seed: the version the SDKs send (a request naming none is
+/// served at the service's oldest, which has no JSON).
+const VERSION: &str = "x-ms-version: 2019-02-02\r\n";
+
+/// A request to `target` (below the server root) at [`VERSION`] with `headers` (each ending in
+/// CRLF) and `body`, framed by `Content-Length`, closing the connection after its answer.
 fn request(method: &str, target: &str, headers: &str, body: &str) -> Vec<u8> {
-    let mut text = format!("{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}");
+    let mut text = format!("{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{VERSION}{headers}");
     if !body.is_empty() || matches!(method, "POST" | "PUT" | "MERGE") {
         write!(text, "Content-Length: {}\r\n", body.len()).expect("writing to a String never fails");
     }
@@ -452,8 +456,8 @@ pub(super) fn seeds() -> Vec<Vec<u8>> {
         request("GET", &format!("{account}/Tables?NextTableName={EMPTY}&$top=2"), NONE, ""),
         request("GET", &format!("{account}/Tables?$filter=TableName%20eq%20%27{DATA}%27"), MINIMAL, ""),
         request("GET", &format!("{account}/Tables('{DATA}')"), FULL, ""),
-        request("DELETE", &format!("{account}/Tables('{EMPTY}')"), "", ""),
-        request("DELETE", &format!("{account}/Tables('nosuchtable')"), "", ""),
+        request("DELETE", &format!("{account}/Tables('{EMPTY}')"), MINIMAL, ""),
+        request("DELETE", &format!("{account}/Tables('nosuchtable')"), MINIMAL, ""),
         // Entities: insert, read, update, merge, upserts, delete.
         request("POST", &format!("{account}/{DATA}"), &format!("{JSON}{MINIMAL}"), &new_row),
         request(
@@ -466,16 +470,16 @@ pub(super) fn seeds() -> Vec<Vec<u8>> {
         request("GET", &entity_url, FULL, ""),
         request("GET", &format!("{entity_url}?$select=Name,Age"), NONE, ""),
         request("GET", &format!("{account}/{DATA}(PartitionKey='p1',RowKey='r%27%273')"), MINIMAL, ""),
-        request("PUT", &entity_url, &format!("{JSON}{if_match}"), &changes),
-        request("PUT", &entity_url, &format!("{JSON}If-Match: *\r\n"), &changes),
-        request("PUT", &format!("{account}/{DATA}(PartitionKey='p3',RowKey='x')"), JSON, &changes),
-        request("MERGE", &entity_url, &format!("{JSON}{if_match}"), &changes),
-        request("MERGE", &entity_url, JSON, &changes),
-        request("POST", &entity_url, &format!("{JSON}X-HTTP-Method: MERGE\r\nIf-Match: *\r\n"), &changes),
-        request("PUT", &entity_url, &format!("{JSON}If-Match: W/\"datetime'2000-01-01T00%3A00%3A00Z'\"\r\n"), &changes),
-        request("DELETE", &entity_url, &if_match, ""),
-        request("DELETE", &format!("{account}/{DATA}(PartitionKey='p2',RowKey='')"), "If-Match: *\r\n", ""),
-        request("DELETE", &entity_url, "", ""),
+        request("PUT", &entity_url, &format!("{JSON}{MINIMAL}{if_match}"), &changes),
+        request("PUT", &entity_url, &format!("{JSON}{MINIMAL}If-Match: *\r\n"), &changes),
+        request("PUT", &format!("{account}/{DATA}(PartitionKey='p3',RowKey='x')"), &format!("{JSON}{MINIMAL}"), &changes),
+        request("MERGE", &entity_url, &format!("{JSON}{MINIMAL}{if_match}"), &changes),
+        request("MERGE", &entity_url, &format!("{JSON}{MINIMAL}"), &changes),
+        request("POST", &entity_url, &format!("{JSON}{MINIMAL}X-HTTP-Method: MERGE\r\nIf-Match: *\r\n"), &changes),
+        request("PUT", &entity_url, &format!("{JSON}{MINIMAL}If-Match: W/\"datetime'2000-01-01T00%3A00%3A00Z'\"\r\n"), &changes),
+        request("DELETE", &entity_url, &format!("{MINIMAL}{if_match}"), ""),
+        request("DELETE", &format!("{account}/{DATA}(PartitionKey='p2',RowKey='')"), &format!("{MINIMAL}If-Match: *\r\n"), ""),
+        request("DELETE", &entity_url, MINIMAL, ""),
         // Queries.
         request(
             "GET",
@@ -508,7 +512,7 @@ pub(super) fn seeds() -> Vec<Vec<u8>> {
         request("GET", &format!("{account}/{DATA}()?$top=1"), &format!("{MINIMAL}Origin: https://app.example\r\n"), ""),
         // Chunked, and a client waiting for 100 Continue.
         format!(
-            "POST {account}/{DATA} HTTP/1.1\r\nHost: 127.0.0.1\r\n{JSON}{NONE}Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{new_row}\r\n0\r\n\r\n",
+            "POST {account}/{DATA} HTTP/1.1\r\nHost: 127.0.0.1\r\n{VERSION}{JSON}{NONE}Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{new_row}\r\n0\r\n\r\n",
             new_row.len()
         )
         .into_bytes(),
