@@ -312,10 +312,12 @@ mod tests {
     }
 
     /// Fields no derived type has room for in a test: more properties than the service takes,
-    /// and more bytes. The checks of `Put::new` and of the same `Entity` agree.
+    /// and more bytes. The checks of `Put::new` and of the same `Entity` agree, down to the
+    /// size an error reports, which counts names of more UTF-8 bytes than UTF-16 units (`é`)
+    /// and of characters of two units (`𝐀`, above U+FFFF).
     #[test]
     fn the_entity_limits_apply_to_fields_as_to_entities() {
-        let names: Vec<&'static str> = (0..260).map(|i| &*format!("p{i:03}").leak()).collect();
+        let names: Vec<&'static str> = (0..260).map(|i| &*format!("p𝐀é{i:03}").leak()).collect();
         for (count, each) in [(252, 1), (253, 1), (16, 65_536), (15, 65_536), (17, 65_000)] {
             let key = |which, text: &str| CheckedKey::new(which, text.to_owned()).unwrap();
             let mut fields =

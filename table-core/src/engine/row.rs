@@ -53,7 +53,7 @@ use crate::entity::{ETag, Entity};
 use crate::error::Result;
 use crate::filter::{Operand, Source, same_bytes};
 use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity};
-use crate::validate::{EntityView, MAX_PROPERTIES};
+use crate::validate::{EntityView, MAX_PROPERTIES, ViewName};
 use crate::value::Value;
 
 /// Bytes before the text: timestamp seconds and nanoseconds, four lengths, the property count.
@@ -83,7 +83,7 @@ impl Row {
             (entity.partition_key().as_bytes(), entity.row_key().as_bytes(), etag.as_str().as_bytes());
         let (mut text_len, mut values_len) = (pk.len() + rk.len() + etag.len(), 0);
         for (name, value) in entity.properties() {
-            text_len += name.len() + text_size(value);
+            text_len += name.text().len() + text_size(value);
             values_len += 4 + 1 + value_size(value);
         }
         // Written in place in the shared allocation: one allocation per row, no copy.
@@ -99,7 +99,8 @@ impl Row {
             text.put(pk);
             text.put(rk);
             for (name, value) in entity.properties() {
-                text.put(name.as_bytes());
+                let name = name.text().as_bytes();
+                text.put(name);
                 values.len(name.len());
                 put_value(&mut text, &mut values, value);
             }

@@ -7,7 +7,8 @@
 //! [`TableEntity::to_fields`](super::TableEntity::to_fields), which the derive generates,
 //! builds it. Invariant: a type's fields hold exactly what its `to_entity` holds
 //! (same keys, names and values), so the stored row, and every error of the write, is the
-//! same on either path.
+//! same on either path. Each name is a [`StaticName`], measured in UTF-16 units once (for a
+//! derived type, when it compiles) rather than on every write.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -15,8 +16,8 @@ use uuid::Uuid;
 use crate::entity::Entity;
 use crate::filter::Operand;
 use crate::typed::CheckedKey;
-use crate::validate::EntityView;
-use crate::value::Value;
+use crate::validate::{EntityView, ViewName};
+use crate::value::{Value, utf16_len};
 
 /// One property value to write: borrowed from the field, or owned when the field's type makes
 /// its value (a JSON field, a newtype's [`PropertyValue::to_value`](super::PropertyValue)).
@@ -57,13 +58,39 @@ macro_rules! borrowed {
 borrowed!(&'a str => Str, &'a [u8] => Binary, i32 => Int32, i64 => Int64, f64 => Double,
     bool => Boolean, DateTime<Utc> => DateTime, Uuid => Guid);
 
+/// A property name fixed when the program compiles, with its length in UTF-16 code units
+/// (which the entity size counts). The derive makes each of a type's names in a `const`
+/// block, so the length is counted by the compiler, never on a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct StaticName {
+    name: &'static str,
+    utf16_len: usize,
+}
+
+impl StaticName {
+    /// `name`, measured.
+    pub const fn new(name: &'static str) -> Self {
+        StaticName { name, utf16_len: utf16_len(name) }
+    }
+}
+
+impl ViewName for StaticName {
+    fn text(&self) -> &str {
+        self.name
+    }
+
+    fn utf16_len(&self) -> usize {
+        self.utf16_len
+    }
+}
+
 /// A typed value's keys and custom properties, to be written whole (see the module docs).
 #[derive(Debug, Clone)]
 pub struct EntityFields<'a> {
     partition_key: CheckedKey,
     row_key: CheckedKey,
     /// In ascending name order, each name once.
-    properties: Vec<(&'static str, FieldValue<'a>)>,
+    properties: Vec<(StaticName, FieldValue<'a>)>,
 }
 
 impl<'a> EntityFields<'a> {
@@ -85,7 +112,7 @@ impl<'a> EntityFields<'a> {
     pub fn from_sorted<const N: usize>(
         partition_key: CheckedKey,
         row_key: CheckedKey,
-        properties: [(&'static str, Option<FieldValue<'a>>); N],
+        properties: [(StaticName, Option<FieldValue<'a>>); N],
     ) -> Self {
         debug_assert!(
             properties.windows(2).all(|pair| pair[0].0 < pair[1].0),
@@ -102,12 +129,13 @@ impl<'a> EntityFields<'a> {
 
     /// Adds the property `name` (nothing for `None`), replacing one of that name, as
     /// `Entity::insert` does. `name` must be a valid property name, which a write does not
-    /// check again: the derive passes the names it checked when the type compiled, in
-    /// ascending order, so each is appended after one comparison.
+    /// check again (a derived type's names are checked when it compiles). Measures the name,
+    /// which [`from_sorted`](Self::from_sorted) receives measured.
     pub fn push(&mut self, name: &'static str, value: Option<FieldValue<'a>>) {
         let Some(value) = value else {
             return;
         };
+        let name = StaticName::new(name);
         match self.properties.last() {
             Some((last, _)) if *last >= name => {
                 match self.properties.binary_search_by(|(existing, _)| existing.cmp(&name)) {
@@ -129,7 +157,7 @@ impl<'a> EntityFields<'a> {
             properties: self
                 .properties
                 .iter()
-                .map(|(name, value)| ((*name).to_owned(), value.get().to_value()))
+                .map(|(name, value)| (name.name.to_owned(), value.get().to_value()))
                 .collect(),
         }
     }
@@ -138,6 +166,8 @@ impl<'a> EntityFields<'a> {
 impl EntityView for EntityFields<'_> {
     const NAMES_CHECKED: bool = true;
     const KEYS_CHECKED: bool = true;
+
+    type Name = StaticName;
 
     fn partition_key(&self) -> &str {
         self.partition_key.as_str()
@@ -151,8 +181,8 @@ impl EntityView for EntityFields<'_> {
         self.properties.len()
     }
 
-    fn properties(&self) -> impl Iterator<Item = (&str, Operand<'_>)> {
-        self.properties.iter().map(|(name, value)| (*name, value.get()))
+    fn properties(&self) -> impl Iterator<Item = (&StaticName, Operand<'_>)> {
+        self.properties.iter().map(|(name, value)| (name, value.get()))
     }
 }
 
@@ -179,7 +209,7 @@ mod tests {
         fields.push("E", None);
         let expected = Entity::new("p", "r").with("A", 3).with("B", 5).with("C", 4).with("D", 2);
         assert_eq!(fields.to_entity(), expected);
-        let names: Vec<&str> = fields.properties().map(|(name, _)| name).collect();
+        let names: Vec<&str> = fields.properties().map(|(name, _)| name.text()).collect();
         assert_eq!(names, ["A", "B", "C", "D"]);
     }
 
@@ -188,7 +218,11 @@ mod tests {
         let fields = EntityFields::from_sorted(
             key(KeyName::PartitionKey, "p"),
             key(KeyName::RowKey, "r"),
-            [("A", Some(FieldValue::from(1))), ("B", None), ("C", Some(FieldValue::from("c")))],
+            [
+                (StaticName::new("A"), Some(FieldValue::from(1))),
+                (StaticName::new("B"), None),
+                (StaticName::new("C"), Some(FieldValue::from("c"))),
+            ],
         );
         assert_eq!(fields.to_entity(), Entity::new("p", "r").with("A", 1).with("C", "c"));
     }
@@ -200,7 +234,7 @@ mod tests {
         EntityFields::from_sorted(
             key(KeyName::PartitionKey, "p"),
             key(KeyName::RowKey, "r"),
-            [("B", None), ("A", None)],
+            [(StaticName::new("B"), None), (StaticName::new("A"), None)],
         );
     }
 }
