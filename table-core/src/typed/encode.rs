@@ -89,8 +89,11 @@ impl ViewName for StaticName {
 pub struct EntityFields<'a> {
     partition_key: CheckedKey,
     row_key: CheckedKey,
-    /// In ascending name order, each name once.
-    properties: Vec<(StaticName, FieldValue<'a>)>,
+    /// In ascending name order, each name once. A `None` is a property left out (a derived
+    /// type's `None` field): kept, so that a derived type's list is taken as it comes.
+    properties: Vec<(StaticName, Option<FieldValue<'a>>)>,
+    /// How many of `properties` are `Some`.
+    count: usize,
 }
 
 impl<'a> EntityFields<'a> {
@@ -98,14 +101,14 @@ impl<'a> EntityFields<'a> {
     /// a [`CheckedKey`] passed [`validate_key`](crate::validate_key) when it was made (a derived
     /// `to_fields` passes the keys its key templates built and checked).
     pub fn new(partition_key: CheckedKey, row_key: CheckedKey, capacity: usize) -> Self {
-        EntityFields { partition_key, row_key, properties: Vec::with_capacity(capacity) }
+        EntityFields { partition_key, row_key, properties: Vec::with_capacity(capacity), count: 0 }
     }
 
     /// The keys and `properties` (`None`s left out), whose names are in ascending order, each
     /// once: what a derived `to_fields` passes, its names sorted when the type expands (the
-    /// derive refuses two fields of one name). Appends without comparing names, which
-    /// [`push`](Self::push) does per property; a list out of order is a bug in the caller,
-    /// caught by debug builds.
+    /// derive refuses two fields of one name). Takes the list whole, without comparing names,
+    /// which [`push`](Self::push) does per property; a list out of order is a bug in the
+    /// caller, caught by debug builds.
     // Inlined into the derive's `to_fields`, so the array is built where it is read instead of
     // being copied into this function's frame.
     #[inline]
@@ -118,13 +121,8 @@ impl<'a> EntityFields<'a> {
             properties.windows(2).all(|pair| pair[0].0 < pair[1].0),
             "property names out of order or repeated"
         );
-        let mut fields = EntityFields::new(partition_key, row_key, N);
-        for (name, value) in properties {
-            if let Some(value) = value {
-                fields.properties.push((name, value));
-            }
-        }
-        fields
+        let count = properties.iter().filter(|(_, value)| value.is_some()).count();
+        EntityFields { partition_key, row_key, properties: Vec::from(properties), count }
     }
 
     /// Adds the property `name` (nothing for `None`), replacing one of that name, as
@@ -136,15 +134,32 @@ impl<'a> EntityFields<'a> {
             return;
         };
         let name = StaticName::new(name);
+        let value = Some(value);
         match self.properties.last() {
             Some((last, _)) if *last >= name => {
                 match self.properties.binary_search_by(|(existing, _)| existing.cmp(&name)) {
-                    Ok(at) => self.properties[at].1 = value,
-                    Err(at) => self.properties.insert(at, (name, value)),
+                    Ok(at) => {
+                        let replaced = std::mem::replace(&mut self.properties[at].1, value);
+                        if replaced.is_none() {
+                            self.count += 1;
+                        }
+                    }
+                    Err(at) => {
+                        self.properties.insert(at, (name, value));
+                        self.count += 1;
+                    }
                 }
             }
-            _ => self.properties.push((name, value)),
+            _ => {
+                self.properties.push((name, value));
+                self.count += 1;
+            }
         }
+    }
+
+    /// The properties there are, in ascending name order.
+    fn present(&self) -> impl Iterator<Item = (&StaticName, &FieldValue<'a>)> {
+        self.properties.iter().filter_map(|(name, value)| Some((name, value.as_ref()?)))
     }
 
     /// The same entity as an [`Entity`]: what the type's `to_entity` makes.
@@ -155,8 +170,7 @@ impl<'a> EntityFields<'a> {
             timestamp: None,
             etag: None,
             properties: self
-                .properties
-                .iter()
+                .present()
                 .map(|(name, value)| (name.name.to_owned(), value.get().to_value()))
                 .collect(),
         }
@@ -178,11 +192,11 @@ impl EntityView for EntityFields<'_> {
     }
 
     fn property_count(&self) -> usize {
-        self.properties.len()
+        self.count
     }
 
     fn properties(&self) -> impl Iterator<Item = (&StaticName, Operand<'_>)> {
-        self.properties.iter().map(|(name, value)| (name, value.get()))
+        self.present().map(|(name, value)| (name, value.get()))
     }
 }
 
@@ -225,6 +239,24 @@ mod tests {
             ],
         );
         assert_eq!(fields.to_entity(), Entity::new("p", "r").with("A", 1).with("C", "c"));
+        assert_eq!(fields.property_count(), 2);
+        let names: Vec<&str> = fields.properties().map(|(name, _)| name.text()).collect();
+        assert_eq!(names, ["A", "C"]);
+    }
+
+    #[test]
+    fn a_property_pushed_where_a_sorted_list_left_one_out_is_counted() {
+        let mut fields = EntityFields::from_sorted(
+            key(KeyName::PartitionKey, "p"),
+            key(KeyName::RowKey, "r"),
+            [(StaticName::new("A"), None), (StaticName::new("C"), Some(FieldValue::from(3)))],
+        );
+        fields.push("A", Some(FieldValue::from(1)));
+        assert_eq!(fields.property_count(), 2);
+        fields.push("C", Some(FieldValue::from(4)));
+        fields.push("C", None);
+        assert_eq!(fields.property_count(), 2);
+        assert_eq!(fields.to_entity(), Entity::new("p", "r").with("A", 1).with("C", 4));
     }
 
     #[test]
