@@ -306,11 +306,16 @@ impl EntityView for Entity {
 /// Checks everything the service checks on an entity a client writes: keys, property names,
 /// values, property count and total size, in the service's order (keys first).
 pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
-    validate_view(entity)
+    validate_view(entity, |_, _| {})
 }
 
-/// [`validate_entity`] of any [`EntityView`]: the same rules in the same order.
-pub(crate) fn validate_view<E: EntityView>(entity: &E) -> Result<(), Violation> {
+/// [`validate_entity`] of any [`EntityView`]: the same rules in the same order. Hands `each`
+/// every property it checks, in order, so that a caller that needs its own sum over them (the
+/// size of the row the engine stores) has it without a walk of its own.
+pub(crate) fn validate_view<E: EntityView>(
+    entity: &E,
+    mut each: impl FnMut(&E::Name, Operand<'_>),
+) -> Result<(), Violation> {
     let (partition_key, row_key) = (entity.partition_key(), entity.row_key());
     if !E::KEYS_CHECKED {
         validate_key(KeyName::PartitionKey, partition_key)?;
@@ -330,6 +335,7 @@ pub(crate) fn validate_view<E: EntityView>(entity: &E) -> Result<(), Violation> 
         let value_size = stored_size(value);
         validate_sized_value(name.text(), value, value_size)?;
         size += sized_property_size(name.utf16_len(), value, value_size);
+        each(name, value);
     }
     if size > MAX_ENTITY_SIZE {
         return Err(Violation::EntityTooLarge { key: key(), size, max: MAX_ENTITY_SIZE });
