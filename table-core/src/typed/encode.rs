@@ -60,7 +60,8 @@ borrowed!(&'a str => Str, &'a [u8] => Binary, i32 => Int32, i64 => Int64, f64 =>
 
 /// A property name fixed when the program compiles, with its length in UTF-16 code units
 /// (which the entity size counts). The derive makes each of a type's names in a `const`
-/// block, so the length is counted by the compiler, never on a write.
+/// block, so the length is counted by the compiler, never on a write. Ordered by name (the
+/// length follows from the name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct StaticName {
     name: &'static str,
