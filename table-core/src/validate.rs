@@ -214,21 +214,42 @@ pub fn entity_size(entity: &Entity) -> usize {
 /// One property's share of [`entity_size`].
 pub fn property_size(name: &str, value: &Value) -> usize {
     let value = Operand::of(value);
-    sized_property_size(name, value, stored_size(value))
+    sized_property_size(utf16_len(name), value, stored_size(value))
 }
 
 fn keys_size(partition_key: &str, row_key: &str) -> usize {
     4 + 2 * (utf16_len(partition_key) + utf16_len(row_key))
 }
 
-/// One property's share of the entity size, given its value's stored size; strings and binary
-/// also pay a 4-byte length prefix.
-fn sized_property_size(name: &str, value: Operand<'_>, value_size: usize) -> usize {
+/// One property's share of the entity size, given its name's length in UTF-16 units and its
+/// value's stored size; strings and binary also pay a 4-byte length prefix.
+fn sized_property_size(name_units: usize, value: Operand<'_>, value_size: usize) -> usize {
     let prefix = match value {
         Operand::Str(_) | Operand::Binary(_) => 4,
         _ => 0,
     };
-    8 + 2 * utf16_len(name) + prefix + value_size
+    8 + 2 * name_units + prefix + value_size
+}
+
+/// A property name as an [`EntityView`] holds it: its text, and its length in UTF-16 units,
+/// which the entity size counts. An [`Entity`]'s names are measured on every write; a derived
+/// type's once, when it compiles (`typed::StaticName`).
+pub(crate) trait ViewName {
+    /// The name.
+    fn text(&self) -> &str;
+
+    /// The name's length in UTF-16 code units ([`utf16_len`] of [`text`](Self::text)).
+    fn utf16_len(&self) -> usize;
+}
+
+impl ViewName for str {
+    fn text(&self) -> &str {
+        self
+    }
+
+    fn utf16_len(&self) -> usize {
+        utf16_len(self)
+    }
 }
 
 /// An entity as a write checks and stores it: its keys, and its custom properties in
@@ -243,6 +264,9 @@ pub(crate) trait EntityView {
     /// templates build and check (`KeyBuilder::finish`) before the entity is made.
     const KEYS_CHECKED: bool;
 
+    /// How the view holds a property name.
+    type Name: ViewName + ?Sized;
+
     /// The `PartitionKey`.
     fn partition_key(&self) -> &str;
 
@@ -253,12 +277,14 @@ pub(crate) trait EntityView {
     fn property_count(&self) -> usize;
 
     /// The custom properties, in ascending name order.
-    fn properties(&self) -> impl Iterator<Item = (&str, Operand<'_>)>;
+    fn properties(&self) -> impl Iterator<Item = (&Self::Name, Operand<'_>)>;
 }
 
 impl EntityView for Entity {
     const NAMES_CHECKED: bool = false;
     const KEYS_CHECKED: bool = false;
+
+    type Name = str;
 
     fn partition_key(&self) -> &str {
         &self.partition_key
@@ -280,11 +306,16 @@ impl EntityView for Entity {
 /// Checks everything the service checks on an entity a client writes: keys, property names,
 /// values, property count and total size, in the service's order (keys first).
 pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
-    validate_view(entity)
+    validate_view(entity, |_, _| {})
 }
 
-/// [`validate_entity`] of any [`EntityView`]: the same rules in the same order.
-pub(crate) fn validate_view<E: EntityView>(entity: &E) -> Result<(), Violation> {
+/// [`validate_entity`] of any [`EntityView`]: the same rules in the same order. Hands `each`
+/// every property it checks, in order, so that a caller that needs its own sum over them (the
+/// size of the row the engine stores) has it without a walk of its own.
+pub(crate) fn validate_view<E: EntityView>(
+    entity: &E,
+    mut each: impl FnMut(&E::Name, Operand<'_>),
+) -> Result<(), Violation> {
     let (partition_key, row_key) = (entity.partition_key(), entity.row_key());
     if !E::KEYS_CHECKED {
         validate_key(KeyName::PartitionKey, partition_key)?;
@@ -299,11 +330,12 @@ pub(crate) fn validate_view<E: EntityView>(entity: &E) -> Result<(), Violation> 
     let mut size = keys_size(partition_key, row_key);
     for (name, value) in entity.properties() {
         if !E::NAMES_CHECKED {
-            validate_property_name(name)?;
+            validate_property_name(name.text())?;
         }
         let value_size = stored_size(value);
-        validate_sized_value(name, value, value_size)?;
-        size += sized_property_size(name, value, value_size);
+        validate_sized_value(name.text(), value, value_size)?;
+        size += sized_property_size(name.utf16_len(), value, value_size);
+        each(name, value);
     }
     if size > MAX_ENTITY_SIZE {
         return Err(Violation::EntityTooLarge { key: key(), size, max: MAX_ENTITY_SIZE });

@@ -963,7 +963,7 @@ fn a_table_handle_reads_what_its_name_reads_through_deletes_and_re_creations() {
 fn a_table_handle_writes_where_its_name_writes_through_deletes_and_re_creations() {
     use table_core::KeyName;
     use table_core::engine::{Put, PutKind};
-    use table_core::typed::{CheckedKey, EntityFields, FieldValue};
+    use table_core::typed::{CheckedKey, EntityFields, FieldValue, StaticName};
 
     let e = Engine::new();
     // In another case than the table's: names are case-insensitive.
@@ -971,7 +971,7 @@ fn a_table_handle_writes_where_its_name_writes_through_deletes_and_re_creations(
     let put = |n: i32| {
         let key = |which, text: &str| CheckedKey::new(which, text.to_owned()).unwrap();
         let (pk, rk) = (key(KeyName::PartitionKey, "p"), key(KeyName::RowKey, "r"));
-        let fields = EntityFields::from_sorted(pk, rk, [("n", Some(FieldValue::from(n)))]);
+        let fields = EntityFields::from_sorted(pk, rk, [(StaticName::new("n"), Some(FieldValue::from(n)))]);
         Put::new(PutKind::InsertOrReplace, fields).unwrap()
     };
     // The same upsert by handle, then by name: both answer alike.

@@ -472,7 +472,9 @@ fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         }
     }
     properties.sort_by(|(a, _), (b, _)| a.cmp(b));
-    let properties = properties.iter().map(|(name, value)| quote!((#name, #value)));
+    // Each name measured by the compiler (in a `const` block), not on every write.
+    let properties =
+        properties.iter().map(|(name, value)| quote!((const { #p::StaticName::new(#name) }, #value)));
     quote! {
         fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> {
             let __partition_key = Self::__table_partition_key(self)?;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use super::clock::{Clock, Stamp};
 use super::order::{SortKey, sort_key};
-use super::row::Row;
+use super::row::{Row, RowSize};
 use super::row_index::{IndexKey, IndexPlace, RowIndex};
 use crate::batch::{Operation, WriteOutcome};
 use crate::entity::{Entity, IfMatch};
@@ -61,6 +61,13 @@ pub(crate) enum Requires<'a> {
 pub(crate) enum Stores<'a, E> {
     /// This entity, whatever was stored.
     Entity(&'a E),
+    /// [`Entity`](Self::Entity), with its properties' share of the row already summed.
+    Sized {
+        /// The entity.
+        entity: &'a E,
+        /// Its properties' share of the row ([`Row::sized`]).
+        size: RowSize,
+    },
     /// This entity's properties over the stored row's, or the entity when none is stored.
     Merged(&'a Entity),
 }
@@ -249,6 +256,7 @@ fn write(current: Option<&Row>, op: &impl RowWrite, timestamp: Stamp) -> (Option
     let etag = timestamp.etag();
     let row = match (stores, current) {
         (Stores::Entity(entity), _) => Row::new(entity, timestamp, &etag),
+        (Stores::Sized { entity, size }, _) => Row::sized(entity, size, timestamp, &etag),
         (Stores::Merged(entity), Some(current)) => Row::new(&merged(current, entity), timestamp, &etag),
         (Stores::Merged(entity), None) => Row::new(entity, timestamp, &etag),
     };

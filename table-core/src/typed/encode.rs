@@ -7,7 +7,8 @@
 //! [`TableEntity::to_fields`](super::TableEntity::to_fields), which the derive generates,
 //! builds it. Invariant: a type's fields hold exactly what its `to_entity` holds
 //! (same keys, names and values), so the stored row, and every error of the write, is the
-//! same on either path.
+//! same on either path. Each name is a [`StaticName`], measured in UTF-16 units once (for a
+//! derived type, when it compiles) rather than on every write.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -15,8 +16,8 @@ use uuid::Uuid;
 use crate::entity::Entity;
 use crate::filter::Operand;
 use crate::typed::CheckedKey;
-use crate::validate::EntityView;
-use crate::value::Value;
+use crate::validate::{EntityView, ViewName};
+use crate::value::{Value, utf16_len};
 
 /// One property value to write: borrowed from the field, or owned when the field's type makes
 /// its value (a JSON field, a newtype's [`PropertyValue::to_value`](super::PropertyValue)).
@@ -57,13 +58,43 @@ macro_rules! borrowed {
 borrowed!(&'a str => Str, &'a [u8] => Binary, i32 => Int32, i64 => Int64, f64 => Double,
     bool => Boolean, DateTime<Utc> => DateTime, Uuid => Guid);
 
+/// A property name fixed when the program compiles, with its length in UTF-16 code units
+/// (which the entity size counts). The derive makes each of a type's names in a `const`
+/// block, so the length is counted by the compiler, never on a write. Ordered by name (the
+/// length follows from the name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct StaticName {
+    name: &'static str,
+    utf16_len: usize,
+}
+
+impl StaticName {
+    /// `name`, measured.
+    pub const fn new(name: &'static str) -> Self {
+        StaticName { name, utf16_len: utf16_len(name) }
+    }
+}
+
+impl ViewName for StaticName {
+    fn text(&self) -> &str {
+        self.name
+    }
+
+    fn utf16_len(&self) -> usize {
+        self.utf16_len
+    }
+}
+
 /// A typed value's keys and custom properties, to be written whole (see the module docs).
 #[derive(Debug, Clone)]
 pub struct EntityFields<'a> {
     partition_key: CheckedKey,
     row_key: CheckedKey,
-    /// In ascending name order, each name once.
-    properties: Vec<(&'static str, FieldValue<'a>)>,
+    /// In ascending name order, each name once. A `None` is a property left out (a derived
+    /// type's `None` field): kept, so that a derived type's list is taken as it comes.
+    properties: Vec<(StaticName, Option<FieldValue<'a>>)>,
+    /// How many of `properties` are `Some`.
+    count: usize,
 }
 
 impl<'a> EntityFields<'a> {
@@ -71,52 +102,65 @@ impl<'a> EntityFields<'a> {
     /// a [`CheckedKey`] passed [`validate_key`](crate::validate_key) when it was made (a derived
     /// `to_fields` passes the keys its key templates built and checked).
     pub fn new(partition_key: CheckedKey, row_key: CheckedKey, capacity: usize) -> Self {
-        EntityFields { partition_key, row_key, properties: Vec::with_capacity(capacity) }
+        EntityFields { partition_key, row_key, properties: Vec::with_capacity(capacity), count: 0 }
     }
 
     /// The keys and `properties` (`None`s left out), whose names are in ascending order, each
     /// once: what a derived `to_fields` passes, its names sorted when the type expands (the
-    /// derive refuses two fields of one name). Appends without comparing names, which
-    /// [`push`](Self::push) does per property; a list out of order is a bug in the caller,
-    /// caught by debug builds.
+    /// derive refuses two fields of one name). Takes the list whole, without comparing names,
+    /// which [`push`](Self::push) does per property; a list out of order is a bug in the
+    /// caller, caught by debug builds.
     // Inlined into the derive's `to_fields`, so the array is built where it is read instead of
     // being copied into this function's frame.
     #[inline]
     pub fn from_sorted<const N: usize>(
         partition_key: CheckedKey,
         row_key: CheckedKey,
-        properties: [(&'static str, Option<FieldValue<'a>>); N],
+        properties: [(StaticName, Option<FieldValue<'a>>); N],
     ) -> Self {
         debug_assert!(
             properties.windows(2).all(|pair| pair[0].0 < pair[1].0),
             "property names out of order or repeated"
         );
-        let mut fields = EntityFields::new(partition_key, row_key, N);
-        for (name, value) in properties {
-            if let Some(value) = value {
-                fields.properties.push((name, value));
-            }
-        }
-        fields
+        let count = properties.iter().filter(|(_, value)| value.is_some()).count();
+        EntityFields { partition_key, row_key, properties: Vec::from(properties), count }
     }
 
     /// Adds the property `name` (nothing for `None`), replacing one of that name, as
     /// `Entity::insert` does. `name` must be a valid property name, which a write does not
-    /// check again: the derive passes the names it checked when the type compiled, in
-    /// ascending order, so each is appended after one comparison.
+    /// check again (a derived type's names are checked when it compiles). Measures the name,
+    /// which [`from_sorted`](Self::from_sorted) receives measured.
     pub fn push(&mut self, name: &'static str, value: Option<FieldValue<'a>>) {
         let Some(value) = value else {
             return;
         };
+        let name = StaticName::new(name);
+        let value = Some(value);
         match self.properties.last() {
             Some((last, _)) if *last >= name => {
                 match self.properties.binary_search_by(|(existing, _)| existing.cmp(&name)) {
-                    Ok(at) => self.properties[at].1 = value,
-                    Err(at) => self.properties.insert(at, (name, value)),
+                    Ok(at) => {
+                        let replaced = std::mem::replace(&mut self.properties[at].1, value);
+                        if replaced.is_none() {
+                            self.count += 1;
+                        }
+                    }
+                    Err(at) => {
+                        self.properties.insert(at, (name, value));
+                        self.count += 1;
+                    }
                 }
             }
-            _ => self.properties.push((name, value)),
+            _ => {
+                self.properties.push((name, value));
+                self.count += 1;
+            }
         }
+    }
+
+    /// The properties there are, in ascending name order.
+    fn present(&self) -> impl Iterator<Item = (&StaticName, &FieldValue<'a>)> {
+        self.properties.iter().filter_map(|(name, value)| Some((name, value.as_ref()?)))
     }
 
     /// The same entity as an [`Entity`]: what the type's `to_entity` makes.
@@ -127,9 +171,8 @@ impl<'a> EntityFields<'a> {
             timestamp: None,
             etag: None,
             properties: self
-                .properties
-                .iter()
-                .map(|(name, value)| ((*name).to_owned(), value.get().to_value()))
+                .present()
+                .map(|(name, value)| (name.name.to_owned(), value.get().to_value()))
                 .collect(),
         }
     }
@@ -138,6 +181,8 @@ impl<'a> EntityFields<'a> {
 impl EntityView for EntityFields<'_> {
     const NAMES_CHECKED: bool = true;
     const KEYS_CHECKED: bool = true;
+
+    type Name = StaticName;
 
     fn partition_key(&self) -> &str {
         self.partition_key.as_str()
@@ -148,11 +193,11 @@ impl EntityView for EntityFields<'_> {
     }
 
     fn property_count(&self) -> usize {
-        self.properties.len()
+        self.count
     }
 
-    fn properties(&self) -> impl Iterator<Item = (&str, Operand<'_>)> {
-        self.properties.iter().map(|(name, value)| (*name, value.get()))
+    fn properties(&self) -> impl Iterator<Item = (&StaticName, Operand<'_>)> {
+        self.present().map(|(name, value)| (name, value.get()))
     }
 }
 
@@ -179,7 +224,7 @@ mod tests {
         fields.push("E", None);
         let expected = Entity::new("p", "r").with("A", 3).with("B", 5).with("C", 4).with("D", 2);
         assert_eq!(fields.to_entity(), expected);
-        let names: Vec<&str> = fields.properties().map(|(name, _)| name).collect();
+        let names: Vec<&str> = fields.properties().map(|(name, _)| name.text()).collect();
         assert_eq!(names, ["A", "B", "C", "D"]);
     }
 
@@ -188,9 +233,31 @@ mod tests {
         let fields = EntityFields::from_sorted(
             key(KeyName::PartitionKey, "p"),
             key(KeyName::RowKey, "r"),
-            [("A", Some(FieldValue::from(1))), ("B", None), ("C", Some(FieldValue::from("c")))],
+            [
+                (StaticName::new("A"), Some(FieldValue::from(1))),
+                (StaticName::new("B"), None),
+                (StaticName::new("C"), Some(FieldValue::from("c"))),
+            ],
         );
         assert_eq!(fields.to_entity(), Entity::new("p", "r").with("A", 1).with("C", "c"));
+        assert_eq!(fields.property_count(), 2);
+        let names: Vec<&str> = fields.properties().map(|(name, _)| name.text()).collect();
+        assert_eq!(names, ["A", "C"]);
+    }
+
+    #[test]
+    fn a_property_pushed_where_a_sorted_list_left_one_out_is_counted() {
+        let mut fields = EntityFields::from_sorted(
+            key(KeyName::PartitionKey, "p"),
+            key(KeyName::RowKey, "r"),
+            [(StaticName::new("A"), None), (StaticName::new("C"), Some(FieldValue::from(3)))],
+        );
+        fields.push("A", Some(FieldValue::from(1)));
+        assert_eq!(fields.property_count(), 2);
+        fields.push("C", Some(FieldValue::from(4)));
+        fields.push("C", None);
+        assert_eq!(fields.property_count(), 2);
+        assert_eq!(fields.to_entity(), Entity::new("p", "r").with("A", 1).with("C", 4));
     }
 
     #[test]
@@ -200,7 +267,7 @@ mod tests {
         EntityFields::from_sorted(
             key(KeyName::PartitionKey, "p"),
             key(KeyName::RowKey, "r"),
-            [("B", None), ("A", None)],
+            [(StaticName::new("B"), None), (StaticName::new("A"), None)],
         );
     }
 }

@@ -29,7 +29,7 @@ pub use decode::{EntityParts, EntityReader, PropertyBag, PropertyList, PropertyS
 #[doc(hidden)]
 pub use decoder::Decoder;
 #[doc(hidden)]
-pub use encode::{EntityFields, FieldValue};
+pub use encode::{EntityFields, FieldValue, StaticName};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
 pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};

@@ -17,7 +17,7 @@ pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
 pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity};
-pub use super::encode::{EntityFields, FieldValue};
+pub use super::encode::{EntityFields, FieldValue, StaticName};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
