@@ -39,14 +39,17 @@ impl EmbeddedBackend {
         self.serve(Replay::Read, |e| e.query_tables(query)).await
     }
 
-    pub(crate) async fn get_as<T>(
+    // Hands on `serve`'s future rather than awaiting it in one of its own: a layer of `async fn`
+    // adds a state to set up and a copy of the answer on its way out, which a typed point read,
+    // whose engine call never waits, paid for (callgrind: 19 of its 3,477 instructions).
+    pub(crate) fn get_as<T>(
         &self,
         table: &TableHandle,
         keys: CheckedKeys<'_>,
         select: Option<&Select>,
         decode: Decode<T>,
-    ) -> Result<T> {
-        self.serve(Replay::Read, |e| e.get_selected_in(table, keys, select, decode)).await
+    ) -> impl Future<Output = Result<T>> {
+        self.serve(Replay::Read, move |e| e.get_selected_in(table, keys, select, decode))
     }
 
     pub(crate) async fn execute(&self, table: &str, write: &Write) -> Result<WriteOutcome> {
