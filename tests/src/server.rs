@@ -109,10 +109,16 @@ pub fn client_for(engine: Engine) -> TableServiceClient {
         .expect("the server's endpoint is valid")
 }
 
+/// A new account on the process's server, over a fresh engine: its name and endpoint (the
+/// development key signs for it).
+pub fn new_account() -> (String, String) {
+    process_server().new_account(Engine::new())
+}
+
 /// A new account on the process's server, over a fresh engine, as the connection string any
 /// SDK reads (account name and key, and the endpoint).
 pub fn connection_string() -> String {
-    let (account, endpoint) = process_server().new_account(Engine::new());
+    let (account, endpoint) = new_account();
     format!(
         "DefaultEndpointsProtocol=http;AccountName={account};AccountKey={DEV_KEY};TableEndpoint={endpoint}"
     )

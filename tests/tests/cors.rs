@@ -13,20 +13,10 @@
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
 
-use conformance::azurite::{ACCOUNT_KEY, ACCOUNT_NAME, azurite};
-use conformance::raw_http::Reply;
-use table_client::auth::{Credential, http_date};
+use conformance::azurite::azurite;
+use conformance::raw_http::{Account, Reply};
+use table_client::auth::Credential;
 use table_client::{CorsRule, ServiceProperties, TableServiceClient};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-/// An HTTP backend's account: where it is, and how to sign for it.
-struct Account {
-    /// `http://127.0.0.1:PORT/ACCOUNT`.
-    endpoint: String,
-    name: String,
-    key: String,
-}
 
 /// The `Access-Control-*` headers of `reply`, sorted, for comparing whole answers.
 fn cors(reply: &Reply) -> Vec<(&str, &str)> {
@@ -40,50 +30,33 @@ fn cors(reply: &Reply) -> Vec<(&str, &str)> {
     cors
 }
 
-impl Account {
-    fn client(&self) -> TableServiceClient {
-        TableServiceClient::builder()
-            .endpoint(&self.endpoint)
-            .credential(Credential::shared_key(&self.name, &self.key).unwrap())
-            .build()
-            .unwrap()
-    }
+/// A client of `account`, signing with its key.
+fn client(account: &Account) -> TableServiceClient {
+    TableServiceClient::builder()
+        .endpoint(&account.endpoint)
+        .credential(Credential::shared_key(&account.name, &account.key).unwrap())
+        .build()
+        .unwrap()
+}
 
-    /// Sends `method` to the account's `Tables` with `headers`, signed with the account key
-    /// when `signed`, over a connection of its own.
-    async fn send(&self, method: &str, headers: &[(&str, &str)], signed: bool) -> Reply {
-        let (host, account_path) = self.endpoint.strip_prefix("http://").unwrap().split_once('/').unwrap();
-        let path = format!("/{account_path}/Tables");
-        let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
-        if signed {
-            let credential = Credential::shared_key(&self.name, &self.key).unwrap();
-            let signed = credential.authorize(method, &path, "", &http_date(chrono::Utc::now())).unwrap();
-            for (name, value) in &signed.headers {
-                request.push_str(&format!("{name}: {value}\r\n"));
-            }
-            request.push_str("x-ms-version: 2019-02-02\r\nAccept: application/json;odata=nometadata\r\n");
-        }
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        let mut stream = TcpStream::connect(host).await.unwrap();
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).await.unwrap();
-        Reply::parse(&String::from_utf8(raw).unwrap()).unwrap()
-    }
+/// Sends `method` to the account's `Tables` with `headers`; signed with the account key, and
+/// asking for JSON as a client does, when `signed`.
+async fn send(account: &Account, method: &str, headers: &[(&str, &str)], signed: bool) -> Reply {
+    let client_headers = [("x-ms-version", "2019-02-02"), ("Accept", "application/json;odata=nometadata")];
+    let sent: Vec<(&str, &str)> = client_headers.iter().filter(|_| signed).chain(headers).copied().collect();
+    account.send(method, "Tables", &sent, "", signed).await
+}
 
-    async fn preflight(&self, origin: &str, method: Option<&str>, headers: Option<&str>) -> Reply {
-        let mut sent = vec![("Origin", origin)];
-        sent.extend(method.map(|m| ("Access-Control-Request-Method", m)));
-        sent.extend(headers.map(|h| ("Access-Control-Request-Headers", h)));
-        self.send("OPTIONS", &sent, false).await
-    }
+/// A preflight from `origin`, asking for `method` and `headers`.
+async fn preflight(account: &Account, origin: &str, method: Option<&str>, headers: Option<&str>) -> Reply {
+    let mut sent = vec![("Origin", origin)];
+    sent.extend(method.map(|m| ("Access-Control-Request-Method", m)));
+    sent.extend(headers.map(|h| ("Access-Control-Request-Headers", h)));
+    send(account, "OPTIONS", &sent, false).await
 }
 
 async fn preflights_and_browser_requests_follow_the_rules(account: Account, azurite: bool) {
-    let refused = account.preflight("http://a.example", Some("GET"), None).await;
+    let refused = preflight(&account, "http://a.example", Some("GET"), None).await;
     assert_eq!(refused.status, 403, "no rules: {}", refused.body);
     // A preflight accepts nothing, so its refusal is XML, as the service's protocol layer
     // answers a request without a JSON `Accept`; Azurite's XML is its own `<Error>` form.
@@ -93,7 +66,7 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
         if azurite { "<Code>CorsPreflightFailure</Code>" } else { "<m:code>CorsPreflightFailure</m:code>" };
     assert!(refused.body.contains(code), "{}", refused.body);
 
-    let client = account.client();
+    let client = client(&account);
     let before = client.get_properties().await.unwrap();
     let rules = vec![
         CorsRule {
@@ -113,7 +86,7 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
     ];
     client.set_properties(&ServiceProperties { cors: Some(rules), ..Default::default() }).await.unwrap();
 
-    let exact = account.preflight("http://a.example", Some("PUT"), Some("x-ms-date")).await;
+    let exact = preflight(&account, "http://a.example", Some("PUT"), Some("x-ms-date")).await;
     assert_eq!(exact.status, 200, "{}", exact.body);
     assert_eq!(
         cors(&exact),
@@ -126,7 +99,7 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
         ]
     );
     // A `*` rule echoes the origin on a preflight.
-    let any = account.preflight("http://z.example", Some("DELETE"), None).await;
+    let any = preflight(&account, "http://z.example", Some("DELETE"), None).await;
     assert_eq!(any.status, 200, "{}", any.body);
     assert_eq!(
         cors(&any),
@@ -142,31 +115,31 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
         ("http://a.example", "MERGE", None),
         ("http://a.example", "GET", Some("content-type")),
     ] {
-        let refused = account.preflight(origin, Some(method), headers).await;
+        let refused = preflight(&account, origin, Some(method), headers).await;
         assert_eq!(refused.status, 403, "{origin} {method} {headers:?}: {}", refused.body);
         assert!(refused.body.contains("CorsPreflightFailure"), "{}", refused.body);
         assert_eq!(cors(&refused), [], "a refused preflight allows nothing");
     }
-    let incomplete = account.preflight("http://a.example", None, None).await;
+    let incomplete = preflight(&account, "http://a.example", None, None).await;
     assert_eq!(incomplete.status, 400, "{}", incomplete.body);
     assert!(incomplete.body.contains("InvalidHeaderValue"), "{}", incomplete.body);
 
     // Origins are compared as the service compares them, with case; Azurite ignores it.
-    let other_case = account.preflight("http://A.example", Some("GET"), None).await;
+    let other_case = preflight(&account, "http://A.example", Some("GET"), None).await;
     assert_eq!(other_case.status, if azurite { 200 } else { 403 }, "{}", other_case.body);
 
     // A signed browser request: the matching rule's headers on the answer, none without a rule.
-    let listed = account.send("GET", &[("Origin", "http://a.example")], true).await;
+    let listed = send(&account, "GET", &[("Origin", "http://a.example")], true).await;
     assert_eq!(listed.status, 200, "{}", listed.body);
     assert_eq!(listed.header("access-control-allow-origin"), Some("http://a.example"));
     let exposed = listed.header("access-control-expose-headers").unwrap_or_default();
     assert!(exposed.split(',').any(|h| h.trim() == "x-ms-request-id"), "{exposed:?}");
-    let unmatched = account.send("GET", &[("Origin", "http://z.example")], true).await;
+    let unmatched = send(&account, "GET", &[("Origin", "http://z.example")], true).await;
     assert_eq!(unmatched.status, 200, "{}", unmatched.body);
     assert_eq!(unmatched.header("access-control-allow-origin"), None, "no rule allows z.example to GET");
     // A read without `Origin` is answered for caches too: `Vary: Origin` while the account has
     // rules (the storage emulator's protocol layer, decompiled). Azurite adds nothing.
-    let plain = account.send("GET", &[], true).await;
+    let plain = send(&account, "GET", &[], true).await;
     assert_eq!(plain.status, 200, "{}", plain.body);
     assert_eq!((cors(&plain), plain.header("vary")), (vec![], if azurite { None } else { Some("Origin") }));
 
@@ -190,13 +163,13 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
         },
     ];
     client.set_properties(&ServiceProperties { cors: Some(rules), ..Default::default() }).await.unwrap();
-    let first_rule = account.preflight("http://a.example", Some("GET"), Some("content-type")).await;
+    let first_rule = preflight(&account, "http://a.example", Some("GET"), Some("content-type")).await;
     assert_eq!(first_rule.status, if azurite { 200 } else { 403 }, "{}", first_rule.body);
     let star = [("access-control-allow-origin", "*"), ("access-control-expose-headers", "x-ms-version")];
-    let plain = account.send("GET", &[], true).await;
+    let plain = send(&account, "GET", &[], true).await;
     assert_eq!((cors(&plain), plain.header("vary")), (if azurite { vec![] } else { star.to_vec() }, None));
     // An empty `Origin` is no origin to the service, any origin to Azurite: the same answer.
-    let empty = account.send("GET", &[("Origin", "")], true).await;
+    let empty = send(&account, "GET", &[("Origin", "")], true).await;
     assert_eq!((cors(&empty), empty.header("vary")), (star.to_vec(), None));
 
     client.set_properties(&before).await.unwrap();
@@ -204,22 +177,11 @@ async fn preflights_and_browser_requests_follow_the_rules(account: Account, azur
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn on_table_server() {
-    let connection_string = conformance::server::connection_string();
-    let field = |name: &str| {
-        connection_string.split(';').find_map(|part| part.strip_prefix(name)).unwrap().to_owned()
-    };
-    let account =
-        Account { endpoint: field("TableEndpoint="), name: field("AccountName="), key: field("AccountKey=") };
-    preflights_and_browser_requests_follow_the_rules(account, false).await;
+    preflights_and_browser_requests_follow_the_rules(Account::table_server(), false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn on_azurite() {
     let Some(azurite) = azurite() else { return };
-    let account = Account {
-        endpoint: azurite.endpoint.clone(),
-        name: ACCOUNT_NAME.to_owned(),
-        key: ACCOUNT_KEY.to_owned(),
-    };
-    preflights_and_browser_requests_follow_the_rules(account, true).await;
+    preflights_and_browser_requests_follow_the_rules(Account::azurite(azurite), true).await;
 }
