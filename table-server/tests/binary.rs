@@ -15,23 +15,23 @@ use table_client::{Entity, TableServiceClient};
 use table_server::{DEV_ACCOUNT, DEV_KEY};
 
 /// Starts the binary on a free loopback port without auth, with `flags`; returns the process
-/// and the `host:port` its banner names. Its stdout is closed once the banner is read, so every
+/// (killed when dropped) and the `host:port` its banner names. Its stdout is closed once the banner is read, so every
 /// test also checks that a server whose log reader is gone goes on serving and stops cleanly.
-fn start(flags: &[&str]) -> (Child, String) {
+fn start(flags: &[&str]) -> (KillOnDrop, String) {
     start_serving(&[&["--no-auth"], flags].concat(), None)
 }
 
 /// As [`start`], with auth as `flags` say, and `AZURITE_ACCOUNTS` set to `azurite_accounts`
 /// (removed when `None`, so the caller's environment never leaks in).
-fn start_serving(flags: &[&str], azurite_accounts: Option<&str>) -> (Child, String) {
+fn start_serving(flags: &[&str], azurite_accounts: Option<&str>) -> (KillOnDrop, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_table-server"));
     command.args(["--port", "0"]).args(flags).stdout(Stdio::piped());
     match azurite_accounts {
         Some(value) => command.env("AZURITE_ACCOUNTS", value),
         None => command.env_remove("AZURITE_ACCOUNTS"),
     };
-    let mut child = command.spawn().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut child = KillOnDrop(command.spawn().unwrap());
+    let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
     let mut banner = String::new();
     stdout.read_line(&mut banner).unwrap();
     // "table-server listening on http://127.0.0.1:PORT/devstoreaccount1 (no auth)"
@@ -39,6 +39,16 @@ fn start_serving(flags: &[&str], azurite_accounts: Option<&str>) -> (Child, Stri
     assert!(address.starts_with("127.0.0.1:"), "{banner}");
     drop(stdout);
     (child, address)
+}
+
+/// Kills the server when the test ends, passed or failed, so a failing test leaks no process.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Lists the tables of the server at `address` over a fresh connection: 200.
@@ -59,15 +69,15 @@ fn lists_tables(address: &str) {
 #[cfg(unix)]
 #[test]
 fn serves_until_sigterm_then_exits_cleanly() {
-    let (mut child, address) = start(&[]);
+    let (mut server, address) = start(&[]);
 
     lists_tables(&address);
 
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let killed = Command::new("kill").args(["-TERM", &server.0.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = server.0.try_wait().unwrap() {
             break status;
         }
         assert!(Instant::now() < deadline, "table-server did not stop on SIGTERM");
@@ -91,7 +101,7 @@ fn prints_its_version() {
 #[cfg(unix)]
 #[test]
 fn engine_flags_take_effect() {
-    let (mut child, address) = start(&["--page-size", "1", "--fail-call", "4=busy"]);
+    let (_server, address) = start(&["--page-size", "1", "--fail-call", "4=busy"]);
     let send = |method: &str, path: &str, body: &str| {
         let mut stream = TcpStream::connect(&address).unwrap();
         write!(
@@ -119,8 +129,6 @@ fn engine_flags_take_effect() {
         page.to_ascii_lowercase().contains("x-ms-continuation-nextpartitionkey"),
         "one entity a page: {page}"
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 /// The runtime's worker threads (tokio names them `tokio-rt-worker`) of
@@ -142,28 +150,17 @@ fn workers(pid: u32) -> usize {
 fn threads_flag_sets_the_worker_threads() {
     let cores = std::thread::available_parallelism().unwrap().get();
     for (flags, expected) in [(&["--threads", "3"][..], 3), (&["--threads", "1"], 1), (&[], cores)] {
-        let (child, address) = start(flags);
-        let child = KillOnDrop(child);
+        let (server, address) = start(flags);
         lists_tables(&address);
         // Serving, so every worker thread exists; a thread names itself once it first runs,
         // which a loaded machine may delay.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let mut counted = workers(child.0.id());
+        let mut counted = workers(server.0.id());
         while counted != expected && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(20));
-            counted = workers(child.0.id());
+            counted = workers(server.0.id());
         }
         assert_eq!(counted, expected, "{flags:?}");
-    }
-}
-
-/// Kills the server when the test ends, passed or failed, so a failing test leaks no process.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -192,8 +189,7 @@ async fn served(address: &str, account: &str, key: &str) -> Result<(), Option<u1
 async fn accounts_from_flags_sign_with_either_key_and_no_other() {
     let flags =
         ["--account", &format!("acctone:{KEY_ONE}"), "--account", &format!("accttwo:{KEY_TWO}:{KEY_THREE}")];
-    let (child, address) = start_serving(&flags, Some(&format!("acctthree:{KEY_THREE}")));
-    let _server = KillOnDrop(child);
+    let (_server, address) = start_serving(&flags, Some(&format!("acctthree:{KEY_THREE}")));
     assert_eq!(served(&address, "acctone", KEY_ONE).await, Ok(()));
     client(&address, "accttwo", KEY_TWO).create_table("Rotated").await.unwrap();
     client(&address, "accttwo", KEY_THREE).table("Rotated").insert(Entity::new("p", "r")).await.unwrap();
@@ -211,8 +207,7 @@ async fn accounts_from_flags_sign_with_either_key_and_no_other() {
 #[tokio::test]
 async fn azurite_accounts_name_the_accounts_without_flags() {
     let accounts = format!("acctone:{KEY_ONE};accttwo:{KEY_TWO}:{KEY_THREE};");
-    let (child, address) = start_serving(&[], Some(&accounts));
-    let _server = KillOnDrop(child);
+    let (_server, address) = start_serving(&[], Some(&accounts));
     assert_eq!(served(&address, "acctone", KEY_ONE).await, Ok(()));
     assert_eq!(served(&address, "accttwo", KEY_THREE).await, Ok(()));
     assert_eq!(served(&address, "accttwo", KEY_ONE).await, Err(Some(403)));
