@@ -41,6 +41,17 @@ const KEY_INLINE: usize = 24;
 /// builds, and drops once the row is stored, cost no allocation. Text of any length (the
 /// 1 KiB the service takes, and longer, for the key rules to refuse) is kept whole.
 ///
+/// ```
+/// use table_core::keys::{KeyText, write_ordered};
+///
+/// let mut key = KeyText::new();
+/// key.push_str("region");
+/// key.push_str("03_");
+/// write_ordered(&mut key, 7i64.into());
+/// assert_eq!(key.as_str(), "region03_09223372036854775815");
+/// assert_eq!(String::from(key), "region03_09223372036854775815");
+/// ```
+///
 /// [`KeyValue::write_key`]: crate::typed::KeyValue::write_key
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KeyText(InlineText<KEY_INLINE>);
