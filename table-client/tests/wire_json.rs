@@ -297,6 +297,49 @@ fn table_lists_and_create_echo() {
     assert_eq!(decode_table_list(br#"{"value":[{}]}"#).unwrap_err().kind(), ErrorKind::Decode);
 }
 
+/// The Double read from `text`, the JSON number of an annotated property, read alone and in a
+/// page (as its bits: `-0.0` is not `0.0`).
+fn double_read_from(text: &str) -> u64 {
+    let body = format!(r#"{{"PartitionKey":"p","RowKey":"r","d":{text},"d@odata.type":"Edm.Double"}}"#);
+    let alone = decode_entity(body.as_bytes(), None).unwrap();
+    let page = decode_query_page(format!(r#"{{"value":[{body}]}}"#).as_bytes()).unwrap();
+    assert_eq!(alone.get("d"), page[0].get("d"), "{text}");
+    match alone.get("d") {
+        Some(Value::Double(d)) => d.to_bits(),
+        other => panic!("{text} read as {other:?}"),
+    }
+}
+
+/// An f64 from its bits, subnormals as likely as the rest (a uniform draw of bits rarely
+/// makes one).
+fn arb_finite_f64() -> impl Strategy<Value = f64> {
+    prop_oneof![any::<u64>(), 0u64..(1 << 52), (1u64 << 63)..(1u64 << 63) + (1 << 52)]
+        .prop_map(f64::from_bits)
+        .prop_filter("finite", |d| d.is_finite())
+}
+
+#[test]
+fn doubles_read_as_the_nearest_f64_at_the_edges_of_the_range() {
+    for text in [
+        "2.2250738585072011e-308",
+        "2.2250738585072012e-308",
+        "2.4703282292062327e-324",
+        "2.4703282292062328e-324",
+        "4.9406564584124654e-324",
+        "1.7976931348623157e308",
+        "1.7976931348623158e308",
+        "9007199254740993.0",
+        "8.988465674311580536566680e307",
+        "7.4109846876186982e-323",
+        "2.225073858507201136057409796709131975934819546351645648e-308",
+        "-0.0",
+        "1e23",
+        "0.1",
+    ] {
+        assert_eq!(double_read_from(text), text.parse::<f64>().unwrap().to_bits(), "{text}");
+    }
+}
+
 fn arb_value() -> impl Strategy<Value = Value> {
     prop_oneof![
         any::<String>().prop_map(Value::String),
@@ -312,6 +355,22 @@ fn arb_value() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
+    /// Another writer may send a Double with 17 significant digits or more (or with a tail
+    /// close to halfway between two f64s), not the shortest text: it reads as the f64 nearest
+    /// its text, as Rust's correctly rounded parser reads it.
+    #[test]
+    fn doubles_in_any_decimal_form_read_as_the_nearest_f64(
+        d in arb_finite_f64(),
+        digits in 16usize..40,
+        tail in prop_oneof![Just(""), Just("5"), Just("49999999"), Just("50000001")],
+    ) {
+        let long = format!("{d:.digits$e}");
+        let (mantissa, exponent) = long.split_once('e').unwrap();
+        for text in [format!("{d:?}"), long.clone(), format!("{mantissa}{tail}e{exponent}")] {
+            prop_assert_eq!(double_read_from(&text), text.parse::<f64>().unwrap().to_bits(), "{}", text);
+        }
+    }
+
     #[test]
     fn arbitrary_entities_round_trip(
         pk in any::<String>(),
