@@ -42,7 +42,8 @@
 //! shutdown), `service` (one request: body limits, account, authorization, dispatch), `cors`
 //! (preflights and the CORS headers of browser requests, from the account's rules), `auth`
 //! (SharedKey verification), `bearer` (bearer tokens, signature unchecked), `sas` (table and
-//! account SAS verification and the grant each gives), `route` (the resource a path names and
+//! account SAS verification and the grant each gives), `version` (the service versions the
+//! service knows, and where its answers change), `route` (the resource a path names and
 //! the query parameters), `request` (one request as the operations see it), `operations`
 //! (table and entity operations against the engine), `batch` (`$batch` multipart requests and
 //! responses), `answer` (responses, service error bodies, common headers), `json` (entities
@@ -66,6 +67,7 @@ mod route;
 mod sas;
 mod server;
 mod service;
+mod version;
 
 pub use accounts::{Accounts, DEV_ACCOUNT, DEV_KEY};
 pub use persist::{DEFAULT_CHECKPOINT_BYTES, DataDir, DataDirBuilder};

@@ -14,9 +14,7 @@ use hyper::{Request, Response};
 use table_core::{CorsRule, ErrorCode, MAX_BATCH_BODY};
 
 use crate::accounts::{Account, Accounts};
-use crate::answer::{
-    Answer, Body, Common, DEFAULT_VERSION, Failure, RequestId, X_MS_CLIENT_REQUEST_ID, X_MS_VERSION,
-};
+use crate::answer::{Answer, Body, Common, Failure, RequestId, X_MS_CLIENT_REQUEST_ID, X_MS_VERSION};
 use crate::auth::{self, Signed};
 use crate::bearer;
 use crate::cors;
@@ -24,6 +22,7 @@ use crate::operations;
 use crate::request::{self, Call, Refused, text_header};
 use crate::route::{Query, SECONDARY_SUFFIX, invalid_uri, parse_path, split_account};
 use crate::sas::{self, Origin};
+use crate::version::ServiceVersion;
 
 /// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
 /// needs to exceed (an entity is at most 1 MiB).
@@ -58,7 +57,7 @@ impl Service {
             Ok(answer) => answer,
             Err(Refused::Failure(failure)) => {
                 // Read for a failure only, which most requests are not.
-                let style = request::error_style(&parts.headers, &common.version);
+                let style = request::error_style(&parts.headers, common.version);
                 Answer::failure(&failure, common.request_id.as_str(), &style)
             }
             Err(Refused::Dropped) => return Err(Dropped),
@@ -146,7 +145,7 @@ impl Service {
             query: &query,
             body: &body,
             request_id: common.request_id.as_str(),
-            version: &common.version,
+            version: common.version,
             grant: grant.as_ref(),
         };
         operations::dispatch(&call, &path.resource)
@@ -159,13 +158,7 @@ fn common(headers: &HeaderMap, query: Option<&str>) -> Common {
     let printable = |v: &&HeaderValue| v.as_bytes().iter().all(|b| (b' '..=b'~').contains(b));
     Common {
         request_id: request_id(),
-        // Cloned, not copied: a header value shares the request's buffer.
-        version: headers
-            .get(X_MS_VERSION)
-            .filter(printable)
-            .cloned()
-            .or_else(|| query.and_then(sas::served_version))
-            .unwrap_or(HeaderValue::from_static(DEFAULT_VERSION)),
+        version: served_version(headers, query),
         client_request_id: headers
             .get(X_MS_CLIENT_REQUEST_ID)
             .filter(|v| v.len() <= MAX_CLIENT_REQUEST_ID)
@@ -186,18 +179,54 @@ fn request_id() -> RequestId {
     RequestId::new(uuid::Builder::from_random_bytes(bytes).into_uuid())
 }
 
-/// The service's header limits: `x-ms-client-request-id` at most 1 KiB, refused with 400
-/// `InvalidHeaderValue` beyond (it is then not echoed either).
+/// The version a request is served at: its `x-ms-version` when the service knows it, else a
+/// SAS's `sv` when the service knows it, else [`ServiceVersion::DEFAULT`]. An unknown one is
+/// refused before anything is served ([`check_headers`], or the SAS's own check), its answer
+/// written at the next version in that order (the decompiled emulator's too: it answers as if
+/// none were given).
+fn served_version(headers: &HeaderMap, query: Option<&str>) -> ServiceVersion {
+    requested_version(headers)
+        .ok()
+        .flatten()
+        .or_else(|| query.and_then(sas::served_version))
+        .unwrap_or(ServiceVersion::DEFAULT)
+}
+
+/// The request's `x-ms-version`: `None` when absent or empty (the service reads an empty one
+/// as none), else the version it names; `Err` for text that names no version the service
+/// knows (the service's own test, exact text), or for the header given twice (the service
+/// reads the two as one value joined by a comma, no version).
+fn requested_version(headers: &HeaderMap) -> Result<Option<ServiceVersion>, Failure> {
+    let mut values = headers.get_all(X_MS_VERSION).iter();
+    match (values.next(), values.next()) {
+        (None, _) => Ok(None),
+        (Some(value), None) if value.is_empty() => Ok(None),
+        (Some(value), None) => ServiceVersion::known(value.as_bytes()).map(Some).ok_or_else(|| {
+            let named = value.to_str().ok().filter(|text| text.len() <= MAX_VERSION_ECHOED);
+            Failure::invalid_header_value(match named {
+                Some(text) => format!("x-ms-version {text:?} is not a version of the Table service"),
+                None => "x-ms-version is not a version of the Table service".to_owned(),
+            })
+        }),
+        (Some(_), Some(_)) => Err(Failure::invalid_header_value("x-ms-version is given twice")),
+    }
+}
+
+/// The longest `x-ms-version` value an error message quotes.
+const MAX_VERSION_ECHOED: usize = 64;
+
+/// The service's header checks, made before anything else (the storage emulator's protocol
+/// layer, decompiled: the version check comes first, on every request, SAS requests and
+/// preflights included): `x-ms-client-request-id` at most 1 KiB (it is then not echoed
+/// either), and an `x-ms-version` the service knows ([`requested_version`]; one newer than
+/// its newest included: the emulator alone answers that with its own
+/// `VersionNotSupportedByEmulator`); else 400 `InvalidHeaderValue`.
 fn check_headers(headers: &HeaderMap) -> Result<(), Failure> {
     let too_long = headers.get(X_MS_CLIENT_REQUEST_ID).is_some_and(|v| v.len() > MAX_CLIENT_REQUEST_ID);
     if too_long {
-        return Err(Failure::new(
-            400,
-            ErrorCode::Other("InvalidHeaderValue".into()),
-            "The value for one of the HTTP headers is not in the correct format. (x-ms-client-request-id is over 1 KiB)",
-        ));
+        return Err(Failure::invalid_header_value("x-ms-client-request-id is over 1 KiB"));
     }
-    Ok(())
+    requested_version(headers).map(|_| ())
 }
 
 /// The whole body, refused with 413 `RequestBodyTooLarge` past [`MAX_REQUEST_BODY`] (before
