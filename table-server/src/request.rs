@@ -148,7 +148,7 @@ pub(crate) struct Call<'a> {
     pub(crate) query: &'a Query<'a>,
     pub(crate) body: &'a Bytes,
     pub(crate) request_id: &'a str,
-    /// The version the request is served at (`x-ms-version`, else a SAS's `sv`, else the
+    /// The version the request is served at (a SAS's `sv`, else `x-ms-version`, else the
     /// service's oldest).
     pub(crate) version: ServiceVersion,
     /// What the request's table SAS allows; `None`: the account key's full rights.

@@ -179,16 +179,16 @@ fn request_id() -> RequestId {
     RequestId::new(uuid::Builder::from_random_bytes(bytes).into_uuid())
 }
 
-/// The version a request is served at: its `x-ms-version` when the service knows it, else a
-/// SAS's `sv` when the service knows it, else [`ServiceVersion::DEFAULT`]. An unknown one is
-/// refused before anything is served ([`check_headers`], or the SAS's own check), its answer
-/// written at the next version in that order (the decompiled emulator's too: it answers as if
-/// none were given).
+/// The version a request is served at: a SAS's `sv` when the service knows it (the REST
+/// docs, [`sas::served_version`]: a SAS request's version is its `sv`, its `x-ms-version`
+/// ignored), else `x-ms-version` when the service knows it, else [`ServiceVersion::DEFAULT`].
+/// An unknown one is refused before anything is served ([`check_headers`], or the SAS's own
+/// check), its answer written at the next version in that order (the decompiled emulator's
+/// too: it answers as if none were given).
 fn served_version(headers: &HeaderMap, query: Option<&str>) -> ServiceVersion {
-    requested_version(headers)
-        .ok()
-        .flatten()
-        .or_else(|| query.and_then(sas::served_version))
+    query
+        .and_then(sas::served_version)
+        .or_else(|| requested_version(headers).ok().flatten())
         .unwrap_or(ServiceVersion::DEFAULT)
 }
 

@@ -599,8 +599,8 @@ async fn content_type_is_checked_before_accept() {
     server.shutdown().await;
 }
 
-/// A request is served at its `x-ms-version`; without one, at its SAS's signed version, else
-/// at the service's oldest, 2008-10-27, as the service serves it. JSON needs 2013-08-15: asked
+/// A request is served at its SAS's signed version, else at its `x-ms-version`, else at the
+/// service's oldest, 2008-10-27, as the service serves it. JSON needs 2013-08-15: asked
 /// or sent before it (an unversioned `curl`, signed or not, included), it is refused 415
 /// `JsonFormatNotSupported`, in XML (those versions' error form), nothing written; an answer
 /// at a version before 2009-09-19 names none.
@@ -733,10 +733,11 @@ async fn versions_the_service_does_not_know_are_invalid_header_values() {
     server.shutdown().await;
 }
 
-/// A SAS request whose `sv` the service does not know is refused 403 `AuthenticationFailed`,
-/// one whose `x-ms-version` it does not know 400 `InvalidHeaderValue` before the SAS is read.
+/// A SAS request is served at its signed version whatever its `x-ms-version` names (the REST
+/// docs); an `sv` the service does not know is refused 403 `AuthenticationFailed`, an
+/// `x-ms-version` it does not know 400 `InvalidHeaderValue` before the SAS is read.
 #[tokio::test]
-async fn a_sas_signed_at_an_unknown_version_is_refused() {
+async fn a_sas_request_is_served_at_its_signed_version() {
     let (server, engine) = start(true).await;
     engine.create_table("signed").unwrap();
     let key = table_client::auth::AccountKey::new(DEV_ACCOUNT, DEV_KEY).unwrap();
@@ -754,6 +755,13 @@ async fn a_sas_signed_at_an_unknown_version_is_refused() {
         let server = &server;
         async move { raw(server, "GET", &path, &headers, "").await.unwrap() }
     };
+    // An `x-ms-version` before JSON does not cap a SAS signed at a version with JSON, nor
+    // does a newer one raise an older `sv`.
+    let reply = get("2019-02-02", "2012-02-12").await;
+    assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some("2019-02-02")), "{reply:?}");
+    let reply = get("2017-04-17", "2019-02-02").await;
+    assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some("2017-04-17")), "{reply:?}");
+    // An `sv` the service does not know: served (and refused) at the `x-ms-version`.
     for unknown in ["2019-02-03", "2099-01-01"] {
         let reply = get(unknown, "2019-02-02").await;
         assert_eq!(
