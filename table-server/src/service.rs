@@ -121,7 +121,8 @@ impl Service {
                 }
                 grant = Some(sas::verify(&account.keys, &query, &account.engine, origin, Utc::now())?);
             } else if bearer::is_bearer(authorization) {
-                bearer::verify(authorization.unwrap_or(""), path.account, origin.https, Utc::now())?;
+                let authorization = authorization.unwrap_or("");
+                bearer::verify(authorization, path.account, common.version, origin.https, Utc::now())?;
             } else {
                 let signed = Signed {
                     method: parts.method.as_str(),

@@ -60,6 +60,10 @@ impl ServiceVersion {
     /// The first version that reads and writes JSON.
     pub(crate) const JSON_SINCE: ServiceVersion = ServiceVersion("2013-08-15");
 
+    /// The first version that takes a bearer token (the REST docs, "Versioning for Azure
+    /// Storage": OAuth requests need `x-ms-version` 2017-11-09 or later).
+    pub(crate) const BEARER_SINCE: ServiceVersion = ServiceVersion("2017-11-09");
+
     /// The version `text` names, compared exactly (no trimming, no other spelling), as the
     /// service looks a version up; `None` for one it does not know.
     pub(crate) fn known(text: &[u8]) -> Option<ServiceVersion> {
@@ -79,7 +83,12 @@ mod tests {
     #[test]
     fn the_list_is_sorted_and_holds_every_threshold() {
         assert!(KNOWN.windows(2).all(|pair| pair[0] < pair[1]), "sorted, each once");
-        for threshold in [ServiceVersion::DEFAULT, ServiceVersion::ECHOED_SINCE, ServiceVersion::JSON_SINCE] {
+        for threshold in [
+            ServiceVersion::DEFAULT,
+            ServiceVersion::ECHOED_SINCE,
+            ServiceVersion::JSON_SINCE,
+            ServiceVersion::BEARER_SINCE,
+        ] {
             assert_eq!(ServiceVersion::known(threshold.as_str().as_bytes()), Some(threshold));
         }
         assert_eq!(ServiceVersion::known(KNOWN[0].as_bytes()), Some(ServiceVersion::DEFAULT), "the oldest");

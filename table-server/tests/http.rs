@@ -775,6 +775,36 @@ async fn a_sas_request_is_served_at_its_signed_version() {
     server.shutdown().await;
 }
 
+/// A bearer token needs version 2017-11-09: one without `x-ms-version`, or at an older
+/// version, is refused 403 `AuthenticationFailed` for that reason before any other (here, that
+/// bearer tokens are taken over HTTPS only).
+#[tokio::test]
+async fn bearer_tokens_need_version_2017_11_09() {
+    let (server, _engine) = start(true).await;
+    let path = format!("/{DEV_ACCOUNT}/Tables");
+    let bearer = |version: Option<&str>| {
+        let mut headers =
+            vec![("Accept", MINIMAL.to_owned()), ("Authorization", "Bearer a.e30.c".to_owned())];
+        // `raw` sends the SDKs' version unless told another: an empty one names none.
+        headers.push(("x-ms-version", version.unwrap_or_default().to_owned()));
+        let (server, path) = (&server, &path);
+        async move { raw(server, "GET", path, &headers, "").await.unwrap() }
+    };
+    for version in [None, Some("2017-07-29"), Some("2013-08-15")] {
+        let reply = bearer(version).await;
+        assert_eq!((reply.status, reply.code()), (403, "AuthenticationFailed".to_owned()), "{reply:?}");
+        let message = reply.error().message;
+        assert!(
+            message.contains("\nAuthentication scheme Bearer is not supported in this version.\n"),
+            "{message}"
+        );
+    }
+    let reply = bearer(Some("2017-11-09")).await;
+    let message = reply.error().message;
+    assert!(message.contains("\nBearer tokens are only accepted over HTTPS.\n"), "{message}");
+    server.shutdown().await;
+}
+
 /// The service's header limits, and heads too large for anyone: answered, never a crash, and
 /// the server goes on serving.
 #[tokio::test]
