@@ -124,15 +124,14 @@ pub(crate) fn carries_sas(query: &Query<'_>) -> bool {
     query.get_ignoring_case("sig").next().is_some()
 }
 
-/// The signed version (`sv`) of the SAS a request's query (`query`, undecoded) carries: the
-/// version a SAS request is served at, whatever its `x-ms-version` says (the REST docs,
-/// "Versioning for Azure Storage": `sv` is the version of a SAS request unless `api-version`
-/// names another; the decompiled emulator would take `x-ms-version` instead from `sv`
-/// 2014-02-14 on). `None` without a SAS, or with an `sv` the service does not know, which is
-/// refused when the SAS is checked.
-pub(crate) fn served_version(query: &str) -> Option<ServiceVersion> {
-    let query = Query::parse(query).ok()?;
-    let version = query.get_ignoring_case("sv").next().filter(|_| carries_sas(&query))?;
+/// The signed version (`sv`) of the SAS a request's query carries: the version a SAS request
+/// is served at, whatever its `x-ms-version` says (the REST docs, "Versioning for Azure
+/// Storage": `sv` is the version of a SAS request unless `api-version` names another; the
+/// decompiled emulator would take `x-ms-version` instead from `sv` 2014-02-14 on). `None`
+/// without a SAS, or with an `sv` the service does not know, which is refused when the SAS is
+/// checked.
+pub(crate) fn served_version(query: &Query<'_>) -> Option<ServiceVersion> {
+    let version = query.get_ignoring_case("sv").next().filter(|_| carries_sas(query))?;
     ServiceVersion::known(version.as_bytes())
 }
 
