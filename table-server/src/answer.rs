@@ -12,6 +12,8 @@ pub(crate) use hyper::header::{ALLOW, CONTENT_TYPE, ETAG, LOCATION};
 use hyper::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
 use table_core::{Error, ErrorCode};
 
+use crate::version::ServiceVersion;
+
 // The service's own header names, parsed once (hyper writes every name in lower case).
 /// `x-ms-request-id`, the server's id of the request.
 pub(crate) const X_MS_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
@@ -37,15 +39,6 @@ pub(crate) const NEXT_ROW_KEY: HeaderName = HeaderName::from_static("x-ms-contin
 
 /// The body type of every answer.
 pub(crate) type Body = Full<Bytes>;
-
-/// The service version a request naming none (no `x-ms-version`, no SAS `sv`) is served at:
-/// the service's oldest, as the service assumes it (the storage emulator's protocol layer,
-/// decompiled; an unversioned request to the service is answered in XML whatever it
-/// accepts, as that version's are). JSON needs 2013-08-15, so such a request gets none.
-pub(crate) const DEFAULT_VERSION: &str = "2008-10-27";
-
-/// The first version whose answers carry `x-ms-version`.
-const VERSION_ECHOED_SINCE: &[u8] = b"2009-09-19";
 
 /// How much OData control information a JSON answer carries (the `Accept` header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +129,16 @@ impl Failure {
     pub(crate) fn invalid_input(why: impl Into<String>) -> Failure {
         let why = why.into();
         Failure::new(400, ErrorCode::InvalidInput, format!("One of the request inputs is not valid. ({why})"))
+    }
+
+    /// 400 `InvalidHeaderValue`, with which header and why (the service's body carries its
+    /// first sentence alone: the detail is ours, for the caller).
+    pub(crate) fn invalid_header_value(why: impl std::fmt::Display) -> Failure {
+        Failure::new(
+            400,
+            ErrorCode::Other("InvalidHeaderValue".into()),
+            format!("The value for one of the HTTP headers is not in the correct format. ({why})"),
+        )
     }
 
     /// The service's answer for `code`, with its own status and message.
@@ -285,8 +288,8 @@ impl Answer {
         if let Ok(id) = HeaderValue::from_bytes(common.request_id.as_str().as_bytes()) {
             headers.append(X_MS_REQUEST_ID, id);
         }
-        if common.version.as_bytes() >= VERSION_ECHOED_SINCE {
-            headers.append(X_MS_VERSION, common.version.clone());
+        if common.version >= ServiceVersion::ECHOED_SINCE {
+            headers.append(X_MS_VERSION, HeaderValue::from_static(common.version.as_str()));
         }
         headers.append(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         headers.append(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
@@ -312,9 +315,9 @@ impl Answer {
 #[derive(Debug, Clone)]
 pub(crate) struct Common {
     pub(crate) request_id: RequestId,
-    /// The version the request is served at: its `x-ms-version` (printable), else a SAS's
-    /// signed version, else [`DEFAULT_VERSION`]; echoed from 2009-09-19.
-    pub(crate) version: HeaderValue,
+    /// The version the request is served at (`service::served_version`); echoed from
+    /// [`ServiceVersion::ECHOED_SINCE`].
+    pub(crate) version: ServiceVersion,
     /// As the request gave it, when short and printable.
     pub(crate) client_request_id: Option<HeaderValue>,
 }

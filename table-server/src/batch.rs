@@ -438,7 +438,7 @@ mod tests {
             query: &query,
             body,
             request_id: "rid",
-            version: &hyper::header::HeaderValue::from_static("2019-02-02"),
+            version: crate::version::ServiceVersion::JSON_SINCE,
             grant: None,
         };
         with(&call)

@@ -2,7 +2,8 @@
 //! `Authorization: Bearer`, whose audience, issuer and lifetime (`nbf`, `exp`) are read and
 //! checked. Its signature is NOT checked: this is an emulator for tests, and any token of the
 //! right shape for the account passes. Bearer tokens are only taken over HTTPS, as the service
-//! and our client require.
+//! and our client require, and at a version that has them: from 2017-11-09 (the REST docs),
+//! a request naming none being served at the oldest.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
@@ -11,6 +12,7 @@ use serde::Deserialize;
 
 use crate::answer::Failure;
 use crate::auth::authentication_failed as failed;
+use crate::version::ServiceVersion;
 
 /// The audiences of Azure Storage: its resource URL (with or without `/`) and its app id.
 const STORAGE_AUDIENCES: [&str; 3] =
@@ -30,14 +32,21 @@ pub(crate) fn is_bearer(authorization: Option<&str>) -> bool {
     authorization.is_some_and(|a| a.starts_with("Bearer "))
 }
 
-/// Checks the bearer token of `authorization` for `account`, received over HTTPS or not, at
-/// `now`.
+/// Checks the bearer token of `authorization` for `account`, in a request served at `version`
+/// and received over HTTPS or not, at `now`.
 pub(crate) fn verify(
     authorization: &str,
     account: &str,
+    version: ServiceVersion,
     https: bool,
     now: DateTime<Utc>,
 ) -> Result<(), Failure> {
+    // Checked first: before 2017-11-09 the scheme itself is unknown, so nothing else about
+    // the request is read. The reason is the service's own words (its blob answers' detail,
+    // as seen in public reports of requests sent without `x-ms-version`).
+    if version < ServiceVersion::BEARER_SINCE {
+        return Err(failed("Authentication scheme Bearer is not supported in this version."));
+    }
     if !https {
         return Err(failed("Bearer tokens are only accepted over HTTPS."));
     }
@@ -115,8 +124,11 @@ mod tests {
         DateTime::from_timestamp(1_750_000_000, 0).unwrap_or_default()
     }
 
+    /// A version with bearer tokens.
+    const BEARER: ServiceVersion = ServiceVersion::BEARER_SINCE;
+
     fn check(claims: &serde_json::Value) -> Result<(), Failure> {
-        verify(&token(claims), "devstoreaccount1", true, now())
+        verify(&token(claims), "devstoreaccount1", BEARER, true, now())
     }
 
     #[test]
@@ -145,13 +157,42 @@ mod tests {
             assert_eq!(code, Some((403, ErrorCode::AuthenticationFailed)), "{claims}");
         }
         let good = token(&claims("https://storage.azure.com", &v1, t - 60, t + 60));
-        assert!(verify(&good, "devstoreaccount1", false, now()).is_err(), "HTTPS only");
+        assert!(verify(&good, "devstoreaccount1", BEARER, false, now()).is_err(), "HTTPS only");
+    }
+
+    #[test]
+    fn versions_before_2017_11_09_have_no_bearer_tokens() {
+        let t = now().timestamp();
+        let good = token(&claims(
+            "https://storage.azure.com",
+            &format!("https://sts.windows.net/{TENANT}/"),
+            t - 60,
+            t + 60,
+        ));
+        let at = |version: &str| {
+            let version = ServiceVersion::known(version.as_bytes()).unwrap_or_else(|| panic!("{version}"));
+            verify(&good, "devstoreaccount1", version, true, now()).map_err(|f| (f.status, f.code, f.message))
+        };
+        assert_eq!(at("2017-11-09"), Ok(()));
+        assert_eq!(at("2020-12-06"), Ok(()));
+        for old in ["2017-07-29", "2013-08-15", "2008-10-27"] {
+            let refused = at(old).err();
+            let (status, code, message) = refused.unwrap_or_else(|| panic!("{old} took a bearer token"));
+            assert_eq!((status, code), (403, ErrorCode::AuthenticationFailed), "{old}");
+            assert!(
+                message.ends_with("\nAuthentication scheme Bearer is not supported in this version."),
+                "{message}"
+            );
+        }
+        // Named before the HTTPS rule, which a request at an old version never reaches.
+        let plain = verify(&good, "devstoreaccount1", ServiceVersion::DEFAULT, false, now()).err();
+        assert!(plain.is_some_and(|f| f.message.ends_with("not supported in this version.")));
     }
 
     #[test]
     fn malformed_tokens_are_refused() {
         for bad in ["Bearer ", "Bearer a.b", "Bearer a.b.c.d", "Bearer a.!!.c", "Bearer a.e30.c"] {
-            assert!(verify(bad, "devstoreaccount1", true, now()).is_err(), "{bad}");
+            assert!(verify(bad, "devstoreaccount1", BEARER, true, now()).is_err(), "{bad}");
         }
     }
 
@@ -159,7 +200,7 @@ mod tests {
         /// Any header is refused or accepted, never a panic.
         #[test]
         fn any_header_is_read_without_panic(text in ".{0,300}") {
-            let _ = verify(&format!("Bearer {text}"), "devstoreaccount1", true, now());
+            let _ = verify(&format!("Bearer {text}"), "devstoreaccount1", BEARER, true, now());
         }
     }
 }

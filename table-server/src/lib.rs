@@ -14,7 +14,9 @@
 //! real service's answers where they differ (`Tables('name')` answers that table, error codes
 //! such as `OutOfRangeInput`, or `InvalidInput` for a JSON body without a `Content-Type`), a
 //! signature dated more than 15 minutes ago refused, SAS fields checked as the service checks
-//! them, and `$select` answered as the real service
+//! them, versions answered as the service answers them (a SAS request served at its `sv`, an
+//! `x-ms-version` or `sv` the Table service does not know refused, bearer tokens from
+//! 2017-11-09 only), and `$select` answered as the real service
 //! answers it (only the listed properties, system properties included, and a listed property
 //! an entity lacks as `null`, where Azurite leaves it out).
 //!
@@ -42,7 +44,8 @@
 //! shutdown), `service` (one request: body limits, account, authorization, dispatch), `cors`
 //! (preflights and the CORS headers of browser requests, from the account's rules), `auth`
 //! (SharedKey verification), `bearer` (bearer tokens, signature unchecked), `sas` (table and
-//! account SAS verification and the grant each gives), `route` (the resource a path names and
+//! account SAS verification and the grant each gives), `version` (the service versions the
+//! service knows, and where its answers change), `route` (the resource a path names and
 //! the query parameters), `request` (one request as the operations see it), `operations`
 //! (table and entity operations against the engine), `batch` (`$batch` multipart requests and
 //! responses), `answer` (responses, service error bodies, common headers), `json` (entities
@@ -66,6 +69,7 @@ mod route;
 mod sas;
 mod server;
 mod service;
+mod version;
 
 pub use accounts::{Accounts, DEV_ACCOUNT, DEV_KEY};
 pub use persist::{DEFAULT_CHECKPOINT_BYTES, DataDir, DataDirBuilder};

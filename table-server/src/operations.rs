@@ -97,12 +97,7 @@ fn service_settings(call: &Call<'_>) -> Result<Answer, Refused> {
         }
         (true, "properties", Verb::Put) => {
             if call.body.is_empty() {
-                return Err(Failure::new(
-                    400,
-                    ErrorCode::Other("InvalidHeaderValue".into()),
-                    "The value for one of the HTTP headers is not in the correct format. (Content-Length is 0)",
-                )
-                .into());
+                return Err(Failure::invalid_header_value("Content-Length is 0").into());
             }
             if call.body.len() > MAX_PROPERTIES_BODY {
                 return Err(Failure::service(ErrorCode::RequestBodyTooLarge).into());

@@ -14,6 +14,7 @@ use crate::answer::{DATA_SERVICE_VERSION, ErrorFormat, ErrorStyle, Failure, Meta
 use crate::json::Links;
 use crate::route::Query;
 use crate::sas::Grant;
+use crate::version::ServiceVersion;
 
 /// Why a request gets no success answer.
 #[derive(Debug)]
@@ -147,9 +148,9 @@ pub(crate) struct Call<'a> {
     pub(crate) query: &'a Query<'a>,
     pub(crate) body: &'a Bytes,
     pub(crate) request_id: &'a str,
-    /// The version the request is served at (`x-ms-version`, else the SAS's, else the
+    /// The version the request is served at (a SAS's `sv`, else `x-ms-version`, else the
     /// service's oldest).
-    pub(crate) version: &'a HeaderValue,
+    pub(crate) version: ServiceVersion,
     /// What the request's table SAS allows; `None`: the account key's full rights.
     pub(crate) grant: Option<&'a Grant>,
 }
@@ -215,7 +216,7 @@ impl Call<'_> {
     }
 
     /// JSON needs version 2013-08-15 and OData 3: a request served at an older version
-    /// ([`Call::version`]: an `x-ms-version` before it, or none and no SAS), or that caps its
+    /// ([`Call::version`]: an `sv` or `x-ms-version` before it, or neither), or that caps its
     /// OData version below 3 (`MaxDataServiceVersion`, else `DataServiceVersion`, at `1.0` or
     /// `2.0`, parameters after `;` aside) is refused JSON, 415 `JsonFormatNotSupported`, as
     /// the service refuses it (the storage emulator's protocol layer, decompiled); an OData
@@ -223,7 +224,7 @@ impl Call<'_> {
     /// `$batch` parts included.
     pub(crate) fn check_odata_version(&self) -> Result<(), Failure> {
         let version = odata_version(self.headers).and_then(|v| v.to_str().ok()).unwrap_or("");
-        let capped = self.version.as_bytes() < JSON_SINCE;
+        let capped = self.version < ServiceVersion::JSON_SINCE;
         match version.split(';').next().unwrap_or_default().trim() {
             _ if capped => Err(json_not_supported()),
             "1.0" | "2.0" => Err(json_not_supported()),
@@ -308,9 +309,6 @@ fn asked_metadata(asked: &str) -> Result<Metadata, Failure> {
 pub(crate) fn part_metadata(format: Option<&str>, accept: Option<&str>) -> Result<Metadata, Failure> {
     asked_metadata(format.or(accept).unwrap_or_default())
 }
-
-/// The first version that reads and writes JSON.
-const JSON_SINCE: &[u8] = b"2013-08-15";
 
 /// 415 `JsonFormatNotSupported`: JSON asked or sent at a version, or an OData version, before
 /// JSON.
@@ -436,14 +434,13 @@ fn odata_version(headers: &HeaderMap) -> Option<&HeaderValue> {
     named(MAX_DATA_SERVICE_VERSION).or_else(|| named(DATA_SERVICE_VERSION))
 }
 
-/// How the service writes the error answers of a request of `version` (`x-ms-version`, in its
-/// sortable `YYYY-MM-DD` form) with `headers` (the storage emulator's protocol layer,
-/// decompiled): the form [`error_format`] picks from `Accept`, and a `DataServiceVersion` of
-/// the request's [`odata_version`], else `3.0`; XML without `DataServiceVersion` before
-/// 2013-08-15.
-pub(crate) fn error_style(headers: &HeaderMap, version: &HeaderValue) -> ErrorStyle {
+/// How the service writes the error answers of a request served at `version` with `headers`
+/// (the storage emulator's protocol layer, decompiled): the form [`error_format`] picks from
+/// `Accept`, and a `DataServiceVersion` of the request's [`odata_version`], else `3.0`; XML
+/// without `DataServiceVersion` before 2013-08-15.
+pub(crate) fn error_style(headers: &HeaderMap, version: ServiceVersion) -> ErrorStyle {
     // Error answers follow `Accept` from the first version that writes JSON.
-    if version.as_bytes() < JSON_SINCE {
+    if version < ServiceVersion::JSON_SINCE {
         return ErrorStyle { format: ErrorFormat::Xml, data_service_version: None };
     }
     ErrorStyle {
@@ -545,7 +542,8 @@ mod tests {
             for &(name, value) in pairs {
                 headers.append(name, HeaderValue::from_static(value));
             }
-            let style = error_style(&headers, &HeaderValue::from_static(version));
+            let known = ServiceVersion::known(version.as_bytes());
+            let style = error_style(&headers, known.unwrap_or_else(|| panic!("{version} is not a version")));
             (style.format, style.data_service_version.map(|v| v.to_str().unwrap_or_default().to_owned()))
         };
         let json = [("accept", "application/json;odata=minimalmetadata")];
@@ -555,7 +553,7 @@ mod tests {
         let blank = [("maxdataserviceversion", " "), ("dataserviceversion", "2.0;")];
         assert_eq!(style(&blank, "2019-02-02").1, Some("2.0;".to_owned()));
         // Older versions are answered in XML whatever they accept.
-        assert_eq!(style(&json, "2013-08-14"), (ErrorFormat::Xml, None));
+        assert_eq!(style(&json, "2012-02-12"), (ErrorFormat::Xml, None));
         assert_eq!(style(&json, "2013-08-15").0, ErrorFormat::Json);
     }
 

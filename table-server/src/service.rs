@@ -1,6 +1,7 @@
-//! One request, from bytes to answer: the body read within the service's limit, the account,
-//! the signature, then the operation. Every refusal is the service's error answer; only an
-//! injected fault that loses its answer closes the connection instead.
+//! One request, from bytes to answer: the version it is served at (read once, with the
+//! query, since every answer names it), the body read within the service's limit, the
+//! account, the signature, then the operation. Every refusal is the service's error answer;
+//! only an injected fault that loses its answer closes the connection instead.
 
 use std::sync::Arc;
 
@@ -14,9 +15,7 @@ use hyper::{Request, Response};
 use table_core::{CorsRule, ErrorCode, MAX_BATCH_BODY};
 
 use crate::accounts::{Account, Accounts};
-use crate::answer::{
-    Answer, Body, Common, DEFAULT_VERSION, Failure, RequestId, X_MS_CLIENT_REQUEST_ID, X_MS_VERSION,
-};
+use crate::answer::{Answer, Body, Common, Failure, RequestId, X_MS_CLIENT_REQUEST_ID, X_MS_VERSION};
 use crate::auth::{self, Signed};
 use crate::bearer;
 use crate::cors;
@@ -24,6 +23,7 @@ use crate::operations;
 use crate::request::{self, Call, Refused, text_header};
 use crate::route::{Query, SECONDARY_SUFFIX, invalid_uri, parse_path, split_account};
 use crate::sas::{self, Origin};
+use crate::version::ServiceVersion;
 
 /// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
 /// needs to exceed (an entity is at most 1 MiB).
@@ -51,14 +51,18 @@ impl Service {
         origin: Origin,
     ) -> Result<Response<Body>, Dropped> {
         let (parts, body) = request.into_parts();
-        let common = common(&parts.headers, parts.uri.query());
+        // Read once, here: every answer names the version served, which both decide; refused
+        // (when either is bad) in the service's order by `answer`.
+        let requested = requested_version(&parts.headers);
+        let query = Query::parse(parts.uri.query().unwrap_or(""));
+        let common = common(&parts.headers, served_version(&requested, &query));
         // Only a browser's request (one with `Origin`) gets CORS headers.
         let cors = cors::ActualRequest::of(&parts.method, &parts.headers);
-        let answer = match self.answer(&parts, body, origin, &common).await {
+        let answer = match self.answer(&parts, body, origin, &common, &requested, &query).await {
             Ok(answer) => answer,
             Err(Refused::Failure(failure)) => {
                 // Read for a failure only, which most requests are not.
-                let style = request::error_style(&parts.headers, &common.version);
+                let style = request::error_style(&parts.headers, common.version);
                 Answer::failure(&failure, common.request_id.as_str(), &style)
             }
             Err(Refused::Dropped) => return Err(Dropped),
@@ -89,14 +93,21 @@ impl Service {
         account.map(|account| account.engine.cors_rules()).unwrap_or_default()
     }
 
+    /// The answer to a request whose `x-ms-version` ([`requested_version`]) and query were read
+    /// by [`Service::handle`].
     async fn answer(
         &self,
         parts: &Parts,
         body: Incoming,
         origin: Origin,
         common: &Common,
+        requested: &Result<Option<ServiceVersion>, Failure>,
+        query: &Result<Query<'_>, Failure>,
     ) -> Result<Answer, Refused> {
         check_headers(&parts.headers)?;
+        // Next the version (the storage emulator's protocol layer, decompiled: on every
+        // request, SAS requests and preflights included, before the body is read).
+        requested.as_ref().map_err(Failure::clone)?;
         let body = read_body(&parts.headers, body).await?;
         // A preflight names the account only, and is answered without authorization.
         if cors::is_preflight(&parts.method) {
@@ -106,12 +117,12 @@ impl Service {
             return Ok(cors::preflight(&account.engine.cors_rules(), &parts.headers)?);
         }
         let path = parse_path(parts.uri.path())?;
-        let query = Query::parse(parts.uri.query().unwrap_or(""))?;
+        let query = query.as_ref().map_err(Failure::clone)?;
         let account = self.account(path.account, &parts.method)?;
         let mut grant = None;
         if self.auth {
             let authorization = auth::authorization(&parts.headers)?;
-            if sas::carries_sas(&query) {
+            if sas::carries_sas(query) {
                 // The service refuses a request that carries both a SAS and an Authorization
                 // header rather than choosing one of them.
                 if parts.headers.contains_key(AUTHORIZATION) {
@@ -120,9 +131,10 @@ impl Service {
                     )
                     .into());
                 }
-                grant = Some(sas::verify(&account.keys, &query, &account.engine, origin, Utc::now())?);
+                grant = Some(sas::verify(&account.keys, query, &account.engine, origin, Utc::now())?);
             } else if bearer::is_bearer(authorization) {
-                bearer::verify(authorization.unwrap_or(""), path.account, origin.https, Utc::now())?;
+                let authorization = authorization.unwrap_or("");
+                bearer::verify(authorization, path.account, common.version, origin.https, Utc::now())?;
             } else {
                 let signed = Signed {
                     method: parts.method.as_str(),
@@ -143,10 +155,10 @@ impl Service {
             base: &base,
             method: request::method(&parts.method, parts.version, &parts.headers)?,
             headers: &parts.headers,
-            query: &query,
+            query,
             body: &body,
             request_id: common.request_id.as_str(),
-            version: &common.version,
+            version: common.version,
             grant: grant.as_ref(),
         };
         operations::dispatch(&call, &path.resource)
@@ -155,17 +167,11 @@ impl Service {
 
 /// The answer's common headers: a new request id, the version the request is served at, the
 /// client's request id when it is a short printable value.
-fn common(headers: &HeaderMap, query: Option<&str>) -> Common {
+fn common(headers: &HeaderMap, version: ServiceVersion) -> Common {
     let printable = |v: &&HeaderValue| v.as_bytes().iter().all(|b| (b' '..=b'~').contains(b));
     Common {
         request_id: request_id(),
-        // Cloned, not copied: a header value shares the request's buffer.
-        version: headers
-            .get(X_MS_VERSION)
-            .filter(printable)
-            .cloned()
-            .or_else(|| query.and_then(sas::served_version))
-            .unwrap_or(HeaderValue::from_static(DEFAULT_VERSION)),
+        version,
         client_request_id: headers
             .get(X_MS_CLIENT_REQUEST_ID)
             .filter(|v| v.len() <= MAX_CLIENT_REQUEST_ID)
@@ -186,16 +192,51 @@ fn request_id() -> RequestId {
     RequestId::new(uuid::Builder::from_random_bytes(bytes).into_uuid())
 }
 
+/// The version a request is served at: a SAS's `sv` when the service knows it (the REST
+/// docs, [`sas::served_version`]: a SAS request's version is its `sv`, its `x-ms-version`
+/// ignored), else `x-ms-version` when the service knows it, else [`ServiceVersion::DEFAULT`].
+/// An unknown one is refused before anything is served ([`Service::answer`], or the SAS's own
+/// check), its answer written at the next version in that order (the decompiled emulator's
+/// too: it answers as if none were given).
+fn served_version(
+    requested: &Result<Option<ServiceVersion>, Failure>,
+    query: &Result<Query<'_>, Failure>,
+) -> ServiceVersion {
+    let signed = query.as_ref().ok().and_then(sas::served_version);
+    signed.or_else(|| requested.as_ref().ok().copied().flatten()).unwrap_or(ServiceVersion::DEFAULT)
+}
+
+/// The request's `x-ms-version`: `None` when absent or empty (the service reads an empty one
+/// as none), else the version it names; 400 `InvalidHeaderValue` for text that names no
+/// version the service knows (the service's own test, exact text; one newer than its newest
+/// included: the emulator alone answers that with its own `VersionNotSupportedByEmulator`),
+/// or for the header given twice (the service reads the two as one value joined by a comma,
+/// no version).
+fn requested_version(headers: &HeaderMap) -> Result<Option<ServiceVersion>, Failure> {
+    let mut values = headers.get_all(X_MS_VERSION).iter();
+    match (values.next(), values.next()) {
+        (None, _) => Ok(None),
+        (Some(value), None) if value.is_empty() => Ok(None),
+        (Some(value), None) => ServiceVersion::known(value.as_bytes()).map(Some).ok_or_else(|| {
+            let named = value.to_str().ok().filter(|text| text.len() <= MAX_VERSION_ECHOED);
+            Failure::invalid_header_value(match named {
+                Some(text) => format!("x-ms-version {text:?} is not a version of the Table service"),
+                None => "x-ms-version is not a version of the Table service".to_owned(),
+            })
+        }),
+        (Some(_), Some(_)) => Err(Failure::invalid_header_value("x-ms-version is given twice")),
+    }
+}
+
+/// The longest `x-ms-version` value an error message quotes.
+const MAX_VERSION_ECHOED: usize = 64;
+
 /// The service's header limits: `x-ms-client-request-id` at most 1 KiB, refused with 400
 /// `InvalidHeaderValue` beyond (it is then not echoed either).
 fn check_headers(headers: &HeaderMap) -> Result<(), Failure> {
     let too_long = headers.get(X_MS_CLIENT_REQUEST_ID).is_some_and(|v| v.len() > MAX_CLIENT_REQUEST_ID);
     if too_long {
-        return Err(Failure::new(
-            400,
-            ErrorCode::Other("InvalidHeaderValue".into()),
-            "The value for one of the HTTP headers is not in the correct format. (x-ms-client-request-id is over 1 KiB)",
-        ));
+        return Err(Failure::invalid_header_value("x-ms-client-request-id is over 1 KiB"));
     }
     Ok(())
 }

@@ -599,8 +599,8 @@ async fn content_type_is_checked_before_accept() {
     server.shutdown().await;
 }
 
-/// A request is served at its `x-ms-version`; without one, at its SAS's signed version, else
-/// at the service's oldest, 2008-10-27, as the service serves it. JSON needs 2013-08-15: asked
+/// A request is served at its SAS's signed version, else at its `x-ms-version`, else at the
+/// service's oldest, 2008-10-27, as the service serves it. JSON needs 2013-08-15: asked
 /// or sent before it (an unversioned `curl`, signed or not, included), it is refused 415
 /// `JsonFormatNotSupported`, in XML (those versions' error form), nothing written; an answer
 /// at a version before 2009-09-19 names none.
@@ -610,7 +610,7 @@ async fn json_needs_version_2013_08_15() {
     let (open, open_engine) = start(false).await;
     let create = r#"{"TableName":"versioned"}"#;
     let json = [("Content-Type", JSON), ("Accept", MINIMAL)];
-    for version in ["2013-08-14", "2009-09-19", "2008-10-27"] {
+    for version in ["2012-02-12", "2009-09-19", "2008-10-27"] {
         let mut headers = json.to_vec();
         headers.push(("x-ms-version", version));
         for (method, path, body) in [("GET", "Tables", ""), ("POST", "Tables", create)] {
@@ -678,6 +678,131 @@ async fn json_needs_version_2013_08_15() {
     assert_eq!(reply.header("x-ms-version").map(str::to_owned), signed_version);
     server.shutdown().await;
     open.shutdown().await;
+}
+
+/// An `x-ms-version` the service does not know (a day between two of its versions, one after
+/// its newest, text, the header given twice) is refused before anything else, 400
+/// `InvalidHeaderValue`, signed or not, a preflight too; it is answered as a request naming no
+/// version (XML, no `x-ms-version` echoed), and nothing is written. An empty one names none.
+#[tokio::test]
+async fn versions_the_service_does_not_know_are_invalid_header_values() {
+    let (server, engine) = start(true).await;
+    let create = r#"{"TableName":"unknown"}"#;
+    let json = [("Content-Type", JSON), ("Accept", MINIMAL)];
+    for version in ["2019-02-03", "2099-01-01", "garbage", "2019-2-2"] {
+        let mut headers = json.to_vec();
+        headers.push(("x-ms-version", version));
+        let signed = send(&server, "POST", "Tables", &headers, create).await;
+        let unsigned: Vec<(&str, String)> = headers.iter().map(|(n, v)| (*n, (*v).to_owned())).collect();
+        let unsigned =
+            raw(&server, "POST", &format!("/{DEV_ACCOUNT}/Tables"), &unsigned, create).await.unwrap();
+        let preflight = [
+            ("x-ms-version", version.to_owned()),
+            ("Origin", "https://app.example".to_owned()),
+            ("Access-Control-Request-Method", "GET".to_owned()),
+        ];
+        let preflight =
+            raw(&server, "OPTIONS", &format!("/{DEV_ACCOUNT}/Tables"), &preflight, "").await.unwrap();
+        for reply in [&signed, &unsigned, &preflight] {
+            assert_eq!(
+                (reply.status, reply.code(), reply.header("Content-Type"), reply.header("x-ms-version")),
+                (400, "InvalidHeaderValue".to_owned(), Some("application/xml"), None),
+                "{version}: {reply:?}"
+            );
+        }
+        let message = signed.error().message;
+        assert!(
+            message.starts_with(&format!(
+                "The value for one of the HTTP headers is not in the correct format. (x-ms-version {version:?} is not a version of the Table service)\n"
+            )),
+            "{message}"
+        );
+    }
+    let twice = send(&server, "GET", "Tables", &[("Accept", MINIMAL), VERSION, VERSION], "").await;
+    assert_eq!((twice.status, twice.code()), (400, "InvalidHeaderValue".to_owned()), "{twice:?}");
+    assert!(engine.create_table_if_not_exists("unknown").unwrap(), "no table was created");
+    // An empty `x-ms-version` is none: the oldest version, which has no JSON.
+    let empty = send(&server, "GET", "Tables", &[("Accept", MINIMAL), ("x-ms-version", "")], "").await;
+    assert_eq!((empty.status, empty.code()), (415, "JsonFormatNotSupported".to_owned()), "{empty:?}");
+    // Every version the SDKs and older clients send is served.
+    for version in ["2019-02-02", "2017-04-17", "2015-12-11", "2013-08-15", "2020-12-06"] {
+        let reply =
+            send(&server, "GET", "Tables", &[("Accept", MINIMAL), ("x-ms-version", version)], "").await;
+        assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some(version)), "{reply:?}");
+    }
+    server.shutdown().await;
+}
+
+/// A SAS request is served at its signed version whatever its `x-ms-version` names (the REST
+/// docs); an `sv` the service does not know is refused 403 `AuthenticationFailed`, an
+/// `x-ms-version` it does not know 400 `InvalidHeaderValue` before the SAS is read.
+#[tokio::test]
+async fn a_sas_request_is_served_at_its_signed_version() {
+    let (server, engine) = start(true).await;
+    engine.create_table("signed").unwrap();
+    let key = table_client::auth::AccountKey::new(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let token = |version: &str| {
+        table_client::auth::TableSasBuilder::new("signed")
+            .permissions(table_client::auth::TableSasPermissions::parse("r").unwrap())
+            .expiry(chrono::Utc::now() + chrono::TimeDelta::hours(1))
+            .version(version)
+            .sign(&key)
+            .unwrap()
+    };
+    let get = |version: &str, header: &str| {
+        let path = format!("/{DEV_ACCOUNT}/signed()?{}", token(version).as_query());
+        let headers = [("Accept", MINIMAL.to_owned()), ("x-ms-version", header.to_owned())];
+        let server = &server;
+        async move { raw(server, "GET", &path, &headers, "").await.unwrap() }
+    };
+    // An `x-ms-version` before JSON does not cap a SAS signed at a version with JSON, nor
+    // does a newer one raise an older `sv`.
+    let reply = get("2019-02-02", "2012-02-12").await;
+    assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some("2019-02-02")), "{reply:?}");
+    let reply = get("2017-04-17", "2019-02-02").await;
+    assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some("2017-04-17")), "{reply:?}");
+    // An `sv` the service does not know: served (and refused) at the `x-ms-version`.
+    for unknown in ["2019-02-03", "2099-01-01"] {
+        let reply = get(unknown, "2019-02-02").await;
+        assert_eq!(
+            (reply.status, reply.code(), reply.header("x-ms-version")),
+            (403, "AuthenticationFailed".to_owned(), Some("2019-02-02")),
+            "{unknown}: {reply:?}"
+        );
+    }
+    let reply = get("2019-02-02", "2019-02-03").await;
+    assert_eq!((reply.status, reply.code()), (400, "InvalidHeaderValue".to_owned()), "{reply:?}");
+    server.shutdown().await;
+}
+
+/// A bearer token needs version 2017-11-09: one without `x-ms-version`, or at an older
+/// version, is refused 403 `AuthenticationFailed` for that reason before any other (here, that
+/// bearer tokens are taken over HTTPS only).
+#[tokio::test]
+async fn bearer_tokens_need_version_2017_11_09() {
+    let (server, _engine) = start(true).await;
+    let path = format!("/{DEV_ACCOUNT}/Tables");
+    let bearer = |version: Option<&str>| {
+        let mut headers =
+            vec![("Accept", MINIMAL.to_owned()), ("Authorization", "Bearer a.e30.c".to_owned())];
+        // `raw` sends the SDKs' version unless told another: an empty one names none.
+        headers.push(("x-ms-version", version.unwrap_or_default().to_owned()));
+        let (server, path) = (&server, &path);
+        async move { raw(server, "GET", path, &headers, "").await.unwrap() }
+    };
+    for version in [None, Some("2017-07-29"), Some("2013-08-15")] {
+        let reply = bearer(version).await;
+        assert_eq!((reply.status, reply.code()), (403, "AuthenticationFailed".to_owned()), "{reply:?}");
+        let message = reply.error().message;
+        assert!(
+            message.contains("\nAuthentication scheme Bearer is not supported in this version.\n"),
+            "{message}"
+        );
+    }
+    let reply = bearer(Some("2017-11-09")).await;
+    let message = reply.error().message;
+    assert!(message.contains("\nBearer tokens are only accepted over HTTPS.\n"), "{message}");
+    server.shutdown().await;
 }
 
 /// The service's header limits, and heads too large for anyone: answered, never a crash, and
@@ -1033,7 +1158,7 @@ async fn error_answers_take_the_form_the_accept_picks() {
         assert!(error.message.starts_with(&expected), "{error:?}");
     }
     // Before 2013-08-15 there is no JSON: the JSON asked for is refused, in XML.
-    let old = get(&server, &path, &[("Accept", "application/json"), ("x-ms-version", "2013-08-14")]).await;
+    let old = get(&server, &path, &[("Accept", "application/json"), ("x-ms-version", "2012-02-12")]).await;
     assert_eq!((old.status, old.code()), (415, "JsonFormatNotSupported".to_owned()), "{old:?}");
     assert_eq!(old.header("Content-Type"), Some("application/xml"), "{old:?}");
     assert_eq!(old.header("DataServiceVersion"), None, "{old:?}");

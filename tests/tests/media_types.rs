@@ -9,12 +9,21 @@
 //! and serves JSON to a request without `x-ms-version` or at a version before 2013-08-15 (the
 //! service serves the first at its oldest version; neither has JSON there: 415
 //! `JsonFormatNotSupported`).
+//!
+//! And in [`the_version_rules_hold`]: run with `--skipApiVersionCheck`, Azurite serves an
+//! `x-ms-version` the service does not know (the service: 400 `InvalidHeaderValue`), names its
+//! own newest version in every answer's `x-ms-version` (the service names the version it
+//! served: a SAS request's `sv`, whatever its `x-ms-version`), and answers a bearer token
+//! without `x-ms-version` with 403 `AuthorizationFailure`, taking no token without `--oauth`
+//! (the service: 403 `AuthenticationFailed`, bearer tokens needing version 2017-11-09).
 
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
 
+use chrono::{TimeDelta, Utc};
 use conformance::azurite::{azurite, unique_table_name};
 use conformance::raw_http::{Account, Reply};
+use table_client::auth::{AccountKey, TableSasBuilder, TableSasPermissions};
 
 const JSON: &str = "application/json";
 const MINIMAL: &str = "application/json;odata=minimalmetadata";
@@ -92,7 +101,7 @@ async fn the_protocol_head_rules_hold(account: Account, azurite: bool) {
     // Azurite runs with `--skipApiVersionCheck` here (without it, it refuses a version it does
     // not know with 400 `InvalidHeaderValue`).
     let old =
-        send(&account, "GET", "Tables", &[("x-ms-version", "2013-08-14"), ("Accept", MINIMAL)], "").await;
+        send(&account, "GET", "Tables", &[("x-ms-version", "2012-02-12"), ("Accept", MINIMAL)], "").await;
     for reply in [&unversioned, &old] {
         if azurite {
             assert_eq!(reply.status, 200, "{reply:?}");
@@ -110,6 +119,65 @@ async fn the_protocol_head_rules_hold(account: Account, azurite: bool) {
     assert_eq!(dropped.status, 204, "{dropped:?}");
 }
 
+/// The service's version rules: an `x-ms-version` it does not know is 400
+/// `InvalidHeaderValue`; a SAS request is served at its `sv`, whatever its `x-ms-version`; a
+/// bearer token needs 2017-11-09, so one without `x-ms-version` is 403 `AuthenticationFailed`.
+async fn the_version_rules_hold(account: Account, azurite: bool) {
+    let version = ("x-ms-version", "2019-02-02");
+    let table = unique_table_name("versions");
+    let created = send(
+        &account,
+        "POST",
+        "Tables",
+        &[version, ("Content-Type", JSON), ("Accept", MINIMAL)],
+        &format!(r#"{{"TableName":"{table}"}}"#),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{created:?}");
+
+    // A day between two versions, one after the newest, text: Azurite (run here with
+    // `--skipApiVersionCheck`) serves them.
+    for unknown in ["2019-02-03", "2099-01-01", "garbage"] {
+        let reply =
+            send(&account, "GET", "Tables", &[("x-ms-version", unknown), ("Accept", MINIMAL)], "").await;
+        if azurite {
+            assert_eq!(reply.status, 200, "{unknown}: {reply:?}");
+        } else {
+            assert_eq!(refusal(&reply), (400, "InvalidHeaderValue".to_owned()), "{unknown}: {reply:?}");
+        }
+    }
+
+    // A SAS signed at 2019-02-02 with an `x-ms-version` before JSON: served at its `sv`.
+    let key = AccountKey::new(&account.name, &account.key).unwrap();
+    let token = TableSasBuilder::new(&table)
+        .permissions(TableSasPermissions::parse("r").unwrap())
+        .expiry(Utc::now() + TimeDelta::hours(1))
+        .sign(&key)
+        .unwrap();
+    let path = format!("{table}()?{}", token.as_query());
+    let old = [("x-ms-version", "2012-02-12"), ("Accept", MINIMAL)];
+    let reply = account.send("GET", &path, &old, "", false).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    // The service names the version it served; Azurite names its own newest on every answer.
+    if !azurite {
+        assert_eq!(reply.header("x-ms-version"), Some("2019-02-02"), "{reply:?}");
+    }
+
+    // A bearer token without `x-ms-version` (here over HTTP, which this Azurite takes no
+    // token over either).
+    let bearer = [("Authorization", "Bearer a.e30.c"), ("Accept", MINIMAL)];
+    let reply = account.send("GET", "Tables", &bearer, "", false).await;
+    assert_eq!(
+        refusal(&reply),
+        expected(azurite, (403, "AuthenticationFailed"), (403, "AuthorizationFailure")),
+        "{reply:?}"
+    );
+
+    let dropped =
+        send(&account, "DELETE", &format!("Tables('{table}')"), &[version, ("Accept", MINIMAL)], "").await;
+    assert_eq!(dropped.status, 204, "{dropped:?}");
+}
+
 #[tokio::test]
 async fn on_table_server() {
     the_protocol_head_rules_hold(Account::table_server(), false).await;
@@ -119,4 +187,15 @@ async fn on_table_server() {
 async fn on_azurite() {
     let Some(azurite) = azurite() else { return };
     the_protocol_head_rules_hold(Account::azurite(azurite), true).await;
+}
+
+#[tokio::test]
+async fn versions_on_table_server() {
+    the_version_rules_hold(Account::table_server(), false).await;
+}
+
+#[tokio::test]
+async fn versions_on_azurite() {
+    let Some(azurite) = azurite() else { return };
+    the_version_rules_hold(Account::azurite(azurite), true).await;
 }

@@ -1,0 +1,129 @@
+//! The versions of the Table service (`x-ms-version`, a SAS's `sv`): the ones the service
+//! knows, in one list, and the thresholds where its answers change.
+//!
+//! Invariant: a [`ServiceVersion`] is always one of [`KNOWN`], so a request is only ever served at a
+//! version the service knows; text naming any other is refused where it is read (400
+//! `InvalidHeaderValue` for `x-ms-version`, 403 `AuthenticationFailed` for `sv`).
+
+/// The Table service's versions, oldest first. Sources: the storage emulator's protocol layer,
+/// decompiled (its version table, 2008-10-27 to 2017-04-17, 2016-10-16 included, which the
+/// REST docs do not list), then the REST docs' list of storage versions ("Previous Azure
+/// Storage service versions") from 2017-07-29 up to 2020-12-06, the newest our client signs
+/// (an account SAS with an encryption scope). Dates, so text order is time order.
+const KNOWN: [&str; 29] = [
+    "2008-10-27",
+    "2009-04-14",
+    "2009-07-17",
+    "2009-09-19",
+    "2011-08-18",
+    "2012-02-12",
+    "2013-08-15",
+    "2014-02-14",
+    "2015-02-21",
+    "2015-04-05",
+    "2015-07-08",
+    "2015-12-11",
+    "2016-05-31",
+    "2016-10-16",
+    "2017-04-17",
+    "2017-07-29",
+    "2017-11-09",
+    "2018-03-28",
+    "2018-11-09",
+    "2019-02-02",
+    "2019-07-07",
+    "2019-10-10",
+    "2019-12-12",
+    "2020-02-10",
+    "2020-04-08",
+    "2020-06-12",
+    "2020-08-04",
+    "2020-10-02",
+    "2020-12-06",
+];
+
+/// A version of the Table service, one of [`KNOWN`]; ordered by date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct ServiceVersion(&'static str);
+
+impl ServiceVersion {
+    /// The version a request naming none (no SAS `sv`, no `x-ms-version`) is served at: the
+    /// service's oldest, as the service assumes it (the storage emulator's protocol layer,
+    /// decompiled; an unversioned request to the service is answered in XML whatever it
+    /// accepts, as that version's are). JSON needs [`ServiceVersion::JSON_SINCE`], so such a
+    /// request gets none.
+    pub(crate) const DEFAULT: ServiceVersion = ServiceVersion("2008-10-27");
+
+    /// The first version whose answers carry `x-ms-version`.
+    pub(crate) const ECHOED_SINCE: ServiceVersion = ServiceVersion("2009-09-19");
+
+    /// The first version that reads and writes JSON.
+    pub(crate) const JSON_SINCE: ServiceVersion = ServiceVersion("2013-08-15");
+
+    /// The first version that takes a bearer token (the REST docs, "Versioning for Azure
+    /// Storage": OAuth requests need `x-ms-version` 2017-11-09 or later).
+    pub(crate) const BEARER_SINCE: ServiceVersion = ServiceVersion("2017-11-09");
+
+    /// The version `text` names, compared exactly (no trimming, no other spelling), as the
+    /// service looks a version up; `None` for one it does not know.
+    pub(crate) fn known(text: &[u8]) -> Option<ServiceVersion> {
+        let wanted = sort_key(text)?;
+        let at = KNOWN.binary_search_by_key(&wanted, |known| sort_key(known.as_bytes()).unwrap_or(0));
+        at.ok().map(|at| ServiceVersion(KNOWN[at]))
+    }
+
+    /// `YYYY-MM-DD`.
+    pub(crate) const fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+/// The ten bytes of `YYYY-MM-DD` read as one big-endian number, whose order is the text's:
+/// looked up on every request, a version is compared in one step rather than byte by byte.
+/// `None` for text of another length, which is no version.
+fn sort_key(text: &[u8]) -> Option<u128> {
+    let ten: [u8; 10] = text.try_into().ok()?;
+    let mut wide = [0; 16];
+    wide[..10].copy_from_slice(&ten);
+    Some(u128::from_be_bytes(wide))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_is_sorted_and_holds_every_threshold() {
+        assert!(KNOWN.windows(2).all(|pair| pair[0] < pair[1]), "sorted, each once");
+        for threshold in [
+            ServiceVersion::DEFAULT,
+            ServiceVersion::ECHOED_SINCE,
+            ServiceVersion::JSON_SINCE,
+            ServiceVersion::BEARER_SINCE,
+        ] {
+            assert_eq!(ServiceVersion::known(threshold.as_str().as_bytes()), Some(threshold));
+        }
+        assert_eq!(ServiceVersion::known(KNOWN[0].as_bytes()), Some(ServiceVersion::DEFAULT), "the oldest");
+    }
+
+    #[test]
+    fn only_the_services_own_versions_are_known() {
+        for known in ["2008-10-27", "2013-08-15", "2016-10-16", "2019-02-02", "2020-12-06"] {
+            assert_eq!(ServiceVersion::known(known.as_bytes()).map(ServiceVersion::as_str), Some(known));
+        }
+        // A day between two versions, one after the newest, a date written otherwise, text.
+        for unknown in [
+            "2019-02-03",
+            "2012-09-19",
+            "2099-01-01",
+            "2021-02-12",
+            "2019-2-02",
+            " 2019-02-02",
+            "garbage",
+            "",
+        ] {
+            assert_eq!(ServiceVersion::known(unknown.as_bytes()), None, "{unknown:?}");
+        }
+        assert_eq!(ServiceVersion::known(b"2019-02-02\xff"), None);
+    }
+}
