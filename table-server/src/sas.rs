@@ -688,9 +688,9 @@ mod tests {
             signed(base().version("2019-2-02")),
             signed(base().version("2019+02-02")),
             signed(base().version("2019-02-021")),
-            // Days that are no version of the service, before and after its newest.
+            // Days between the service's versions.
             signed(base().version("2019-02-03")),
-            signed(base().version("2099-01-01")),
+            signed(base().version("2026-06-05")),
         ] {
             assert_eq!(code(&bad), failed, "{bad}");
         }

@@ -2,15 +2,17 @@
 //! knows, in one list, and the thresholds where its answers change.
 //!
 //! Invariant: a [`ServiceVersion`] is always one of [`KNOWN`], so a request is only ever served at a
-//! version the service knows; text naming any other is refused where it is read (400
+//! version the service knows (a date after the newest is served at the newest, see
+//! [`ServiceVersion::known`]); text naming no version is refused where it is read (400
 //! `InvalidHeaderValue` for `x-ms-version`, 403 `AuthenticationFailed` for `sv`).
 
 /// The Table service's versions, oldest first. Sources: the storage emulator's protocol layer,
 /// decompiled (its version table, 2008-10-27 to 2017-04-17, 2016-10-16 included, which the
-/// REST docs do not list), then the REST docs' list of storage versions ("Previous Azure
-/// Storage service versions") from 2017-07-29 up to 2020-12-06, the newest our client signs
-/// (an account SAS with an encryption scope). Dates, so text order is time order.
-const KNOWN: [&str; 29] = [
+/// REST docs do not list); the REST docs' lists of storage versions ("Previous Azure Storage
+/// service versions", "Versioning for Azure Storage") from 2017-07-29 to 2025-11-05, which the
+/// .NET storage SDK's `ServiceVersion` enum agrees with; and the 2026 versions Azurite 3.37
+/// accepts. Dates, so text order is time order.
+const KNOWN: [&str; 51] = [
     "2008-10-27",
     "2009-04-14",
     "2009-07-17",
@@ -40,6 +42,28 @@ const KNOWN: [&str; 29] = [
     "2020-08-04",
     "2020-10-02",
     "2020-12-06",
+    "2021-02-12",
+    "2021-04-10",
+    "2021-06-08",
+    "2021-08-06",
+    "2021-10-04",
+    "2021-12-02",
+    "2022-11-02",
+    "2023-01-03",
+    "2023-05-03",
+    "2023-08-03",
+    "2023-11-03",
+    "2024-02-04",
+    "2024-05-04",
+    "2024-08-04",
+    "2024-11-04",
+    "2025-01-05",
+    "2025-05-05",
+    "2025-07-05",
+    "2025-11-05",
+    "2026-02-06",
+    "2026-04-06",
+    "2026-06-06",
 ];
 
 /// A version of the Table service, one of [`KNOWN`]; ordered by date.
@@ -64,18 +88,40 @@ impl ServiceVersion {
     /// Storage": OAuth requests need `x-ms-version` 2017-11-09 or later).
     pub(crate) const BEARER_SINCE: ServiceVersion = ServiceVersion("2017-11-09");
 
+    /// The newest version of [`KNOWN`].
+    pub(crate) const NEWEST: ServiceVersion = ServiceVersion(KNOWN[KNOWN.len() - 1]);
+
     /// The version `text` names, compared exactly (no trimming, no other spelling), as the
-    /// service looks a version up; `None` for one it does not know.
+    /// service looks a version up; `None` for one it does not know. A calendar date after
+    /// [`NEWEST`](Self::NEWEST) is served at it: the service knows the versions released
+    /// since this list was written, so an SDK newer than this server must keep working, as it
+    /// does against the service (Azurite refuses such versions unless started with
+    /// `--skipApiVersionCheck`). Only dates between or before known versions are refused.
     pub(crate) fn known(text: &[u8]) -> Option<ServiceVersion> {
         let wanted = sort_key(text)?;
-        let at = KNOWN.binary_search_by_key(&wanted, |known| sort_key(known.as_bytes()).unwrap_or(0));
-        at.ok().map(|at| ServiceVersion(KNOWN[at]))
+        match KNOWN.binary_search_by_key(&wanted, |known| sort_key(known.as_bytes()).unwrap_or(0)) {
+            Ok(at) => Some(ServiceVersion(KNOWN[at])),
+            Err(at) if at == KNOWN.len() && is_date(text) => Some(ServiceVersion::NEWEST),
+            Err(_) => None,
+        }
     }
 
     /// `YYYY-MM-DD`.
     pub(crate) const fn as_str(self) -> &'static str {
         self.0
     }
+}
+
+/// Whether `text` is a calendar date written `YYYY-MM-DD`.
+fn is_date(text: &[u8]) -> bool {
+    let shaped = text.len() == 10
+        && text
+            .iter()
+            .enumerate()
+            .all(|(at, b)| if at == 4 || at == 7 { *b == b'-' } else { b.is_ascii_digit() });
+    shaped
+        && std::str::from_utf8(text)
+            .is_ok_and(|text| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok())
 }
 
 /// The ten bytes of `YYYY-MM-DD` read as one big-endian number, whose order is the text's:
@@ -108,15 +154,15 @@ mod tests {
 
     #[test]
     fn only_the_services_own_versions_are_known() {
-        for known in ["2008-10-27", "2013-08-15", "2016-10-16", "2019-02-02", "2020-12-06"] {
+        for known in ["2008-10-27", "2013-08-15", "2016-10-16", "2019-02-02", "2020-12-06", "2025-11-05"] {
             assert_eq!(ServiceVersion::known(known.as_bytes()).map(ServiceVersion::as_str), Some(known));
         }
-        // A day between two versions, one after the newest, a date written otherwise, text.
+        // A day between two versions, a date written otherwise, text.
         for unknown in [
             "2019-02-03",
             "2012-09-19",
-            "2099-01-01",
-            "2021-02-12",
+            "2021-02-13",
+            "2026-06-05",
             "2019-2-02",
             " 2019-02-02",
             "garbage",
@@ -125,5 +171,18 @@ mod tests {
             assert_eq!(ServiceVersion::known(unknown.as_bytes()), None, "{unknown:?}");
         }
         assert_eq!(ServiceVersion::known(b"2019-02-02\xff"), None);
+    }
+
+    #[test]
+    fn a_date_after_the_newest_version_is_served_at_the_newest() {
+        for later in ["2026-06-07", "2027-02-28", "2099-01-01"] {
+            assert_eq!(ServiceVersion::known(later.as_bytes()), Some(ServiceVersion::NEWEST), "{later:?}");
+        }
+        // Not calendar dates, so no version at all.
+        for not_a_date in ["2027-02-30", "2027-13-01", "2027-00-10", "2027-1-011", "2027+01-01", "9999-99-99"]
+        {
+            assert_eq!(ServiceVersion::known(not_a_date.as_bytes()), None, "{not_a_date:?}");
+        }
+        assert_eq!(ServiceVersion::NEWEST.as_str(), "2026-06-06");
     }
 }

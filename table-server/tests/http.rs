@@ -689,7 +689,7 @@ async fn versions_the_service_does_not_know_are_invalid_header_values() {
     let (server, engine) = start(true).await;
     let create = r#"{"TableName":"unknown"}"#;
     let json = [("Content-Type", JSON), ("Accept", MINIMAL)];
-    for version in ["2019-02-03", "2099-01-01", "garbage", "2019-2-2"] {
+    for version in ["2019-02-03", "2021-02-13", "garbage", "2019-2-2", "2027-02-30"] {
         let mut headers = json.to_vec();
         headers.push(("x-ms-version", version));
         let signed = send(&server, "POST", "Tables", &headers, create).await;
@@ -725,10 +725,16 @@ async fn versions_the_service_does_not_know_are_invalid_header_values() {
     let empty = send(&server, "GET", "Tables", &[("Accept", MINIMAL), ("x-ms-version", "")], "").await;
     assert_eq!((empty.status, empty.code()), (415, "JsonFormatNotSupported".to_owned()), "{empty:?}");
     // Every version the SDKs and older clients send is served.
-    for version in ["2019-02-02", "2017-04-17", "2015-12-11", "2013-08-15", "2020-12-06"] {
+    for version in ["2019-02-02", "2017-04-17", "2015-12-11", "2013-08-15", "2020-12-06", "2025-11-05"] {
         let reply =
             send(&server, "GET", "Tables", &[("Accept", MINIMAL), ("x-ms-version", version)], "").await;
         assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some(version)), "{reply:?}");
+    }
+    // A date after the newest version known here: an SDK newer than this server, served at
+    // that newest version, as the service serves its own.
+    for later in ["2026-08-01", "2031-01-01"] {
+        let reply = send(&server, "GET", "Tables", &[("Accept", MINIMAL), ("x-ms-version", later)], "").await;
+        assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some("2026-06-06")), "{reply:?}");
     }
     server.shutdown().await;
 }
@@ -762,7 +768,7 @@ async fn a_sas_request_is_served_at_its_signed_version() {
     let reply = get("2017-04-17", "2019-02-02").await;
     assert_eq!((reply.status, reply.header("x-ms-version")), (200, Some("2017-04-17")), "{reply:?}");
     // An `sv` the service does not know: served (and refused) at the `x-ms-version`.
-    for unknown in ["2019-02-03", "2099-01-01"] {
+    for unknown in ["2019-02-03", "2024-01-01"] {
         let reply = get(unknown, "2019-02-02").await;
         assert_eq!(
             (reply.status, reply.code(), reply.header("x-ms-version")),

@@ -301,7 +301,7 @@ pub(super) const TOKENS: &[&str] = &[
     "X-HTTP-Method: DELETE\r\n",
     "x-ms-version: 2019-02-02\r\n",
     // A version the service does not know, and one with bearer tokens.
-    "x-ms-version: 2099-01-01\r\n",
+    "x-ms-version: 2021-02-13\r\n",
     "x-ms-version: 2017-11-09\r\n",
     "x-ms-client-request-id: ",
     "DataServiceVersion: 3.0\r\n",
