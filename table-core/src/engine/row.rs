@@ -24,9 +24,10 @@
 //! value is decoded (a String copied) only when taken; the text before the ETag is checked as
 //! UTF-8 once, when the first key or String is read. A derived type's
 //! decoder is compiled for this reader (`Decoder::of`), in the crate that derives the type:
-//! a take by slot and the decoding of the value it finds inline into it (so a fixed-width
-//! field's `Value` is matched away where it is made), while the cursor walk (`find`) stays
-//! one function here. A filter reads a
+//! a take by slot lends the value it finds ([`EntityReader::take_slot_lent`]), and the take
+//! and the decoding of the value inline into the field's conversion
+//! (`PropertyValue::from_stored`), so that no `Value` is built, while the cursor walk
+//! (`find`) stays one function here. A filter reads a
 //! [`RowSource`], which checks only the strings it compares. Scans and page decodes first
 //! [`touch_all`] a batch of rows, so that the cache misses of rows scattered over the heap
 //! overlap instead of stalling one row after another.
@@ -53,7 +54,7 @@ use super::select::{SLOT_BITS, Select, Selected, SlotBits};
 use crate::entity::{ETag, Entity};
 use crate::error::Result;
 use crate::filter::{Operand, Source, same_bytes};
-use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity};
+use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity, Taken};
 use crate::validate::{EntityView, MAX_PROPERTIES, ViewName};
 use crate::value::Value;
 
@@ -414,6 +415,32 @@ impl<'a> RowReader<'a> {
     }
 
     /// The value of the property `name` when the row has it and the select admits it, leaving
+    /// the cursor after it, lent from the row.
+    fn lend(&mut self, name: &str) -> Option<Operand<'a>> {
+        let value = self.seek(name)?;
+        self.operand(value)
+    }
+
+    /// [`lend`](Self::lend) of `name`, whose slot among `slots` is `slot` (see
+    /// [`EntityReader::take_slot`]).
+    // Always inlined, down to a value's decoding, into a derived decoder compiled for this
+    // reader: the field's type then matches the lent value away where it is decoded (as a
+    // call, with a `Value` built and matched away, it cost 6-7% of a typed get or scan row).
+    #[inline(always)]
+    fn lend_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Operand<'a>> {
+        // The decoder's own slot (its derived takes): the projection knows whether the select
+        // admits it, so no selected name is compared.
+        match self.projection.admits_slot(slots, slot) {
+            Some(true) => {
+                let value = self.find(name)?;
+                self.operand(value)
+            }
+            Some(false) => None,
+            None => self.lend(name),
+        }
+    }
+
+    /// The value of the property `name` when the row has it and the select admits it, leaving
     /// the cursor after it.
     fn seek(&mut self, name: &str) -> Option<Encoded<'a>> {
         let value = self.find(name)?;
@@ -489,25 +516,18 @@ impl EntityReader for RowReader<'_> {
     }
 
     fn take(&mut self, name: &str) -> Option<Value> {
-        let value = self.seek(name)?;
-        self.operand(value).map(Operand::to_value)
+        self.lend(name).map(Operand::to_value)
+    }
+
+    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+        self.lend_slot(slots, slot, name).map(Operand::to_value)
     }
 
     // Always inlined: into a derived decoder compiled for this reader, in another crate, a
-    // hint alone left it a call, and the decoder then paid for the call and for building
-    // each fixed-width `Value` it matches away (callgrind: 6-7% of a typed get or scan row).
+    // hint alone left it a call (see `lend_slot`).
     #[inline(always)]
-    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
-        // The decoder's own slot (its derived takes): the projection knows whether the select
-        // admits it, so no selected name is compared.
-        match self.projection.admits_slot(slots, slot) {
-            Some(true) => {
-                let value = self.find(name)?;
-                self.operand(value).map(Operand::to_value)
-            }
-            Some(false) => None,
-            None => self.take(name),
-        }
+    fn take_slot_lent(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Taken<'_> {
+        Taken::Lent(self.lend_slot(slots, slot, name))
     }
 
     fn peek(&self, name: &str) -> Option<Value> {

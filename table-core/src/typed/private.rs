@@ -16,7 +16,7 @@ pub use crate::value::{EdmType, Value};
 pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
-pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity};
+pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity, Taken};
 pub use super::encode::{EntityFields, FieldValue, StaticName};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
@@ -35,14 +35,19 @@ pub fn write_property<T: Property>(entity: &mut Entity, name: &str, field: &T) {
 }
 
 /// Takes a property (of slot number `slot` among the type's `slots`) out of the entity and
-/// converts it, naming the property on failure.
+/// converts it, naming the property on failure. A value the reader lends is converted where
+/// it lies (`from_stored`), by the same rule as an owned one.
 pub fn read_property<T: Property>(
     entity: &mut (impl EntityReader + ?Sized),
     name: &str,
     slots: &PropertySlots,
     slot: usize,
 ) -> Result<T> {
-    T::from_property(entity.take_slot(slots, slot, name)).map_err(|e| value_error(name, e))
+    let read = match entity.take_slot_lent(slots, slot, name) {
+        Taken::Owned(value) => T::from_property(value),
+        Taken::Lent(value) => T::from_stored_property(value),
+    };
+    read.map_err(|e| value_error(name, e))
 }
 
 /// Writes a `#[table(json)]` field as one JSON string property (nothing when it is `null`, so
