@@ -31,10 +31,11 @@
 //! parts at all (`TableEntity::read_through`; the engine's stored row: keys and names stay
 //! borrowed, no slot list is built, each value is decoded only when taken and lent to the
 //! field's type, which converts it by the same rule as an owned `Value`
-//! ([`EntityReader::take_slot_lent`]), and only strings are copied, once, into their field). A derived decoder is one generic function over
-//! `EntityReader`, so its checks, EDM conversions ([`Property`]) and error order are the same
-//! code whatever the reader; compiled for the engine's row reader, its takes inline. It takes the properties it reads in
-//! ascending name order, the order readers store them in, so that a reader over sorted
+//! ([`EntityReader::take_slot_lent`]), and only strings are copied, once, into their
+//! field). A derived decoder is one generic function over `EntityReader`, so its checks, EDM
+//! conversions ([`Property`]) and error order are the same code whatever the reader;
+//! compiled for the engine's row reader, its takes inline. It takes the properties it reads
+//! in ascending name order, the order readers store them in, so that a reader over sorted
 //! properties finds them all in one forward pass; it reports faults in field order all the
 //! same (each field's result is kept until every field is read). A `key_only` field that is
 //! its key whole is read from the key a reader hands over

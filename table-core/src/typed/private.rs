@@ -16,12 +16,14 @@ pub use crate::value::{EdmType, Value};
 pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
-pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity, Taken};
+pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity};
 pub use super::encode::{EntityFields, FieldValue, StaticName};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
 pub use super::template::{CheckedKey, KeyBuilder, KeyRange, KeyTemplate, KeyTemplates, Segment};
+
+use super::decode::Taken;
 
 // Cold: the decoder's fault path, kept out of its inlined field reads.
 #[cold]
