@@ -24,9 +24,11 @@
 //! value is decoded (a String copied) only when taken; the text before the ETag is checked as
 //! UTF-8 once, when the first key or String is read. A derived type's
 //! decoder is compiled for this reader (`Decoder::of`), in the crate that derives the type:
-//! a take by slot and the decoding of the value it finds inline into it (so a fixed-width
-//! field's `Value` is matched away where it is made), while the cursor walk (`find`) stays
-//! one function here. A filter reads a
+//! a take by slot lends the value it finds ([`EntityReader::take_slot_lent`]), and the take,
+//! the cursor's forward step (`find`) and the decoding of the value inline into the field's
+//! conversion (`PropertyValue::from_stored`), so that no `Value` is built and a fixed-width
+//! field's tag is matched where it is read; only a restart of the cursor (`find_again`)
+//! stays a call. A filter reads a
 //! [`RowSource`], which checks only the strings it compares. Scans and page decodes first
 //! [`touch_all`] a batch of rows, so that the cache misses of rows scattered over the heap
 //! overlap instead of stalling one row after another.
@@ -53,7 +55,7 @@ use super::select::{SLOT_BITS, Select, Selected, SlotBits};
 use crate::entity::{ETag, Entity};
 use crate::error::Result;
 use crate::filter::{Operand, Source, same_bytes};
-use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity};
+use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity, Taken};
 use crate::validate::{EntityView, MAX_PROPERTIES, ViewName};
 use crate::value::Value;
 
@@ -414,6 +416,32 @@ impl<'a> RowReader<'a> {
     }
 
     /// The value of the property `name` when the row has it and the select admits it, leaving
+    /// the cursor after it, lent from the row.
+    fn lend(&mut self, name: &str) -> Option<Operand<'a>> {
+        let value = self.seek(name)?;
+        self.operand(value)
+    }
+
+    /// [`lend`](Self::lend) of `name`, whose slot among `slots` is `slot` (see
+    /// [`EntityReader::take_slot`]).
+    // Always inlined, down to a value's decoding, into a derived decoder compiled for this
+    // reader: the field's type then matches the lent value away where it is decoded (as a
+    // call, with a `Value` built and matched away, it cost 6-7% of a typed get or scan row).
+    #[inline(always)]
+    fn lend_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Operand<'a>> {
+        // The decoder's own slot (its derived takes): the projection knows whether the select
+        // admits it, so no selected name is compared.
+        match self.projection.admits_slot(slots, slot) {
+            Some(true) => {
+                let value = self.find(name)?;
+                self.operand(value)
+            }
+            Some(false) => None,
+            None => self.lend(name),
+        }
+    }
+
+    /// The value of the property `name` when the row has it and the select admits it, leaving
     /// the cursor after it.
     fn seek(&mut self, name: &str) -> Option<Encoded<'a>> {
         let value = self.find(name)?;
@@ -423,28 +451,36 @@ impl<'a> RowReader<'a> {
 
     /// The value of the property `name` when the row has it, whatever the select, leaving the
     /// cursor after it.
+    // Always inlined, with the forward step, into a derived decoder's takes: as a call it cost
+    // a typed get or scan row about 150 instructions of 3,350 (callgrind). Only the restart,
+    // rare, stays a call.
+    #[inline(always)]
     fn find(&mut self, name: &str) -> Option<Encoded<'a>> {
         let wanted = name.as_bytes();
-        let value = match self.find_ahead(wanted) {
-            Some(value) => value,
-            // Not ahead of the cursor, and passed: a take out of ascending order, found from
-            // the first property. Asked only on a miss (the properties ahead are all above
-            // `passed`, so a passed name misses at once), so that takes in ascending order
-            // compare each name once, with no restart check per take.
-            None if wanted <= self.passed => {
-                (self.ahead, self.selected, self.passed) =
-                    (self.parts.properties(), self.projection.select.map(Select::cursor), &[]);
-                self.find_ahead(wanted)?
-            }
-            None => return None,
-        };
-        Some(value)
+        match self.find_ahead(wanted) {
+            Some(value) => Some(value),
+            None => self.find_again(wanted),
+        }
+    }
+
+    /// [`find`](Self::find) of `wanted` once it is not ahead of the cursor: when it is passed,
+    /// a take out of ascending order, found from the first property. Asked only on a miss
+    /// (the properties ahead are all above `passed`, so a passed name misses at once), so that
+    /// takes in ascending order compare each name once, with no restart check per take.
+    #[inline(never)]
+    fn find_again(&mut self, wanted: &[u8]) -> Option<Encoded<'a>> {
+        if wanted > self.passed {
+            return None;
+        }
+        (self.ahead, self.selected, self.passed) =
+            (self.parts.properties(), self.projection.select.map(Select::cursor), &[]);
+        self.find_ahead(wanted)
     }
 
     /// The value of the property `wanted` when it is ahead of the cursor, leaving the cursor
     /// after it; otherwise `None`, the cursor after the properties below `wanted`.
-    // Inlined into both calls of `seek`: as a call of its own it cost a typed read more than
-    // the comparison it saves (callgrind).
+    // Inlined into both callers, `find` and `find_again`: as a call of its own it cost a typed
+    // read more than the comparison it saves (callgrind).
     #[inline(always)]
     fn find_ahead(&mut self, wanted: &[u8]) -> Option<Encoded<'a>> {
         loop {
@@ -489,25 +525,18 @@ impl EntityReader for RowReader<'_> {
     }
 
     fn take(&mut self, name: &str) -> Option<Value> {
-        let value = self.seek(name)?;
-        self.operand(value).map(Operand::to_value)
+        self.lend(name).map(Operand::to_value)
+    }
+
+    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
+        self.lend_slot(slots, slot, name).map(Operand::to_value)
     }
 
     // Always inlined: into a derived decoder compiled for this reader, in another crate, a
-    // hint alone left it a call, and the decoder then paid for the call and for building
-    // each fixed-width `Value` it matches away (callgrind: 6-7% of a typed get or scan row).
+    // hint alone left it a call (see `lend_slot`).
     #[inline(always)]
-    fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
-        // The decoder's own slot (its derived takes): the projection knows whether the select
-        // admits it, so no selected name is compared.
-        match self.projection.admits_slot(slots, slot) {
-            Some(true) => {
-                let value = self.find(name)?;
-                self.operand(value).map(Operand::to_value)
-            }
-            Some(false) => None,
-            None => self.take(name),
-        }
+    fn take_slot_lent(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Taken<'_> {
+        Taken::Lent(self.lend_slot(slots, slot, name))
     }
 
     fn peek(&self, name: &str) -> Option<Value> {

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::entity::Entity;
-use crate::value::{Value, compare_ordinal};
+use crate::value::{EdmType, Value, compare_ordinal};
 
 use super::ast::{CompareOp, Filter};
 
@@ -114,6 +114,8 @@ pub enum Operand<'a> {
 
 impl<'a> Operand<'a> {
     /// The value, borrowed.
+    // Inlinable: the built-in field types read an owned value through it (`from_value`).
+    #[inline]
     pub fn of(value: &'a Value) -> Self {
         match value {
             Value::String(s) => Operand::Str(s),
@@ -127,9 +129,22 @@ impl<'a> Operand<'a> {
         }
     }
 
+    /// The EDM type of the value.
+    pub(crate) fn edm_type(self) -> EdmType {
+        match self {
+            Operand::Str(_) => EdmType::String,
+            Operand::Int32(_) => EdmType::Int32,
+            Operand::Int64(_) => EdmType::Int64,
+            Operand::Double(_) => EdmType::Double,
+            Operand::Boolean(_) => EdmType::Boolean,
+            Operand::DateTime(_) => EdmType::DateTime,
+            Operand::Guid(_) => EdmType::Guid,
+            Operand::Binary(_) => EdmType::Binary,
+        }
+    }
+
     /// The owned value this views.
-    // Inlinable into a derived decoder compiled for the row reader (see the engine's `row`),
-    // which then matches a fixed-width value away where it is made.
+    // Inlinable: a field type's default `from_stored` converts a lent value through it.
     #[inline]
     pub(crate) fn to_value(self) -> Value {
         match self {

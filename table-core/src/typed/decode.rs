@@ -29,11 +29,13 @@
 //! read entity can be held in: the parts above (a reader's list), an `Entity`
 //! (`from_entity`), or a reader that reads straight from what it read without handing over
 //! parts at all (`TableEntity::read_through`; the engine's stored row: keys and names stay
-//! borrowed, no slot list is built, each value is decoded only when taken, and only strings
-//! are copied, once, into their field). A derived decoder is one generic function over
-//! `EntityReader`, so its checks, EDM conversions ([`Property`]) and error order are the same
-//! code whatever the reader; compiled for the engine's row reader, its takes inline. It takes the properties it reads in
-//! ascending name order, the order readers store them in, so that a reader over sorted
+//! borrowed, no slot list is built, each value is decoded only when taken and lent to the
+//! field's type, which converts it by the same rule as an owned `Value`
+//! ([`EntityReader::take_slot_lent`]), and only strings are copied, once, into their
+//! field). A derived decoder is one generic function over `EntityReader`, so its checks, EDM
+//! conversions ([`Property`]) and error order are the same code whatever the reader;
+//! compiled for the engine's row reader, its takes inline. It takes the properties it reads
+//! in ascending name order, the order readers store them in, so that a reader over sorted
 //! properties finds them all in one forward pass; it reports faults in field order all the
 //! same (each field's result is kept until every field is read). A `key_only` field that is
 //! its key whole is read from the key a reader hands over
@@ -56,6 +58,7 @@ use std::borrow::Cow;
 use chrono::{DateTime, Utc};
 
 use crate::entity::{ETag, Entity, Properties};
+use crate::filter::Operand;
 use crate::value::Value;
 
 /// The parts of one read entity, `P` holding its custom properties: an `Entity`'s map, or a
@@ -128,6 +131,15 @@ pub trait EntityReader {
         self.take(name)
     }
 
+    /// [`take_slot`](Self::take_slot), the value lent by a reader that holds it encoded (the
+    /// engine's stored row), so that the field's type converts it without a `Value` being built
+    /// ([`PropertyValue::from_stored`](super::PropertyValue::from_stored)); the default hands
+    /// the owned value over. Either way the field reads the same value or fault.
+    #[doc(hidden)]
+    fn take_slot_lent(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Taken<'_> {
+        Taken::Owned(self.take_slot(slots, slot, name))
+    }
+
     /// The `PartitionKey`, for a decoder that reads a field from it whole and then reads it no
     /// more: a reader that owns the key hands it over (spares a `String` field a copy), and
     /// [`partition_key`](Self::partition_key) may then answer `""`; one that borrows it lends it.
@@ -148,6 +160,16 @@ pub trait EntityReader {
     /// of taking properties, not after: which taken properties it still holds is up to the
     /// reader).
     fn take_entity(&mut self) -> Entity;
+}
+
+/// A custom property as [`EntityReader::take_slot_lent`] hands it over: `None` when absent.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Taken<'r> {
+    /// The value, owned (readers that hold `Value`s, or build them as they read).
+    Owned(Option<Value>),
+    /// The value, lent from where the reader holds it.
+    Lent(Option<Operand<'r>>),
 }
 
 /// Implements [`EntityReader`] for a type with the fields of [`Entity`], its `properties` a

@@ -13,6 +13,7 @@ use chrono::{DateTime, Datelike, Utc};
 use uuid::Uuid;
 
 use crate::datetime::{format_datetime, truncate_to_ticks};
+use crate::filter::Operand;
 use crate::keys::{self, KeyCodecError, KeySpec, KeyText};
 use crate::value::{EdmType, Value};
 
@@ -76,6 +77,16 @@ pub trait PropertyValue: Sized {
     fn to_field_value(&self) -> FieldValue<'_> {
         FieldValue::owned(self.to_value())
     }
+
+    /// [`from_value`](Self::from_value) of a value a reader lends where it holds it (the
+    /// embedded engine's stored row), for reads that build no `Value`. Must equal `from_value`
+    /// of the owned value, as the default does. The built-in types state their EDM rule here,
+    /// once: their `from_value` lends the owned value to it.
+    #[doc(hidden)]
+    #[inline]
+    fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+        Self::from_value(value.to_value())
+    }
 }
 
 /// A field stored as one property: a [`PropertyValue`] (the property must be present) or an
@@ -89,6 +100,15 @@ pub trait Property: Sized {
 
     /// The field from the property, `None` when the entity does not have it.
     fn from_property(value: Option<Value>) -> Result<Self, ValueError>;
+
+    /// [`from_property`](Self::from_property) of a lent value (see
+    /// [`PropertyValue::from_stored`]). Must equal `from_property` of the owned value, as the
+    /// default does.
+    #[doc(hidden)]
+    #[inline]
+    fn from_stored_property(value: Option<Operand<'_>>) -> Result<Self, ValueError> {
+        Self::from_property(value.map(Operand::to_value))
+    }
 
     /// [`to_property`](Self::to_property), borrowed from the field where it can be (see
     /// [`PropertyValue::to_field_value`]).
@@ -112,6 +132,11 @@ impl<T: PropertyValue> Property for T {
     fn from_property(value: Option<Value>) -> Result<Self, ValueError> {
         T::from_value(value.ok_or(ValueError::Missing)?)
     }
+
+    #[inline]
+    fn from_stored_property(value: Option<Operand<'_>>) -> Result<Self, ValueError> {
+        T::from_stored(value.ok_or(ValueError::Missing)?)
+    }
 }
 
 impl<T: PropertyValue> Property for Option<T> {
@@ -128,16 +153,57 @@ impl<T: PropertyValue> Property for Option<T> {
     fn from_property(value: Option<Value>) -> Result<Self, ValueError> {
         value.map(T::from_value).transpose()
     }
+
+    #[inline]
+    fn from_stored_property(value: Option<Operand<'_>>) -> Result<Self, ValueError> {
+        value.map(T::from_stored).transpose()
+    }
 }
 
-fn wrong_type<T>(expected: EdmType, found: &Value) -> Result<T, ValueError> {
+fn wrong_type<T>(expected: EdmType, found: Operand<'_>) -> Result<T, ValueError> {
     Err(ValueError::WrongType { expected, found: found.edm_type() })
 }
 
-/// Implements `PropertyValue` for a type stored as exactly one `Value` variant; `$field`
-/// borrows the field as the value.
+// The rules below are each written once, in `from_stored`, over a lent value; `from_value`
+// lends the owned value to it (a `String` or `Vec<u8>` first keeps its own buffer when it is
+// of the right type). `from_stored` is inlinable, so that a decoder compiled for the engine's
+// row reader matches a stored value away where it is read, and builds no `Value`.
+
+/// Implements `PropertyValue` for a `Copy` type stored as exactly one `Value` variant.
 macro_rules! exact_value {
-    ($($ty:ty => $variant:ident, $field:expr);* $(;)?) => {$(
+    ($($ty:ty => $variant:ident);* $(;)?) => {$(
+        impl PropertyValue for $ty {
+            const EDM_TYPE: EdmType = EdmType::$variant;
+
+            fn to_value(&self) -> Value {
+                Value::$variant(*self)
+            }
+
+            fn to_field_value(&self) -> FieldValue<'_> {
+                FieldValue::from(*self)
+            }
+
+            #[inline]
+            fn from_value(value: Value) -> Result<Self, ValueError> {
+                Self::from_stored(Operand::of(&value))
+            }
+
+            #[inline]
+            fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+                match value {
+                    Operand::$variant(v) => Ok(v),
+                    other => wrong_type(EdmType::$variant, other),
+                }
+            }
+        }
+    )*};
+}
+exact_value!(bool => Boolean; i32 => Int32; i64 => Int64; f64 => Double; Uuid => Guid);
+
+/// Implements `PropertyValue` for a type that owns its bytes, stored as exactly one `Value`
+/// variant (`$ty => Variant as Operand variant`); `$field` borrows the field as the value.
+macro_rules! exact_owned_value {
+    ($($ty:ty => $variant:ident as $lent:ident, $field:expr);* $(;)?) => {$(
         impl PropertyValue for $ty {
             const EDM_TYPE: EdmType = EdmType::$variant;
 
@@ -149,19 +215,26 @@ macro_rules! exact_value {
                 FieldValue::from($field(self))
             }
 
-            // Inlinable, so a decoder matches a stored value it just made away (the engine's row).
             #[inline]
             fn from_value(value: Value) -> Result<Self, ValueError> {
                 match value {
+                    // The rule's accepting case, without copying the buffer it would copy.
                     Value::$variant(v) => Ok(v),
-                    other => wrong_type(EdmType::$variant, &other),
+                    other => Self::from_stored(Operand::of(&other)),
+                }
+            }
+
+            #[inline]
+            fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+                match value {
+                    Operand::$lent(v) => Ok(v.to_owned()),
+                    other => wrong_type(EdmType::$variant, other),
                 }
             }
         }
     )*};
 }
-exact_value!(String => String, String::as_str; bool => Boolean, bool::clone; i32 => Int32, i32::clone;
-    i64 => Int64, i64::clone; f64 => Double, f64::clone; Uuid => Guid, Uuid::clone; Vec<u8> => Binary, Vec::as_slice);
+exact_owned_value!(String => String as Str, String::as_str; Vec<u8> => Binary as Binary, Vec::as_slice);
 
 impl PropertyValue for DateTime<Utc> {
     const EDM_TYPE: EdmType = EdmType::DateTime;
@@ -174,12 +247,16 @@ impl PropertyValue for DateTime<Utc> {
         FieldValue::from(truncate_to_ticks(*self))
     }
 
-    // Inlinable: see `exact_value!`.
     #[inline]
     fn from_value(value: Value) -> Result<Self, ValueError> {
+        Self::from_stored(Operand::of(&value))
+    }
+
+    #[inline]
+    fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
         match value {
-            Value::DateTime(t) => Ok(t),
-            other => wrong_type(EdmType::DateTime, &other),
+            Operand::DateTime(t) => Ok(t),
+            other => wrong_type(EdmType::DateTime, other),
         }
     }
 }
@@ -201,13 +278,17 @@ macro_rules! widened_integer_value {
                 FieldValue::from($wide::from(*self))
             }
 
-            // Inlinable: see `exact_value!`.
             #[inline]
             fn from_value(value: Value) -> Result<Self, ValueError> {
+                Self::from_stored(Operand::of(&value))
+            }
+
+            #[inline]
+            fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
                 let n = match value {
-                    Value::Int32(n) => i64::from(n),
-                    Value::Int64(n) => n,
-                    other => return wrong_type(EdmType::$variant, &other),
+                    Operand::Int32(n) => i64::from(n),
+                    Operand::Int64(n) => n,
+                    other => return wrong_type(EdmType::$variant, other),
                 };
                 $ty::try_from(n)
                     .map_err(|_| ValueError::Invalid(format!("{n} is out of range for {}", stringify!($ty))))
@@ -234,10 +315,14 @@ impl PropertyValue for f32 {
         FieldValue::from(f64::from(*self))
     }
 
-    // Inlinable: see `exact_value!`.
     #[inline]
     fn from_value(value: Value) -> Result<Self, ValueError> {
-        let wide = f64::from_value(value)?;
+        Self::from_stored(Operand::of(&value))
+    }
+
+    #[inline]
+    fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+        let wide = f64::from_stored(value)?;
         // A double another client wrote may need more precision or range than an f32 has
         // (0.1, 1e300): refused rather than rounded, so a read never changes the data.
         // `as` rounds to nearest; the value is kept only when widening it back gives `wide`.
@@ -262,12 +347,16 @@ impl PropertyValue for u64 {
         FieldValue::from(i64::from_ne_bytes(self.to_ne_bytes()))
     }
 
-    // Inlinable: see `exact_value!`.
     #[inline]
     fn from_value(value: Value) -> Result<Self, ValueError> {
+        Self::from_stored(Operand::of(&value))
+    }
+
+    #[inline]
+    fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
         match value {
-            Value::Int64(n) => Ok(u64::from_ne_bytes(n.to_ne_bytes())),
-            other => wrong_type(EdmType::Int64, &other),
+            Operand::Int64(n) => Ok(u64::from_ne_bytes(n.to_ne_bytes())),
+            other => wrong_type(EdmType::Int64, other),
         }
     }
 }
@@ -541,6 +630,107 @@ impl<T: KeyValue + ?Sized> KeyValue for &T {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A value of any EDM type, extremes and the edges of the narrow types' ranges included.
+    fn any_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            ".{0,8}".prop_map(Value::String),
+            any::<i32>().prop_map(Value::Int32),
+            prop::sample::select(vec![
+                i32::MIN,
+                -32_769,
+                -129,
+                -1,
+                0,
+                127,
+                255,
+                256,
+                65_535,
+                65_536,
+                i32::MAX
+            ])
+            .prop_map(Value::Int32),
+            any::<i64>().prop_map(Value::Int64),
+            prop::sample::select(vec![i64::MIN, -1, 0, 255, 4_294_967_295, 4_294_967_296, i64::MAX])
+                .prop_map(Value::Int64),
+            any::<f64>().prop_map(Value::Double),
+            any::<f32>().prop_map(|f| Value::Double(f64::from(f))),
+            prop::sample::select(vec![f64::NAN, f64::INFINITY, -0.0, 0.1, 5e-324, f64::MAX])
+                .prop_map(Value::Double),
+            any::<bool>().prop_map(Value::Boolean),
+            (-11_644_473_600i64..253_402_300_800, 0u32..1_000_000_000)
+                .prop_map(|(s, n)| { Value::DateTime(DateTime::from_timestamp(s, n).expect("in range")) }),
+            any::<u128>().prop_map(|g| Value::Guid(Uuid::from_u128(g))),
+            proptest::collection::vec(any::<u8>(), 0..8).prop_map(Value::Binary),
+        ]
+    }
+
+    /// A newtype as users write one: `from_value` only, the default `from_stored`.
+    #[derive(Debug)]
+    struct Celsius(f64);
+
+    impl PropertyValue for Celsius {
+        const EDM_TYPE: EdmType = EdmType::Double;
+
+        fn to_value(&self) -> Value {
+            Value::Double(self.0)
+        }
+
+        fn from_value(value: Value) -> Result<Self, ValueError> {
+            match value {
+                Value::Double(d) if d >= -273.15 => Ok(Celsius(d)),
+                Value::Double(d) => Err(ValueError::Invalid(format!("{d} is below absolute zero"))),
+                other => Err(ValueError::WrongType { expected: EdmType::Double, found: other.edm_type() }),
+            }
+        }
+    }
+
+    /// A field of type `T` (required, and optional) reads a lent value (a reader's
+    /// `take_slot_lent`) as it reads the owned one, or an absent one: the same value or fault.
+    /// Compared through `Debug`, where NaN equals itself.
+    fn lent_reads_as_owned<T: PropertyValue + std::fmt::Debug>(value: &Value) -> Result<(), TestCaseError> {
+        let same = |lent: &dyn std::fmt::Debug, owned: &dyn std::fmt::Debug| {
+            prop_assert_eq!(
+                format!("{lent:?}"),
+                format!("{owned:?}"),
+                "{:?} as {}",
+                value,
+                std::any::type_name::<T>()
+            );
+            Ok(())
+        };
+        same(&T::from_stored(Operand::of(value)), &T::from_value(value.clone()))?;
+        same(&T::from_stored_property(Some(Operand::of(value))), &T::from_property(Some(value.clone())))?;
+        same(
+            &Option::<T>::from_stored_property(Some(Operand::of(value))),
+            &Option::<T>::from_property(Some(value.clone())),
+        )?;
+        same(&T::from_stored_property(None), &T::from_property(None))?;
+        same(&Option::<T>::from_stored_property(None), &Option::<T>::from_property(None))
+    }
+
+    proptest! {
+        #[test]
+        fn every_field_type_reads_a_lent_value_as_the_owned_one(value in any_value()) {
+            lent_reads_as_owned::<String>(&value)?;
+            lent_reads_as_owned::<bool>(&value)?;
+            lent_reads_as_owned::<i32>(&value)?;
+            lent_reads_as_owned::<i64>(&value)?;
+            lent_reads_as_owned::<f64>(&value)?;
+            lent_reads_as_owned::<Uuid>(&value)?;
+            lent_reads_as_owned::<Vec<u8>>(&value)?;
+            lent_reads_as_owned::<DateTime<Utc>>(&value)?;
+            lent_reads_as_owned::<u32>(&value)?;
+            lent_reads_as_owned::<i8>(&value)?;
+            lent_reads_as_owned::<i16>(&value)?;
+            lent_reads_as_owned::<u8>(&value)?;
+            lent_reads_as_owned::<u16>(&value)?;
+            lent_reads_as_owned::<f32>(&value)?;
+            lent_reads_as_owned::<u64>(&value)?;
+            lent_reads_as_owned::<Celsius>(&value)?;
+        }
+    }
 
     #[test]
     fn missing_and_wrong_types_are_errors() {

@@ -25,7 +25,7 @@ pub use column::{
     PARTITION_KEY, PartOfCompositeKey, ROW_KEY, TIMESTAMP, UnorderedWholeKey,
 };
 #[doc(hidden)]
-pub use decode::{EntityParts, EntityReader, PropertyBag, PropertyList, PropertySlots, ReadEntity};
+pub use decode::{EntityParts, EntityReader, PropertyBag, PropertyList, PropertySlots, ReadEntity, Taken};
 #[doc(hidden)]
 pub use decoder::Decoder;
 #[doc(hidden)]
