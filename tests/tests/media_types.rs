@@ -41,6 +41,15 @@ fn refusal(reply: &Reply) -> (u16, String) {
     (reply.status, code)
 }
 
+/// A new table named from `prefix`, created in the form every SDK sends.
+async fn create_table(account: &Account, prefix: &str) -> String {
+    let table = unique_table_name(prefix);
+    let headers = [("x-ms-version", "2019-02-02"), ("Content-Type", JSON), ("Accept", MINIMAL)];
+    let created = send(account, "POST", "Tables", &headers, &format!(r#"{{"TableName":"{table}"}}"#)).await;
+    assert_eq!(created.status, 201, "{created:?}");
+    table
+}
+
 /// The answer the service gives, or on Azurite its recorded deviation.
 fn expected(azurite: bool, service: (u16, &str), on_azurite: (u16, &str)) -> (u16, String) {
     let (status, code) = if azurite { on_azurite } else { service };
@@ -49,16 +58,7 @@ fn expected(azurite: bool, service: (u16, &str), on_azurite: (u16, &str)) -> (u1
 
 async fn the_protocol_head_rules_hold(account: Account, azurite: bool) {
     let version = ("x-ms-version", "2019-02-02");
-    let table = unique_table_name("media");
-    let created = send(
-        &account,
-        "POST",
-        "Tables",
-        &[version, ("Content-Type", JSON), ("Accept", MINIMAL)],
-        &format!(r#"{{"TableName":"{table}"}}"#),
-    )
-    .await;
-    assert_eq!(created.status, 201, "{created:?}");
+    let table = create_table(&account, "media").await;
     let entity = format!("{table}(PartitionKey='p',RowKey='r')");
     let inserted = send(
         &account,
@@ -124,16 +124,7 @@ async fn the_protocol_head_rules_hold(account: Account, azurite: bool) {
 /// bearer token needs 2017-11-09, so one without `x-ms-version` is 403 `AuthenticationFailed`.
 async fn the_version_rules_hold(account: Account, azurite: bool) {
     let version = ("x-ms-version", "2019-02-02");
-    let table = unique_table_name("versions");
-    let created = send(
-        &account,
-        "POST",
-        "Tables",
-        &[version, ("Content-Type", JSON), ("Accept", MINIMAL)],
-        &format!(r#"{{"TableName":"{table}"}}"#),
-    )
-    .await;
-    assert_eq!(created.status, 201, "{created:?}");
+    let table = create_table(&account, "versions").await;
 
     // Days between two versions, text: Azurite (run here with `--skipApiVersionCheck`)
     // serves them.
