@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::convert::identity;
 
 use chrono::{DateTime, Datelike, Utc};
 use uuid::Uuid;
@@ -164,29 +165,42 @@ fn wrong_type<T>(expected: EdmType, found: Operand<'_>) -> Result<T, ValueError>
     Err(ValueError::WrongType { expected, found: found.edm_type() })
 }
 
-// The rules below are each written once, in `from_stored`, over a lent value; `from_value`
-// lends the owned value to it (a `String` or `Vec<u8>` first keeps its own buffer when it is
-// of the right type). `from_stored` is inlinable, so that a decoder compiled for the engine's
-// row reader matches a stored value away where it is read, and builds no `Value`.
+// The rules below are each written once, in `from_stored`, over a lent value. `from_value`
+// takes an owned value of the field's own variant as it is (a `String` or `Vec<u8>` keeps its
+// buffer) and lends any other to `from_stored`, whose rule then gives the fault. `from_stored`
+// is inlinable, so that a decoder compiled for the engine's row reader matches a stored value
+// away where it is read, and builds no `Value`.
 
-/// Implements `PropertyValue` for a `Copy` type stored as exactly one `Value` variant.
+/// `from_value` of a type stored as exactly the `Value` variant `$variant` (see above).
+macro_rules! from_own_variant {
+    ($variant:ident) => {
+        #[inline]
+        fn from_value(value: Value) -> Result<Self, ValueError> {
+            match value {
+                Value::$variant(v) => Ok(v),
+                other => Self::from_stored(Operand::of(&other)),
+            }
+        }
+    };
+}
+
+/// Implements `PropertyValue` for a `Copy` type stored as exactly one `Value` variant;
+/// `$stored` makes the value a field stores (itself, or a `DateTime` truncated to the
+/// service's 100 ns ticks).
 macro_rules! exact_value {
-    ($($ty:ty => $variant:ident);* $(;)?) => {$(
+    ($($ty:ty => $variant:ident, $stored:expr);* $(;)?) => {$(
         impl PropertyValue for $ty {
             const EDM_TYPE: EdmType = EdmType::$variant;
 
             fn to_value(&self) -> Value {
-                Value::$variant(*self)
+                Value::$variant($stored(*self))
             }
 
             fn to_field_value(&self) -> FieldValue<'_> {
-                FieldValue::from(*self)
+                FieldValue::from($stored(*self))
             }
 
-            #[inline]
-            fn from_value(value: Value) -> Result<Self, ValueError> {
-                Self::from_stored(Operand::of(&value))
-            }
+            from_own_variant!($variant);
 
             #[inline]
             fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
@@ -198,7 +212,8 @@ macro_rules! exact_value {
         }
     )*};
 }
-exact_value!(bool => Boolean; i32 => Int32; i64 => Int64; f64 => Double; Uuid => Guid);
+exact_value!(bool => Boolean, identity; i32 => Int32, identity; i64 => Int64, identity;
+    f64 => Double, identity; Uuid => Guid, identity; DateTime<Utc> => DateTime, truncate_to_ticks);
 
 /// Implements `PropertyValue` for a type that owns its bytes, stored as exactly one `Value`
 /// variant (`$ty => Variant as Operand variant`); `$field` borrows the field as the value.
@@ -215,14 +230,7 @@ macro_rules! exact_owned_value {
                 FieldValue::from($field(self))
             }
 
-            #[inline]
-            fn from_value(value: Value) -> Result<Self, ValueError> {
-                match value {
-                    // The rule's accepting case, without copying the buffer it would copy.
-                    Value::$variant(v) => Ok(v),
-                    other => Self::from_stored(Operand::of(&other)),
-                }
-            }
+            from_own_variant!($variant);
 
             #[inline]
             fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
@@ -235,31 +243,6 @@ macro_rules! exact_owned_value {
     )*};
 }
 exact_owned_value!(String => String as Str, String::as_str; Vec<u8> => Binary as Binary, Vec::as_slice);
-
-impl PropertyValue for DateTime<Utc> {
-    const EDM_TYPE: EdmType = EdmType::DateTime;
-
-    fn to_value(&self) -> Value {
-        Value::DateTime(truncate_to_ticks(*self))
-    }
-
-    fn to_field_value(&self) -> FieldValue<'_> {
-        FieldValue::from(truncate_to_ticks(*self))
-    }
-
-    #[inline]
-    fn from_value(value: Value) -> Result<Self, ValueError> {
-        Self::from_stored(Operand::of(&value))
-    }
-
-    #[inline]
-    fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
-        match value {
-            Operand::DateTime(t) => Ok(t),
-            other => wrong_type(EdmType::DateTime, other),
-        }
-    }
-}
 
 /// Implements `PropertyValue` for an integer type stored widened to a wider EDM integer
 /// (`$ty => Variant as wide`). Reads take either EDM integer, as long as the value fits the
