@@ -141,6 +141,16 @@ impl Failure {
         )
     }
 
+    /// 400 `InvalidQueryParameterValue`, with which parameter and why (as
+    /// [`invalid_header_value`](Self::invalid_header_value), the detail is ours).
+    pub(crate) fn invalid_query_parameter_value(why: impl std::fmt::Display) -> Failure {
+        Failure::new(
+            400,
+            ErrorCode::Other("InvalidQueryParameterValue".into()),
+            format!("Value for one of the query parameters specified in the request URI is invalid. ({why})"),
+        )
+    }
+
     /// The service's answer for `code`, with its own status and message.
     pub(crate) fn service(code: ErrorCode) -> Failure {
         Failure::from(Error::service(code))

@@ -14,7 +14,7 @@
 //! real service's answers where they differ (`Tables('name')` answers that table, error codes
 //! such as `OutOfRangeInput`, or `InvalidInput` for a JSON body without a `Content-Type`), a
 //! signature dated more than 15 minutes ago refused, SAS fields checked as the service checks
-//! them, versions answered as the service answers them (a SAS request served at its `sv`, an
+//! them, versions answered as the service answers them (a SAS request served at its `api-version`, else its `sv`, an
 //! `x-ms-version` or `sv` the Table service does not know refused, bearer tokens from
 //! 2017-11-09 only), and `$select` answered as the real service
 //! answers it (only the listed properties, system properties included, and a listed property

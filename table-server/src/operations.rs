@@ -125,14 +125,7 @@ const READ_WRITE: &[&str] = &["GET", "HEAD", "PUT"];
 
 /// 400 `InvalidQueryParameterValue`: a `comp` that names nothing on the resource.
 fn invalid_comp(comp: &str) -> Failure {
-    Failure::new(
-        400,
-        ErrorCode::Other("InvalidQueryParameterValue".into()),
-        format!(
-            "Value for one of the query parameters specified in the request URI is invalid. \
-             (comp={comp:?} names nothing on this resource)"
-        ),
-    )
+    Failure::invalid_query_parameter_value(format_args!("comp={comp:?} names nothing on this resource"))
 }
 
 /// 405 `UnsupportedHttpVerb`, with the methods the resource `allows` in `Allow` headers: a

@@ -34,7 +34,7 @@ use crate::accounts::Keys;
 use crate::answer::Failure;
 use crate::auth::{authentication_failed, decode_base64};
 use crate::route::Query;
-use crate::version::ServiceVersion;
+use crate::version::{ServiceVersion, not_a_version};
 
 /// The oldest signed version whose table SAS string to sign is the 12-line form (the
 /// service signs `sip` and `spr` from this version on; nothing changed for tables since).
@@ -124,15 +124,46 @@ pub(crate) fn carries_sas(query: &Query<'_>) -> bool {
     query.get_ignoring_case("sig").next().is_some()
 }
 
-/// The signed version (`sv`) of the SAS a request's query carries: the version a SAS request
-/// is served at, whatever its `x-ms-version` says (the REST docs, "Versioning for Azure
-/// Storage": `sv` is the version of a SAS request unless `api-version` names another; the
-/// decompiled emulator would take `x-ms-version` instead from `sv` 2014-02-14 on). `None`
-/// without a SAS, or with an `sv` the service does not know, which is refused when the SAS is
-/// checked.
+/// The version a SAS request is served at: the `api-version` it names, when its SAS is signed
+/// at [`ServiceVersion::API_VERSION_SINCE`] or later, else the SAS's signed version (`sv`),
+/// whatever its `x-ms-version` says (the REST docs, "Versioning for Azure Storage": `sv`
+/// authorizes the request, `api-version` names the version of the operation; the decompiled
+/// emulator reads `api-version` from that `sv` on, and would take `x-ms-version` instead of
+/// `sv`). `None` without a SAS, or with an `sv` the service does not know, which is refused
+/// when the SAS is checked; an `api-version` it does not know is refused first
+/// ([`check_api_version`]), so it is served at its `sv` here.
 pub(crate) fn served_version(query: &Query<'_>) -> Option<ServiceVersion> {
+    let signed = known_signed_version(query)?;
+    Some(api_version(query, signed).ok().flatten().unwrap_or(signed))
+}
+
+/// 400 `InvalidQueryParameterValue` for an `api-version` naming no version the service knows
+/// (or given twice, its name in another case), on a SAS request that reads it
+/// ([`served_version`]); checked right after `x-ms-version`, before the SAS is verified.
+pub(crate) fn check_api_version(query: &Query<'_>) -> Result<(), Failure> {
+    known_signed_version(query).map_or(Ok(()), |signed| api_version(query, signed).map(drop))
+}
+
+/// The `sv` of the SAS `query` carries, when the service knows it.
+fn known_signed_version(query: &Query<'_>) -> Option<ServiceVersion> {
     let version = query.get_ignoring_case("sv").next().filter(|_| carries_sas(query))?;
     ServiceVersion::known(version.as_bytes())
+}
+
+/// The `api-version` of a SAS request signed at `signed`: `None` when not given, or not read
+/// at that `sv`.
+fn api_version(query: &Query<'_>, signed: ServiceVersion) -> Result<Option<ServiceVersion>, Failure> {
+    if signed < ServiceVersion::API_VERSION_SINCE {
+        return Ok(None);
+    }
+    let mut named = query.get_ignoring_case("api-version");
+    match (named.next(), named.next()) {
+        (None, _) => Ok(None),
+        (Some(text), None) => ServiceVersion::known(text.as_bytes())
+            .map(Some)
+            .ok_or_else(|| Failure::invalid_query_parameter_value(not_a_version("api-version", Some(text)))),
+        (Some(_), Some(_)) => Err(Failure::invalid_query_parameter_value("api-version is given twice")),
+    }
 }
 
 /// Checks the SAS in `query` (an account SAS when it names services, `ss`, else a table SAS),

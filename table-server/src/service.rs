@@ -23,7 +23,7 @@ use crate::operations;
 use crate::request::{self, Call, Refused, text_header};
 use crate::route::{Query, SECONDARY_SUFFIX, invalid_uri, parse_path, split_account};
 use crate::sas::{self, Origin};
-use crate::version::ServiceVersion;
+use crate::version::{self, ServiceVersion};
 
 /// The largest request body: the service's 4 MiB limit of a `$batch`, which no other request
 /// needs to exceed (an entity is at most 1 MiB).
@@ -108,6 +108,9 @@ impl Service {
         // Next the version (the storage emulator's protocol layer, decompiled: on every
         // request, SAS requests and preflights included, before the body is read).
         requested.as_ref().map_err(Failure::clone)?;
+        if let Ok(query) = query {
+            sas::check_api_version(query)?;
+        }
         let body = read_body(&parts.headers, body).await?;
         // A preflight names the account only, and is answered without authorization.
         if cors::is_preflight(&parts.method) {
@@ -192,8 +195,8 @@ fn request_id() -> RequestId {
     RequestId::new(uuid::Builder::from_random_bytes(bytes).into_uuid())
 }
 
-/// The version a request is served at: a SAS's `sv` when the service knows it (the REST
-/// docs, [`sas::served_version`]: a SAS request's version is its `sv`, its `x-ms-version`
+/// The version a request is served at: a SAS request's when the service knows its `sv` (the
+/// REST docs, [`sas::served_version`]: its `api-version`, else its `sv`, its `x-ms-version`
 /// ignored), else `x-ms-version` when the service knows it, else [`ServiceVersion::DEFAULT`].
 /// An unknown one is refused before anything is served ([`Service::answer`], or the SAS's own
 /// check), its answer written at the next version in that order (the decompiled emulator's
@@ -218,18 +221,11 @@ fn requested_version(headers: &HeaderMap) -> Result<Option<ServiceVersion>, Fail
         (None, _) => Ok(None),
         (Some(value), None) if value.is_empty() => Ok(None),
         (Some(value), None) => ServiceVersion::known(value.as_bytes()).map(Some).ok_or_else(|| {
-            let named = value.to_str().ok().filter(|text| text.len() <= MAX_VERSION_ECHOED);
-            Failure::invalid_header_value(match named {
-                Some(text) => format!("x-ms-version {text:?} is not a version of the Table service"),
-                None => "x-ms-version is not a version of the Table service".to_owned(),
-            })
+            Failure::invalid_header_value(version::not_a_version("x-ms-version", value.to_str().ok()))
         }),
         (Some(_), Some(_)) => Err(Failure::invalid_header_value("x-ms-version is given twice")),
     }
 }
-
-/// The longest `x-ms-version` value an error message quotes.
-const MAX_VERSION_ECHOED: usize = 64;
 
 /// The service's header limits: `x-ms-client-request-id` at most 1 KiB, refused with 400
 /// `InvalidHeaderValue` beyond (it is then not echoed either).

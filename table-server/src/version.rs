@@ -88,6 +88,10 @@ impl ServiceVersion {
     /// Storage": OAuth requests need `x-ms-version` 2017-11-09 or later).
     pub(crate) const BEARER_SINCE: ServiceVersion = ServiceVersion("2017-11-09");
 
+    /// The first SAS version whose requests may name the version they are served at in an
+    /// `api-version` query parameter (the storage emulator's protocol layer, decompiled).
+    pub(crate) const API_VERSION_SINCE: ServiceVersion = ServiceVersion("2014-02-14");
+
     /// The newest version of [`KNOWN`].
     pub(crate) const NEWEST: ServiceVersion = ServiceVersion(KNOWN[KNOWN.len() - 1]);
 
@@ -111,6 +115,18 @@ impl ServiceVersion {
         self.0
     }
 }
+
+/// Why a version named by `source` (`x-ms-version`, `api-version`) is refused: the text it
+/// gives is quoted when printable and short, as no hostile value is.
+pub(crate) fn not_a_version(source: &str, text: Option<&str>) -> String {
+    match text.filter(|text| text.len() <= MAX_VERSION_QUOTED) {
+        Some(text) => format!("{source} {text:?} is not a version of the Table service"),
+        None => format!("{source} is not a version of the Table service"),
+    }
+}
+
+/// The longest version text an error message quotes.
+const MAX_VERSION_QUOTED: usize = 64;
 
 /// Whether `text` is a calendar date written `YYYY-MM-DD`.
 fn is_date(text: &[u8]) -> bool {
@@ -146,6 +162,7 @@ mod tests {
             ServiceVersion::ECHOED_SINCE,
             ServiceVersion::JSON_SINCE,
             ServiceVersion::BEARER_SINCE,
+            ServiceVersion::API_VERSION_SINCE,
         ] {
             assert_eq!(ServiceVersion::known(threshold.as_str().as_bytes()), Some(threshold));
         }

@@ -781,6 +781,75 @@ async fn a_sas_request_is_served_at_its_signed_version() {
     server.shutdown().await;
 }
 
+/// A SAS request's `api-version` (its name in any case) is the version it is served at, over
+/// its `sv` and its `x-ms-version` (the REST docs); one the service does not know, empty, or
+/// given twice is refused 400 `InvalidQueryParameterValue` before the SAS is read, and nothing
+/// is written. A SAS signed before 2014-02-14 has no `api-version` to read.
+#[tokio::test]
+async fn a_sas_request_is_served_at_its_api_version() {
+    let (server, engine) = start(true).await;
+    engine.create_table("versioned").unwrap();
+    let key = table_client::auth::AccountKey::new(DEV_ACCOUNT, DEV_KEY).unwrap();
+    let token = |signed: &str| {
+        table_client::auth::TableSasBuilder::new("versioned")
+            .permissions(table_client::auth::TableSasPermissions::parse("ra").unwrap())
+            .expiry(chrono::Utc::now() + chrono::TimeDelta::hours(1))
+            .version(signed)
+            .sign(&key)
+            .unwrap()
+    };
+    let call = |method: &'static str, signed: &str, api: &str, body: &'static str| {
+        // A query of the table's entities, or an insert into it.
+        let resource = if method == "POST" { "versioned" } else { "versioned()" };
+        let path = format!("/{DEV_ACCOUNT}/{resource}?{}{api}", token(signed).as_query());
+        let headers = [("Accept", MINIMAL), ("Content-Type", JSON), VERSION].map(|(n, v)| (n, v.to_owned()));
+        let server = &server;
+        async move { raw(server, method, &path, &headers, body).await.unwrap() }
+    };
+    let served = |reply: &Reply| (reply.status, reply.header("x-ms-version").map(str::to_owned));
+    // Over `sv` 2019-02-02 and `x-ms-version` 2019-02-02: newer, and older, as a version
+    // before JSON, which then refuses JSON as that version does.
+    let reply = call("GET", "2019-02-02", "&api-version=2020-12-06", "").await;
+    assert_eq!(served(&reply), (200, Some("2020-12-06".to_owned())), "{reply:?}");
+    let reply = call("GET", "2019-02-02", "&API-Version=2017-04-17", "").await;
+    assert_eq!(served(&reply), (200, Some("2017-04-17".to_owned())), "{reply:?}");
+    let reply = call("GET", "2019-02-02", "&api-version=2012-02-12", "").await;
+    assert_eq!((reply.status, reply.code()), (415, "JsonFormatNotSupported".to_owned()), "{reply:?}");
+    // Refused, nothing written: an insert at each.
+    let entity = r#"{"PartitionKey":"p","RowKey":"r"}"#;
+    for api in [
+        "&api-version=2019-02-03",
+        "&api-version=garbage",
+        "&api-version=",
+        "&api-version=2019-02-02&Api-Version=2019-02-02",
+    ] {
+        let reply = call("POST", "2019-02-02", api, entity).await;
+        assert_eq!(
+            (reply.status, reply.code(), reply.header("x-ms-version")),
+            (400, "InvalidQueryParameterValue".to_owned(), Some("2019-02-02")),
+            "{api}: {reply:?}"
+        );
+    }
+    assert!(engine.get("versioned", "p", "r", None).is_err(), "nothing was written");
+    let reply = call("POST", "2019-02-02", "&api-version=2020-12-06", entity).await;
+    assert_eq!(served(&reply), (201, Some("2020-12-06".to_owned())), "{reply:?}");
+    assert!(engine.get("versioned", "p", "r", None).is_ok(), "written");
+    let message = call("GET", "2019-02-02", "&api-version=2019-02-03", "").await.error().message;
+    assert!(
+        message.starts_with("Value for one of the query parameters specified in the request URI is invalid. (api-version \"2019-02-03\" is not a version of the Table service)\n"),
+        "{message}"
+    );
+    // Before 2014-02-14 it is not read: the SAS itself is then refused, as too old here.
+    let old = token("2019-02-02").as_query().replace("sv=2019-02-02", "sv=2013-08-15");
+    let path = format!("/{DEV_ACCOUNT}/versioned()?{old}&api-version=garbage");
+    let reply = raw(&server, "GET", &path, &[("Accept", MINIMAL.to_owned())], "").await.unwrap();
+    assert_eq!((reply.status, reply.code()), (403, "AuthenticationFailed".to_owned()), "{reply:?}");
+    // Without a SAS it is not read either.
+    let reply = send(&server, "GET", "Tables?api-version=garbage", &[("Accept", MINIMAL)], "").await;
+    assert_eq!(served(&reply), (200, Some("2019-02-02".to_owned())), "{reply:?}");
+    server.shutdown().await;
+}
+
 /// A bearer token needs version 2017-11-09: one without `x-ms-version`, or at an older
 /// version, is refused 403 `AuthenticationFailed` for that reason before any other (here, that
 /// bearer tokens are taken over HTTPS only).

@@ -339,6 +339,9 @@ pub(super) const TOKENS: &[&str] = &[
     "sig=",
     "se=",
     "sp=raud",
+    // A SAS's operation version: one the service knows, one it does not.
+    "&api-version=2020-12-06",
+    "&api-version=2021-02-13",
     "%20eq%20",
     "%20and%20",
     "%20or%20",
