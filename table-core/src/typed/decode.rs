@@ -360,6 +360,9 @@ impl PropertyBag for PropertyList<'_> {
         self.entries[at].1.take()
     }
 
+    // Inlinable into a reader's take and on into a derived decoder compiled for that reader in
+    // another crate (the client's JSON reader), where a call per field costs more than this.
+    #[inline]
     fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
         // Laid out by the very slots the number is of (a derived type's slots are one static,
         // so one address): the number finds the value with no lookup of the name.
