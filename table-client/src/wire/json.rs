@@ -1310,7 +1310,8 @@ mod tests {
 
     #[test]
     fn a_typed_read_of_a_body_runs_the_decoder_compiled_for_the_json_reader() {
-        // Not `dyn EntityReader` (a call per take) nor `from_parts` (keys copied to hand over).
+        // Not `from_parts` (keys copied to hand the parts over), nor a decoder compiled for
+        // another reader type (a call per take).
         let expected = ReaderType(std::any::type_name::<BodyEntity<'_>>());
         let entity = br#"{"PartitionKey":"p","RowKey":"r"}"#;
         assert_eq!(decode_entity_as::<ReaderType>(entity, None).unwrap(), expected);
