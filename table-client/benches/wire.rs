@@ -10,7 +10,7 @@
 //! - `generic_entity`: our decoder into `Entity`s (every annotation checked);
 //! - `typed_via_entity`: `Entity`s, then `from_entity` (the typed path before the fast one);
 //! - `typed`: the fast path, `decode_query_page_as` (the type's property slots, then
-//!   `TableEntity::from_parts`).
+//!   `TableEntity::read_through` compiled for the JSON reader).
 //!
 //! `cargo bench -p table-client --bench wire`
 

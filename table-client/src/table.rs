@@ -141,7 +141,7 @@ impl TableClient {
 
     /// `entity` decrypted by the client's policy, if any, then handed to `decode`.
     pub(crate) async fn open_as<T>(&self, entity: Entity, decode: Decode<T>) -> Result<T> {
-        decode.decode(ReadEntity::from_entity(self.open(entity).await?))
+        decode.decoder().decode(ReadEntity::from_entity(self.open(entity).await?))
     }
 
     /// The client's encryption policy, if any.

@@ -14,8 +14,8 @@ use proptest::prelude::*;
 use table_client::auth::Credential;
 use table_client::engine::Engine;
 use table_client::wire::{
-    decode_entity, decode_entity_as, decode_query_page, decode_query_page_as, decode_query_page_each,
-    read_entity, read_query_page,
+    JsonDecoder, decode_entity, decode_entity_as, decode_query_page, decode_query_page_as,
+    decode_query_page_each, read_entity, read_query_page,
 };
 use table_client::{
     ETag, Entity, EntityKey, PropertyValue, Result, RetryPolicy, TableClient, TableEntity,
@@ -384,7 +384,7 @@ fn check_page<T: TableEntity + std::fmt::Debug>(body: &[u8]) -> std::result::Res
                 .and_then(|page| page.into_iter().map(T::from_parts).collect::<Result<Vec<_>>>()),
         )?;
     }
-    let each = decode_query_page_each(body, Decoder::new(&PropertySlots::NONE, T::from_parts), 0);
+    let each = decode_query_page_each(body, JsonDecoder::new(&PropertySlots::NONE, T::from_parts), 0);
     agree(generic(), each.and_then(|page| page.into_iter().collect::<Result<Vec<_>>>()))?;
     agree(generic(), decode_query_page_as::<T>(body))
 }

@@ -1,7 +1,8 @@
 //! The captured Azurite page both benches decode, and its three readers: the serde-struct
 //! floor, the generic `Entity` decoder followed by `from_entity` (the typed path before the
 //! fast one), and the typed fast path (`decode_query_page_as`: the reader puts each property
-//! in the type's slot for it, then `TableEntity::from_parts`).
+//! in the type's slot for it, then the type's `read_through`, compiled for the JSON reader,
+//! takes them where they lie).
 //!
 //! The page (`benches/fixtures/azurite_page_1000.json`): 1000 entities of eight properties of
 //! eight EDM types, `odata.etag` and `Timestamp`, exactly as Azurite answers the client's

@@ -49,7 +49,7 @@ impl EmbeddedBackend {
         select: Option<&Select>,
         decode: Decode<T>,
     ) -> impl Future<Output = Result<T>> {
-        self.serve(Replay::Read, move |e| e.get_selected_in(table, keys, select, decode))
+        self.serve(Replay::Read, move |e| e.get_selected_in(table, keys, select, decode.decoder()))
     }
 
     pub(crate) async fn execute(&self, table: &str, write: &Write) -> Result<WriteOutcome> {
@@ -71,7 +71,7 @@ impl EmbeddedBackend {
         request: &QueryRequest,
         decode: Decode<T>,
     ) -> Result<(Vec<T>, Option<Continuation>)> {
-        self.serve(Replay::Read, |e| e.query_as(table, request, decode)).await
+        self.serve(Replay::Read, |e| e.query_as(table, request, decode.decoder())).await
     }
 
     pub(crate) async fn submit_batch(

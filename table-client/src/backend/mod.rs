@@ -40,9 +40,10 @@ use crate::error::{self, ambiguous};
 use crate::retry::Replay;
 
 /// What a read makes of each entity it reads: the generic [`Entity`] (`Decode::ENTITY`) or a
-/// typed value (`Decode::of::<T>()`), straight from the JSON body or the engine's row, its
-/// properties laid out by the type's slots as they are read.
-pub(crate) use table_core::typed::Decoder as Decode;
+/// typed value (`Decode::of::<T>()`), straight from the JSON body or the engine's row (the
+/// engine takes its table-core `Decoder`), its properties laid out by the type's slots as
+/// they are read.
+pub(crate) use crate::wire::JsonDecoder as Decode;
 
 /// Where requests go.
 #[derive(Debug, Clone)]

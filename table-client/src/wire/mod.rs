@@ -25,12 +25,12 @@ pub use batch::{
 pub(crate) use error::MAX_ERROR_BODY;
 pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error};
 pub(crate) use etag::check_received_etag;
-pub(crate) use json::{MAX_ENTITY_JSON, MAX_PAGE_SIZE, query_page_body_limit, table_list_body_limit};
 pub use json::{
-    decode_entity, decode_entity_as, decode_query_page, decode_query_page_as, decode_query_page_each,
-    decode_request_entity, decode_table, decode_table_list, encode_create_table, encode_entity, read_entity,
-    read_query_page,
+    JsonDecoder, decode_entity, decode_entity_as, decode_query_page, decode_query_page_as,
+    decode_query_page_each, decode_request_entity, decode_table, decode_table_list, encode_create_table,
+    encode_entity, read_entity, read_query_page,
 };
+pub(crate) use json::{MAX_ENTITY_JSON, MAX_PAGE_SIZE, query_page_body_limit, table_list_body_limit};
 pub(crate) use xml::CONTENT_XML;
 pub use xml::{
     decode_service_properties, decode_service_statistics, decode_signed_identifiers,

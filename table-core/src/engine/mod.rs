@@ -734,7 +734,7 @@ mod tests {
         let engine = Engine::new();
         engine.create_table("Rows").expect("new table");
         engine.insert("Rows", Entity::new("p", "r")).expect("fresh key");
-        // Not `dyn EntityReader` (a call per take) nor `from_entity` (an `Entity` built first).
+        // Not `from_parts` (parts built first) nor `from_entity` (an `Entity` built first).
         let expected = ReaderType(std::any::type_name::<RowReader<'_>>());
         let decode = Decoder::<ReaderType>::of();
         assert_eq!(engine.get_as("Rows", "p", "r", None, decode).expect("get"), expected);

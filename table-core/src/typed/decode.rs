@@ -33,11 +33,12 @@
 //! field's type, which converts it by the same rule as an owned `Value`
 //! ([`EntityReader::take_slot_lent`]), and only strings are copied, once, into their
 //! field). A derived decoder is one generic function over `EntityReader`, so its checks, EDM
-//! conversions ([`Property`]) and error order are the same code whatever the reader;
-//! compiled for the engine's row reader, its takes inline. It takes the properties it reads
-//! in ascending name order, the order readers store them in, so that a reader over sorted
-//! properties finds them all in one forward pass; it reports faults in field order all the
-//! same (each field's result is kept until every field is read). A `key_only` field that is
+//! conversions ([`Property`]) and error order are the same code whatever the reader; it is
+//! compiled for each reader's own type (the engine's row reader, the client's JSON reader: see
+//! [`Decoder`](super::Decoder)), so that the reader's takes inline. It takes the properties
+//! it reads in ascending name order, the order readers store them in, so that a reader over
+//! sorted properties finds them all in one forward pass; it reports faults in field order all
+//! the same (each field's result is kept until every field is read). A `key_only` field that is
 //! its key whole is read from the key a reader hands over
 //! ([`EntityReader::take_partition_key`]): parts give their owned key up, so a `String` field
 //! keeps it; the stored row lends its own, copied once, into the field.
@@ -104,8 +105,8 @@ impl ReadEntity<'_> {
 
 /// A read entity as a decoder reads it (see the module's "Readers"): implemented by the parts a
 /// reader hands over ([`ReadEntity`], or an `Entity`'s parts) and by readers that decode
-/// straight from what they read. Object safe: a reader private to its crate is handed over as
-/// `&mut dyn EntityReader`.
+/// straight from what they read. A reader private to its crate gets decoders compiled for it
+/// in that crate (see [`Decoder`](super::Decoder)).
 pub trait EntityReader {
     /// The `PartitionKey`.
     fn partition_key(&self) -> &str;
@@ -359,6 +360,9 @@ impl PropertyBag for PropertyList<'_> {
         self.entries[at].1.take()
     }
 
+    // Inlinable into a reader's take and on into a derived decoder compiled for that reader in
+    // another crate (the client's JSON reader), where a call per field costs more than this.
+    #[inline]
     fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
         // Laid out by the very slots the number is of (a derived type's slots are one static,
         // so one address): the number finds the value with no lookup of the name.

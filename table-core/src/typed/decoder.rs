@@ -1,15 +1,17 @@
 //! A type's decoder as a reader takes it: the slots to lay each entity's properties out by (see
-//! the `decode` module) and the function they are then handed to, or, for a reader that
-//! decodes straight from what it read, the function that reads through it. Apart from
-//! `decode`, so that the read layout knows nothing of [`TableEntity`], which names it.
+//! the `decode` module) and the function they are then handed to, or, for the engine's stored
+//! row, the function that reads straight through it. Apart from `decode`, so that the read
+//! layout knows nothing of [`TableEntity`], which names it.
 //!
 //! A derived type reads through a reader with one generic function
-//! (`TableEntity::read_through`). [`Decoder::of`] holds it twice, compiled for two readers: the
-//! engine's stored row ([`RowReader`], whose takes then inline into the type's field reads) and
-//! `dyn EntityReader`, for readers of other crates (the client's JSON reader). Both run the
-//! same generic body, so they give the same values and errors.
+//! (`TableEntity::read_through`), compiled for each reader type where both the type and the
+//! reader are known, so that the reader's takes inline into the type's field reads.
+//! [`Decoder::of`] compiles it for the engine's stored row ([`RowReader`]); a crate with a
+//! reader of its own, which this crate cannot name, pairs a `Decoder` with `read_through`
+//! compiled for that reader (the client's JSON reader does, in its `wire` module). Every
+//! compilation runs the same generic body, so all give the same values and errors.
 
-use super::decode::{EntityReader, PropertySlots, ReadEntity};
+use super::decode::{PropertySlots, ReadEntity};
 use super::entity::TableEntity;
 use crate::engine::RowReader;
 use crate::entity::Entity;
@@ -17,19 +19,17 @@ use crate::error::Result;
 
 /// What a reader makes of each entity it reads: the slots to lay its properties out by, and the
 /// decoder they are then handed to (`TableEntity::from_parts`, or [`Decoder::ENTITY`]'s
-/// generic [`Entity`]); and, for [`Decoder::of`], `TableEntity::read_through`, which a reader
-/// that need not hand over parts (the engine's stored row, the client's JSON reader) calls
-/// instead. Plain data (a reference and function pointers), so a query that holds one stays
-/// `Clone` and `Send` whatever it decodes into.
+/// generic [`Entity`]); and, for [`Decoder::of`], `TableEntity::read_through` compiled for the
+/// engine's stored row, which the engine calls instead of handing over parts. Plain data (a
+/// reference and function pointers), so a query that holds one stays `Clone` and `Send`
+/// whatever it decodes into.
 pub struct Decoder<T> {
     slots: &'static PropertySlots,
     from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
-    /// `read_through` compiled for `dyn EntityReader` and for the engine's row reader.
-    readers: Option<(ReadDyn<T>, ReadRow<T>)>,
+    /// `read_through` compiled for the engine's row reader.
+    read_row: Option<ReadRow<T>>,
 }
 
-/// A decoder through any reader (see [`Decoder::reader`]).
-type ReadDyn<T> = fn(&mut dyn EntityReader) -> Result<T>;
 /// A decoder through the engine's row reader.
 type ReadRow<T> = for<'r> fn(&mut RowReader<'r>) -> Result<T>;
 
@@ -40,7 +40,7 @@ impl<T> Decoder<T> {
         slots: &'static PropertySlots,
         from_parts: for<'a> fn(ReadEntity<'a>) -> Result<T>,
     ) -> Self {
-        Decoder { slots, from_parts, readers: None }
+        Decoder { slots, from_parts, read_row: None }
     }
 
     /// The slots a reader lays the properties out by.
@@ -53,36 +53,23 @@ impl<T> Decoder<T> {
         (self.from_parts)(read)
     }
 
-    /// The decoder that reads through an [`EntityReader`], when there is one (same value and
-    /// errors as [`decode`](Self::decode) of the same entity); `None` asks for parts.
-    pub fn reader(&self) -> Option<fn(&mut dyn EntityReader) -> Result<T>> {
-        self.readers.map(|(read_dyn, _)| read_dyn)
-    }
-
-    /// [`reader`](Self::reader) compiled for the engine's stored row: same values and errors.
+    /// The decoder that reads straight through the engine's stored row, when there is one
+    /// (same value and errors as [`decode`](Self::decode) of the same entity); `None` asks for
+    /// parts.
     pub(crate) fn row_reader(&self) -> Option<ReadRow<T>> {
-        self.readers.map(|(_, read_row)| read_row)
+        self.read_row
     }
 }
 
 impl<T: TableEntity> Decoder<T> {
-    /// `T`'s own decoder: through `T`'s property slots, or straight through a reader.
+    /// `T`'s own decoder: through `T`'s property slots, or straight through the stored row.
     pub const fn of() -> Self {
-        Decoder {
-            slots: T::PROPERTY_SLOTS,
-            from_parts: T::from_parts,
-            readers: Some((read_dyn::<T>, read_row::<T>)),
-        }
+        Decoder { slots: T::PROPERTY_SLOTS, from_parts: T::from_parts, read_row: Some(read_row::<T>) }
     }
 }
 
-// `T::read_through` as functions of one reader type each: of any lifetime of that type, which
-// `T::read_through::<R>` cannot be (it fixes `R`'s lifetime).
-
-fn read_dyn<T: TableEntity>(reader: &mut dyn EntityReader) -> Result<T> {
-    T::read_through(reader)
-}
-
+/// `T::read_through` as a function of the row reader of any lifetime, which
+/// `T::read_through::<RowReader<'r>>` cannot be (it fixes the lifetime).
 fn read_row<T: TableEntity>(reader: &mut RowReader<'_>) -> Result<T> {
     T::read_through(reader)
 }

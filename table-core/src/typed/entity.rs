@@ -286,10 +286,8 @@ pub trait TableEntity: Sized {
     /// same errors as [`from_entity`](Self::from_entity). The derive implements it for types
     /// without `upgrade_from`; the default takes the `Entity` and calls `from_entity`.
     ///
-    /// Generic, so that a reader whose type is known where the decoder is made (the engine's
-    /// stored row) gets a decoder compiled for it, its takes inlined, instead of calls through
-    /// `dyn EntityReader` (which [`Decoder::of`](super::Decoder::of) also makes, for readers
-    /// of other crates).
+    /// Generic, so that each reader (the engine's stored row, the client's JSON reader) gets a
+    /// decoder compiled for its own type, its takes inlined (see [`Decoder`](super::Decoder)).
     #[doc(hidden)]
     fn read_through<R: EntityReader + ?Sized>(reader: &mut R) -> Result<Self> {
         Self::from_entity(reader.take_entity())
