@@ -26,7 +26,7 @@ use super::order::encode;
 use super::row::{Row, touch_all};
 use super::table::TableData;
 use crate::error::Violation;
-use crate::filter::{CompareOp, Filter};
+use crate::filter::{CompareOp, Compiled, Filter, PropertyRef};
 use crate::query::Continuation;
 use crate::value::Value;
 
@@ -105,44 +105,45 @@ fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 }
 
 /// The key ranges a filter confines matching rows to, and what is left of the filter to
-/// test on each row in them.
+/// test on each row in them, compiled (its names resolved once, not on every row).
 #[derive(Debug, Clone)]
-pub(crate) struct KeyPlan {
+pub(crate) struct KeyPlan<'f> {
     partition_keys: KeyRange,
     row_keys: KeyRange,
     /// The filter without the key comparisons the ranges already enforce; `None` matches all.
-    residual: Option<Filter>,
+    residual: Option<Compiled<'f>>,
 }
 
-impl KeyPlan {
+impl<'f> KeyPlan<'f> {
     /// Moves `PartitionKey`/`RowKey` comparisons with string literals (except `ne`) from the
     /// filter's top-level conjunction into key ranges. Every row inside the ranges satisfies
     /// each of those comparisons (string comparisons are ordinal, as the ranges), so the rows
     /// need not test them again. Nothing else becomes a range: a non-string literal is a type
-    /// mismatch, and `or`/`not` widen.
-    pub(crate) fn new(filter: Option<&Filter>) -> Self {
+    /// mismatch, and `or`/`not` widen. The filter must have passed [`Filter::check_limits`]
+    /// (see [`Compiled`]).
+    pub(crate) fn new(filter: Option<&'f Filter>) -> Self {
         let mut plan = KeyPlan { partition_keys: KeyRange::all(), row_keys: KeyRange::all(), residual: None };
         plan.residual = filter.and_then(|f| plan.take_ranges(f));
         plan
     }
 
-    /// Records the key ranges in `filter` and returns the rest of it.
-    fn take_ranges(&mut self, filter: &Filter) -> Option<Filter> {
+    /// Records the key ranges in `filter` and returns the rest of it, compiled.
+    fn take_ranges(&mut self, filter: &'f Filter) -> Option<Compiled<'f>> {
         match filter {
             Filter::And(a, b) => match (self.take_ranges(a), self.take_ranges(b)) {
-                (Some(a), Some(b)) => Some(Filter::And(Box::new(a), Box::new(b))),
+                (Some(a), Some(b)) => Some(Compiled::And(Box::new(a), Box::new(b))),
                 (rest, None) | (None, rest) => rest,
             },
             Filter::Compare { property, op, value: Value::String(s) } if *op != CompareOp::Ne => {
-                let range = match property.as_str() {
-                    "PartitionKey" => &mut self.partition_keys,
-                    "RowKey" => &mut self.row_keys,
-                    _ => return Some(filter.clone()),
+                let range = match PropertyRef::named(property) {
+                    PropertyRef::PartitionKey => &mut self.partition_keys,
+                    PropertyRef::RowKey => &mut self.row_keys,
+                    _ => return Some(Compiled::new(filter)),
                 };
                 range.restrict(*op, &encode(s));
                 None
             }
-            other => Some(other.clone()),
+            other => Some(Compiled::new(other)),
         }
     }
 }
@@ -169,7 +170,7 @@ pub(crate) struct ScanResult {
 /// matches.
 pub(crate) fn scan(
     data: &TableData,
-    plan: &KeyPlan,
+    plan: &KeyPlan<'_>,
     resume: Option<&(String, String)>,
     limits: PageLimits,
 ) -> ScanResult {
@@ -219,7 +220,7 @@ pub(crate) fn scan(
                     return ScanResult { rows, next: Some(key_of(row)) };
                 }
                 examined += 1;
-                if filter.is_none_or(|f| f.matches_in(&row.source())) {
+                if filter.is_none_or(|f| f.matches(&row.source())) {
                     if rows.len() >= limits.size.get() {
                         return ScanResult { rows, next: Some(key_of(row)) };
                     }
@@ -305,14 +306,16 @@ mod tests {
         );
         let plan = KeyPlan::new(Some(&and));
         assert_eq!(plan.partition_keys.lo, Bound::Included(b"p".to_vec()));
+        let mismatched = pk(CompareOp::Lt, Value::Int32(3));
         assert_eq!(
             plan.residual,
-            Some(pk(CompareOp::Lt, Value::Int32(3))),
+            Some(Compiled::new(&mismatched)),
             "the range enforces the string comparison, not the mismatched one"
         );
         let ne =
             Filter::And(Box::new(pk(CompareOp::Ne, "p".into())), Box::new(pk(CompareOp::Ge, "a".into())));
-        assert_eq!(KeyPlan::new(Some(&ne)).residual, Some(pk(CompareOp::Ne, "p".into())));
+        let not_equal = pk(CompareOp::Ne, "p".into());
+        assert_eq!(KeyPlan::new(Some(&ne)).residual, Some(Compiled::new(&not_equal)));
         let or = Filter::Or(Box::new(pk(CompareOp::Eq, "p".into())), Box::new(pk(CompareOp::Eq, "q".into())));
         assert_eq!(KeyPlan::new(Some(&or)).partition_keys.lo, Bound::Unbounded);
     }

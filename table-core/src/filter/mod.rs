@@ -32,9 +32,11 @@
 //! this module), `lexical` (keywords, and which names a filter can name), `limits` (the size
 //! and depth limits and the errors reporting them), `parse` (text to tree: `ast`, `lexical`,
 //! `limits`), `print` (tree to canonical text, and `check_limits`, which audits that text:
-//! `ast`, `lexical`, `limits`), `eval` (the engine's evaluator: `ast`).
+//! `ast`, `lexical`, `limits`), `eval` (the comparison rules, and [`Filter::matches`]: `ast`),
+//! `compiled` (the form the engine evaluates, names resolved once per query: `ast`, `eval`).
 
 mod ast;
+mod compiled;
 mod eval;
 mod lexical;
 mod limits;
@@ -42,6 +44,7 @@ mod parse;
 mod print;
 
 pub use ast::{CompareOp, Filter};
+pub(crate) use compiled::Compiled;
 pub use eval::Operand;
-pub(crate) use eval::{Source, same_bytes};
+pub(crate) use eval::{PropertyRef, Source, same_bytes};
 pub use limits::{MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};
