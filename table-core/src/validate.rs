@@ -320,9 +320,9 @@ pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
 /// [`validate_entity`] of any [`EntityView`]: the same rules in the same order. Hands `each`
 /// every property it checks, in order, so that a caller that needs its own sum over them (the
 /// size of the row the engine stores) has it without a walk of its own.
-// A call, as it was until a change to the filter code (wp-names) had LLVM inline it into
-// `Put::new`: a typed insert then cost 5,740 instructions instead of 5,699 (ops_probe
-// `probe_inserts`); kept a call, 5,711, and an untyped insert as before.
+// Kept a call: LLVM's choice to inline it into `Put::new` flips with unrelated edits, and
+// inlined a typed insert cost 5,740 instructions instead of 5,711 (ops_probe
+// `probe_inserts`); the untyped insert is the same either way.
 #[inline(never)]
 pub(crate) fn validate_view<E: EntityView>(
     entity: &E,

@@ -2,9 +2,10 @@
 //! engine's continuation tokens.
 //!
 //! Invariants:
-//! - The key range only narrows where the scan looks; every row inside it is still tested
-//!   with the whole filter, so narrowing can never change a result, only skip rows that
-//!   cannot match.
+//! - The key range only narrows where the scan looks; every row inside it is tested with
+//!   the rest of the filter (all but the key comparisons the range itself enforces, which
+//!   every row inside it satisfies), so narrowing can never change a result, only skip rows
+//!   that cannot match.
 //! - A continuation names the next row to visit (inclusive). Resuming from it visits exactly
 //!   the rows at or after it in key order, whatever was written in between: nothing returned
 //!   before comes back, nothing still ahead is skipped.
