@@ -12,8 +12,8 @@
 use crate::datetime::{max_datetime, min_datetime};
 use crate::entity::{Entity, EntityKey};
 use crate::error::{KeyName, Result, Violation};
-use crate::filter::Operand;
 use crate::identifier::{is_identifier_part, is_identifier_start};
+use crate::value::ValueRef;
 use crate::value::{Value, utf16_len};
 
 /// Longest `PartitionKey` or `RowKey`, in UTF-16 code units.
@@ -168,7 +168,7 @@ pub fn check_select(select: &[String]) -> crate::Result<()> {
 
 /// Checks one property value's size and range.
 pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
-    let value = Operand::of(value);
+    let value = ValueRef::of(value);
     validate_sized_value(name, value, stored_size(value))
 }
 
@@ -176,7 +176,7 @@ pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
 // Inlined into the per-property loop of `validate_view`, where the call cost about as much as
 // the checks (every write checks every value); as a call of its own it was not inlined.
 #[inline(always)]
-fn validate_sized_value(name: &str, value: Operand<'_>, size: usize) -> Result<(), Violation> {
+fn validate_sized_value(name: &str, value: ValueRef<'_>, size: usize) -> Result<(), Violation> {
     if size > MAX_PROPERTY_VALUE_SIZE {
         return Err(Violation::PropertyValueTooLarge {
             property: name.to_owned(),
@@ -184,7 +184,7 @@ fn validate_sized_value(name: &str, value: Operand<'_>, size: usize) -> Result<(
             max: MAX_PROPERTY_VALUE_SIZE,
         });
     }
-    if let Operand::DateTime(t) = value
+    if let ValueRef::DateTime(t) = value
         && (t < min_datetime() || t > max_datetime())
     {
         return Err(Violation::DateTimeOutOfRange { property: name.to_owned(), value: t.to_rfc3339() });
@@ -197,19 +197,19 @@ impl Value {
     /// limits: strings as UTF-16 (2 bytes per code unit), binary by length, fixed-size types by
     /// their storage width.
     pub fn stored_size(&self) -> usize {
-        stored_size(Operand::of(self))
+        stored_size(ValueRef::of(self))
     }
 }
 
 /// [`Value::stored_size`], of a value owned or borrowed.
-fn stored_size(value: Operand<'_>) -> usize {
+fn stored_size(value: ValueRef<'_>) -> usize {
     match value {
-        Operand::Str(s) => 2 * utf16_len(s),
-        Operand::Binary(b) => b.len(),
-        Operand::Int32(_) => 4,
-        Operand::Int64(_) | Operand::Double(_) | Operand::DateTime(_) => 8,
-        Operand::Boolean(_) => 1,
-        Operand::Guid(_) => 16,
+        ValueRef::Str(s) => 2 * utf16_len(s),
+        ValueRef::Binary(b) => b.len(),
+        ValueRef::Int32(_) => 4,
+        ValueRef::Int64(_) | ValueRef::Double(_) | ValueRef::DateTime(_) => 8,
+        ValueRef::Boolean(_) => 1,
+        ValueRef::Guid(_) => 16,
     }
 }
 
@@ -221,7 +221,7 @@ pub fn entity_size(entity: &Entity) -> usize {
 
 /// One property's share of [`entity_size`].
 pub fn property_size(name: &str, value: &Value) -> usize {
-    let value = Operand::of(value);
+    let value = ValueRef::of(value);
     sized_property_size(utf16_len(name), value, stored_size(value))
 }
 
@@ -231,9 +231,9 @@ fn keys_size(partition_key: &str, row_key: &str) -> usize {
 
 /// One property's share of the entity size, given its name's length in UTF-16 units and its
 /// value's stored size; strings and binary also pay a 4-byte length prefix.
-fn sized_property_size(name_units: usize, value: Operand<'_>, value_size: usize) -> usize {
+fn sized_property_size(name_units: usize, value: ValueRef<'_>, value_size: usize) -> usize {
     let prefix = match value {
-        Operand::Str(_) | Operand::Binary(_) => 4,
+        ValueRef::Str(_) | ValueRef::Binary(_) => 4,
         _ => 0,
     };
     8 + 2 * name_units + prefix + value_size
@@ -285,7 +285,7 @@ pub(crate) trait EntityView {
     fn property_count(&self) -> usize;
 
     /// The custom properties, in ascending name order.
-    fn properties(&self) -> impl Iterator<Item = (&Self::Name, Operand<'_>)>;
+    fn properties(&self) -> impl Iterator<Item = (&Self::Name, ValueRef<'_>)>;
 }
 
 impl EntityView for Entity {
@@ -306,8 +306,8 @@ impl EntityView for Entity {
         self.properties.len()
     }
 
-    fn properties(&self) -> impl Iterator<Item = (&str, Operand<'_>)> {
-        self.properties.iter().map(|(name, value)| (name.as_str(), Operand::of(value)))
+    fn properties(&self) -> impl Iterator<Item = (&str, ValueRef<'_>)> {
+        self.properties.iter().map(|(name, value)| (name.as_str(), ValueRef::of(value)))
     }
 }
 
@@ -326,7 +326,7 @@ pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
 #[inline(never)]
 pub(crate) fn validate_view<E: EntityView>(
     entity: &E,
-    mut each: impl FnMut(&E::Name, Operand<'_>),
+    mut each: impl FnMut(&E::Name, ValueRef<'_>),
 ) -> Result<(), Violation> {
     let (partition_key, row_key) = (entity.partition_key(), entity.row_key());
     if !E::KEYS_CHECKED {

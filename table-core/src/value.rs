@@ -1,4 +1,5 @@
-//! Property values: the eight EDM types of the Table service.
+//! Property values: the eight EDM types of the Table service, owned ([`Value`]) and borrowed
+//! ([`ValueRef`]).
 //!
 //! Invariant kept by every constructor in this crate: a `DateTime` that reaches storage or the
 //! wire has at most 100 ns precision (the service's tick); finer nanoseconds are truncated by
@@ -202,6 +203,78 @@ pub fn parse_guid(text: &str) -> Option<Uuid> {
     let hyphenated = text.len() == 36
         && text.bytes().enumerate().all(|(i, b)| matches!(i, 8 | 13 | 18 | 23) == (b == b'-'));
     if hyphenated { Uuid::try_parse(text).ok() } else { None }
+}
+
+/// A [`Value`] borrowed from wherever it is held (an entity's field or map, the engine's
+/// stored row), so that filters compare, writers write and typed fields read values alike
+/// without cloning them.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ValueRef<'a> {
+    /// `Edm.String`
+    Str(&'a str),
+    /// `Edm.Int32`
+    Int32(i32),
+    /// `Edm.Int64`
+    Int64(i64),
+    /// `Edm.Double`
+    Double(f64),
+    /// `Edm.Boolean`
+    Boolean(bool),
+    /// `Edm.DateTime`
+    DateTime(DateTime<Utc>),
+    /// `Edm.Guid`
+    Guid(Uuid),
+    /// `Edm.Binary`
+    Binary(&'a [u8]),
+}
+
+impl<'a> ValueRef<'a> {
+    /// The value, borrowed.
+    // Inlinable: the built-in field types read an owned value through it (`from_value`).
+    #[inline]
+    pub fn of(value: &'a Value) -> Self {
+        match value {
+            Value::String(s) => ValueRef::Str(s),
+            Value::Int32(i) => ValueRef::Int32(*i),
+            Value::Int64(i) => ValueRef::Int64(*i),
+            Value::Double(d) => ValueRef::Double(*d),
+            Value::Boolean(b) => ValueRef::Boolean(*b),
+            Value::DateTime(t) => ValueRef::DateTime(*t),
+            Value::Guid(g) => ValueRef::Guid(*g),
+            Value::Binary(b) => ValueRef::Binary(b),
+        }
+    }
+
+    /// The EDM type of the value.
+    pub(crate) fn edm_type(self) -> EdmType {
+        match self {
+            ValueRef::Str(_) => EdmType::String,
+            ValueRef::Int32(_) => EdmType::Int32,
+            ValueRef::Int64(_) => EdmType::Int64,
+            ValueRef::Double(_) => EdmType::Double,
+            ValueRef::Boolean(_) => EdmType::Boolean,
+            ValueRef::DateTime(_) => EdmType::DateTime,
+            ValueRef::Guid(_) => EdmType::Guid,
+            ValueRef::Binary(_) => EdmType::Binary,
+        }
+    }
+
+    /// The owned value this views.
+    // Inlinable: a field type's default `from_stored` converts a lent value through it.
+    #[inline]
+    pub(crate) fn to_value(self) -> Value {
+        match self {
+            ValueRef::Str(s) => Value::String(s.to_owned()),
+            ValueRef::Int32(i) => Value::Int32(i),
+            ValueRef::Int64(i) => Value::Int64(i),
+            ValueRef::Double(d) => Value::Double(d),
+            ValueRef::Boolean(b) => Value::Boolean(b),
+            ValueRef::DateTime(t) => Value::DateTime(t),
+            ValueRef::Guid(g) => Value::Guid(g),
+            ValueRef::Binary(b) => Value::Binary(b.to_vec()),
+        }
+    }
 }
 
 #[cfg(test)]

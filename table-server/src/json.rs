@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 use serde::{Serialize, Serializer};
 use table_client::wire::url::{entity_path, table_path};
 use table_core::datetime::format_datetime;
-use table_core::engine::{Operand, RowView};
+use table_core::engine::{RowView, ValueRef};
 use table_core::{ETag, EdmType, Entity};
 
 use crate::answer::Metadata;
@@ -87,13 +87,13 @@ pub(crate) struct Fields<'a, P> {
 }
 
 /// An entity's fields.
-pub(crate) fn entity_fields(entity: &Entity) -> Fields<'_, impl Iterator<Item = (&str, Operand<'_>)>> {
+pub(crate) fn entity_fields(entity: &Entity) -> Fields<'_, impl Iterator<Item = (&str, ValueRef<'_>)>> {
     Fields {
         partition_key: &entity.partition_key,
         row_key: &entity.row_key,
         timestamp: entity.timestamp,
         etag: entity.etag.as_ref().map(|etag| etag.as_str()),
-        properties: entity.properties.iter().map(|(name, value)| (name.as_str(), Operand::of(value))),
+        properties: entity.properties.iter().map(|(name, value)| (name.as_str(), ValueRef::of(value))),
     }
 }
 
@@ -102,12 +102,12 @@ pub(crate) fn entity_fields(entity: &Entity) -> Fields<'_, impl Iterator<Item = 
 pub(crate) fn stored_fields<'a>(
     sent: &'a Entity,
     etag: Option<&'a ETag>,
-) -> Fields<'a, impl Iterator<Item = (&'a str, Operand<'a>)>> {
+) -> Fields<'a, impl Iterator<Item = (&'a str, ValueRef<'a>)>> {
     Fields { timestamp: etag.and_then(ETag::timestamp), etag: etag.map(ETag::as_str), ..entity_fields(sent) }
 }
 
 /// A stored row's fields (projected by the query's `$select`).
-pub(crate) fn row_fields<'a>(row: &RowView<'a>) -> Fields<'a, impl Iterator<Item = (&'a str, Operand<'a>)>> {
+pub(crate) fn row_fields<'a>(row: &RowView<'a>) -> Fields<'a, impl Iterator<Item = (&'a str, ValueRef<'a>)>> {
     Fields {
         partition_key: row.partition_key(),
         row_key: row.row_key(),
@@ -121,7 +121,7 @@ pub(crate) fn row_fields<'a>(row: &RowView<'a>) -> Fields<'a, impl Iterator<Item
 pub(crate) fn entity<'a>(
     links: Links<'_>,
     table: &str,
-    fields: Fields<'a, impl Iterator<Item = (&'a str, Operand<'a>)>>,
+    fields: Fields<'a, impl Iterator<Item = (&'a str, ValueRef<'a>)>>,
     selected: Selected<'_>,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(ENTITY_CAPACITY);
@@ -154,7 +154,7 @@ impl<'a> Page<'a> {
     }
 
     /// Adds the next entity.
-    pub(crate) fn push<'f>(&mut self, fields: Fields<'f, impl Iterator<Item = (&'f str, Operand<'f>)>>) {
+    pub(crate) fn push<'f>(&mut self, fields: Fields<'f, impl Iterator<Item = (&'f str, ValueRef<'f>)>>) {
         if !std::mem::take(&mut self.empty) {
             self.out.push(b',');
         }
@@ -205,7 +205,7 @@ fn write_entity<'a>(
     out: &mut Vec<u8>,
     links: Links<'_>,
     table: &str,
-    fields: Fields<'a, impl Iterator<Item = (&'a str, Operand<'a>)>>,
+    fields: Fields<'a, impl Iterator<Item = (&'a str, ValueRef<'a>)>>,
     selected: Selected<'_>,
     element: bool,
 ) {
@@ -250,17 +250,17 @@ fn write_entity<'a>(
         // the names of the non-finite doubles.
         let mut typed = |edm: EdmType, text: &dyn Display| object.typed(annotate, name, edm, text);
         match value {
-            Operand::Str(s) => object.text(&[name], s),
-            Operand::Int32(i) => object.entry(name, &i),
-            Operand::Boolean(b) => object.entry(name, &b),
-            Operand::Double(d) if d.is_finite() => object.entry(name, &d),
-            Operand::Double(d) if d.is_nan() => typed(EdmType::Double, &"NaN"),
-            Operand::Double(d) if d > 0.0 => typed(EdmType::Double, &"Infinity"),
-            Operand::Double(_) => typed(EdmType::Double, &"-Infinity"),
-            Operand::Int64(i) => typed(EdmType::Int64, &i),
-            Operand::DateTime(t) => typed(EdmType::DateTime, &format_datetime(t)),
-            Operand::Guid(g) => typed(EdmType::Guid, &g.hyphenated()),
-            Operand::Binary(b) => typed(EdmType::Binary, &Base64Display::new(b, &BASE64)),
+            ValueRef::Str(s) => object.text(&[name], s),
+            ValueRef::Int32(i) => object.entry(name, &i),
+            ValueRef::Boolean(b) => object.entry(name, &b),
+            ValueRef::Double(d) if d.is_finite() => object.entry(name, &d),
+            ValueRef::Double(d) if d.is_nan() => typed(EdmType::Double, &"NaN"),
+            ValueRef::Double(d) if d > 0.0 => typed(EdmType::Double, &"Infinity"),
+            ValueRef::Double(_) => typed(EdmType::Double, &"-Infinity"),
+            ValueRef::Int64(i) => typed(EdmType::Int64, &i),
+            ValueRef::DateTime(t) => typed(EdmType::DateTime, &format_datetime(t)),
+            ValueRef::Guid(g) => typed(EdmType::Guid, &g.hyphenated()),
+            ValueRef::Binary(b) => typed(EdmType::Binary, &Base64Display::new(b, &BASE64)),
         }
     }
     for lacking in listed {

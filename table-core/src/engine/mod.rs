@@ -41,7 +41,7 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 #[doc(hidden)]
-pub use crate::filter::Operand;
+pub use crate::value::ValueRef;
 #[doc(hidden)]
 pub use catalog::TableHandle;
 pub use faults::{FaultSpec, FaultTiming, Faults, InjectedError};

@@ -54,10 +54,10 @@ use super::clock::Stamp;
 use super::select::{SLOT_BITS, Select, Selected, SlotBits};
 use crate::entity::{ETag, Entity};
 use crate::error::Result;
-use crate::filter::{Operand, Source, same_bytes};
+use crate::filter::{Source, same_bytes};
 use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity, Taken};
 use crate::validate::{EntityView, MAX_PROPERTIES, ViewName};
-use crate::value::Value;
+use crate::value::{Value, ValueRef};
 
 /// Bytes before the text: timestamp seconds and nanoseconds, four lengths, the property count.
 const HEADER: usize = 8 + 4 + 4 * 4 + 4;
@@ -212,7 +212,7 @@ impl Row {
             let value = match property.value {
                 Encoded::Text(span) => Value::String(slice(span.at).to_owned()),
                 Encoded::Fixed(fixed) => match fixed.decode() {
-                    Some(operand) => operand.to_value(),
+                    Some(value) => value.to_value(),
                     None => continue,
                 },
             };
@@ -318,8 +318,8 @@ impl Source for RowSource<'_> {
     // value is decoded where it is compared; the walk to it (`Parts::find`) stays a call, as
     // inlined it slowed scans and gets.
     #[inline(always)]
-    fn custom(&self, name: &str) -> Option<Operand<'_>> {
-        self.parts.find(name)?.operand()
+    fn custom(&self, name: &str) -> Option<ValueRef<'_>> {
+        self.parts.find(name)?.value_ref()
     }
 }
 
@@ -415,15 +415,15 @@ impl<'a> RowReader<'a> {
 
     /// An encoded value, a String sliced from the checked text (`str_at`).
     #[inline(always)]
-    fn operand(&self, value: Encoded<'a>) -> Option<Operand<'a>> {
-        value.operand_with(|span| Some(self.str_at(span.at)))
+    fn value_ref(&self, value: Encoded<'a>) -> Option<ValueRef<'a>> {
+        value.value_ref_with(|span| Some(self.str_at(span.at)))
     }
 
     /// The value of the property `name` when the row has it and the select admits it, leaving
     /// the cursor after it, lent from the row.
-    fn lend(&mut self, name: &str) -> Option<Operand<'a>> {
+    fn lend(&mut self, name: &str) -> Option<ValueRef<'a>> {
         let value = self.seek(name)?;
-        self.operand(value)
+        self.value_ref(value)
     }
 
     /// [`lend`](Self::lend) of `name`, whose slot among `slots` is `slot` (see
@@ -432,13 +432,13 @@ impl<'a> RowReader<'a> {
     // reader: the field's type then matches the lent value away where it is decoded (as a
     // call, with a `Value` built and matched away, it cost 6-7% of a typed get or scan row).
     #[inline(always)]
-    fn lend_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Operand<'a>> {
+    fn lend_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<ValueRef<'a>> {
         // The decoder's own slot (its derived takes): the projection knows whether the select
         // admits it, so no selected name is compared.
         match self.projection.admits_slot(slots, slot) {
             Some(true) => {
                 let value = self.find(name)?;
-                self.operand(value)
+                self.value_ref(value)
             }
             Some(false) => None,
             None => self.lend(name),
@@ -529,11 +529,11 @@ impl EntityReader for RowReader<'_> {
     }
 
     fn take(&mut self, name: &str) -> Option<Value> {
-        self.lend(name).map(Operand::to_value)
+        self.lend(name).map(ValueRef::to_value)
     }
 
     fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
-        self.lend_slot(slots, slot, name).map(Operand::to_value)
+        self.lend_slot(slots, slot, name).map(ValueRef::to_value)
     }
 
     // Always inlined: into a derived decoder compiled for this reader, in another crate, a
@@ -545,7 +545,7 @@ impl EntityReader for RowReader<'_> {
 
     fn peek(&self, name: &str) -> Option<Value> {
         let admitted = self.projection.select.is_none_or(|select| select.cursor().admits(name));
-        admitted.then(|| self.operand(self.parts.find(name)?).map(Operand::to_value)).flatten()
+        admitted.then(|| self.value_ref(self.parts.find(name)?).map(ValueRef::to_value)).flatten()
     }
 
     fn take_entity(&mut self) -> Entity {
@@ -604,7 +604,7 @@ impl<'a> RowView<'a> {
 
     /// The custom properties `$select` admits, in ascending name order, as
     /// [`Row::to_entity`] returns them (a value that does not decode is left out there too).
-    pub fn properties(&self) -> impl Iterator<Item = (&'a str, Operand<'a>)> + use<'a> {
+    pub fn properties(&self) -> impl Iterator<Item = (&'a str, ValueRef<'a>)> + use<'a> {
         let mut wanted = self.select.map(Select::cursor);
         let text = self.text;
         self.parts.properties().filter_map(move |property| {
@@ -612,7 +612,7 @@ impl<'a> RowView<'a> {
             if wanted.as_mut().is_some_and(|wanted| !wanted.admits(name)) {
                 return None;
             }
-            Some((name, property.value.operand_with(|span| text.get(span.at))?))
+            Some((name, property.value.value_ref_with(|span| text.get(span.at))?))
         })
     }
 }
@@ -692,16 +692,16 @@ impl<'a> Encoded<'a> {
     /// The value, borrowed from the row. A String is checked as UTF-8 on its own, so a read
     /// of one property checks no other text.
     #[inline]
-    fn operand(self) -> Option<Operand<'a>> {
-        self.operand_with(|span| std::str::from_utf8(span.bytes).ok())
+    fn value_ref(self) -> Option<ValueRef<'a>> {
+        self.value_ref_with(|span| std::str::from_utf8(span.bytes).ok())
     }
 
     /// The value, borrowed from the row, a String's text given by `string`: checked on its
     /// own, or sliced from text checked before.
     #[inline(always)]
-    fn operand_with(self, string: impl FnOnce(Span<'a>) -> Option<&'a str>) -> Option<Operand<'a>> {
+    fn value_ref_with(self, string: impl FnOnce(Span<'a>) -> Option<&'a str>) -> Option<ValueRef<'a>> {
         match self {
-            Encoded::Text(span) => string(span).map(Operand::Str),
+            Encoded::Text(span) => string(span).map(ValueRef::Str),
             Encoded::Fixed(fixed) => fixed.decode(),
         }
     }
@@ -715,16 +715,16 @@ struct Fixed<'a> {
 
 impl<'a> Fixed<'a> {
     #[inline(always)]
-    fn decode(&self) -> Option<Operand<'a>> {
+    fn decode(&self) -> Option<ValueRef<'a>> {
         let mut value = Reader(self.bytes);
         Some(match self.tag {
-            INT32 => Operand::Int32(i32::from_le_bytes(value.array()?)),
-            INT64 => Operand::Int64(i64::from_le_bytes(value.array()?)),
-            DOUBLE => Operand::Double(f64::from_bits(u64::from_le_bytes(value.array()?))),
-            BOOLEAN => Operand::Boolean(value.array::<1>()? != [0]),
-            DATETIME => Operand::DateTime(value.datetime()?),
-            GUID => Operand::Guid(Uuid::from_bytes(value.array()?)),
-            BINARY => Operand::Binary(self.bytes),
+            INT32 => ValueRef::Int32(i32::from_le_bytes(value.array()?)),
+            INT64 => ValueRef::Int64(i64::from_le_bytes(value.array()?)),
+            DOUBLE => ValueRef::Double(f64::from_bits(u64::from_le_bytes(value.array()?))),
+            BOOLEAN => ValueRef::Boolean(value.array::<1>()? != [0]),
+            DATETIME => ValueRef::DateTime(value.datetime()?),
+            GUID => ValueRef::Guid(Uuid::from_bytes(value.array()?)),
+            BINARY => ValueRef::Binary(self.bytes),
             _ => return None,
         })
     }
@@ -829,7 +829,7 @@ impl RowSize {
     // Inlined into the walks that sum it (`Row::new`, the check of `Put::new`), where the call
     // would cost as much as the sums.
     #[inline(always)]
-    pub(crate) fn add(&mut self, name: &str, value: Operand<'_>) {
+    pub(crate) fn add(&mut self, name: &str, value: ValueRef<'_>) {
         self.text += name.len() + text_size(value);
         self.values += 4 + 1 + value_size(value);
     }
@@ -855,23 +855,23 @@ impl Writer<'_> {
 }
 
 /// Bytes a value takes in the text section: a String's text.
-fn text_size(value: Operand<'_>) -> usize {
+fn text_size(value: ValueRef<'_>) -> usize {
     match value {
-        Operand::Str(s) => s.len(),
+        ValueRef::Str(s) => s.len(),
         _ => 0,
     }
 }
 
 /// Bytes a value takes in the value section after its name length and tag.
-fn value_size(value: Operand<'_>) -> usize {
+fn value_size(value: ValueRef<'_>) -> usize {
     match value {
-        Operand::Str(_) => 4,
-        Operand::Binary(b) => 4 + b.len(),
-        Operand::Int32(_) => 4,
-        Operand::Int64(_) | Operand::Double(_) => 8,
-        Operand::Boolean(_) => 1,
-        Operand::DateTime(_) => 12,
-        Operand::Guid(_) => 16,
+        ValueRef::Str(_) => 4,
+        ValueRef::Binary(b) => 4 + b.len(),
+        ValueRef::Int32(_) => 4,
+        ValueRef::Int64(_) | ValueRef::Double(_) => 8,
+        ValueRef::Boolean(_) => 1,
+        ValueRef::DateTime(_) => 12,
+        ValueRef::Guid(_) => 16,
     }
 }
 
@@ -885,35 +885,35 @@ fn put_unix_time(out: &mut Writer<'_>, (secs, nanos): (i64, u32)) {
 // Inlined into the per-property loop of `Row::new`, where the call cost about as much as the
 // writes (every write encodes every value); as a call of its own it was not inlined.
 #[inline(always)]
-fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, value: Operand<'_>) {
+fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, value: ValueRef<'_>) {
     match value {
-        Operand::Str(s) => {
+        ValueRef::Str(s) => {
             values.put(&[STRING]);
             values.len(s.len());
             text.put(s.as_bytes());
         }
-        Operand::Int32(i) => {
+        ValueRef::Int32(i) => {
             values.put(&[INT32]);
             values.put(&i.to_le_bytes());
         }
-        Operand::Int64(i) => {
+        ValueRef::Int64(i) => {
             values.put(&[INT64]);
             values.put(&i.to_le_bytes());
         }
-        Operand::Double(d) => {
+        ValueRef::Double(d) => {
             values.put(&[DOUBLE]);
             values.put(&d.to_bits().to_le_bytes());
         }
-        Operand::Boolean(b) => values.put(&[BOOLEAN, u8::from(b)]),
-        Operand::DateTime(t) => {
+        ValueRef::Boolean(b) => values.put(&[BOOLEAN, u8::from(b)]),
+        ValueRef::DateTime(t) => {
             values.put(&[DATETIME]);
             put_unix_time(values, Stamp::from(t).unix());
         }
-        Operand::Guid(g) => {
+        ValueRef::Guid(g) => {
             values.put(&[GUID]);
             values.put(g.as_bytes());
         }
-        Operand::Binary(b) => {
+        ValueRef::Binary(b) => {
             values.put(&[BINARY]);
             values.len(b.len());
             values.put(b);
@@ -977,7 +977,7 @@ mod tests {
             prop_assert_eq!(row.etag(), etag.as_str());
             // The filter reads every property as it reads the entity's.
             for (name, value) in &entity.properties {
-                let on_row = Source::custom(&row.source(), name).map(Operand::to_value);
+                let on_row = Source::custom(&row.source(), name).map(ValueRef::to_value);
                 prop_assert_eq!(on_row.as_ref(), Some(value));
             }
             prop_assert!(Source::custom(&row.source(), "Absent").is_none());

@@ -8,7 +8,8 @@
 //! is written twice.
 
 use super::ast::{CompareOp, Filter};
-use super::eval::{Operand, PropertyRef, Source, compare, is_true};
+use super::eval::{PropertyRef, Source, compare, is_true};
+use crate::value::ValueRef;
 
 /// A [`Filter`] with its names resolved, borrowing its names and literals from it.
 ///
@@ -17,7 +18,7 @@ use super::eval::{Operand, PropertyRef, Source, compare, is_true};
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Compiled<'f> {
     /// `property op literal`.
-    Compare { property: PropertyRef<'f>, op: CompareOp, literal: Operand<'f> },
+    Compare { property: PropertyRef<'f>, op: CompareOp, literal: ValueRef<'f> },
     /// A bare property: true only for a Boolean `true` value.
     IsTrue(PropertyRef<'f>),
     /// `left and right`
@@ -36,7 +37,7 @@ impl<'f> Compiled<'f> {
             Filter::Compare { property, op, value } => Compiled::Compare {
                 property: PropertyRef::named(property),
                 op: *op,
-                literal: Operand::of(value),
+                literal: ValueRef::of(value),
             },
             Filter::Property(property) => Compiled::IsTrue(PropertyRef::named(property)),
             Filter::And(left, right) => Compiled::And(compiled(left), compiled(right)),

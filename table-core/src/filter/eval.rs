@@ -12,10 +12,9 @@
 use std::cmp::Ordering;
 
 use chrono::{DateTime, Utc};
-use uuid::Uuid;
 
 use crate::entity::Entity;
-use crate::value::{EdmType, Value, compare_ordinal};
+use crate::value::{ValueRef, compare_ordinal};
 
 use super::ast::{CompareOp, Filter};
 
@@ -37,7 +36,7 @@ impl Filter {
     pub fn matches(&self, entity: &Entity) -> bool {
         match self {
             Filter::Compare { property, op, value } => {
-                compare(entity, PropertyRef::named(property), *op, Operand::of(value))
+                compare(entity, PropertyRef::named(property), *op, ValueRef::of(value))
             }
             Filter::Property(property) => is_true(entity, PropertyRef::named(property)),
             Filter::And(left, right) => left.matches(entity) && right.matches(entity),
@@ -56,7 +55,7 @@ pub(super) fn compare<S: Source + ?Sized>(
     source: &S,
     property: PropertyRef<'_>,
     op: CompareOp,
-    literal: Operand<'_>,
+    literal: ValueRef<'_>,
 ) -> bool {
     property.read(source).is_some_and(|found| evaluate(found, op, literal))
 }
@@ -64,7 +63,7 @@ pub(super) fn compare<S: Source + ?Sized>(
 /// A bare property on `source`: true only when it holds Boolean `true`.
 #[inline]
 pub(super) fn is_true<S: Source + ?Sized>(source: &S, property: PropertyRef<'_>) -> bool {
-    matches!(property.read(source), Some(Operand::Boolean(true)))
+    matches!(property.read(source), Some(ValueRef::Boolean(true)))
 }
 
 /// A property a filter names, its kind decided from the name: the system properties are
@@ -98,11 +97,11 @@ impl<'f> PropertyRef<'f> {
     // filter's walk: the value then reaches the comparison in registers. Left to `#[inline]`
     // it stayed a call, 72 more instructions per row a scan returned (ops_probe `probe_scans`).
     #[inline(always)]
-    fn read<S: Source + ?Sized>(self, source: &S) -> Option<Operand<'_>> {
+    fn read<S: Source + ?Sized>(self, source: &S) -> Option<ValueRef<'_>> {
         match self {
-            PropertyRef::PartitionKey => Some(Operand::Str(source.partition_key())),
-            PropertyRef::RowKey => Some(Operand::Str(source.row_key())),
-            PropertyRef::Timestamp => source.timestamp().map(Operand::DateTime),
+            PropertyRef::PartitionKey => Some(ValueRef::Str(source.partition_key())),
+            PropertyRef::RowKey => Some(ValueRef::Str(source.row_key())),
+            PropertyRef::Timestamp => source.timestamp().map(ValueRef::DateTime),
             PropertyRef::Custom(name) => source.custom(name),
         }
     }
@@ -118,7 +117,7 @@ pub(crate) trait Source {
     /// The `Timestamp`, when set.
     fn timestamp(&self) -> Option<DateTime<Utc>>;
     /// A custom property (never a system one) by name.
-    fn custom(&self, name: &str) -> Option<Operand<'_>>;
+    fn custom(&self, name: &str) -> Option<ValueRef<'_>>;
 }
 
 impl Source for Entity {
@@ -134,85 +133,14 @@ impl Source for Entity {
         self.timestamp
     }
 
-    fn custom(&self, name: &str) -> Option<Operand<'_>> {
+    fn custom(&self, name: &str) -> Option<ValueRef<'_>> {
         if self.properties.len() <= LINEAR_LOOKUP_MAX {
             self.properties
                 .iter()
                 .find(|(candidate, _)| same_bytes(candidate.as_bytes(), name.as_bytes()))
-                .map(|(_, value)| Operand::of(value))
+                .map(|(_, value)| ValueRef::of(value))
         } else {
-            self.properties.get(name).map(Operand::of)
-        }
-    }
-}
-
-/// A borrowed view of a value, so system properties (plain fields), custom properties
-/// (`Value`s) and stored rows are compared (and written out) alike without cloning.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Operand<'a> {
-    /// `Edm.String`
-    Str(&'a str),
-    /// `Edm.Int32`
-    Int32(i32),
-    /// `Edm.Int64`
-    Int64(i64),
-    /// `Edm.Double`
-    Double(f64),
-    /// `Edm.Boolean`
-    Boolean(bool),
-    /// `Edm.DateTime`
-    DateTime(DateTime<Utc>),
-    /// `Edm.Guid`
-    Guid(Uuid),
-    /// `Edm.Binary`
-    Binary(&'a [u8]),
-}
-
-impl<'a> Operand<'a> {
-    /// The value, borrowed.
-    // Inlinable: the built-in field types read an owned value through it (`from_value`).
-    #[inline]
-    pub fn of(value: &'a Value) -> Self {
-        match value {
-            Value::String(s) => Operand::Str(s),
-            Value::Int32(i) => Operand::Int32(*i),
-            Value::Int64(i) => Operand::Int64(*i),
-            Value::Double(d) => Operand::Double(*d),
-            Value::Boolean(b) => Operand::Boolean(*b),
-            Value::DateTime(t) => Operand::DateTime(*t),
-            Value::Guid(g) => Operand::Guid(*g),
-            Value::Binary(b) => Operand::Binary(b),
-        }
-    }
-
-    /// The EDM type of the value.
-    pub(crate) fn edm_type(self) -> EdmType {
-        match self {
-            Operand::Str(_) => EdmType::String,
-            Operand::Int32(_) => EdmType::Int32,
-            Operand::Int64(_) => EdmType::Int64,
-            Operand::Double(_) => EdmType::Double,
-            Operand::Boolean(_) => EdmType::Boolean,
-            Operand::DateTime(_) => EdmType::DateTime,
-            Operand::Guid(_) => EdmType::Guid,
-            Operand::Binary(_) => EdmType::Binary,
-        }
-    }
-
-    /// The owned value this views.
-    // Inlinable: a field type's default `from_stored` converts a lent value through it.
-    #[inline]
-    pub(crate) fn to_value(self) -> Value {
-        match self {
-            Operand::Str(s) => Value::String(s.to_owned()),
-            Operand::Int32(i) => Value::Int32(i),
-            Operand::Int64(i) => Value::Int64(i),
-            Operand::Double(d) => Value::Double(d),
-            Operand::Boolean(b) => Value::Boolean(b),
-            Operand::DateTime(t) => Value::DateTime(t),
-            Operand::Guid(g) => Value::Guid(g),
-            Operand::Binary(b) => Value::Binary(b.to_vec()),
+            self.properties.get(name).map(ValueRef::of)
         }
     }
 }
@@ -256,9 +184,9 @@ enum Outcome {
 // Inlined, `relate` too, into the leaf tests: with `relate` a call, a scan cost 38 more
 // instructions per row it returned (ops_probe `probe_scans`).
 #[inline]
-fn evaluate(property: Operand<'_>, op: CompareOp, literal: Operand<'_>) -> bool {
+fn evaluate(property: ValueRef<'_>, op: CompareOp, literal: ValueRef<'_>) -> bool {
     // Ordinal equality is byte equality: skip the UTF-16 walk for the most common test.
-    if let (Operand::Str(a), Operand::Str(b)) = (property, literal) {
+    if let (ValueRef::Str(a), ValueRef::Str(b)) = (property, literal) {
         match op {
             CompareOp::Eq => return same_bytes(a.as_bytes(), b.as_bytes()),
             CompareOp::Ne => return !same_bytes(a.as_bytes(), b.as_bytes()),
@@ -284,8 +212,8 @@ fn satisfies(op: CompareOp, outcome: Outcome) -> bool {
 }
 
 #[inline]
-fn relate(property: Operand<'_>, literal: Operand<'_>) -> Outcome {
-    use Operand as O;
+fn relate(property: ValueRef<'_>, literal: ValueRef<'_>) -> Outcome {
+    use ValueRef as O;
     let partial = |o: Option<Ordering>| o.map_or(Outcome::Unordered, Outcome::Ordered);
     match (property, literal) {
         (O::Str(a), O::Str(b)) => Outcome::Ordered(compare_ordinal(a, b)),

@@ -45,6 +45,5 @@ mod print;
 
 pub use ast::{CompareOp, Filter};
 pub(crate) use compiled::Compiled;
-pub use eval::Operand;
 pub(crate) use eval::{PropertyRef, Source, same_bytes};
 pub use limits::{MAX_FILTER_COMPARISONS, MAX_FILTER_NESTING};

@@ -59,8 +59,8 @@ use std::borrow::Cow;
 use chrono::{DateTime, Utc};
 
 use crate::entity::{ETag, Entity, Properties};
-use crate::filter::Operand;
 use crate::value::Value;
+use crate::value::ValueRef;
 
 /// The parts of one read entity, `P` holding its custom properties: an `Entity`'s map, or a
 /// [`PropertyList`] from a reader. Field names are those of [`Entity`], so generated decoding
@@ -170,7 +170,7 @@ pub enum Taken<'r> {
     /// The value, owned (readers that hold `Value`s, or build them as they read).
     Owned(Option<Value>),
     /// The value, lent from where the reader holds it.
-    Lent(Option<Operand<'r>>),
+    Lent(Option<ValueRef<'r>>),
 }
 
 /// Implements [`EntityReader`] for a type with the fields of [`Entity`], its `properties` a

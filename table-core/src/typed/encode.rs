@@ -14,9 +14,9 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::entity::Entity;
-use crate::filter::Operand;
 use crate::typed::CheckedKey;
 use crate::validate::{EntityView, ViewName};
+use crate::value::ValueRef;
 use crate::value::{Value, utf16_len};
 
 /// One property value to write: borrowed from the field, or owned when the field's type makes
@@ -26,7 +26,7 @@ pub struct FieldValue<'a>(Field<'a>);
 
 #[derive(Debug, Clone)]
 enum Field<'a> {
-    Borrowed(Operand<'a>),
+    Borrowed(ValueRef<'a>),
     Owned(Value),
 }
 
@@ -37,10 +37,10 @@ impl<'a> FieldValue<'a> {
     }
 
     /// The value, borrowed.
-    pub(crate) fn get(&self) -> Operand<'_> {
+    pub(crate) fn get(&self) -> ValueRef<'_> {
         match &self.0 {
             Field::Borrowed(value) => *value,
-            Field::Owned(value) => Operand::of(value),
+            Field::Owned(value) => ValueRef::of(value),
         }
     }
 }
@@ -50,7 +50,7 @@ macro_rules! borrowed {
     ($($source:ty => $variant:ident),* $(,)?) => {$(
         impl<'a> From<$source> for FieldValue<'a> {
             fn from(value: $source) -> Self {
-                FieldValue(Field::Borrowed(Operand::$variant(value)))
+                FieldValue(Field::Borrowed(ValueRef::$variant(value)))
             }
         }
     )*};
@@ -196,7 +196,7 @@ impl EntityView for EntityFields<'_> {
         self.count
     }
 
-    fn properties(&self) -> impl Iterator<Item = (&StaticName, Operand<'_>)> {
+    fn properties(&self) -> impl Iterator<Item = (&StaticName, ValueRef<'_>)> {
         self.present().map(|(name, value)| (name, value.get()))
     }
 }

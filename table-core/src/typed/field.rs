@@ -14,8 +14,8 @@ use chrono::{DateTime, Datelike, Utc};
 use uuid::Uuid;
 
 use crate::datetime::{format_datetime, truncate_to_ticks};
-use crate::filter::Operand;
 use crate::keys::{self, KeyCodecError, KeySpec, KeyText};
+use crate::value::ValueRef;
 use crate::value::{EdmType, Value};
 
 use super::encode::FieldValue;
@@ -85,7 +85,7 @@ pub trait PropertyValue: Sized {
     /// once: their `from_value` lends the owned value to it.
     #[doc(hidden)]
     #[inline]
-    fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+    fn from_stored(value: ValueRef<'_>) -> Result<Self, ValueError> {
         Self::from_value(value.to_value())
     }
 }
@@ -107,8 +107,8 @@ pub trait Property: Sized {
     /// default does.
     #[doc(hidden)]
     #[inline]
-    fn from_stored_property(value: Option<Operand<'_>>) -> Result<Self, ValueError> {
-        Self::from_property(value.map(Operand::to_value))
+    fn from_stored_property(value: Option<ValueRef<'_>>) -> Result<Self, ValueError> {
+        Self::from_property(value.map(ValueRef::to_value))
     }
 
     /// [`to_property`](Self::to_property), borrowed from the field where it can be (see
@@ -135,7 +135,7 @@ impl<T: PropertyValue> Property for T {
     }
 
     #[inline]
-    fn from_stored_property(value: Option<Operand<'_>>) -> Result<Self, ValueError> {
+    fn from_stored_property(value: Option<ValueRef<'_>>) -> Result<Self, ValueError> {
         T::from_stored(value.ok_or(ValueError::Missing)?)
     }
 }
@@ -156,12 +156,12 @@ impl<T: PropertyValue> Property for Option<T> {
     }
 
     #[inline]
-    fn from_stored_property(value: Option<Operand<'_>>) -> Result<Self, ValueError> {
+    fn from_stored_property(value: Option<ValueRef<'_>>) -> Result<Self, ValueError> {
         value.map(T::from_stored).transpose()
     }
 }
 
-fn wrong_type<T>(expected: EdmType, found: Operand<'_>) -> Result<T, ValueError> {
+fn wrong_type<T>(expected: EdmType, found: ValueRef<'_>) -> Result<T, ValueError> {
     Err(ValueError::WrongType { expected, found: found.edm_type() })
 }
 
@@ -178,7 +178,7 @@ macro_rules! from_own_variant {
         fn from_value(value: Value) -> Result<Self, ValueError> {
             match value {
                 Value::$variant(v) => Ok(v),
-                other => Self::from_stored(Operand::of(&other)),
+                other => Self::from_stored(ValueRef::of(&other)),
             }
         }
     };
@@ -203,9 +203,9 @@ macro_rules! exact_value {
             from_own_variant!($variant);
 
             #[inline]
-            fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+            fn from_stored(value: ValueRef<'_>) -> Result<Self, ValueError> {
                 match value {
-                    Operand::$variant(v) => Ok(v),
+                    ValueRef::$variant(v) => Ok(v),
                     other => wrong_type(EdmType::$variant, other),
                 }
             }
@@ -216,7 +216,7 @@ exact_value!(bool => Boolean, identity; i32 => Int32, identity; i64 => Int64, id
     f64 => Double, identity; Uuid => Guid, identity; DateTime<Utc> => DateTime, truncate_to_ticks);
 
 /// Implements `PropertyValue` for a type that owns its bytes, stored as exactly one `Value`
-/// variant (`$ty => Variant as Operand variant`); `$field` borrows the field as the value.
+/// variant (`$ty => Variant as ValueRef variant`); `$field` borrows the field as the value.
 macro_rules! exact_owned_value {
     ($($ty:ty => $variant:ident as $lent:ident, $field:expr);* $(;)?) => {$(
         impl PropertyValue for $ty {
@@ -233,9 +233,9 @@ macro_rules! exact_owned_value {
             from_own_variant!($variant);
 
             #[inline]
-            fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+            fn from_stored(value: ValueRef<'_>) -> Result<Self, ValueError> {
                 match value {
-                    Operand::$lent(v) => Ok(v.to_owned()),
+                    ValueRef::$lent(v) => Ok(v.to_owned()),
                     other => wrong_type(EdmType::$variant, other),
                 }
             }
@@ -263,14 +263,14 @@ macro_rules! widened_integer_value {
 
             #[inline]
             fn from_value(value: Value) -> Result<Self, ValueError> {
-                Self::from_stored(Operand::of(&value))
+                Self::from_stored(ValueRef::of(&value))
             }
 
             #[inline]
-            fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+            fn from_stored(value: ValueRef<'_>) -> Result<Self, ValueError> {
                 let n = match value {
-                    Operand::Int32(n) => i64::from(n),
-                    Operand::Int64(n) => n,
+                    ValueRef::Int32(n) => i64::from(n),
+                    ValueRef::Int64(n) => n,
                     other => return wrong_type(EdmType::$variant, other),
                 };
                 $ty::try_from(n)
@@ -300,11 +300,11 @@ impl PropertyValue for f32 {
 
     #[inline]
     fn from_value(value: Value) -> Result<Self, ValueError> {
-        Self::from_stored(Operand::of(&value))
+        Self::from_stored(ValueRef::of(&value))
     }
 
     #[inline]
-    fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+    fn from_stored(value: ValueRef<'_>) -> Result<Self, ValueError> {
         let wide = f64::from_stored(value)?;
         // A double another client wrote may need more precision or range than an f32 has
         // (0.1, 1e300): refused rather than rounded, so a read never changes the data.
@@ -332,13 +332,13 @@ impl PropertyValue for u64 {
 
     #[inline]
     fn from_value(value: Value) -> Result<Self, ValueError> {
-        Self::from_stored(Operand::of(&value))
+        Self::from_stored(ValueRef::of(&value))
     }
 
     #[inline]
-    fn from_stored(value: Operand<'_>) -> Result<Self, ValueError> {
+    fn from_stored(value: ValueRef<'_>) -> Result<Self, ValueError> {
         match value {
-            Operand::Int64(n) => Ok(u64::from_ne_bytes(n.to_ne_bytes())),
+            ValueRef::Int64(n) => Ok(u64::from_ne_bytes(n.to_ne_bytes())),
             other => wrong_type(EdmType::Int64, other),
         }
     }
@@ -683,10 +683,10 @@ mod tests {
             );
             Ok(())
         };
-        same(&T::from_stored(Operand::of(value)), &T::from_value(value.clone()))?;
-        same(&T::from_stored_property(Some(Operand::of(value))), &T::from_property(Some(value.clone())))?;
+        same(&T::from_stored(ValueRef::of(value)), &T::from_value(value.clone()))?;
+        same(&T::from_stored_property(Some(ValueRef::of(value))), &T::from_property(Some(value.clone())))?;
         same(
-            &Option::<T>::from_stored_property(Some(Operand::of(value))),
+            &Option::<T>::from_stored_property(Some(ValueRef::of(value))),
             &Option::<T>::from_property(Some(value.clone())),
         )?;
         same(&T::from_stored_property(None), &T::from_property(None))?;
