@@ -13,8 +13,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use table_client::auth::Credential;
 use table_client::{
-    Entity, EntityKey, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient, TableServiceClientBuilder,
-    TableEntity, Transaction,
+    Entity, EntityKey, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity, TableServiceClient,
+    TableServiceClientBuilder, Transaction,
 };
 use wiremock::matchers::{header_exists, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -603,7 +603,11 @@ async fn a_point_read_answered_with_another_entity_is_a_decode_error_typed_or_no
     }
     // The keys asked for: the entity, or, typed, the fault of its value.
     server.reset().await;
-    Mock::given(method("GET")).and(path(entity_path())).respond_with(answer(entity_json())).mount(&server).await;
+    Mock::given(method("GET"))
+        .and(path(entity_path()))
+        .respond_with(answer(entity_json()))
+        .mount(&server)
+        .await;
     assert_eq!(table.get("p", "r").await.unwrap().get("N"), Some(&table_client::Value::Int32(1)));
     let read = typed.get(&key).await.unwrap();
     assert_eq!(read, Counted { partition: "p".into(), row: "r".into(), n: 1 });

@@ -162,6 +162,29 @@ pub fn read_entity<'b>(
     from_slice(body, EntitySeed { etag_header, slots, scratch: &scratch, request: None }, "entity")
 }
 
+/// Reads the answer to a point read of the entity (`partition_key`, `row_key`) into what
+/// `decode` makes of it: [`read_entity`], then an answer about another entity is refused (it
+/// cannot be trusted) before the entity is decoded.
+pub fn decode_point_read<T>(
+    body: &[u8],
+    etag_header: Option<&str>,
+    partition_key: &str,
+    row_key: &str,
+    decode: JsonDecoder<T>,
+) -> Result<T> {
+    let decoder = decode.decoder();
+    let entity = read_entity(body, etag_header, decoder.slots())?;
+    if entity.partition_key != partition_key || entity.row_key != row_key {
+        return Err(another_entity());
+    }
+    decoder.decode(entity)
+}
+
+/// The error of a point read answered about another entity than the one asked for.
+fn another_entity() -> table_core::Error {
+    crate::error::decode("the service answered a point read with another entity's keys").with_status(200)
+}
+
 /// Reads the body of an insert, update, merge or upsert request (for a server): the entity,
 /// and whether it names both keys as strings (a missing or `null` key reads as empty, which
 /// Insert Entity must refuse with `PropertiesNeedValue` while updates take the keys from the
