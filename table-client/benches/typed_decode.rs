@@ -1,6 +1,9 @@
 //! The typed fast path against the generic one, on the embedded engine (issue 11); the page
 //! decoders are measured in the `wire` bench's `page_decode` group.
 //!
+//! `typed_point_reads` (interleaved rounds only) decodes a captured point read of the page's
+//! first entity into `Customer`, as the HTTP backend does, once per row of the page.
+//!
 //! `engine_typed_scan` reads 1000-row pages of a 10 000-entity embedded table: rows into
 //! `Entity`s then `from_entity` (before) against `Engine::query_as` with `from_parts`.
 //!
@@ -18,7 +21,7 @@ use chrono::DateTime;
 use criterion::{Criterion, Throughput, criterion_group};
 use table_client::TableEntity;
 use table_client::engine::Engine;
-use table_client::wire::decode_query_page;
+use table_client::wire::{JsonDecoder, decode_point_read, decode_query_page};
 use table_core::QueryRequest;
 use table_core::typed::Decoder;
 use uuid::Uuid;
@@ -28,7 +31,26 @@ mod page;
 #[path = "support/rounds.rs"]
 mod rounds;
 
-use page::{AZURITE_PAGE, Customer};
+use page::{AZURITE_PAGE, AZURITE_PAGE_ROWS, Customer};
+
+/// A point read of the page's first entity, as Azurite answers it (captured with the page,
+/// by `cargo run -p conformance --bin capture_page`).
+const AZURITE_POINT_READ: &[u8] = include_bytes!("fixtures/azurite_point_read.json");
+
+/// As many typed point reads of [`AZURITE_POINT_READ`] as the page has rows, so that a
+/// variant's figures compare with the page's, row for row.
+fn typed_point_reads() {
+    for _ in 0..AZURITE_PAGE_ROWS {
+        let read = decode_point_read(
+            black_box(AZURITE_POINT_READ),
+            None,
+            "partition-0001",
+            "row-000000",
+            JsonDecoder::<Customer>::of(),
+        );
+        drop(black_box(read.unwrap()));
+    }
+}
 
 fn customer(i: u32) -> Customer {
     let base = 1_700_000_000 + i64::from(i) * 3607;
@@ -115,6 +137,7 @@ fn interleaved_all(rounds: usize) {
             ("generic_entity", Box::new(|| drop(black_box(decode_query_page(page).unwrap())))),
             ("typed_via_entity", Box::new(|| drop(black_box(page::typed_via_entity(page))))),
             ("typed", Box::new(|| drop(black_box(page::typed(page))))),
+            ("typed_point_reads", Box::new(typed_point_reads)),
         ],
     );
     let (engine, request) = engine_table();

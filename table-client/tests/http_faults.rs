@@ -13,8 +13,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use table_client::auth::Credential;
 use table_client::{
-    Entity, ErrorKind, IfMatch, RetryPolicy, TableClient, TableServiceClient, TableServiceClientBuilder,
-    Transaction,
+    Entity, EntityKey, ErrorKind, IfMatch, RetryPolicy, TableClient, TableEntity, TableServiceClient,
+    TableServiceClientBuilder, Transaction,
 };
 use wiremock::matchers::{header_exists, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -565,18 +565,58 @@ async fn a_success_carrying_a_service_error_is_not_an_empty_page() {
     assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
 }
 
+/// The entity of [`entity_json`], typed.
+#[derive(Debug, PartialEq, TableEntity)]
+#[table(partition_key = "{partition}", row_key = "{row}")]
+struct Counted {
+    #[table(key_only)]
+    partition: String,
+    #[table(key_only)]
+    row: String,
+    #[table(rename = "N")]
+    n: i32,
+}
+
+/// The error of a point read answered about another entity than the one asked for.
+const ANOTHER_ENTITY: &str = "the service answered a point read with another entity's keys";
+
 #[tokio::test]
-async fn a_point_read_answered_with_another_entity_is_a_decode_error() {
+async fn a_point_read_answered_with_another_entity_is_a_decode_error_typed_or_not() {
     let (server, table) = server_and_table().await;
-    let mut other = entity_json();
-    other["RowKey"] = "someone-else".into();
+    let typed = table.typed::<Counted>();
+    let key = EntityKey::new("p", "r");
+    let answer = |body: serde_json::Value| ResponseTemplate::new(200).set_body_json(body);
+    // Another entity's keys, and even a value the type cannot read: the keys are the fault
+    // reported, as no reading of another entity's answer is right.
+    for (member, n) in [("PartitionKey", 1.into()), ("RowKey", 1.into()), ("RowKey", "one".into())] {
+        let mut other = entity_json();
+        other[member] = "someone-else".into();
+        other["N"] = n;
+        server.reset().await;
+        Mock::given(method("GET")).and(path(entity_path())).respond_with(answer(other)).mount(&server).await;
+        let untyped = table.get("p", "r").await.unwrap_err();
+        let typed = typed.get(&key).await.unwrap_err();
+        for err in [untyped, typed] {
+            assert_eq!(err.kind(), ErrorKind::Decode, "{member}: {err:?}");
+            assert_eq!((err.message(), err.status()), (ANOTHER_ENTITY, Some(200)), "{member}: {err:?}");
+        }
+    }
+    // The keys asked for: the entity, or, typed, the fault of its value.
+    server.reset().await;
     Mock::given(method("GET"))
         .and(path(entity_path()))
-        .respond_with(ResponseTemplate::new(200).set_body_json(other))
+        .respond_with(answer(entity_json()))
         .mount(&server)
         .await;
-    let err = table.get("p", "r").await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    assert_eq!(table.get("p", "r").await.unwrap().get("N"), Some(&table_client::Value::Int32(1)));
+    let read = typed.get(&key).await.unwrap();
+    assert_eq!(read, Counted { partition: "p".into(), row: "r".into(), n: 1 });
+    let mut unreadable = entity_json();
+    unreadable["N"] = "one".into();
+    server.reset().await;
+    Mock::given(method("GET")).and(path(entity_path())).respond_with(answer(unreadable)).mount(&server).await;
+    let err = typed.get(&key).await.unwrap_err();
+    assert!(err.message().starts_with("property \"N\""), "{err:?}");
 }
 
 #[tokio::test]

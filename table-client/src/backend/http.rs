@@ -197,15 +197,8 @@ impl HttpBackend {
             .send(Request::new(Method::GET, target, Replay::Read))
             .await
             .map_err(|e| e.about(table, Some((partition_key, row_key))))?;
-        let decoder = decode.decoder();
-        let entity =
-            wire::read_entity(&response.body, header(&response.headers, ETAG.name), decoder.slots())?;
-        // A point read names its entity: an answer about another one cannot be trusted.
-        if entity.partition_key != partition_key || entity.row_key != row_key {
-            return Err(error::decode("the service answered a point read with another entity's keys")
-                .with_status(200));
-        }
-        decoder.decode(entity)
+        let etag_header = header(&response.headers, ETAG.name);
+        wire::decode_point_read(&response.body, etag_header, partition_key, row_key, decode)
     }
 
     pub(crate) async fn execute(&self, table: &str, operation: &Operation) -> Result<WriteOutcome> {

@@ -26,7 +26,7 @@ pub(crate) use error::MAX_ERROR_BODY;
 pub use error::{ERROR_CODE_HEADER, REQUEST_ID_HEADER, decode_error};
 pub(crate) use etag::check_received_etag;
 pub use json::{
-    JsonDecoder, decode_entity, decode_entity_as, decode_query_page, decode_query_page_as,
+    JsonDecoder, decode_entity, decode_entity_as, decode_point_read, decode_query_page, decode_query_page_as,
     decode_query_page_each, decode_request_entity, decode_table, decode_table_list, encode_create_table,
     encode_entity, read_entity, read_query_page,
 };

@@ -1,5 +1,6 @@
-//! Captures one query page exactly as Azurite returns it, for the `page_decode` group of the
-//! `wire` bench (table-client/benches/wire.rs).
+//! Captures one query page and one point read exactly as Azurite returns them, for the
+//! `page_decode` group of the `wire` bench (table-client/benches/wire.rs) and the
+//! `typed_decode` bench.
 //!
 //! ```text
 //! cargo run -p conformance --bin capture_page
@@ -9,8 +10,9 @@
 //! entities with eight properties of eight EDM types (String, Int32, Int64, Double, Boolean,
 //! DateTime, Guid, Binary) into a fresh table, reads one page of 1000 with the `Accept`
 //! header the client sends, and writes the raw body to
-//! `table-client/benches/fixtures/azurite_page_1000.json`. Rerun it to regenerate the fixture
-//! (the bench reads whatever body is there; only table name, timestamps and ETags change).
+//! `table-client/benches/fixtures/azurite_page_1000.json`; then reads the first of them alone,
+//! a point read, into `azurite_point_read.json` beside it. Rerun it to regenerate the fixtures
+//! (the benches read whatever bodies are there; only table name, timestamps and ETags change).
 
 // A capture tool: every failure ends the run with its cause.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -21,6 +23,7 @@ use bytes::Bytes;
 use chrono::{DateTime, Duration, Utc};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use table_client::auth::{TableSasBuilder, TableSasPermissions};
 use table_client::{Entity, Operation, TableServiceClient};
@@ -62,26 +65,42 @@ async fn main() {
     let sas = TableSasBuilder::new(&name)
         .permissions(TableSasPermissions::parse("r").unwrap())
         .expiry(Utc::now() + Duration::hours(1));
-    let url = format!("{}&$top={ROWS}", table.generate_sas_url(&sas).unwrap());
-    let request = hyper::Request::get(url.as_str())
+    let table_url = table.generate_sas_url(&sas).unwrap();
+    let client = Client::builder(TokioExecutor::new()).build_http();
+    let body = read(&client, &format!("{table_url}&$top={ROWS}")).await;
+    let page = table_client::wire::decode_query_page(&body).unwrap();
+    assert_eq!(page.len(), ROWS, "one full page");
+    write_fixture("azurite_page_1000.json", &body);
+
+    // The SAS URL is the table's, its query after the name: the entity's path goes between.
+    let (path, sas_query) = table_url.split_once('?').expect("a SAS URL has a query");
+    let key = "(PartitionKey='partition-0001',RowKey='row-000000')";
+    let body = read(&client, &format!("{path}{key}?{sas_query}")).await;
+    table_client::wire::decode_entity(&body, None).unwrap();
+    write_fixture("azurite_point_read.json", &body);
+    service.delete_table(&name).await.unwrap();
+}
+
+/// The body of a GET of `url`, sent as the client sends its reads.
+async fn read(client: &Client<HttpConnector, Empty<Bytes>>, url: &str) -> Bytes {
+    let request = hyper::Request::get(url)
         .header("Accept", ACCEPT)
         .header("x-ms-version", API_VERSION)
         .header("DataServiceVersion", "3.0")
         .header("MaxDataServiceVersion", "3.0;NetFx")
         .body(Empty::<Bytes>::new())
         .unwrap();
-    let client = Client::builder(TokioExecutor::new()).build_http();
     let response = client.request(request).await.unwrap();
     let status = response.status();
     let body = response.into_body().collect().await.unwrap().to_bytes();
     assert!(status.is_success(), "{status}: {}", String::from_utf8_lossy(&body));
-    let page = table_client::wire::decode_query_page(&body).unwrap();
-    assert_eq!(page.len(), ROWS, "one full page");
+    body
+}
 
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../table-client/benches/fixtures/azurite_page_1000.json");
+/// Writes `body` to the bench fixture `name`.
+fn write_fixture(name: &str, body: &[u8]) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../table-client/benches/fixtures").join(name);
     std::fs::create_dir_all(path.parent().expect("a folder")).unwrap();
-    std::fs::write(&path, &body).unwrap();
-    service.delete_table(&name).await.unwrap();
-    println!("{} bytes, {ROWS} entities -> {}", body.len(), path.display());
+    std::fs::write(&path, body).unwrap();
+    println!("{} bytes -> {}", body.len(), path.display());
 }
