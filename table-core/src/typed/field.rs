@@ -184,6 +184,17 @@ macro_rules! from_own_variant {
     };
 }
 
+/// `from_value` of a type that converts the stored value rather than keeping it as it is
+/// (widened integers, `f32`, `u64`): the owned value lent to `from_stored` (see above).
+macro_rules! from_lent_value {
+    () => {
+        #[inline]
+        fn from_value(value: Value) -> Result<Self, ValueError> {
+            Self::from_stored(ValueRef::of(&value))
+        }
+    };
+}
+
 /// Implements `PropertyValue` for a `Copy` type stored as exactly one `Value` variant;
 /// `$stored` makes the value a field stores (itself, or a `DateTime` truncated to the
 /// service's 100 ns ticks).
@@ -261,10 +272,7 @@ macro_rules! widened_integer_value {
                 FieldValue::from($wide::from(*self))
             }
 
-            #[inline]
-            fn from_value(value: Value) -> Result<Self, ValueError> {
-                Self::from_stored(ValueRef::of(&value))
-            }
+            from_lent_value!();
 
             #[inline]
             fn from_stored(value: ValueRef<'_>) -> Result<Self, ValueError> {
@@ -298,10 +306,7 @@ impl PropertyValue for f32 {
         FieldValue::from(f64::from(*self))
     }
 
-    #[inline]
-    fn from_value(value: Value) -> Result<Self, ValueError> {
-        Self::from_stored(ValueRef::of(&value))
-    }
+    from_lent_value!();
 
     #[inline]
     fn from_stored(value: ValueRef<'_>) -> Result<Self, ValueError> {
@@ -330,10 +335,7 @@ impl PropertyValue for u64 {
         FieldValue::from(i64::from_ne_bytes(self.to_ne_bytes()))
     }
 
-    #[inline]
-    fn from_value(value: Value) -> Result<Self, ValueError> {
-        Self::from_stored(ValueRef::of(&value))
-    }
+    from_lent_value!();
 
     #[inline]
     fn from_stored(value: ValueRef<'_>) -> Result<Self, ValueError> {
