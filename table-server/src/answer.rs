@@ -325,7 +325,7 @@ impl Answer {
 #[derive(Debug, Clone)]
 pub(crate) struct Common {
     pub(crate) request_id: RequestId,
-    /// The version the request is served at (`service::served_version`); echoed from
+    /// The version the request is served at (`service::Versions::served`); echoed from
     /// [`ServiceVersion::ECHOED_SINCE`].
     pub(crate) version: ServiceVersion,
     /// As the request gave it, when short and printable.

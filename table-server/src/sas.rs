@@ -124,30 +124,40 @@ pub(crate) fn carries_sas(query: &Query<'_>) -> bool {
     query.get_ignoring_case("sig").next().is_some()
 }
 
-/// The version a SAS request is served at: the `api-version` it names, when its SAS is signed
-/// at [`ServiceVersion::API_VERSION_SINCE`] or later, else the SAS's signed version (`sv`),
-/// whatever its `x-ms-version` says (the REST docs, "Versioning for Azure Storage": `sv`
-/// authorizes the request, `api-version` names the version of the operation; the decompiled
-/// emulator reads `api-version` from that `sv` on, and would take `x-ms-version` instead of
-/// `sv`). `None` without a SAS, or with an `sv` the service does not know, which is refused
-/// when the SAS is checked; an `api-version` it does not know is refused first
-/// ([`check_api_version`]), so it is served at its `sv` here.
-pub(crate) fn served_version(query: &Query<'_>) -> Option<ServiceVersion> {
-    let signed = known_signed_version(query)?;
-    Some(api_version(query, signed).ok().flatten().unwrap_or(signed))
+/// The versions of a SAS request (the REST docs, "Versioning for Azure Storage": `sv`
+/// authorizes the request, the optional `api-version` names the version of the operation; the
+/// decompiled emulator reads `api-version` from [`ServiceVersion::API_VERSION_SINCE`] on, right
+/// after `x-ms-version`, and would take `x-ms-version` instead of `sv`).
+#[derive(Debug)]
+pub(crate) struct SasVersion {
+    /// The SAS's `sv`.
+    signed: ServiceVersion,
+    /// Its `api-version`: `None` when not given, or not read at that `sv`; 400
+    /// `InvalidQueryParameterValue` for one naming no version the service knows, empty, or
+    /// given twice (its name in another case).
+    api: Result<Option<ServiceVersion>, Failure>,
 }
 
-/// 400 `InvalidQueryParameterValue` for an `api-version` naming no version the service knows
-/// (or given twice, its name in another case), on a SAS request that reads it
-/// ([`served_version`]); checked right after `x-ms-version`, before the SAS is verified.
-pub(crate) fn check_api_version(query: &Query<'_>) -> Result<(), Failure> {
-    known_signed_version(query).map_or(Ok(()), |signed| api_version(query, signed).map(drop))
-}
+impl SasVersion {
+    /// The versions of the SAS `query` carries; `None` without a SAS, or with an `sv` the
+    /// service does not know, which is refused when the SAS is checked.
+    pub(crate) fn of(query: &Query<'_>) -> Option<SasVersion> {
+        let version = query.get_ignoring_case("sv").next().filter(|_| carries_sas(query))?;
+        let signed = ServiceVersion::known(version.as_bytes())?;
+        Some(SasVersion { signed, api: api_version(query, signed) })
+    }
 
-/// The `sv` of the SAS `query` carries, when the service knows it.
-fn known_signed_version(query: &Query<'_>) -> Option<ServiceVersion> {
-    let version = query.get_ignoring_case("sv").next().filter(|_| carries_sas(query))?;
-    ServiceVersion::known(version.as_bytes())
+    /// The version the request is served at: its `api-version`, else its `sv`, whatever its
+    /// `x-ms-version` says (an `api-version` that is refused, [`check`](Self::check), is
+    /// passed over).
+    pub(crate) fn served(&self) -> ServiceVersion {
+        self.api.as_ref().ok().copied().flatten().unwrap_or(self.signed)
+    }
+
+    /// The refusal of its `api-version`, when it names no version.
+    pub(crate) fn check(&self) -> Result<(), Failure> {
+        self.api.as_ref().map(drop).map_err(Failure::clone)
+    }
 }
 
 /// The `api-version` of a SAS request signed at `signed`: `None` when not given, or not read

@@ -53,12 +53,12 @@ impl Service {
         let (parts, body) = request.into_parts();
         // Read once, here: every answer names the version served, which both decide; refused
         // (when either is bad) in the service's order by `answer`.
-        let requested = requested_version(&parts.headers);
         let query = Query::parse(parts.uri.query().unwrap_or(""));
-        let common = common(&parts.headers, served_version(&requested, &query));
+        let versions = Versions::read(&parts.headers, &query);
+        let common = common(&parts.headers, versions.served());
         // Only a browser's request (one with `Origin`) gets CORS headers.
         let cors = cors::ActualRequest::of(&parts.method, &parts.headers);
-        let answer = match self.answer(&parts, body, origin, &common, &requested, &query).await {
+        let answer = match self.answer(&parts, body, origin, &common, &versions, &query).await {
             Ok(answer) => answer,
             Err(Refused::Failure(failure)) => {
                 // Read for a failure only, which most requests are not.
@@ -93,7 +93,7 @@ impl Service {
         account.map(|account| account.engine.cors_rules()).unwrap_or_default()
     }
 
-    /// The answer to a request whose `x-ms-version` ([`requested_version`]) and query were read
+    /// The answer to a request whose versions ([`Versions`]) and query were read
     /// by [`Service::handle`].
     async fn answer(
         &self,
@@ -101,16 +101,13 @@ impl Service {
         body: Incoming,
         origin: Origin,
         common: &Common,
-        requested: &Result<Option<ServiceVersion>, Failure>,
+        versions: &Versions,
         query: &Result<Query<'_>, Failure>,
     ) -> Result<Answer, Refused> {
         check_headers(&parts.headers)?;
         // Next the version (the storage emulator's protocol layer, decompiled: on every
         // request, SAS requests and preflights included, before the body is read).
-        requested.as_ref().map_err(Failure::clone)?;
-        if let Ok(query) = query {
-            sas::check_api_version(query)?;
-        }
+        versions.check()?;
         let body = read_body(&parts.headers, body).await?;
         // A preflight names the account only, and is answered without authorization.
         if cors::is_preflight(&parts.method) {
@@ -195,18 +192,42 @@ fn request_id() -> RequestId {
     RequestId::new(uuid::Builder::from_random_bytes(bytes).into_uuid())
 }
 
-/// The version a request is served at: a SAS request's when the service knows its `sv` (the
-/// REST docs, [`sas::served_version`]: its `api-version`, else its `sv`, its `x-ms-version`
-/// ignored), else `x-ms-version` when the service knows it, else [`ServiceVersion::DEFAULT`].
-/// An unknown one is refused before anything is served ([`Service::answer`], or the SAS's own
-/// check), its answer written at the next version in that order (the decompiled emulator's
-/// too: it answers as if none were given).
-fn served_version(
-    requested: &Result<Option<ServiceVersion>, Failure>,
-    query: &Result<Query<'_>, Failure>,
-) -> ServiceVersion {
-    let signed = query.as_ref().ok().and_then(sas::served_version);
-    signed.or_else(|| requested.as_ref().ok().copied().flatten()).unwrap_or(ServiceVersion::DEFAULT)
+/// The versions a request names, read once per request: every answer names the version it
+/// is served at, and the request is refused first when one of them names no version.
+struct Versions {
+    /// The `x-ms-version` ([`requested_version`]).
+    header: Result<Option<ServiceVersion>, Failure>,
+    /// The SAS's, for a request with a SAS whose `sv` the service knows (an unknown `sv` is
+    /// refused when the SAS is checked).
+    sas: Option<sas::SasVersion>,
+}
+
+impl Versions {
+    fn read(headers: &HeaderMap, query: &Result<Query<'_>, Failure>) -> Versions {
+        Versions {
+            header: requested_version(headers),
+            sas: query.as_ref().ok().and_then(sas::SasVersion::of),
+        }
+    }
+
+    /// The version the request is served at: a SAS request's (the REST docs,
+    /// [`sas::SasVersion::served`]: its `api-version`, else its `sv`, its `x-ms-version`
+    /// ignored), else `x-ms-version`, else [`ServiceVersion::DEFAULT`]. A version that is
+    /// refused ([`check`](Self::check), or the SAS's own check) is passed over, so its answer is
+    /// written at the next one in that order (the decompiled emulator's too: it answers as if
+    /// none were given).
+    fn served(&self) -> ServiceVersion {
+        let header = || self.header.as_ref().ok().copied().flatten();
+        self.sas.as_ref().map(sas::SasVersion::served).or_else(header).unwrap_or(ServiceVersion::DEFAULT)
+    }
+
+    /// The refusals, in the service's order (the storage emulator's protocol layer, decompiled):
+    /// `x-ms-version` (400 `InvalidHeaderValue`), then a SAS's `api-version` (400
+    /// `InvalidQueryParameterValue`).
+    fn check(&self) -> Result<(), Failure> {
+        self.header.as_ref().map_err(Failure::clone)?;
+        self.sas.as_ref().map_or(Ok(()), sas::SasVersion::check)
+    }
 }
 
 /// The request's `x-ms-version`: `None` when absent or empty (the service reads an empty one
