@@ -59,9 +59,11 @@ use self::catalog::Catalog;
 use self::clock::Clock;
 use self::query::{KeyPlan, PageLimits};
 use self::row::Row;
-use self::table::{Requires, RowWrite};
+use self::table::{EntityWrite, Requires, RowWrite};
 use crate::access_policy::{SignedIdentifier, validate_signed_identifiers};
-use crate::batch::{CheckedOperation, Operation, WriteOutcome, validate_batch, validate_operation};
+use crate::batch::{
+    CheckedOperation, Operation, WriteOutcome, validate_batch, validate_if_match, validate_operation,
+};
 use crate::entity::{Entity, EntityKey, IfMatch};
 use crate::error::{Error, ErrorCode, KeyName, Origin, Result, Violation};
 use crate::query::{Continuation, Page, QueryRequest, TablePage, TableQuery};
@@ -69,7 +71,7 @@ use crate::service_properties::{
     CorsRule, GeoReplicationStatus, ServiceProperties, ServiceStatistics, validate_service_properties,
 };
 use crate::typed::Decoder;
-use crate::validate::validate_key;
+use crate::validate::{validate_entity, validate_key};
 
 /// Largest `$top` the service accepts.
 const MAX_TOP: u32 = 1000;
@@ -339,28 +341,58 @@ impl Engine {
     }
 
     /// Inserts an entity; 409 `EntityAlreadyExists` if its key exists.
-    pub fn insert(&self, table: &str, entity: Entity) -> Result<WriteOutcome> {
-        self.execute(table, Operation::Insert(entity))
+    ///
+    /// This and the other single-entity writes take the entity by value or by reference: the
+    /// engine copies what it stores, so a caller keeps its entity without a clone.
+    pub fn insert(&self, table: &str, entity: impl Borrow<Entity>) -> Result<WriteOutcome> {
+        self.write_entity(
+            table,
+            &EntityWrite { entity: entity.borrow(), requires: Requires::Absent, merge: false },
+        )
     }
 
     /// Replaces an existing entity's properties with exactly `entity`'s.
-    pub fn replace(&self, table: &str, entity: Entity, if_match: IfMatch) -> Result<WriteOutcome> {
-        self.execute(table, Operation::Replace { entity, if_match })
+    pub fn replace(
+        &self,
+        table: &str,
+        entity: impl Borrow<Entity>,
+        if_match: IfMatch,
+    ) -> Result<WriteOutcome> {
+        let requires = Requires::Present(&if_match);
+        self.write_entity(table, &EntityWrite { entity: entity.borrow(), requires, merge: false })
     }
 
     /// Merges `entity`'s properties into an existing entity, keeping the others.
-    pub fn merge(&self, table: &str, entity: Entity, if_match: IfMatch) -> Result<WriteOutcome> {
-        self.execute(table, Operation::Merge { entity, if_match })
+    pub fn merge(&self, table: &str, entity: impl Borrow<Entity>, if_match: IfMatch) -> Result<WriteOutcome> {
+        let requires = Requires::Present(&if_match);
+        self.write_entity(table, &EntityWrite { entity: entity.borrow(), requires, merge: true })
     }
 
     /// Inserts the entity or replaces whatever has its key.
-    pub fn insert_or_replace(&self, table: &str, entity: Entity) -> Result<WriteOutcome> {
-        self.execute(table, Operation::InsertOrReplace(entity))
+    pub fn insert_or_replace(&self, table: &str, entity: impl Borrow<Entity>) -> Result<WriteOutcome> {
+        self.write_entity(
+            table,
+            &EntityWrite { entity: entity.borrow(), requires: Requires::Nothing, merge: false },
+        )
     }
 
     /// Inserts the entity or merges it into whatever has its key.
-    pub fn insert_or_merge(&self, table: &str, entity: Entity) -> Result<WriteOutcome> {
-        self.execute(table, Operation::InsertOrMerge(entity))
+    pub fn insert_or_merge(&self, table: &str, entity: impl Borrow<Entity>) -> Result<WriteOutcome> {
+        self.write_entity(
+            table,
+            &EntityWrite { entity: entity.borrow(), requires: Requires::Nothing, merge: true },
+        )
+    }
+
+    /// One single-entity write, checked as [`validate_operation`] checks the operation that
+    /// says the same (the `If-Match` condition, then the entity).
+    fn write_entity(&self, table: &str, write: &EntityWrite<'_>) -> Result<WriteOutcome> {
+        self.write(WriteTarget::Name(table), write, || {
+            if let Requires::Present(if_match) = write.requires {
+                validate_if_match(if_match)?;
+            }
+            validate_entity(write.entity)
+        })
     }
 
     /// Deletes an existing entity.

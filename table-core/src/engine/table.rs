@@ -48,6 +48,7 @@ pub(crate) trait RowWrite {
 }
 
 /// What a write requires of the row it names.
+#[derive(Clone, Copy)]
 pub(crate) enum Requires<'a> {
     /// Nothing: an upsert.
     Nothing,
@@ -97,6 +98,35 @@ impl RowWrite for Operation {
             }
             Operation::Merge { entity: e, .. } | Operation::InsertOrMerge(e) => Some(Stores::Merged(e)),
         }
+    }
+}
+
+/// A write of one entity the caller keeps: [`Engine`](super::Engine)'s insert, replace,
+/// merge and upserts. They borrow the entity, as `execute` borrows an operation: the engine
+/// copies what it stores, so the caller frees the entity (or sends it again) when it chooses.
+pub(crate) struct EntityWrite<'a> {
+    /// What is written.
+    pub(crate) entity: &'a Entity,
+    /// What the stored row must be.
+    pub(crate) requires: Requires<'a>,
+    /// The entity's properties merge into the stored row's (merge, insert-or-merge) instead of
+    /// replacing them.
+    pub(crate) merge: bool,
+}
+
+impl RowWrite for EntityWrite<'_> {
+    type Entity = Entity;
+
+    fn key(&self) -> (&str, &str) {
+        (&self.entity.partition_key, &self.entity.row_key)
+    }
+
+    fn requires(&self) -> Requires<'_> {
+        self.requires
+    }
+
+    fn stores(&self) -> Option<Stores<'_, Entity>> {
+        Some(if self.merge { Stores::Merged(self.entity) } else { Stores::Entity(self.entity) })
     }
 }
 
