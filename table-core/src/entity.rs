@@ -46,13 +46,13 @@ impl ETag {
 
     /// The ETag the service derives from an entity's timestamp.
     pub fn from_timestamp(t: DateTime<Utc>) -> Self {
-        ETag::around_datetime(|text| crate::datetime::write_datetime(t, "%3A", text))
+        ETag::around_datetime(|text| crate::datetime::write_datetime(t, crate::datetime::ETAG_COLON, text))
     }
 
     /// [`from_timestamp`](Self::from_timestamp) of the instant `secs` seconds and `nanos`
     /// nanoseconds after the Unix epoch: an engine write's, which never builds a `DateTime`.
     pub(crate) fn from_unix_time(secs: i64, nanos: u32) -> Self {
-        ETag::around_datetime(|text| crate::datetime::write_unix_time(secs, nanos, "%3A", text))
+        ETag::around_datetime(|text| crate::datetime::write_etag_time(secs, nanos, text))
     }
 
     /// The ETag of the date and time `write` appends, colons escaped.

@@ -288,14 +288,38 @@ pub fn write_zero_padded(out: &mut KeyText, value: KeyInt, width: usize) -> Resu
     if value.negative {
         return Err(KeyCodecError::Negative { value: value.to_i128() });
     }
+    let too_wide = || KeyCodecError::TooWide { value: value.magnitude.to_string(), width };
     let mut digits = itoa::Buffer::new();
+    // Up to 18 digits, `10^width + value` fits a `u64` and is printed as `1` and then the
+    // padded digits: appended in one piece, without the zeros appended first (a key number of
+    // 8 digits and one of 2 cost 55 fewer instructions, ops_probe `probe_inserts`).
+    if let Some(&bound) = POWERS_OF_TEN.get(width).filter(|_| width > 0) {
+        if value.magnitude >= bound {
+            return Err(too_wide());
+        }
+        let text = digits.format(bound + value.magnitude);
+        out.push_str(text.get(1..).unwrap_or_default());
+        return Ok(());
+    }
     let text = digits.format(value.magnitude);
     if text.len() > width {
-        return Err(KeyCodecError::TooWide { value: value.magnitude.to_string(), width });
+        return Err(too_wide());
     }
     push_padded(out, text, width);
     Ok(())
 }
+
+/// `10^n` at index `n`, for the widths whose `10^width + value` [`write_zero_padded`] prints
+/// as one number: while `2 * 10^n` fits a `u64`.
+static POWERS_OF_TEN: [u64; 19] = {
+    let mut powers = [1u64; 19];
+    let mut n = 1;
+    while n < powers.len() {
+        powers[n] = powers[n - 1] * 10;
+        n += 1;
+    }
+    powers
+};
 
 /// Reads an integer written by [`zero_pad`] with the same width.
 // Always inlined into the key decoders, which a derived decoder inlines with its `const`
@@ -588,7 +612,37 @@ mod tests {
         assert!(wide.strip_suffix('5').is_some_and(|zeros| zeros.bytes().all(|b| b == b'0')));
     }
 
+    /// A `u64` near a power of ten (one below, at, one above), or any.
+    fn around_powers_of_ten() -> impl proptest::strategy::Strategy<Value = u64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (0u32..20, -1i8..=1).prop_map(|(n, step)| 10u64.pow(n).saturating_add_signed(step.into())),
+            any::<u64>(),
+            0u64..1_000,
+        ]
+    }
+
     proptest::proptest! {
+        /// Appended after text already written, as in a key, every width writes what `format!`
+        /// writes, or refuses exactly the values `format!` would write wider, with the same
+        /// error, and leaves the text as it was: on both sides of the widths whose padded
+        /// digits are printed as one number (up to 18).
+        #[test]
+        fn zero_padded_keys_are_what_format_writes(value in around_powers_of_ten(), width in 0usize..24) {
+            let mut out = KeyText::new();
+            out.push_str("p_");
+            let written = write_zero_padded(&mut out, KeyInt::from(value), width);
+            let expected = format!("{value:0width$}");
+            if expected.len() > width {
+                let refused = KeyCodecError::TooWide { value: value.to_string(), width };
+                proptest::prop_assert_eq!(written, Err(refused));
+                proptest::prop_assert_eq!(out.as_str(), "p_");
+            } else {
+                proptest::prop_assert_eq!(written, Ok(()));
+                proptest::prop_assert_eq!(out.as_str(), format!("p_{expected}"));
+            }
+        }
+
         /// The digits folded by hand read as `str::parse` reads them, up to and past the
         /// largest `i128` (39 digits, so the second pattern is around where it overflows) and
         /// on both sides of the widths folded in a `u64` (the third: 19 and 20 nines, and

@@ -1040,7 +1040,8 @@ fn a_table_handle_writes_where_its_name_writes_through_deletes_and_re_creations(
     let put = |n: i32| {
         let key = |which, text: &str| CheckedKey::new(which, text.to_owned()).unwrap();
         let (pk, rk) = (key(KeyName::PartitionKey, "p"), key(KeyName::RowKey, "r"));
-        let fields = EntityFields::from_sorted(pk, rk, [(StaticName::new("n"), Some(FieldValue::from(n)))]);
+        let fields =
+            EntityFields::from_sorted(pk, rk, vec![(StaticName::new("n"), Some(FieldValue::from(n)))]);
         Put::new(PutKind::InsertOrReplace, fields).unwrap()
     };
     // The same upsert by handle, then by name: both answer alike.

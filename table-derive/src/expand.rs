@@ -483,7 +483,7 @@ fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
             ::core::result::Result::Ok(::core::option::Option::Some(#p::EntityFields::from_sorted(
                 __partition_key,
                 __row_key,
-                [#(#properties),*],
+                ::std::vec![#(#properties),*],
             )))
         }
     }

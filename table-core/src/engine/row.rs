@@ -120,8 +120,7 @@ impl Row {
             for (name, value) in entity.properties() {
                 let name = name.text().as_bytes();
                 text.put(name);
-                values.len(name.len());
-                put_value(&mut text, &mut values, value);
+                put_value(&mut text, &mut values, name.len(), value);
             }
             text.put(etag);
         }
@@ -849,9 +848,36 @@ impl Writer<'_> {
     }
 
     fn len(&mut self, len: usize) {
-        // Lengths are bounded by the entity limits (1 MiB), far below `u32::MAX`.
-        self.put(&u32::try_from(len).unwrap_or(u32::MAX).to_le_bytes());
+        self.put(&len_bytes(len));
     }
+
+    /// Writes the start of a value's record, its name's length and `tag`, then `bytes`: the
+    /// room for the three checked once (a typed insert of eight properties cost 101 fewer
+    /// instructions than with a check for each, an untyped one 85: ops_probe `probe_inserts`,
+    /// `probe_engine_inserts`).
+    // Always inlined into `put_value`'s arms, where `bytes` has a constant length.
+    #[inline(always)]
+    fn record(&mut self, name_len: usize, tag: u8, bytes: &[u8]) {
+        let rest = std::mem::take(&mut self.0);
+        if let Some((head, tail)) = rest.split_at_mut_checked(RECORD_START + bytes.len())
+            && let Some((name_len_at, after)) = head.split_first_chunk_mut::<4>()
+            && let Some((tag_at, value_at)) = after.split_first_mut()
+        {
+            *name_len_at = len_bytes(name_len);
+            *tag_at = tag;
+            value_at.copy_from_slice(bytes);
+            self.0 = tail;
+        }
+    }
+}
+
+/// Bytes of a value's record before its value: the name's length and the type tag.
+const RECORD_START: usize = 4 + 1;
+
+/// A length as the row stores it.
+fn len_bytes(len: usize) -> [u8; 4] {
+    // Lengths are bounded by the entity limits (1 MiB), far below `u32::MAX`.
+    u32::try_from(len).unwrap_or(u32::MAX).to_le_bytes()
 }
 
 /// Bytes a value takes in the text section: a String's text.
@@ -876,46 +902,38 @@ fn value_size(value: ValueRef<'_>) -> usize {
 }
 
 /// Writes an instant as seconds and nanoseconds since the Unix epoch.
-fn put_unix_time(out: &mut Writer<'_>, (secs, nanos): (i64, u32)) {
-    out.put(&secs.to_le_bytes());
-    out.put(&nanos.to_le_bytes());
+fn put_unix_time(out: &mut Writer<'_>, time: (i64, u32)) {
+    out.put(&unix_time_bytes(time));
 }
 
-/// Writes a value's tag and bytes to `values`, a String's text to `text`.
+/// An instant as the row stores it: seconds and nanoseconds since the Unix epoch.
+fn unix_time_bytes((secs, nanos): (i64, u32)) -> [u8; 12] {
+    let mut bytes = [0; 12];
+    let (secs_at, nanos_at) = bytes.split_at_mut(8);
+    secs_at.copy_from_slice(&secs.to_le_bytes());
+    nanos_at.copy_from_slice(&nanos.to_le_bytes());
+    bytes
+}
+
+/// Writes a value's record to `values` (the length of its property's name, its tag, its
+/// bytes), a String's text to `text`.
 // Inlined into the per-property loop of `Row::new`, where the call cost about as much as the
 // writes (every write encodes every value); as a call of its own it was not inlined.
 #[inline(always)]
-fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, value: ValueRef<'_>) {
+fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, name_len: usize, value: ValueRef<'_>) {
     match value {
         ValueRef::Str(s) => {
-            values.put(&[STRING]);
-            values.len(s.len());
+            values.record(name_len, STRING, &len_bytes(s.len()));
             text.put(s.as_bytes());
         }
-        ValueRef::Int32(i) => {
-            values.put(&[INT32]);
-            values.put(&i.to_le_bytes());
-        }
-        ValueRef::Int64(i) => {
-            values.put(&[INT64]);
-            values.put(&i.to_le_bytes());
-        }
-        ValueRef::Double(d) => {
-            values.put(&[DOUBLE]);
-            values.put(&d.to_bits().to_le_bytes());
-        }
-        ValueRef::Boolean(b) => values.put(&[BOOLEAN, u8::from(b)]),
-        ValueRef::DateTime(t) => {
-            values.put(&[DATETIME]);
-            put_unix_time(values, Stamp::from(t).unix());
-        }
-        ValueRef::Guid(g) => {
-            values.put(&[GUID]);
-            values.put(g.as_bytes());
-        }
+        ValueRef::Int32(i) => values.record(name_len, INT32, &i.to_le_bytes()),
+        ValueRef::Int64(i) => values.record(name_len, INT64, &i.to_le_bytes()),
+        ValueRef::Double(d) => values.record(name_len, DOUBLE, &d.to_bits().to_le_bytes()),
+        ValueRef::Boolean(b) => values.record(name_len, BOOLEAN, &[u8::from(b)]),
+        ValueRef::DateTime(t) => values.record(name_len, DATETIME, &unix_time_bytes(Stamp::from(t).unix())),
+        ValueRef::Guid(g) => values.record(name_len, GUID, g.as_bytes()),
         ValueRef::Binary(b) => {
-            values.put(&[BINARY]);
-            values.len(b.len());
+            values.record(name_len, BINARY, &len_bytes(b.len()));
             values.put(b);
         }
     }
