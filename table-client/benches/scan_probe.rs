@@ -71,7 +71,9 @@ fn probe_decodes(bodies: &[bytes::Bytes], k: u32) {
         let rows: usize = bodies
             .iter()
             .map(|body| {
-                table_client::wire::decode_query_page_as::<Customer>(std::hint::black_box(body)).unwrap().len()
+                table_client::wire::decode_query_page_as::<Customer>(std::hint::black_box(body))
+                    .unwrap()
+                    .len()
             })
             .sum();
         assert_eq!(rows, ROWS as usize);
