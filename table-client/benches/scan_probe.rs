@@ -22,6 +22,11 @@
 //!     target/release/deps/scan_probe-<hash>
 //! ```
 //!
+//! Compare the phases function by function with `callgrind_annotate --inclusive=yes`. Read a
+//! `memcpy` count as bytes copied: glibc copies large blocks with `rep movsb`, which callgrind
+//! counts once per byte (a 512 KiB copy shows as 524k instructions), so copies weigh far more
+//! there than in time. The kernel's work (receiving the pages) is not counted at all.
+//!
 //! Without a profiler it prints the phase's wall time, which is not a benchmark.
 
 // Bench setup fails loudly: an error is the bench's verdict.
