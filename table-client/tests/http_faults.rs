@@ -751,3 +751,87 @@ async fn a_page_cut_short_of_its_content_length_is_a_transport_error() {
     assert_eq!(err.kind(), ErrorKind::Transport, "{err:?}");
     assert!(stream.next().await.is_none());
 }
+
+/// A server that answers every request (`answers` of them) with `status` and `body` sent in
+/// chunked transfer encoding, cut at `cuts` (byte offsets), each piece flushed and followed by
+/// a pause so that the client reads it as a chunk of its own.
+fn chunked_server(answers: usize, status: &'static str, body: Vec<u8>, cuts: Vec<usize>) -> String {
+    use std::io::Write;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(answers) {
+            let Ok(mut stream) = stream else { break };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            let answer = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\
+                 Connection: close\r\n\r\n"
+            );
+            let _ = stream.write_all(answer.as_bytes());
+            let bounds: Vec<usize> =
+                [0].into_iter().chain(cuts.iter().copied()).chain([body.len()]).collect();
+            for piece in bounds.windows(2).map(|w| &body[w[0]..w[1]]).filter(|p| !p.is_empty()) {
+                let _ = stream.write_all(format!("{:x}\r\n", piece.len()).as_bytes());
+                let _ = stream.write_all(piece);
+                let _ = stream.write_all(b"\r\n");
+                let _ = stream.flush();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let _ = stream.write_all(b"0\r\n\r\n");
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_page_is_read_whole_in_one_chunk_or_many() {
+    let body = long_rows(0, 300).to_string().into_bytes();
+    let len = body.len();
+    for cuts in [vec![], vec![1], vec![len / 2], (1..40).map(|i| i * len / 40).collect()] {
+        let pieces = cuts.len() + 1;
+        let server = chunked_server(1, "200 OK", body.clone(), cuts);
+        let table = client_at(&server, fast_retries()).table("faults");
+        let rows: Vec<String> =
+            table.query().collect().await.unwrap().into_iter().map(|e| e.row_key).collect();
+        let expected: Vec<String> = (0..300).map(|i| format!("{i:05}")).collect();
+        assert_eq!(rows, expected, "a page of {len} bytes in {pieces} chunks");
+    }
+}
+
+#[tokio::test]
+async fn a_chunked_body_is_cut_at_its_limit_to_the_byte() {
+    // An error body may take 64 KiB: the service's error, padded to the limit and one past it,
+    // in one chunk, or with the limit crossed by the second or a later chunk.
+    const LIMIT: usize = 64 * 1024;
+    let error = r#"{"odata.error":{"code":"ResourceNotFound","message":{"lang":"en-US","value":"gone"}}}"#;
+    let padded = |len: usize| format!("{error}{}", " ".repeat(len - error.len())).into_bytes();
+    for cuts in [vec![], vec![LIMIT / 2], vec![100, LIMIT / 2, LIMIT - 10]] {
+        let server = chunked_server(1, "404 Not Found", padded(LIMIT), cuts.clone());
+        let err = client_at(&server, fast_retries()).table("faults").get("p", "r").await.unwrap_err();
+        let code = err.code().map(|c| c.as_str());
+        assert_eq!(
+            code,
+            Some("ResourceNotFound"),
+            "{LIMIT} bytes cut at {cuts:?} are the service's error: {err:?}"
+        );
+
+        let server = chunked_server(1, "404 Not Found", padded(LIMIT + 1), cuts.clone());
+        let err = client_at(&server, fast_retries()).table("faults").get("p", "r").await.unwrap_err();
+        assert_eq!((err.kind(), err.status()), (ErrorKind::Decode, Some(404)), "{cuts:?}: {err:?}");
+        assert!(err.message().contains(&format!("exceeds {LIMIT} bytes")), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_chunked_body_is_a_decode_error_not_a_panic() {
+    let server = chunked_server(4, "200 OK", Vec::new(), vec![]);
+    let table = client_at(&server, fast_retries()).table("faults");
+    let err = table.get("p", "r").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+    let err = table.query().collect().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err:?}");
+}

@@ -654,29 +654,61 @@ enum BodyError {
     TooLarge(Error),
 }
 
+/// The most room reserved for a body of several chunks before the rest of it arrives: its
+/// declared length (which may be a lie), or else room for a large page, which grows by
+/// doubling past that. Azurite chunks every answer, a 460 KB page of 1000 rows in about 17
+/// chunks: grown by doubling from empty, each page was copied twice over (reallocations), not
+/// once. Measured with `scan_probe` (callgrind, which counts a memcpy's bytes as instructions):
+/// memcpy 1,265 -> 657 per scanned row, the scan 15,574 -> 14,994 instructions per row.
+const MULTI_CHUNK_RESERVATION: usize = 1 << 20;
+
 /// Reads a body of at most `limit` bytes: a `Content-Length` above it is refused before any
-/// byte is read, and a body without one is read chunk by chunk and refused as soon as it
+/// byte is read, and the chunks are counted as they come, so a body is refused as soon as it
 /// passes the limit. A hostile or broken server can so cost at most `limit` bytes of memory
-/// per request (plus the growth of one buffer), never an unbounded stream.
+/// per request (plus the slack of one buffer), never an unbounded stream.
+///
+/// A body of one chunk (a short answer) is handed out as the HTTP stack read it, without a
+/// copy; a longer one is copied once into one buffer.
 async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<bytes::Bytes, BodyError> {
-    let too_large = || {
-        BodyError::TooLarge(error::decode(format!(
-            "the response body exceeds {limit} bytes, the most this answer can honestly take"
-        )))
-    };
     let declared = response.content_length().map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     if declared.is_some_and(|n| n > limit) {
-        return Err(too_large());
+        return Err(body_too_large(limit));
     }
-    // A declared length is trusted for the first reservation only up to 1 MiB: it may be a lie.
-    let mut body = Vec::with_capacity(declared.unwrap_or(0).min(1 << 20));
-    while let Some(chunk) = response.chunk().await.map_err(BodyError::Transport)? {
-        if chunk.len() > limit - body.len() {
-            return Err(too_large());
-        }
+    let Some(first) = next_chunk(&mut response, 0, limit).await? else {
+        return Ok(bytes::Bytes::new());
+    };
+    let Some(second) = next_chunk(&mut response, first.len(), limit).await? else {
+        return Ok(first);
+    };
+    let received = first.len() + second.len();
+    let mut body = Vec::with_capacity(declared.unwrap_or(limit).min(MULTI_CHUNK_RESERVATION).max(received));
+    body.extend_from_slice(&first);
+    body.extend_from_slice(&second);
+    while let Some(chunk) = next_chunk(&mut response, body.len(), limit).await? {
         body.extend_from_slice(&chunk);
     }
     Ok(body.into())
+}
+
+/// The next chunk of a body of which `received` bytes were read, refused when it would take
+/// the body past `limit`.
+async fn next_chunk(
+    response: &mut reqwest::Response,
+    received: usize,
+    limit: usize,
+) -> Result<Option<bytes::Bytes>, BodyError> {
+    let chunk = response.chunk().await.map_err(BodyError::Transport)?;
+    match chunk {
+        Some(chunk) if chunk.len() > limit - received => Err(body_too_large(limit)),
+        chunk => Ok(chunk),
+    }
+}
+
+/// The error of a body that passes `limit`, naming it.
+fn body_too_large(limit: usize) -> BodyError {
+    BodyError::TooLarge(error::decode(format!(
+        "the response body exceeds {limit} bytes, the most this answer can honestly take"
+    )))
 }
 
 /// The page size a query asked for: its `$top`, else the service's 1000.
