@@ -27,7 +27,7 @@
 //! engine's work is in the process). Against Azurite it is compared with its budget (issue 11):
 //! the serde-struct floor's share, the CPU per row of `serde_json::from_slice` of the scan's
 //! own first page (fetched once more, as Azurite answers the client's `Accept` header, through
-//! a read-only SAS) into a plain serde struct of the same fields ([`FloorCustomer`]), plus
+//! a read-only SAS) into a plain serde struct of the same fields (`FloorCustomer`), plus
 //! request handling times the scan's requests, divided by its rows. Request handling is
 //! printed under two definitions, side by side: (a) the median CPU of a query through this
 //! client answered by an empty page (the budget's first definition: receiving the page's
@@ -57,9 +57,8 @@
 
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use futures::StreamExt;
-use serde::Deserialize;
 use table_client::auth::{TableSasBuilder, TableSasPermissions};
 use table_client::engine::Engine;
 use table_client::{MAX_PAGE_SIZE, Operation, TableClient, TableEntity, TableServiceClient, TypedTable};
@@ -74,9 +73,12 @@ mod page;
 mod bare_get;
 #[path = "support/customer.rs"]
 mod customer;
+#[path = "support/floor_customer.rs"]
+mod floor_customer;
 
 use bare_get::bare_get;
 use customer::{Customer, PARTITIONS, customer};
+use floor_customer::FloorCustomers;
 
 /// Entities in the latency workload.
 const ENTITIES: u32 = 10_000;
@@ -94,32 +96,6 @@ const BARE_GETS: u32 = 5;
 const MEMORY_ROWS_EMBEDDED: [u32; 2] = [10_000, 100_000];
 /// Result sizes of the memory demonstration on Azurite (the table holds the largest).
 const MEMORY_ROWS_AZURITE: [u32; 2] = [5_000, 20_000];
-
-/// A [`Customer`] row as a plain serde struct, for the floor of the budget: typed fields,
-/// annotations, ETag and `Timestamp` ignored (the type keeps neither), keys as read.
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-#[allow(dead_code)] // Fields are decoded to be measured, not read.
-struct FloorCustomer {
-    partition_key: String,
-    row_key: String,
-    name: String,
-    email: String,
-    age: i32,
-    balance: f64,
-    /// `Edm.Int64` travels as a JSON string.
-    #[serde(deserialize_with = "page::i64_from_string")]
-    visits: i64,
-    active: bool,
-    joined: DateTime<Utc>,
-    id: Uuid,
-}
-
-/// A page of [`FloorCustomer`]s: only `value` is read.
-#[derive(Deserialize)]
-struct FloorCustomers {
-    value: Vec<FloorCustomer>,
-}
 
 /// The figures of one backend.
 #[derive(Debug, Default)]

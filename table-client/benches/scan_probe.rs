@@ -9,7 +9,14 @@
 //!
 //! - `scan`: the typed scan, `typed.query().table_scan().stream()` folded row by row;
 //! - `bare`: each page fetched with a bare `reqwest` GET, the body read to bytes, not decoded;
-//! - `decode`: each fetched body decoded with `wire::decode_query_page_as` (no request).
+//! - `decode`: each fetched body decoded with `wire::decode_query_page_as` (no request);
+//! - `floor`: each fetched body decoded with `serde_json::from_slice` into the plain serde
+//!   struct of the same fields (`FloorCustomers`), the serde-struct floor of issue 11's budget;
+//! - `empty`: as many queries through this client as the scan makes, each answered with an
+//!   empty page (a partition the table does not have): request handling, budget (a).
+//!
+//! The budget of issue 11, in instructions per row: the scan below `floor` + `empty` (budget
+//! (a)) and below `floor` + `bare` (budget (b)), as the `client` bench compares them in CPU time.
 //!
 //! The setup is the same whatever the phase and `K`, so the phase's instructions per row are
 //! `(total(K=3) - total(K=1)) / (2 * ROWS)`, every thread of this process counted (Azurite is
@@ -42,9 +49,16 @@ use table_client::{MAX_PAGE_SIZE, Operation, TableEntity, TableServiceClient, Ty
 mod bare_get;
 #[path = "support/customer.rs"]
 mod customer;
+#[path = "support/floor_customer.rs"]
+mod floor_customer;
+// Only the floor's `Edm.Int64` reader is used here.
+#[allow(dead_code)]
+#[path = "support/page.rs"]
+mod page;
 
 use bare_get::bare_get;
 use customer::{Customer, customer};
+use floor_customer::FloorCustomers;
 
 /// Rows of the scanned table: the `client` bench's CPU scan.
 const ROWS: u32 = 3000;
@@ -85,6 +99,28 @@ fn probe_decodes(bodies: &[bytes::Bytes], k: u32) {
     }
 }
 
+#[inline(never)]
+fn probe_floors(bodies: &[bytes::Bytes], k: u32) {
+    for _ in 0..k {
+        let rows: usize = bodies
+            .iter()
+            .map(|body| {
+                serde_json::from_slice::<FloorCustomers>(std::hint::black_box(body)).unwrap().value.len()
+            })
+            .sum();
+        assert_eq!(rows, ROWS as usize);
+    }
+}
+
+#[inline(never)]
+async fn probe_empty_queries(table: &TypedTable<Customer>, queries: usize, k: u32) {
+    for _ in 0..k {
+        for _ in 0..queries {
+            assert!(table.query().partition("region99").collect().await.expect("empty query").is_empty());
+        }
+    }
+}
+
 async fn run(phase: &str, k: u32) {
     let azurite = tokio::task::spawn_blocking(conformance::azurite::azurite)
         .await
@@ -117,7 +153,9 @@ async fn run(phase: &str, k: u32) {
         "scan" => probe_scans(&typed, k).await,
         "bare" => probe_bare_pages(&http, &pages, k).await,
         "decode" => probe_decodes(&bodies, k),
-        other => panic!("SCAN_PROBE_PHASE is scan, bare or decode, not {other:?}"),
+        "floor" => probe_floors(&bodies, k),
+        "empty" => probe_empty_queries(&typed, pages.len(), k).await,
+        other => panic!("SCAN_PROBE_PHASE is scan, bare, decode, floor or empty, not {other:?}"),
     }
     println!("{phase} x{k}: {ROWS} rows in {} pages, {:?}", pages.len(), started.elapsed());
 }
