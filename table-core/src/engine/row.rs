@@ -881,7 +881,7 @@ impl Writer<'_> {
     fn put(&mut self, bytes: &[u8]) {
         let rest = std::mem::take(&mut self.0);
         if let Some((head, tail)) = rest.split_at_mut_checked(bytes.len()) {
-            head.copy_from_slice(bytes);
+            copy_bytes(head, bytes);
             self.0 = tail;
         }
     }
@@ -907,6 +907,41 @@ impl Writer<'_> {
             value_at.copy_from_slice(bytes);
             self.0 = tail;
         }
+    }
+}
+
+/// Copies `src` into `dst`, of the same length. Most of a row's pieces are short (its keys,
+/// each property's name): up to 16 bytes they are copied as their first and last 1, 2, 4 or 8
+/// bytes, two moves that overlap or meet, instead of a call to `memcpy`, which costs about 20
+/// instructions however few the bytes. A typed insert of the bench `Customer` (ten such pieces)
+/// cost 126 instructions more through `copy_from_slice`, an untyped engine insert 175 more
+/// (ops_probe `probe_inserts`, `probe_engine_inserts`).
+fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    // Longest first: a long piece (a String's text, the ETag) pays one comparison before its
+    // `memcpy`, a key two, a name at most four.
+    let len = src.len();
+    if len > 16 {
+        dst.copy_from_slice(src);
+    } else if len >= 8 {
+        copy_ends::<8>(dst, src);
+    } else if len >= 4 {
+        copy_ends::<4>(dst, src);
+    } else if len >= 2 {
+        copy_ends::<2>(dst, src);
+    } else {
+        copy_ends::<1>(dst, src);
+    }
+}
+
+/// Copies the first and the last `N` bytes of `src` into `dst`, of the same length: all of it
+/// when `N <= len <= 2 * N`.
+#[inline(always)]
+fn copy_ends<const N: usize>(dst: &mut [u8], src: &[u8]) {
+    if let (Some(to), Some(from)) = (dst.first_chunk_mut::<N>(), src.first_chunk::<N>()) {
+        *to = *from;
+    }
+    if let (Some(to), Some(from)) = (dst.last_chunk_mut::<N>(), src.last_chunk::<N>()) {
+        *to = *from;
     }
 }
 
@@ -1000,6 +1035,22 @@ mod tests {
     use super::*;
     use crate::filter::{CompareOp, Compiled, Filter};
     use proptest::prelude::*;
+
+    #[test]
+    fn short_and_long_pieces_are_copied_whole_and_alone() {
+        // Every length on both sides of each width the short copies switch at (1, 2, 4, 8,
+        // 16), written between other pieces: each lands whole, and touches no byte beyond it.
+        for len in 0..=40 {
+            let piece: Vec<u8> = (1..=len).map(|b| b as u8).collect();
+            let mut buffer = vec![0xAA; len + 6];
+            let mut writer = Writer(&mut buffer);
+            writer.put(&[0xBB; 3]);
+            writer.put(&piece);
+            assert_eq!(writer.0.len(), 3, "{len} bytes taken");
+            let expected: Vec<u8> = [&[0xBB; 3][..], &piece, &[0xAA; 3]].concat();
+            assert_eq!(buffer, expected, "{len} bytes");
+        }
+    }
 
     fn any_value() -> impl Strategy<Value = Value> {
         prop_oneof![
