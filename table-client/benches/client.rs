@@ -37,7 +37,10 @@
 //! of that page, alone, is printed beside the floor. The floor of the captured page the
 //! `typed_decode` bench reads (`support/page.rs`: other rows, with a base64 field) is printed
 //! beside it for comparison with earlier figures. Azurite's figure alone:
-//! `cargo bench -p table-client --bench client -- cpu`.
+//! `cargo bench -p table-client --bench client -- cpu`. These are CPU times, which swing from
+//! run to run on a loaded machine by more than the budget's margin; the `scan_probe` bench
+//! counts the same phases (the scan, the floor, a bare GET, an empty-page query) in
+//! instructions per row.
 //!
 //! Memory: a query streamed to the end holds one page at a time, so the process's resident
 //! memory must not grow with the size of the result, unlike collecting it into a `Vec`. Shown

@@ -86,28 +86,18 @@ async fn probe_bare_pages(http: &reqwest::Client, pages: &[String], k: u32) {
 
 #[inline(never)]
 fn probe_decodes(bodies: &[bytes::Bytes], k: u32) {
-    for _ in 0..k {
-        let rows: usize = bodies
-            .iter()
-            .map(|body| {
-                table_client::wire::decode_query_page_as::<Customer>(std::hint::black_box(body))
-                    .unwrap()
-                    .len()
-            })
-            .sum();
-        assert_eq!(rows, ROWS as usize);
-    }
+    decode_each(bodies, k, |body| table_client::wire::decode_query_page_as::<Customer>(body).unwrap().len());
 }
 
 #[inline(never)]
 fn probe_floors(bodies: &[bytes::Bytes], k: u32) {
+    decode_each(bodies, k, |body| serde_json::from_slice::<FloorCustomers>(body).unwrap().value.len());
+}
+
+/// Decodes each body `k` times with `decode`, which returns the rows it read: all of them.
+fn decode_each(bodies: &[bytes::Bytes], k: u32, decode: impl Fn(&[u8]) -> usize) {
     for _ in 0..k {
-        let rows: usize = bodies
-            .iter()
-            .map(|body| {
-                serde_json::from_slice::<FloorCustomers>(std::hint::black_box(body)).unwrap().value.len()
-            })
-            .sum();
+        let rows: usize = bodies.iter().map(|body| decode(std::hint::black_box(body))).sum();
         assert_eq!(rows, ROWS as usize);
     }
 }
