@@ -345,10 +345,7 @@ impl Engine {
     /// This and the other single-entity writes take the entity by value or by reference: the
     /// engine copies what it stores, so a caller keeps its entity without a clone.
     pub fn insert(&self, table: &str, entity: impl Borrow<Entity>) -> Result<WriteOutcome> {
-        self.write_entity(
-            table,
-            &EntityWrite { entity: entity.borrow(), requires: Requires::Absent, merge: false },
-        )
+        self.write_entity(table, entity.borrow(), Requires::Absent, false)
     }
 
     /// Replaces an existing entity's properties with exactly `entity`'s.
@@ -358,40 +355,39 @@ impl Engine {
         entity: impl Borrow<Entity>,
         if_match: IfMatch,
     ) -> Result<WriteOutcome> {
-        let requires = Requires::Present(&if_match);
-        self.write_entity(table, &EntityWrite { entity: entity.borrow(), requires, merge: false })
+        self.write_entity(table, entity.borrow(), Requires::Present(&if_match), false)
     }
 
     /// Merges `entity`'s properties into an existing entity, keeping the others.
     pub fn merge(&self, table: &str, entity: impl Borrow<Entity>, if_match: IfMatch) -> Result<WriteOutcome> {
-        let requires = Requires::Present(&if_match);
-        self.write_entity(table, &EntityWrite { entity: entity.borrow(), requires, merge: true })
+        self.write_entity(table, entity.borrow(), Requires::Present(&if_match), true)
     }
 
     /// Inserts the entity or replaces whatever has its key.
     pub fn insert_or_replace(&self, table: &str, entity: impl Borrow<Entity>) -> Result<WriteOutcome> {
-        self.write_entity(
-            table,
-            &EntityWrite { entity: entity.borrow(), requires: Requires::Nothing, merge: false },
-        )
+        self.write_entity(table, entity.borrow(), Requires::Nothing, false)
     }
 
     /// Inserts the entity or merges it into whatever has its key.
     pub fn insert_or_merge(&self, table: &str, entity: impl Borrow<Entity>) -> Result<WriteOutcome> {
-        self.write_entity(
-            table,
-            &EntityWrite { entity: entity.borrow(), requires: Requires::Nothing, merge: true },
-        )
+        self.write_entity(table, entity.borrow(), Requires::Nothing, true)
     }
 
-    /// One single-entity write, checked as [`validate_operation`] checks the operation that
-    /// says the same (the `If-Match` condition, then the entity).
-    fn write_entity(&self, table: &str, write: &EntityWrite<'_>) -> Result<WriteOutcome> {
-        self.write(WriteTarget::Name(table), write, || {
-            if let Requires::Present(if_match) = write.requires {
+    /// One single-entity write of `entity` (its properties merged into the stored row's when
+    /// `merge`), checked as [`validate_operation`] checks the operation that says the same
+    /// (the `If-Match` condition, then the entity).
+    fn write_entity(
+        &self,
+        table: &str,
+        entity: &Entity,
+        requires: Requires<'_>,
+        merge: bool,
+    ) -> Result<WriteOutcome> {
+        self.write(WriteTarget::Name(table), &EntityWrite { entity, requires, merge }, || {
+            if let Requires::Present(if_match) = requires {
                 validate_if_match(if_match)?;
             }
-            validate_entity(write.entity)
+            validate_entity(entity)
         })
     }
 
