@@ -6,8 +6,8 @@
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
 
-use std::io::Read;
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -148,19 +148,30 @@ async fn a_slow_answer_is_a_timeout() {
     assert!(std::error::Error::source(&err).is_some(), "the transport cause is kept as the source");
 }
 
-/// A server that accepts connections, reads a little, and drops them without answering.
-fn dropping_server() -> String {
+/// A raw HTTP server on a loopback port, for answers wiremock cannot give: it accepts
+/// `connections` one after another, reads each request's head, and hands the head and the
+/// connection to `answer`. Returns its base URL.
+fn raw_server(connections: usize, answer: impl Fn(&[u8], TcpStream) + Send + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
-        for stream in listener.incoming().take(16) {
+        for stream in listener.incoming().take(connections) {
             let Ok(mut stream) = stream else { break };
-            let mut buf = [0u8; 64];
-            let _ = stream.read(&mut buf);
-            drop(stream);
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            answer(&head, stream);
         }
     });
     format!("http://{addr}")
+}
+
+/// A server that accepts connections, reads each request's head, and drops them without
+/// answering.
+fn dropping_server() -> String {
+    raw_server(16, |_, stream| drop(stream))
 }
 
 #[tokio::test]
@@ -468,26 +479,18 @@ async fn bodies_over_their_kind_s_limit_are_decode_errors() {
 
 /// A server that answers every request with a chunked body that never ends.
 fn endless_body_server() -> String {
-    use std::io::Write;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(4) {
-            let Ok(mut stream) = stream else { break };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                let _ = stream.read(&mut buf);
-                let head =
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-                if stream.write_all(head.as_bytes()).is_err() {
-                    return;
-                }
-                let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, " ".repeat(64 * 1024));
-                while stream.write_all(chunk.as_bytes()).is_ok() {}
-            });
-        }
-    });
-    format!("http://{addr}")
+    raw_server(4, |_, mut stream| {
+        // Each connection writes until the client hangs up, beside the others.
+        std::thread::spawn(move || {
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+            if stream.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+            let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, " ".repeat(64 * 1024));
+            while stream.write_all(chunk.as_bytes()).is_ok() {}
+        });
+    })
 }
 
 #[tokio::test]
@@ -712,31 +715,19 @@ async fn each_page_reads_only_its_own_body_after_a_longer_one() {
 /// A server that answers the first page of a query in full, with a continuation, and every
 /// later request with a head declaring more bytes than it sends before closing the connection.
 fn truncating_server() -> String {
-    use std::io::Write;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(16) {
-            let Ok(mut stream) = stream else { break };
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
-                head.push(byte[0]);
-            }
-            let first = !String::from_utf8_lossy(&head).contains("NextPartitionKey");
-            let body = long_rows(0, 50).to_string();
-            let (declared, sent, more) = match first {
-                true => (body.len(), body.as_str(), "x-ms-continuation-NextPartitionKey: next\r\n"),
-                false => (body.len(), &body[..body.len() / 2], ""),
-            };
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {declared}\r\n\
-                 Connection: close\r\n{more}\r\n{sent}"
-            );
-            let _ = stream.write_all(answer.as_bytes());
-        }
-    });
-    format!("http://{addr}")
+    raw_server(16, |head, mut stream| {
+        let first = !String::from_utf8_lossy(head).contains("NextPartitionKey");
+        let body = long_rows(0, 50).to_string();
+        let (declared, sent, more) = match first {
+            true => (body.len(), body.as_str(), "x-ms-continuation-NextPartitionKey: next\r\n"),
+            false => (body.len(), &body[..body.len() / 2], ""),
+        };
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {declared}\r\n\
+             Connection: close\r\n{more}\r\n{sent}"
+        );
+        let _ = stream.write_all(answer.as_bytes());
+    })
 }
 
 #[tokio::test]
@@ -756,35 +747,22 @@ async fn a_page_cut_short_of_its_content_length_is_a_transport_error() {
 /// chunked transfer encoding, cut at `cuts` (byte offsets), each piece flushed and followed by
 /// a pause so that the client reads it as a chunk of its own.
 fn chunked_server(answers: usize, status: &'static str, body: Vec<u8>, cuts: Vec<usize>) -> String {
-    use std::io::Write;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(answers) {
-            let Ok(mut stream) = stream else { break };
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
-                head.push(byte[0]);
-            }
-            let answer = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\
-                 Connection: close\r\n\r\n"
-            );
-            let _ = stream.write_all(answer.as_bytes());
-            let bounds: Vec<usize> =
-                [0].into_iter().chain(cuts.iter().copied()).chain([body.len()]).collect();
-            for piece in bounds.windows(2).map(|w| &body[w[0]..w[1]]).filter(|p| !p.is_empty()) {
-                let _ = stream.write_all(format!("{:x}\r\n", piece.len()).as_bytes());
-                let _ = stream.write_all(piece);
-                let _ = stream.write_all(b"\r\n");
-                let _ = stream.flush();
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            let _ = stream.write_all(b"0\r\n\r\n");
+    raw_server(answers, move |_, mut stream| {
+        let answer = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\
+             Connection: close\r\n\r\n"
+        );
+        let _ = stream.write_all(answer.as_bytes());
+        let bounds: Vec<usize> = [0].into_iter().chain(cuts.iter().copied()).chain([body.len()]).collect();
+        for piece in bounds.windows(2).map(|w| &body[w[0]..w[1]]).filter(|p| !p.is_empty()) {
+            let _ = stream.write_all(format!("{:x}\r\n", piece.len()).as_bytes());
+            let _ = stream.write_all(piece);
+            let _ = stream.write_all(b"\r\n");
+            let _ = stream.flush();
+            std::thread::sleep(Duration::from_millis(5));
         }
-    });
-    format!("http://{addr}")
+        let _ = stream.write_all(b"0\r\n\r\n");
+    })
 }
 
 #[tokio::test]
