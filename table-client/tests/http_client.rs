@@ -7,8 +7,9 @@
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
+mod support;
+
+use std::io::Write;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,8 @@ use table_client::{
 };
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use support::raw_server;
 
 const ACCOUNT: &str = "devstoreaccount1";
 const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
@@ -197,16 +200,8 @@ fn application_ids_follow_the_azure_sdk_rule() {
 /// A one-connection HTTP proxy on 127.0.0.1: it sends the head of the request it receives
 /// (request line and headers) down the channel and answers with the entity `p`/`r`.
 fn recording_proxy() -> (String, mpsc::Receiver<String>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     let (heads, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        let Ok((mut stream, _)) = listener.accept() else { return };
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-            head.push(byte[0]);
-        }
+    let url = raw_server(1, move |head, mut stream| {
         let body = entity_json().to_string();
         let answer = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json;odata=minimalmetadata\r\nContent-Length: {}\r\n\
@@ -214,9 +209,9 @@ fn recording_proxy() -> (String, mpsc::Receiver<String>) {
             body.len()
         );
         let _ = stream.write_all(answer.as_bytes());
-        let _ = heads.send(String::from_utf8_lossy(&head).into_owned());
+        let _ = heads.send(String::from_utf8_lossy(head).into_owned());
     });
-    (format!("http://{addr}"), received)
+    (url, received)
 }
 
 /// An endpoint nothing listens on: a request that reaches the proxy did not go there.

@@ -6,8 +6,10 @@
 // Test helpers unwrap freely: a failure is the test's verdict.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+mod support;
+
+use std::io::Write;
+use std::net::TcpListener;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -18,6 +20,8 @@ use table_client::{
 };
 use wiremock::matchers::{header_exists, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use support::raw_server;
 
 const ACCOUNT: &str = "devstoreaccount1";
 const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
@@ -146,26 +150,6 @@ async fn a_slow_answer_is_a_timeout() {
     let err = table.get("p", "r").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
     assert!(std::error::Error::source(&err).is_some(), "the transport cause is kept as the source");
-}
-
-/// A raw HTTP server on a loopback port, for answers wiremock cannot give: it accepts
-/// `connections` one after another, reads each request's head, and hands the head and the
-/// connection to `answer`. Returns its base URL.
-fn raw_server(connections: usize, answer: impl Fn(&[u8], TcpStream) + Send + 'static) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(connections) {
-            let Ok(mut stream) = stream else { break };
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
-                head.push(byte[0]);
-            }
-            answer(&head, stream);
-        }
-    });
-    format!("http://{addr}")
 }
 
 /// A server that accepts connections, reads each request's head, and drops them without
