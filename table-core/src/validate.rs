@@ -349,7 +349,7 @@ impl<'k> EntityCheck<'k> {
 
     /// The verdict on the properties handed over (see the type's docs).
     // Inlined into its callers (each write calls it once, a typed one from the crate that
-    // derives the type), where as a call it cost an untyped engine insert 24 instructions.
+    // derives the type): as a call it cost a typed insert 25 instructions (ops_probe).
     #[inline]
     pub(crate) fn finish(self) -> Result<(), Violation> {
         let key = || EntityKey::new(self.partition_key, self.row_key).to_string();
