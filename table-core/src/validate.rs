@@ -287,6 +287,9 @@ pub(crate) trait EntityView {
     /// The `RowKey`.
     fn row_key(&self) -> &str;
 
+    /// The number of custom properties [`properties`](Self::properties) hands over.
+    fn property_count(&self) -> usize;
+
     /// Hands every custom property to `sink`, in ascending name order.
     fn properties<S: FieldSink<Self::Name>>(&self, sink: &mut S);
 }
@@ -300,6 +303,10 @@ impl EntityView for Entity {
 
     fn row_key(&self) -> &str {
         &self.row_key
+    }
+
+    fn property_count(&self) -> usize {
+        self.properties.len()
     }
 
     #[inline]
@@ -345,6 +352,11 @@ impl<'k> EntityCheck<'k> {
     #[inline]
     pub(crate) fn new(partition_key: &'k str, row_key: &'k str) -> Self {
         EntityCheck { partition_key, row_key, count: 0, size: keys_size(partition_key, row_key), fault: None }
+    }
+
+    /// The number of properties handed over.
+    pub(crate) fn count(&self) -> usize {
+        self.count
     }
 
     /// The verdict on the properties handed over (see the type's docs).

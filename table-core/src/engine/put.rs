@@ -38,8 +38,9 @@ pub struct Put<'a, T> {
     value: &'a T,
     /// `value`'s keys and JSON text.
     prepared: PreparedWrite,
-    /// The properties' share of the row the write stores.
+    /// The properties' share of the row the write stores, and their number.
     row_size: RowSize,
+    count: usize,
 }
 
 impl<'a, T: TableEntity> Put<'a, T> {
@@ -54,8 +55,9 @@ impl<'a, T: TableEntity> Put<'a, T> {
         let mut walk = (EntityCheck::new(prepared.partition_key(), prepared.row_key()), RowSize::default());
         value.write_through(&prepared, &mut walk);
         let (check, row_size) = walk;
+        let count = check.count();
         check.finish()?;
-        Ok(Put { kind, value, prepared, row_size })
+        Ok(Put { kind, value, prepared, row_size, count })
     }
 
     /// Which write it is.
@@ -86,6 +88,10 @@ impl<T: TableEntity> EntityView for Put<'_, T> {
 
     fn row_key(&self) -> &str {
         self.prepared.row_key()
+    }
+
+    fn property_count(&self) -> usize {
+        self.count
     }
 
     #[inline]

@@ -117,7 +117,7 @@ impl Row {
             let (text, values) = rest.split_at_mut(text_len);
             let mut header = Writer(header);
             put_unix_time(&mut header, timestamp.unix());
-            for len in [text_len, pk.len(), rk.len(), etag.len(), properties.count] {
+            for len in [text_len, pk.len(), rk.len(), etag.len(), entity.property_count()] {
                 header.len(len);
             }
             let mut encoder = RowEncoder { text: Writer(text), values: Writer(values) };
@@ -856,13 +856,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The custom properties' share of a row's text and value sections, in bytes, and their
-/// number, summed one property at a time by a walk of the entity (see [`Row::sized`]).
+/// The custom properties' share of a row's text and value sections, in bytes, summed one
+/// property at a time by a walk of the entity (see [`Row::sized`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct RowSize {
     text: usize,
     values: usize,
-    count: usize,
 }
 
 impl<N: ViewName + ?Sized> FieldSink<N> for RowSize {
@@ -872,7 +871,6 @@ impl<N: ViewName + ?Sized> FieldSink<N> for RowSize {
     fn property(&mut self, name: &N, value: ValueRef<'_>) {
         self.text += name.text().len() + text_size(value);
         self.values += RECORD_START + value_size(value);
-        self.count += 1;
     }
 }
 
