@@ -453,6 +453,7 @@ fn write_through(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
             properties.push((grammar::ENTITY_VERSION.to_owned(), quote!(#p::ValueRef::Int32(#version))));
         }
     }
+    // Each name measured by the compiler (in a `const` block), not on every write.
     let name = |prop: &str| quote!(&const { #p::StaticName::new(#prop) });
     let mut writes: Vec<(String, TokenStream)> = Vec::new();
     for (property, value) in properties {
@@ -478,6 +479,8 @@ fn write_through(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
     }
     writes.sort_by(|(a, _), (b, _)| a.cmp(b));
     let writes = writes.iter().map(|(_, write)| write);
+    // Only JSON fields read what `prepare_write` kept beyond the keys.
+    let unread = json.is_empty().then(|| quote!(let _ = __prepared;));
     quote! {
         fn prepare_write(&self) -> #p::Result<::core::option::Option<#p::PreparedWrite>> {
             let __partition_key = Self::__table_partition_key(self)?;
@@ -490,7 +493,7 @@ fn write_through(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         }
 
         fn write_through<__S: #p::FieldSink>(&self, __prepared: &#p::PreparedWrite, __sink: &mut __S) {
-            let _ = __prepared;
+            #unread
             #(#writes)*
         }
     }
