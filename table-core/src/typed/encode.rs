@@ -18,7 +18,7 @@
 //! Why walks rather than a list of the fields built once: the list (a `Vec` of names and
 //! values) had to be allocated, built, matched on each of its two walks and dropped, which cost
 //! a typed insert more than walking the fields again does (ops_probe `probe_inserts`: 5,075
-//! instructions with the list, 4,313 with the walks). Why two walks rather than one: a row is
+//! instructions with the list, 4,275 with the walks). Why two walks rather than one: a row is
 //! one allocation of its exact size, which the first walk sums; a field's read is a borrow or a
 //! copy of a number, cheap to repeat, and what is not (the keys, the JSON text) is prepared
 //! once.
