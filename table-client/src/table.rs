@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use table_core::engine::{CheckedKeys, Put, PutKind, Select, TableHandle};
-use table_core::typed::{EntityFields, ReadEntity};
+use table_core::typed::{PreparedWrite, ReadEntity, TableEntity};
 use table_core::{
     CheckedOperation, ETag, Entity, EntityKey, Error, ErrorKind, IfMatch, Operation, Result, Violation,
     WriteOutcome, validate_table_name,
@@ -328,18 +328,23 @@ impl TableClient {
         require_etag(self.execute(operation).await?.etag)
     }
 
-    /// `true` when [`put`](Self::put) stores a typed value's fields without building an
-    /// `Entity`: on the embedded engine, for a type that encrypts nothing and a client without
-    /// an encryption policy (sealing works on the `Entity`).
-    pub(crate) fn puts_fields(&self) -> bool {
+    /// `true` when [`put`](Self::put) stores a typed value without building an `Entity`: on
+    /// the embedded engine, for a type that encrypts nothing and a client without an
+    /// encryption policy (sealing works on the `Entity`).
+    pub(crate) fn puts_through(&self) -> bool {
         matches!(self.backend, Backend::Embedded(_)) && self.encryption.is_none() && self.encrypted.is_empty()
     }
 
-    /// Writes a typed value's fields whole: the write of the same entity as an [`Operation`]
-    /// of `kind`, with the same checks, errors and retries.
-    pub(crate) async fn put(&self, kind: PutKind, fields: EntityFields<'_>) -> Result<ETag> {
+    /// Writes a typed value whole, `prepared` by its `prepare_write`: the write of the same
+    /// entity as an [`Operation`] of `kind`, with the same checks, errors and retries.
+    pub(crate) async fn put<T: TableEntity>(
+        &self,
+        kind: PutKind,
+        value: &T,
+        prepared: PreparedWrite,
+    ) -> Result<ETag> {
         self.check_name()?;
-        let put = Put::new(kind, fields).map_err(Error::invalid)?;
+        let put = Put::new(kind, value, prepared).map_err(Error::invalid)?;
         require_etag(self.backend.put(&self.handle, &put).await?.etag)
     }
 

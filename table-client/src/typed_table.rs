@@ -10,9 +10,10 @@
 //! unwrap is async, and the values change type), then handed to `from_parts`.
 //!
 //! Typed whole-entity writes (insert, replace, insert-or-replace) of a type without indexes
-//! build no generic `Entity` on the embedded engine either: the value's fields
-//! (`TableEntity::to_fields`) are checked by the entity rules and stored as the engine's row,
-//! with the errors and retries of the same write through `to_entity`. Merges (which combine
+//! build no generic `Entity` on the embedded engine either: the value is prepared
+//! (`TableEntity::prepare_write`: its keys and JSON text) and its properties handed straight to
+//! the entity rules, then to the engine's row encoder (`TableEntity::write_through`), with the
+//! errors and retries of the same write through `to_entity`. Merges (which combine
 //! with the stored row), indexed types (whose index rows are batched as entities), HTTP and
 //! clients that encrypt go through `to_entity`.
 
@@ -168,14 +169,15 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         require_etag(index::apply::<T>(&self.table, change).await?.and_then(|written| written.etag))
     }
 
-    /// Writes `value` whole (a type without indexes): as its fields
-    /// ([`TableEntity::to_fields`]) when the client stores them without building an `Entity`
-    /// (see [`TableClient::puts_fields`]) and the type provides them, else as `to_entity`.
+    /// Writes `value` whole (a type without indexes): through its
+    /// [`TableEntity::write_through`] when the client stores it without building an `Entity`
+    /// (see [`TableClient::puts_through`]) and the type writes through a sink, else as
+    /// `to_entity`.
     async fn write_whole(&self, value: &T, kind: PutKind) -> Result<ETag> {
-        if self.table.puts_fields()
-            && let Some(fields) = value.to_fields()?
+        if self.table.puts_through()
+            && let Some(prepared) = value.prepare_write()?
         {
-            return self.table.put(kind, fields).await;
+            return self.table.put(kind, value, prepared).await;
         }
         let entity = value.to_entity()?;
         match kind {

@@ -5,14 +5,16 @@
 //! published formula `4 + 2 * len(PK + RK) + Σ (8 + 2 * len(name) + size(value))`, where a
 //! string or binary value also pays a 4-byte length prefix.
 //!
-//! The entity rules run on an [`EntityView`]: an [`Entity`], or the borrowed fields of a typed
-//! value that the embedded engine stores without building one. Both meet the same checks, in
-//! the same order, with the same errors.
+//! The entity rules after the keys are a sink, [`EntityCheck`], fed the properties of an
+//! [`EntityView`]: an [`Entity`], or a typed value that the embedded engine stores without
+//! building one (its `TableEntity::write_through`). Both meet the same checks, in the same
+//! order, with the same errors.
 
 use crate::datetime::{max_datetime, min_datetime};
 use crate::entity::{Entity, EntityKey};
 use crate::error::{KeyName, Result, Violation};
 use crate::identifier::{is_identifier_part, is_identifier_start};
+use crate::typed::FieldSink;
 use crate::value::ValueRef;
 use crate::value::{Value, utf16_len};
 
@@ -81,7 +83,7 @@ static PLAIN_KEY_BYTE: [bool; 256] = {
 /// connectors and format characters, by Unicode general category), and not a system property
 /// name. OData control names (`odata.etag`, `x@odata.type`) are not identifiers, so they are
 /// refused too.
-// Inlined into the per-property loop of `validate_view` (every untyped write checks every
+// Inlined into the per-property check of `EntityCheck` (every untyped write checks every
 // name), where the call cost about as much as the check of a short ASCII name.
 #[inline(always)]
 pub fn validate_property_name(name: &str) -> Result<(), Violation> {
@@ -173,7 +175,7 @@ pub fn validate_value(name: &str, value: &Value) -> Result<(), Violation> {
 }
 
 /// [`validate_value`] with the value's [`stored_size`] already known.
-// Inlined into the per-property loop of `validate_view`, where the call cost about as much as
+// Inlined into the per-property check of `EntityCheck`, where the call cost about as much as
 // the checks (every write checks every value); as a call of its own it was not inlined.
 #[inline(always)]
 fn validate_sized_value(name: &str, value: ValueRef<'_>, size: usize) -> Result<(), Violation> {
@@ -202,6 +204,7 @@ impl Value {
 }
 
 /// [`Value::stored_size`], of a value owned or borrowed.
+#[inline]
 fn stored_size(value: ValueRef<'_>) -> usize {
     match value {
         ValueRef::Str(s) => 2 * utf16_len(s),
@@ -225,12 +228,14 @@ pub fn property_size(name: &str, value: &Value) -> usize {
     sized_property_size(utf16_len(name), value, stored_size(value))
 }
 
+#[inline]
 fn keys_size(partition_key: &str, row_key: &str) -> usize {
     4 + 2 * (utf16_len(partition_key) + utf16_len(row_key))
 }
 
 /// One property's share of the entity size, given its name's length in UTF-16 units and its
 /// value's stored size; strings and binary also pay a 4-byte length prefix.
+#[inline]
 fn sized_property_size(name_units: usize, value: ValueRef<'_>, value_size: usize) -> usize {
     let prefix = match value {
         ValueRef::Str(_) | ValueRef::Binary(_) => 4,
@@ -239,10 +244,15 @@ fn sized_property_size(name_units: usize, value: ValueRef<'_>, value_size: usize
     8 + 2 * name_units + prefix + value_size
 }
 
-/// A property name as an [`EntityView`] holds it: its text, and its length in UTF-16 units,
-/// which the entity size counts. An [`Entity`]'s names are measured on every write; a derived
-/// type's once, when it compiles (`typed::StaticName`).
+/// A property name as an [`EntityView`] hands it over: its text, and its length in UTF-16
+/// units, which the entity size counts. An [`Entity`]'s names are measured and checked on every
+/// write; a derived type's once, when it compiles (`typed::StaticName`).
 pub(crate) trait ViewName {
+    /// `true` when every name of this kind is known to pass [`validate_property_name`]: the
+    /// names of a derived type, which the derive checks with that function when the type
+    /// compiles.
+    const CHECKED: bool;
+
     /// The name.
     fn text(&self) -> &str;
 
@@ -251,6 +261,8 @@ pub(crate) trait ViewName {
 }
 
 impl ViewName for str {
+    const CHECKED: bool = false;
+
     fn text(&self) -> &str {
         self
     }
@@ -260,18 +272,12 @@ impl ViewName for str {
     }
 }
 
-/// An entity as a write checks and stores it: its keys, and its custom properties in
-/// ascending name order, each name once. Implemented by [`Entity`] and by the borrowed fields
-/// of a typed value (`typed::EntityFields`).
+/// An entity as a write checks and stores it: its keys, and its custom properties handed to a
+/// sink ([`FieldSink`]) in ascending name order, each name once. Implemented by [`Entity`] and
+/// by a typed value's whole-entity write (`engine::Put`, through the type's
+/// `TableEntity::write_through`), so both meet the same sinks: [`EntityCheck`] and the row
+/// encoder.
 pub(crate) trait EntityView {
-    /// `true` when every property name is known to pass [`validate_property_name`]: the names
-    /// of a derived type, which the derive checks with that function when the type compiles.
-    const NAMES_CHECKED: bool;
-
-    /// `true` when both keys are known to pass [`validate_key`]: a derived type's, which its key
-    /// templates build and check (`KeyBuilder::finish`) before the entity is made.
-    const KEYS_CHECKED: bool;
-
     /// How the view holds a property name.
     type Name: ViewName + ?Sized;
 
@@ -281,17 +287,14 @@ pub(crate) trait EntityView {
     /// The `RowKey`.
     fn row_key(&self) -> &str;
 
-    /// The number of custom properties.
+    /// The number of custom properties [`properties`](Self::properties) hands over.
     fn property_count(&self) -> usize;
 
-    /// The custom properties, in ascending name order.
-    fn properties(&self) -> impl Iterator<Item = (&Self::Name, ValueRef<'_>)>;
+    /// Hands every custom property to `sink`, in ascending name order.
+    fn properties<S: FieldSink<Self::Name>>(&self, sink: &mut S);
 }
 
 impl EntityView for Entity {
-    const NAMES_CHECKED: bool = false;
-    const KEYS_CHECKED: bool = false;
-
     type Name = str;
 
     fn partition_key(&self) -> &str {
@@ -306,53 +309,106 @@ impl EntityView for Entity {
         self.properties.len()
     }
 
-    fn properties(&self) -> impl Iterator<Item = (&str, ValueRef<'_>)> {
-        self.properties.iter().map(|(name, value)| (name.as_str(), ValueRef::of(value)))
+    #[inline]
+    fn properties<S: FieldSink<str>>(&self, sink: &mut S) {
+        for (name, value) in &self.properties {
+            sink.property(name, ValueRef::of(value));
+        }
     }
 }
 
 /// Checks everything the service checks on an entity a client writes: keys, property names,
 /// values, property count and total size, in the service's order (keys first).
 pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
-    validate_view(entity, |_, _| {})
+    validate_key(KeyName::PartitionKey, &entity.partition_key)?;
+    validate_key(KeyName::RowKey, &entity.row_key)?;
+    let mut check = EntityCheck::new(&entity.partition_key, &entity.row_key);
+    entity.properties(&mut check);
+    check.finish()
 }
 
-/// [`validate_entity`] of any [`EntityView`]: the same rules in the same order. Hands `each`
-/// every property it checks, in order, so that a caller that needs its own sum over them (the
-/// size of the row the engine stores) has it without a walk of its own.
-// Kept a call: LLVM's choice to inline it into `Put::new` flips with unrelated edits, and
-// inlined a typed insert cost 5,740 instructions instead of 5,711 (ops_probe
-// `probe_inserts`); the untyped insert is the same either way.
-#[inline(never)]
-pub(crate) fn validate_view<E: EntityView>(
-    entity: &E,
-    mut each: impl FnMut(&E::Name, ValueRef<'_>),
-) -> Result<(), Violation> {
-    let (partition_key, row_key) = (entity.partition_key(), entity.row_key());
-    if !E::KEYS_CHECKED {
-        validate_key(KeyName::PartitionKey, partition_key)?;
-        validate_key(KeyName::RowKey, row_key)?;
+/// The entity rules after the keys, as a sink: fed an entity's properties in order, it answers
+/// ([`finish`](Self::finish)) what [`validate_entity`] answers once the keys passed, whoever
+/// walks the entity (an [`Entity`]'s map, or a typed value's `write_through`).
+///
+/// The service checks the property count before any property, but a walk knows the count
+/// only at its end: the sink keeps the first property's fault (the name, then the value) and
+/// counts on, and `finish` reports, in the service's order, too many properties, then that
+/// fault, then the entity's size.
+pub(crate) struct EntityCheck<'k> {
+    partition_key: &'k str,
+    row_key: &'k str,
+    /// Custom properties seen.
+    count: usize,
+    /// The entity's size so far, as the service counts it ([`entity_size`]).
+    size: usize,
+    /// The first property's fault.
+    fault: Option<Violation>,
+}
+
+impl<'k> EntityCheck<'k> {
+    /// The check of an entity with these keys, which must have passed [`validate_key`] (a
+    /// typed value's keys did when they were built).
+    #[inline]
+    pub(crate) fn new(partition_key: &'k str, row_key: &'k str) -> Self {
+        EntityCheck { partition_key, row_key, count: 0, size: keys_size(partition_key, row_key), fault: None }
     }
-    let key = || EntityKey::new(partition_key, row_key).to_string();
-    let count = entity.property_count() + SYSTEM_PROPERTIES;
-    if count > MAX_PROPERTIES {
-        return Err(Violation::TooManyProperties { key: key(), count, max: MAX_PROPERTIES });
+
+    /// The number of properties handed over.
+    pub(crate) fn count(&self) -> usize {
+        self.count
     }
-    // One pass: each value's stored size (a UTF-16 scan for strings) is computed once.
-    let mut size = keys_size(partition_key, row_key);
-    for (name, value) in entity.properties() {
-        if !E::NAMES_CHECKED {
-            validate_property_name(name.text())?;
+
+    /// The verdict on the properties handed over (see the type's docs).
+    // Inlined into its callers (each write calls it once, a typed one from the crate that
+    // derives the type): as a call it cost a typed insert 25 instructions (ops_probe).
+    #[inline]
+    pub(crate) fn finish(self) -> Result<(), Violation> {
+        let key = || EntityKey::new(self.partition_key, self.row_key).to_string();
+        let count = self.count + SYSTEM_PROPERTIES;
+        if count > MAX_PROPERTIES {
+            return Err(Violation::TooManyProperties { key: key(), count, max: MAX_PROPERTIES });
         }
+        if let Some(fault) = self.fault {
+            return Err(fault);
+        }
+        if self.size > MAX_ENTITY_SIZE {
+            return Err(Violation::EntityTooLarge { key: key(), size: self.size, max: MAX_ENTITY_SIZE });
+        }
+        Ok(())
+    }
+}
+
+impl<N: ViewName + ?Sized> FieldSink<N> for EntityCheck<'_> {
+    // Inlined into each walk (every write checks every property), where the call cost about
+    // as much as the checks. A typed value's walk is compiled in the crate that derives the
+    // type, so the sizes it reaches (`stored_size`, `sized_property_size`) are `#[inline]`,
+    // or they would stay calls across crates.
+    #[inline(always)]
+    fn property(&mut self, name: &N, value: ValueRef<'_>) {
+        // Each value's stored size (a UTF-16 scan for strings) is computed once.
         let value_size = stored_size(value);
-        validate_sized_value(name.text(), value, value_size)?;
-        size += sized_property_size(name.utf16_len(), value, value_size);
-        each(name, value);
+        self.count += 1;
+        self.size += sized_property_size(name.utf16_len(), value, value_size);
+        if self.fault.is_none()
+            && let Err(fault) = check_property(name, value, value_size)
+        {
+            self.fault = Some(fault);
+        }
     }
-    if size > MAX_ENTITY_SIZE {
-        return Err(Violation::EntityTooLarge { key: key(), size, max: MAX_ENTITY_SIZE });
+}
+
+/// One property's rules: its name (unless [`ViewName::CHECKED`]), then its value.
+#[inline(always)]
+fn check_property<N: ViewName + ?Sized>(
+    name: &N,
+    value: ValueRef<'_>,
+    value_size: usize,
+) -> Result<(), Violation> {
+    if !N::CHECKED {
+        validate_property_name(name.text())?;
     }
-    Ok(())
+    validate_sized_value(name.text(), value, value_size)
 }
 
 /// Checks a table name: `^[A-Za-z][A-Za-z0-9]{2,62}$` and not `tables` in any case.
@@ -539,6 +595,34 @@ mod tests {
             validate_entity(&e),
             Err(Violation::TooManyProperties { count: 256, max: 255, .. })
         ));
+    }
+
+    #[test]
+    fn an_entitys_faults_are_reported_in_the_services_order() {
+        // Too many properties, then the first property's fault (its name, then its value, by
+        // name order), then the entity's size: whichever properties hold them.
+        let mut e = Entity::new("p", "r");
+        for i in 0..253 {
+            e.insert(format!("p{i:03}"), Value::Binary(vec![0; 8_000]));
+        }
+        e.insert("a", Value::DateTime(min_datetime() - chrono::Duration::nanoseconds(100)));
+        e.insert("zz", Value::Binary(vec![0; 65_537]));
+        assert!(matches!(validate_entity(&e), Err(Violation::TooManyProperties { count: 258, .. })));
+        e.properties.retain(|name, _| name.as_str() < "p200");
+        assert!(
+            matches!(validate_entity(&e), Err(Violation::DateTimeOutOfRange { ref property, .. }) if property == "a")
+        );
+        e.insert("1a", 1);
+        assert!(
+            matches!(validate_entity(&e), Err(Violation::PropertyNameInvalid { ref name, .. }) if name == "1a")
+        );
+        e.properties.retain(|name, _| name != "1a" && name != "a");
+        e.insert("zz", Value::Binary(vec![0; 65_537]));
+        assert!(
+            matches!(validate_entity(&e), Err(Violation::PropertyValueTooLarge { ref property, .. }) if property == "zz")
+        );
+        e.insert("zz", 1);
+        assert!(matches!(validate_entity(&e), Err(Violation::EntityTooLarge { .. })));
     }
 
     #[test]

@@ -1030,24 +1030,27 @@ fn a_table_handle_reads_what_its_name_reads_through_deletes_and_re_creations() {
 
 #[test]
 fn a_table_handle_writes_where_its_name_writes_through_deletes_and_re_creations() {
-    use table_core::KeyName;
     use table_core::engine::{Put, PutKind};
-    use table_core::typed::{CheckedKey, EntityFields, FieldValue, StaticName};
+    use table_core::typed::TableEntity;
+
+    #[derive(table_derive::TableEntity)]
+    #[table(crate = "table_core", partition_key = "p", row_key = "r")]
+    struct Counter {
+        n: i32,
+    }
 
     let e = Engine::new();
     // In another case than the table's: names are case-insensitive.
     let handle = TableHandle::new("PEOPLE".into());
-    let put = |n: i32| {
-        let key = |which, text: &str| CheckedKey::new(which, text.to_owned()).unwrap();
-        let (pk, rk) = (key(KeyName::PartitionKey, "p"), key(KeyName::RowKey, "r"));
-        let fields =
-            EntityFields::from_sorted(pk, rk, vec![(StaticName::new("n"), Some(FieldValue::from(n)))]);
-        Put::new(PutKind::InsertOrReplace, fields).unwrap()
+    let counters: Vec<Counter> = (0..5).map(|n| Counter { n }).collect();
+    let put = |n: usize| {
+        let prepared = counters[n].prepare_write().unwrap().expect("a derived type writes through");
+        Put::new(PutKind::InsertOrReplace, &counters[n], prepared).unwrap()
     };
     // The same upsert by handle, then by name: both answer alike.
-    let same = |e: &Engine, n: i32, what: &str| {
+    let same = |e: &Engine, n: usize, what: &str| {
         let by_handle = e.put(&handle, &put(n));
-        let by_name = e.insert_or_replace("PEOPLE", Entity::new("p", "r").with("n", n));
+        let by_name = e.insert_or_replace("PEOPLE", counters[n].to_entity().unwrap());
         match (&by_handle, &by_name) {
             (Ok(_), Ok(_)) => {}
             (Err(a), Err(b)) => assert_eq!((a.code(), a.to_string()), (b.code(), b.to_string()), "{what}"),

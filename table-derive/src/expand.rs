@@ -192,7 +192,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let templates = key_templates(p, c);
     let (discriminator_consts, write_discriminator, check_discriminator) = discriminator(p, s);
     let writes = property_writes(p, s);
-    let to_fields = to_fields(p, s);
+    let write_through = write_through(p, s);
     let decodes = key_only_decodes(p, c);
     let slot_names = slots::slot_names(read_properties(s));
     let reads = property_reads(p, s, &slot_names);
@@ -256,7 +256,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
                 ::core::result::Result::Ok(__entity)
             }
 
-            #to_fields
+            #write_through
 
             fn from_entity(mut __entity: #p::Entity) -> #p::Result<Self> {
                 #upgrades
@@ -296,7 +296,7 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
                 ::core::result::Result::Ok(Self { #(#inits),* })
             }
 
-            /// The `PartitionKey`, for `partition_key` and `to_fields` (which writes it
+            /// The `PartitionKey`, for `partition_key` and `prepare_write` (which writes it
             /// without checking it again).
             fn __table_partition_key(&self) -> #p::Result<#p::CheckedKey> #build_pk
 
@@ -438,53 +438,63 @@ fn property_writes(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
         .collect()
 }
 
-/// `to_fields`: the entity of `to_entity`, as fields borrowed from `self`. JSON fields are
-/// serialised first, in field order, so that the first to fail is the one `to_entity` names;
-/// then every property is passed in ascending name order (the order a row stores them in,
-/// sorted here; `valid.rs` refuses two fields of one name), so that none is compared at run time.
-fn to_fields(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
+/// `prepare_write` and `write_through`: the entity of `to_entity`, handed to a sink property
+/// by property (see table-core's `encode` module). `prepare_write` builds the keys, then
+/// serialises the JSON fields in field order, so that the first to fail is the one `to_entity`
+/// names; `write_through` hands every property in ascending name order (the order a row
+/// stores them in, sorted here; `valid.rs` refuses two fields of one name), so that none is
+/// compared at run time, a JSON field as the text `prepare_write` kept at its position.
+fn write_through(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
     let mut json = Vec::new();
     let mut properties: Vec<(String, TokenStream)> = Vec::new();
     if let Some(entity_type) = s.attrs.entity_type.get().map(|lit| lit.value()) {
-        properties.push((
-            grammar::ENTITY_TYPE.to_owned(),
-            quote!(::core::option::Option::Some(#p::FieldValue::from(#entity_type))),
-        ));
+        properties.push((grammar::ENTITY_TYPE.to_owned(), quote!(#p::ValueRef::Str(#entity_type))));
         if let Some(version) = s.attrs.version.get() {
-            properties.push((
-                grammar::ENTITY_VERSION.to_owned(),
-                quote!(::core::option::Option::Some(#p::FieldValue::from(#version))),
-            ));
+            properties.push((grammar::ENTITY_VERSION.to_owned(), quote!(#p::ValueRef::Int32(#version))));
         }
+    }
+    // Each name measured by the compiler (in a `const` block), not on every write.
+    let name = |prop: &str| quote!(&const { #p::StaticName::new(#prop) });
+    let mut writes: Vec<(String, TokenStream)> = Vec::new();
+    for (property, value) in properties {
+        let name = name(&property);
+        writes.push((property, quote!(#p::FieldSink::property(__sink, #name, #value);)));
     }
     for f in &s.fields {
         let (ident, ty, prop) = (f.ident, f.ty, &f.property);
         let span = ty.span();
+        let name = name(prop);
         match f.attrs.role {
-            Role::Stored => properties
-                .push((prop.clone(), quote_spanned!(span=> <#ty as #p::Property>::to_field(&self.#ident)))),
+            Role::Stored => writes.push((
+                prop.clone(),
+                quote_spanned!(span=> #p::write_field::<#ty, __S>(__sink, #name, &self.#ident);),
+            )),
             Role::Json => {
-                let local = format_ident!("__json_{}", f.name);
-                json.push(quote_spanned!(span=> let #local = #p::json_field::<#ty>(#prop, &self.#ident)?;));
-                properties.push((prop.clone(), quote!(#local)));
+                let index = Literal::usize_unsuffixed(json.len());
+                json.push(quote_spanned!(span=> #p::json_text::<#ty>(#prop, &self.#ident)?));
+                writes.push((prop.clone(), quote!(#p::write_json_field(__sink, #name, __prepared, #index);)));
             }
             Role::Skip | Role::Timestamp | Role::ETag | Role::KeyOnly => {}
         }
     }
-    properties.sort_by(|(a, _), (b, _)| a.cmp(b));
-    // Each name measured by the compiler (in a `const` block), not on every write.
-    let properties =
-        properties.iter().map(|(name, value)| quote!((const { #p::StaticName::new(#name) }, #value)));
+    writes.sort_by(|(a, _), (b, _)| a.cmp(b));
+    let writes = writes.iter().map(|(_, write)| write);
+    // Only JSON fields read what `prepare_write` kept beyond the keys.
+    let unread = json.is_empty().then(|| quote!(let _ = __prepared;));
     quote! {
-        fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> {
+        fn prepare_write(&self) -> #p::Result<::core::option::Option<#p::PreparedWrite>> {
             let __partition_key = Self::__table_partition_key(self)?;
             let __row_key = Self::__table_row_key(self)?;
-            #(#json)*
-            ::core::result::Result::Ok(::core::option::Option::Some(#p::EntityFields::from_sorted(
+            ::core::result::Result::Ok(::core::option::Option::Some(#p::PreparedWrite::new(
                 __partition_key,
                 __row_key,
-                ::std::vec![#(#properties),*],
+                ::std::vec![#(#json),*],
             )))
+        }
+
+        fn write_through<__S: #p::FieldSink>(&self, __prepared: &#p::PreparedWrite, __sink: &mut __S) {
+            #unread
+            #(#writes)*
         }
     }
 }
@@ -1100,7 +1110,13 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         quote!(match self { #(#arms),* })
     };
     let to_entity = delegate(quote!(to_entity));
-    let to_fields = delegate(quote!(to_fields));
+    let prepare_write = delegate(quote!(prepare_write));
+    let write_through = {
+        let arms = e.variants.iter().map(|(v, ty)| {
+            quote!(Self::#v(__v) => <#ty as #p::TableEntity>::write_through(__v, __prepared, __sink))
+        });
+        quote!(match self { #(#arms),* })
+    };
     let partition_key = delegate(quote!(partition_key));
     let row_key = delegate(quote!(row_key));
     let kinds = e
@@ -1177,7 +1193,11 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
         impl #impl_generics #p::TableEntity for #ident #ty_generics #where_clause {
             fn to_entity(&self) -> #p::Result<#p::Entity> { #to_entity }
 
-            fn to_fields(&self) -> #p::Result<::core::option::Option<#p::EntityFields<'_>>> { #to_fields }
+            fn prepare_write(&self) -> #p::Result<::core::option::Option<#p::PreparedWrite>> { #prepare_write }
+
+            fn write_through<__S: #p::FieldSink>(&self, __prepared: &#p::PreparedWrite, __sink: &mut __S) {
+                #write_through
+            }
 
             fn from_entity(__entity: #p::Entity) -> #p::Result<Self> {
                 let __variant = #p::variant_for(&__entity, &[#(#kinds),*])?;

@@ -9,6 +9,7 @@
 //! Only `Retry-After` has no counterpart: the engine asks for no pause.
 
 use table_core::engine::{CheckedKeys, Engine, Put, PutKind, Select, TableHandle};
+use table_core::typed::TableEntity;
 use table_core::{Continuation, Operation, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
 
 use super::{Decode, Write};
@@ -60,7 +61,11 @@ impl EmbeddedBackend {
         }
     }
 
-    pub(crate) async fn put(&self, table: &TableHandle, put: &Put<'_>) -> Result<WriteOutcome> {
+    pub(crate) async fn put<T: TableEntity>(
+        &self,
+        table: &TableHandle,
+        put: &Put<'_, T>,
+    ) -> Result<WriteOutcome> {
         let replay = Replay::of_write(*put.kind() == PutKind::Insert);
         self.serve(replay, |e| e.put(table, put)).await
     }

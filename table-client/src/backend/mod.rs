@@ -12,6 +12,7 @@ mod embedded;
 mod http;
 
 use table_core::engine::{CheckedKeys, Engine, Put, Select, TableHandle};
+use table_core::typed::TableEntity;
 use table_core::{
     CheckedOperation, Continuation, Entity, Error, ErrorKind, Operation, QueryRequest, Result,
     ServiceProperties, ServiceStatistics, SignedIdentifier, TablePage, TableQuery, WriteOutcome,
@@ -115,9 +116,13 @@ impl Backend {
         }
     }
 
-    /// [`execute`](Self::execute) of a typed value's fields written whole: on the embedded
-    /// engine without building an `Entity`; over HTTP as the operation it is.
-    pub(crate) async fn put(&self, table: &TableHandle, put: &Put<'_>) -> Result<WriteOutcome> {
+    /// [`execute`](Self::execute) of a typed value written whole: on the embedded engine
+    /// without building an `Entity`; over HTTP as the operation it is.
+    pub(crate) async fn put<T: TableEntity>(
+        &self,
+        table: &TableHandle,
+        put: &Put<'_, T>,
+    ) -> Result<WriteOutcome> {
         let result = match self {
             Backend::Embedded(e) => e.put(table, put).await,
             Backend::Http(h) => h.execute(table.name(), &put.to_operation()).await,

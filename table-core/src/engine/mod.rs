@@ -13,7 +13,7 @@
 //!
 //! Module map: `catalog` (tables), `table` (rows and per-entity write rules), `row` (the
 //! stored form of an entity, its filter lookups and `$select` projection), `select` (a
-//! `$select` list checked and sorted once), `put` (a typed value's fields written whole),
+//! `$select` list checked and sorted once), `put` (a typed value written whole),
 //! `query` (key ranges, page scans, continuation tokens), `batch` (all-or-nothing
 //! transactions), `order` (UTF-16 ordinal key order), `row_index` (rows hashed by key, for
 //! point reads), `clock` (timestamps), `faults`,
@@ -70,7 +70,7 @@ use crate::query::{Continuation, Page, QueryRequest, TablePage, TableQuery};
 use crate::service_properties::{
     CorsRule, GeoReplicationStatus, ServiceProperties, ServiceStatistics, validate_service_properties,
 };
-use crate::typed::Decoder;
+use crate::typed::{Decoder, TableEntity};
 use crate::validate::{validate_entity, validate_key};
 
 /// Largest `$top` the service accepts.
@@ -304,12 +304,12 @@ impl Engine {
         self.write(WriteTarget::Name(table), operation.operation(), || Ok(()))
     }
 
-    /// Stores a typed value's fields whole ([`Put`], checked when it was made) in the table a
+    /// Stores a typed value whole ([`Put`], checked when it was made) in the table a
     /// [`TableHandle`] names, without building an [`Entity`]: the rest runs as
     /// [`execute`](Self::execute) of the same operation on the table of that name, in the same
     /// order, with the same errors.
     #[doc(hidden)]
-    pub fn put(&self, table: &TableHandle, put: &Put<'_>) -> Result<WriteOutcome> {
+    pub fn put<T: TableEntity>(&self, table: &TableHandle, put: &Put<'_, T>) -> Result<WriteOutcome> {
         self.write(WriteTarget::Handle(table), put, || Ok(()))
     }
 

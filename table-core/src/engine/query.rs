@@ -211,7 +211,14 @@ pub(crate) fn scan(
         let mut in_range = partition.range::<[u8], _>(rk_bounds).map(|(_, row)| row);
         loop {
             batch.clear();
-            batch.extend(in_range.by_ref().take(BATCH));
+            // A loop of its own rather than `extend(take(BATCH))`, whose body LLVM kept as a
+            // call or inlined with the B-tree's step left a call, as edits elsewhere in the
+            // crate moved it: as this loop the step inlines (ops_probe `probe_scans`: 3,175.2
+            // instructions per scanned row with the step a call, 3,156.5 as a `while` on the
+            // batch's length, 3,149.8 as this loop).
+            for row in in_range.by_ref().take(BATCH) {
+                batch.push(row);
+            }
             if batch.is_empty() {
                 break;
             }

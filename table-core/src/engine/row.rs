@@ -18,6 +18,11 @@
 //!   the year, second of the day and nanosecond: see [`datetime_bytes`]), 16 (Guid), or a
 //!   length (String, whose bytes are in the text; Binary, followed by its bytes).
 //!
+//! Writes. [`Row::new`] walks an [`EntityView`] (an `Entity`, or a typed value through its
+//! `write_through`) with [`RowSize`], to size the buffer, then with the row encoder, which
+//! writes each property as it is handed over; [`Row::sized`] takes the size from a walk that
+//! summed it while checking the entity (`Put::new`).
+//!
 //! Reads. [`Row::to_entity`] and [`Row::read`] (the generic entity, and the parts a decoder
 //! without a reader takes) check the whole text as UTF-8 once and copy every name and value.
 //! A typed decoder instead reads through a [`RowReader`]: keys and names stay borrowed, and a
@@ -55,7 +60,9 @@ use super::select::{SLOT_BITS, Select, Selected, SlotBits};
 use crate::entity::{ETag, Entity};
 use crate::error::Result;
 use crate::filter::{Source, same_bytes};
-use crate::typed::{Decoder, EntityParts, EntityReader, PropertyList, PropertySlots, ReadEntity, Taken};
+use crate::typed::{
+    Decoder, EntityParts, EntityReader, FieldSink, PropertyList, PropertySlots, ReadEntity, Taken,
+};
 use crate::validate::{EntityView, MAX_PROPERTIES, ViewName};
 use crate::value::{Value, ValueRef};
 
@@ -99,9 +106,7 @@ impl Row {
             (entity.partition_key().as_bytes(), entity.row_key().as_bytes(), etag.as_str().as_bytes());
         let properties = properties.unwrap_or_else(|| {
             let mut sum = RowSize::default();
-            for (name, value) in entity.properties() {
-                sum.add(name.text(), value);
-            }
+            entity.properties(&mut sum);
             sum
         });
         let (text_len, values_len) = (pk.len() + rk.len() + etag.len() + properties.text, properties.values);
@@ -110,19 +115,16 @@ impl Row {
         if let Some(bytes) = Arc::get_mut(&mut buffer) {
             let (header, rest) = bytes.split_at_mut(HEADER);
             let (text, values) = rest.split_at_mut(text_len);
-            let (mut header, mut text, mut values) = (Writer(header), Writer(text), Writer(values));
+            let mut header = Writer(header);
             put_unix_time(&mut header, timestamp.unix());
             for len in [text_len, pk.len(), rk.len(), etag.len(), entity.property_count()] {
                 header.len(len);
             }
-            text.put(pk);
-            text.put(rk);
-            for (name, value) in entity.properties() {
-                let name = name.text().as_bytes();
-                text.put(name);
-                put_value(&mut text, &mut values, name.len(), value);
-            }
-            text.put(etag);
+            let mut encoder = RowEncoder { text: Writer(text), values: Writer(values) };
+            encoder.text.put(pk);
+            encoder.text.put(rk);
+            entity.properties(&mut encoder);
+            encoder.text.put(etag);
         }
         Row(buffer)
     }
@@ -855,21 +857,42 @@ impl<'a> Reader<'a> {
 }
 
 /// The custom properties' share of a row's text and value sections, in bytes, summed one
-/// property at a time (see [`Row::sized`]).
+/// property at a time by a walk of the entity (see [`Row::sized`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct RowSize {
     text: usize,
     values: usize,
 }
 
-impl RowSize {
-    /// Adds the property `name` of `value`.
+impl<N: ViewName + ?Sized> FieldSink<N> for RowSize {
     // Inlined into the walks that sum it (`Row::new`, the check of `Put::new`), where the call
     // would cost as much as the sums.
     #[inline(always)]
-    pub(crate) fn add(&mut self, name: &str, value: ValueRef<'_>) {
-        self.text += name.len() + text_size(value);
-        self.values += 4 + 1 + value_size(value);
+    fn property(&mut self, name: &N, value: ValueRef<'_>) {
+        self.text += name.text().len() + text_size(value);
+        self.values += RECORD_START + value_size(value);
+    }
+}
+
+/// The sink that writes a row's custom properties: each name (and a String's text) to the
+/// text section, each value's record to the value section.
+///
+/// A typed value's walk is compiled in the crate that derives the type (its `write_through`
+/// is generic), so what this sink and [`RowSize`] reach (`Writer::put`, the sizes and bytes of
+/// a value) is `#[inline]`: as calls across crates they cost a typed insert about 580
+/// instructions, with the entity rules' helpers (ops_probe `probe_inserts`).
+struct RowEncoder<'a> {
+    text: Writer<'a>,
+    values: Writer<'a>,
+}
+
+impl<N: ViewName + ?Sized> FieldSink<N> for RowEncoder<'_> {
+    // Inlined into the walk (every write encodes every property), as `put_value` is.
+    #[inline(always)]
+    fn property(&mut self, name: &N, value: ValueRef<'_>) {
+        let name = name.text().as_bytes();
+        self.text.put(name);
+        put_value(&mut self.text, &mut self.values, name.len(), value);
     }
 }
 
@@ -878,6 +901,7 @@ impl RowSize {
 struct Writer<'a>(&'a mut [u8]);
 
 impl Writer<'_> {
+    #[inline]
     fn put(&mut self, bytes: &[u8]) {
         let rest = std::mem::take(&mut self.0);
         if let Some((head, tail)) = rest.split_at_mut_checked(bytes.len()) {
@@ -886,6 +910,7 @@ impl Writer<'_> {
         }
     }
 
+    #[inline]
     fn len(&mut self, len: usize) {
         self.put(&len_bytes(len));
     }
@@ -916,6 +941,7 @@ impl Writer<'_> {
 /// instructions however few the bytes. A typed insert of the bench `Customer` (ten such pieces)
 /// cost 126 instructions more through `copy_from_slice`, an untyped engine insert 175 more
 /// (ops_probe `probe_inserts`, `probe_engine_inserts`).
+#[inline]
 fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     // Longest first: a long piece (a String's text, the ETag) pays one comparison before its
     // `memcpy`, a key two, a name at most four.
@@ -949,12 +975,14 @@ fn copy_ends<const N: usize>(dst: &mut [u8], src: &[u8]) {
 const RECORD_START: usize = 4 + 1;
 
 /// A length as the row stores it.
+#[inline]
 fn len_bytes(len: usize) -> [u8; 4] {
     // Lengths are bounded by the entity limits (1 MiB), far below `u32::MAX`.
     u32::try_from(len).unwrap_or(u32::MAX).to_le_bytes()
 }
 
 /// Bytes a value takes in the text section: a String's text.
+#[inline]
 fn text_size(value: ValueRef<'_>) -> usize {
     match value {
         ValueRef::Str(s) => s.len(),
@@ -963,6 +991,7 @@ fn text_size(value: ValueRef<'_>) -> usize {
 }
 
 /// Bytes a value takes in the value section after its name length and tag.
+#[inline]
 fn value_size(value: ValueRef<'_>) -> usize {
     match value {
         ValueRef::Str(_) => 4,
@@ -980,6 +1009,7 @@ fn value_size(value: ValueRef<'_>) -> usize {
 /// year and day; Unix time (as the header's timestamp is kept) makes it from a day number, a
 /// walk over the calendar's 400-year cycle: 127 instructions a read against 97 (callgrind),
 /// and a write had to count the days too.
+#[inline]
 fn datetime_bytes(t: DateTime<Utc>) -> [u8; 16] {
     let (date, time) = (t.naive_utc().date(), t.naive_utc().time());
     let mut bytes = [0; 16];
@@ -1008,7 +1038,7 @@ fn unix_time_bytes((secs, nanos): (i64, u32)) -> [u8; 12] {
 
 /// Writes a value's record to `values` (the length of its property's name, its tag, its
 /// bytes), a String's text to `text`.
-// Inlined into the per-property loop of `Row::new`, where the call cost about as much as the
+// Inlined into the row encoder's per-property step, where the call cost about as much as the
 // writes (every write encodes every value); as a call of its own it was not inlined.
 #[inline(always)]
 fn put_value(text: &mut Writer<'_>, values: &mut Writer<'_>, name_len: usize, value: ValueRef<'_>) {

@@ -31,8 +31,8 @@ pub(crate) struct TableData {
 }
 
 /// One write as a table applies it: the row it names, what it requires of the stored row, and
-/// what it leaves in the row's place. An [`Operation`], or a typed value's fields written
-/// whole (`engine::Put`).
+/// what it leaves in the row's place. An [`Operation`], or a typed value written whole
+/// (`engine::Put`).
 pub(crate) trait RowWrite {
     /// What the write stores.
     type Entity: EntityView;

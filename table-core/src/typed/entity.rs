@@ -4,7 +4,7 @@ use crate::entity::{Entity, EntityKey};
 use crate::error::Result;
 
 use super::decode::{EntityReader, PropertySlots, ReadEntity};
-use super::encode::EntityFields;
+use super::encode::{FieldSink, PreparedWrite};
 use super::grammar;
 use super::index::IndexDef;
 use super::template::KeyTemplates;
@@ -257,14 +257,28 @@ pub trait TableEntity: Sized {
     /// left out). Fails when a key cannot be built or a JSON field cannot be serialised.
     fn to_entity(&self) -> Result<Entity>;
 
-    /// The entity [`to_entity`](Self::to_entity) makes, as fields borrowed from `self` (see
-    /// the `encode` module), which the embedded engine stores without building an `Entity`;
-    /// same keys, properties and errors. `None` when the type does not provide them (the
-    /// default): writes then use `to_entity`. The derive implements it for structs, and enums
-    /// of entity types pass it on to their variants.
+    /// What a write of `self` works out once, before it walks the properties with
+    /// [`write_through`](Self::write_through): the keys and the JSON fields' text (see the
+    /// `encode` module), with the errors of [`to_entity`](Self::to_entity) in its order.
+    /// `None` when the type does not write through a sink (the default): writes then use
+    /// `to_entity`. The derive implements it for structs, and enums of entity types pass it on
+    /// to their variants.
     #[doc(hidden)]
-    fn to_fields(&self) -> Result<Option<EntityFields<'_>>> {
+    fn prepare_write(&self) -> Result<Option<PreparedWrite>> {
         Ok(None)
+    }
+
+    /// Hands the properties of [`to_entity`](Self::to_entity) to `sink`, in ascending name
+    /// order, each name once, borrowed from `self` where they can be; `prepared` is what
+    /// [`prepare_write`](Self::prepare_write) gave for `self`. The same properties on every
+    /// call, so that a write may walk them more than once (see the `encode` module). A type
+    /// whose `prepare_write` answers `Some` implements it; the default hands nothing.
+    ///
+    /// Generic, so that each sink (the entity rules, the engine's row encoder) gets a walk
+    /// compiled for its own type, its work inlined into the field reads.
+    #[doc(hidden)]
+    fn write_through<S: FieldSink>(&self, prepared: &PreparedWrite, sink: &mut S) {
+        let _ = (prepared, sink);
     }
 
     /// The value of a stored entity, upgraded when it was stored by an older version the type

@@ -66,7 +66,9 @@ pub trait PropertyValue: Sized {
     /// The EDM type of the stored value.
     const EDM_TYPE: EdmType;
 
-    /// The value to store.
+    /// The value to store: the same on every call, as a write may ask more than once (the
+    /// embedded engine checks a value, then encodes it). A type that answers differently may
+    /// have stored what was not checked; reads of what it stored still never panic.
     fn to_value(&self) -> Value;
 
     /// The field from a stored value.
@@ -207,6 +209,7 @@ macro_rules! exact_value {
                 Value::$variant($stored(*self))
             }
 
+            #[inline]
             fn to_field_value(&self) -> FieldValue<'_> {
                 FieldValue::from($stored(*self))
             }
@@ -237,6 +240,7 @@ macro_rules! exact_owned_value {
                 Value::$variant(self.clone())
             }
 
+            #[inline]
             fn to_field_value(&self) -> FieldValue<'_> {
                 FieldValue::from($field(self))
             }
@@ -268,6 +272,7 @@ macro_rules! widened_integer_value {
                 Value::$variant($wide::from(*self))
             }
 
+            #[inline]
             fn to_field_value(&self) -> FieldValue<'_> {
                 FieldValue::from($wide::from(*self))
             }
@@ -302,6 +307,7 @@ impl PropertyValue for f32 {
         Value::Double(f64::from(*self))
     }
 
+    #[inline]
     fn to_field_value(&self) -> FieldValue<'_> {
         FieldValue::from(f64::from(*self))
     }
@@ -331,6 +337,7 @@ impl PropertyValue for u64 {
         Value::Int64(i64::from_ne_bytes(self.to_ne_bytes()))
     }
 
+    #[inline]
     fn to_field_value(&self) -> FieldValue<'_> {
         FieldValue::from(i64::from_ne_bytes(self.to_ne_bytes()))
     }

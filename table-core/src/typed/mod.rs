@@ -28,8 +28,9 @@ pub use column::{
 pub use decode::{EntityParts, EntityReader, PropertyBag, PropertyList, PropertySlots, ReadEntity, Taken};
 #[doc(hidden)]
 pub use decoder::Decoder;
+pub(crate) use encode::EntityBuilder;
 #[doc(hidden)]
-pub use encode::{EntityFields, FieldValue, StaticName};
+pub use encode::{FieldSink, FieldValue, PreparedWrite, StaticName};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
 pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};

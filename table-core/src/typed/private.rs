@@ -11,13 +11,13 @@ pub use crate::entity::{ETag, Entity, EntityKey};
 pub use crate::error::{Error, KeyName, Result, Violation};
 pub use crate::filter::Filter;
 pub use crate::keys::{KeyCodecError, KeySpec};
-pub use crate::value::{EdmType, Value};
+pub use crate::value::{EdmType, Value, ValueRef};
 
 pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
 pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity};
-pub use super::encode::{EntityFields, FieldValue, StaticName};
+pub use super::encode::{FieldSink, FieldValue, PreparedWrite, StaticName};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
@@ -66,13 +66,33 @@ pub fn write_json<T: serde::Serialize>(entity: &mut Entity, name: &str, field: &
     Ok(())
 }
 
-/// [`write_json`]'s property as a field value ([`TableEntity::to_fields`]).
-pub fn json_field<T: serde::Serialize>(name: &str, field: &T) -> Result<Option<FieldValue<'static>>> {
-    Ok(json_text(name, field)?.map(|json| FieldValue::owned(Value::String(json))))
+/// Hands a field to a write's sink as its property (nothing for `None`), borrowed from the
+/// field where its type lends it ([`TableEntity::write_through`]).
+// Always inlined into the derived walk, so that the sink's work inlines into the field read.
+#[inline(always)]
+pub fn write_field<T: Property, S: FieldSink>(sink: &mut S, name: &StaticName, field: &T) {
+    if let Some(value) = T::to_field(field) {
+        sink.property(name, value.get());
+    }
 }
 
-/// A `#[table(json)]` field's JSON text, `None` for `null`.
-fn json_text<T: serde::Serialize>(name: &str, field: &T) -> Result<Option<String>> {
+/// Hands the `index`th `#[table(json)]` field's text, as [`PreparedWrite`] holds it, to a
+/// write's sink (nothing for `null`).
+#[inline]
+pub fn write_json_field<S: FieldSink>(
+    sink: &mut S,
+    name: &StaticName,
+    prepared: &PreparedWrite,
+    index: usize,
+) {
+    if let Some(json) = prepared.json(index) {
+        sink.property(name, ValueRef::Str(json));
+    }
+}
+
+/// A `#[table(json)]` field's JSON text, `None` for `null` (for [`write_json`], and for
+/// [`TableEntity::prepare_write`], which keeps it in the [`PreparedWrite`]).
+pub fn json_text<T: serde::Serialize>(name: &str, field: &T) -> Result<Option<String>> {
     // `to_string` keeps the struct's field order, which `to_value` (a sorted map) would lose.
     let json = serde_json::to_string(field).map_err(|e| value_error(name, e))?;
     Ok(Some(json).filter(|json| json != "null"))

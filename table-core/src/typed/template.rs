@@ -520,8 +520,8 @@ impl KeyBuilder<'_> {
 }
 
 /// A `PartitionKey` or `RowKey` that passed [`validate_key`]: only [`CheckedKey::new`] and a
-/// [`KeyBuilder`] (through the same check) make one, so a write that takes it (the embedded engine's `Put` of a typed value's fields) need
-/// not check the key again.
+/// [`KeyBuilder`] (through the same check) make one, so a write that takes it (the embedded
+/// engine's `Put` of a typed value) need not check the key again.
 // Held as the `KeyText` it was built in: a short key stays inline from the first field
 // written to the row that stores it.
 #[doc(hidden)]
