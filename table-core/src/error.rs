@@ -698,6 +698,15 @@ pub enum Violation {
         /// The encrypted property the `$select` names.
         property: String,
     },
+    /// A typed value's properties changed between the write's check of them and their
+    /// encoding (a hand-written `PropertyValue::to_value` that answers differently on each
+    /// call): what was checked is not what would be stored, so the embedded engine stores
+    /// nothing.
+    #[error(
+        "the entity's properties changed while it was written (a PropertyValue::to_value that \
+         answers differently on each call); nothing was stored"
+    )]
+    UnstableValues,
     /// A property's value does not fit the field or the declared type.
     #[error("property {property:?}: {message}")]
     Value {
@@ -727,7 +736,7 @@ impl Violation {
             DuplicateRow { .. } | SharedRowInTransaction { .. } => ErrorCode::InvalidDuplicateRow,
             BatchTooLarge { .. } => ErrorCode::RequestBodyTooLarge,
             FilterUnsupported { .. } => ErrorCode::NotImplemented,
-            Value { .. } | NewerEntityVersion { .. } | UnreadableEntityVersion { .. } => {
+            Value { .. } | UnstableValues | NewerEntityVersion { .. } | UnreadableEntityVersion { .. } => {
                 ErrorCode::InvalidValueType
             }
             TooManySignedIdentifiers { .. } | TooManyCorsRules { .. } | CorsRulesTooLarge { .. } => {

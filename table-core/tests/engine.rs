@@ -1029,6 +1029,51 @@ fn a_table_handle_reads_what_its_name_reads_through_deletes_and_re_creations() {
 }
 
 #[test]
+fn a_typed_value_whose_properties_change_while_it_is_written_stores_nothing() {
+    use std::cell::Cell;
+    use table_core::engine::{Put, PutKind};
+    use table_core::typed::{PropertyValue, TableEntity, ValueError};
+    use table_core::{EdmType, Value};
+
+    /// A value that breaks `to_value`'s contract: each call answers a longer string.
+    struct Growing(Cell<usize>);
+
+    impl PropertyValue for Growing {
+        const EDM_TYPE: EdmType = EdmType::String;
+
+        fn to_value(&self) -> Value {
+            self.0.set(self.0.get() + 1);
+            Value::String("x".repeat(self.0.get()))
+        }
+
+        fn from_value(value: Value) -> Result<Self, ValueError> {
+            match value {
+                Value::String(s) => Ok(Growing(Cell::new(s.len()))),
+                other => Err(ValueError::WrongType { expected: EdmType::String, found: other.edm_type() }),
+            }
+        }
+    }
+
+    #[derive(table_derive::TableEntity)]
+    #[table(crate = "table_core", partition_key = "p", row_key = "r")]
+    struct Note {
+        text: Growing,
+    }
+
+    let e = Engine::new();
+    e.create_table(T).unwrap();
+    let handle = TableHandle::new(T.into());
+    let note = Note { text: Growing(Cell::new(0)) };
+    let prepared = note.prepare_write().unwrap().expect("a derived type writes through");
+    // Checked with one string, then handed to the encoder as a longer one.
+    let put = Put::new(PutKind::InsertOrReplace, &note, prepared).unwrap();
+    let err = e.put(&handle, &put).unwrap_err();
+    assert_eq!(err.violation(), Some(&Violation::UnstableValues), "{err}");
+    assert!(err.to_string().contains("nothing was stored"), "{err}");
+    assert_eq!(e.get(T, "p", "r", None).unwrap_err().code(), Some(&ErrorCode::ResourceNotFound));
+}
+
+#[test]
 fn a_table_handle_writes_where_its_name_writes_through_deletes_and_re_creations() {
     use table_core::engine::{Put, PutKind};
     use table_core::typed::TableEntity;

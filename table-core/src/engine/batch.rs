@@ -27,10 +27,11 @@ pub(crate) fn apply_batch(
             .map_err(|e| e.with_batch_index(index).about(table, Some((op.partition_key(), op.row_key()))))?;
     }
     let Some(journal) = journal else {
-        // Without a journal, each row is stored as soon as it is made: no list of rows.
-        return Ok(operations.iter().map(|op| data.apply(op, clock.tick())).collect());
+        // Without a journal, each row is stored as soon as it is made: no list of rows. (An
+        // `Operation` always encodes, so no failure can come after a row is stored.)
+        return operations.iter().map(|op| data.apply(op, clock.tick())).collect();
     };
-    let prepared: Vec<_> = operations.iter().map(|op| data.prepare(op, clock.tick())).collect();
+    let prepared = operations.iter().map(|op| data.prepare(op, clock.tick())).collect::<Result<Vec<_>>>()?;
     let rows = prepared
         .iter()
         .map(|(key, row, _)| RowChange::of((key.partition_key(), key.row_key()), row.as_ref()))
@@ -55,7 +56,7 @@ mod tests {
     fn a_failing_operation_leaves_the_table_untouched() {
         let clock = Clock::default();
         let mut data = TableData::default();
-        data.apply(&Operation::Insert(Entity::new("p", "3")), clock.tick());
+        data.apply(&Operation::Insert(Entity::new("p", "3")), clock.tick()).expect("an operation encodes");
         let ops = vec![
             Operation::Insert(Entity::new("p", "1")),
             Operation::InsertOrReplace(Entity::new("p", "2")),

@@ -329,7 +329,8 @@ mod tests {
                 let generic =
                     Row::new(checked.operation().entity().expect("a whole-entity write"), t.into(), &etag);
                 // As the engine stores it: sized by the walk that checked it.
-                let fast = Row::sized(&put, put.row_size, t.into(), &etag);
+                let fast =
+                    Row::sized(&put, put.row_size, t.into(), &etag).expect("the walk Put::new checked");
                 prop_assert_eq!(generic.bytes(), fast.bytes());
             }
             (Err(generic), Err(fast)) => prop_assert_eq!(generic, fast),

@@ -16,7 +16,7 @@ use super::row::{Row, RowSize};
 use super::row_index::{IndexKey, IndexPlace, RowIndex};
 use crate::batch::{Operation, WriteOutcome};
 use crate::entity::{Entity, IfMatch};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode, Result, Violation};
 use crate::validate::{EntityView, validate_entity};
 
 /// The rows of one partition, by row key.
@@ -169,19 +169,19 @@ impl TableData {
         let place = self.index.place(&key);
         let current = place.row();
         check_row(op, current)?;
-        let (row, outcome) = write(current, op, clock.tick());
+        let (row, outcome) = write(current, op, clock.tick())?;
         record(row.as_ref())?;
         store_at(&mut self.partitions, place, &key, row);
         Ok(outcome)
     }
 
     /// Applies a write that passed [`check`](Self::check), stamping written rows with
-    /// `timestamp`. Total: a write that did not pass `check` is applied as its upsert
-    /// counterpart rather than panicking.
-    pub(crate) fn apply(&mut self, op: &impl RowWrite, timestamp: Stamp) -> WriteOutcome {
-        let (key, row, outcome) = self.prepare(op, timestamp);
+    /// `timestamp`: a write that did not pass `check` is applied as its upsert counterpart
+    /// rather than panicking. Fails, changing nothing, only as [`write`] does.
+    pub(crate) fn apply(&mut self, op: &impl RowWrite, timestamp: Stamp) -> Result<WriteOutcome> {
+        let (key, row, outcome) = self.prepare(op, timestamp)?;
         self.store(&key, row);
-        outcome
+        Ok(outcome)
     }
 
     /// What [`apply`](Self::apply) would do, without doing it: the row's hashed key, the row
@@ -191,11 +191,11 @@ impl TableData {
         &self,
         op: &'k impl RowWrite,
         timestamp: Stamp,
-    ) -> (IndexKey<'k>, Option<Row>, WriteOutcome) {
+    ) -> Result<(IndexKey<'k>, Option<Row>, WriteOutcome)> {
         let (partition_key, row_key) = op.key();
         let key = self.key(partition_key, row_key);
-        let (row, outcome) = write(self.index.get(&key), op, timestamp);
-        (key, row, outcome)
+        let (row, outcome) = write(self.index.get(&key), op, timestamp)?;
+        Ok((key, row, outcome))
     }
 
     /// Stores `row` as [`store`](Self::store) does, its keys read from the row itself; for a
@@ -278,19 +278,22 @@ fn check_row(op: &impl RowWrite, current: Option<&Row>) -> Result<()> {
 
 /// What `op` makes of its row, `current`, stamped with `timestamp`: the row to store (`None`
 /// for a delete) and the outcome. A merge over a stored row stores the merged entity, any
-/// other write stores its entity.
-fn write(current: Option<&Row>, op: &impl RowWrite, timestamp: Stamp) -> (Option<Row>, WriteOutcome) {
+/// other write stores its entity. Fails ([`Violation::UnstableValues`]) only for a typed value
+/// whose properties changed since its write checked them ([`Row::sized`]); an [`Operation`]
+/// always encodes.
+fn write(current: Option<&Row>, op: &impl RowWrite, timestamp: Stamp) -> Result<(Option<Row>, WriteOutcome)> {
     let Some(stores) = op.stores() else {
-        return (None, WriteOutcome { etag: None });
+        return Ok((None, WriteOutcome { etag: None }));
     };
     let etag = timestamp.etag();
     let row = match (stores, current) {
         (Stores::Entity(entity), _) => Row::new(entity, timestamp, &etag),
-        (Stores::Sized { entity, size }, _) => Row::sized(entity, size, timestamp, &etag),
+        (Stores::Sized { entity, size }, _) => Row::sized(entity, size, timestamp, &etag)
+            .ok_or_else(|| Error::invalid(Violation::UnstableValues))?,
         (Stores::Merged(entity), Some(current)) => Row::new(&merged(current, entity), timestamp, &etag),
         (Stores::Merged(entity), None) => Row::new(entity, timestamp, &etag),
     };
-    (Some(row), WriteOutcome { etag: Some(etag) })
+    Ok((Some(row), WriteOutcome { etag: Some(etag) }))
 }
 
 /// The stored row with `entity`'s properties merged over its own.
@@ -327,13 +330,13 @@ mod tests {
     #[test]
     fn deleting_the_last_row_removes_its_partition() {
         let mut t = TableData::default();
-        t.apply(&Operation::Insert(Entity::new("p", "r")), ts(1).into());
+        t.apply(&Operation::Insert(Entity::new("p", "r")), ts(1).into()).expect("an operation encodes");
         assert_eq!(t.partitions.len(), 1);
         let outcome = t.apply(
             &Operation::Delete { key: EntityKey::new("p", "r"), if_match: IfMatch::Any },
             ts(2).into(),
         );
-        assert_eq!(outcome.etag, None);
+        assert_eq!(outcome.expect("a delete").etag, None);
         assert!(t.partitions.is_empty());
     }
 
@@ -358,7 +361,9 @@ mod tests {
     #[test]
     fn stored_rows_carry_their_timestamp_and_etag() {
         let mut t = TableData::default();
-        let outcome = t.apply(&Operation::InsertOrMerge(Entity::new("p", "r")), ts(5).into());
+        let outcome = t
+            .apply(&Operation::InsertOrMerge(Entity::new("p", "r")), ts(5).into())
+            .expect("an operation encodes");
         let row = t.get("p", "r").expect("stored").to_entity(None);
         assert_eq!(row.timestamp, Some(ts(5)));
         assert_eq!(row.etag, outcome.etag);

@@ -67,8 +67,10 @@ pub trait PropertyValue: Sized {
     const EDM_TYPE: EdmType;
 
     /// The value to store: the same on every call, as a write may ask more than once (the
-    /// embedded engine checks a value, then encodes it). A type that answers differently may
-    /// have stored what was not checked; reads of what it stored still never panic.
+    /// embedded engine checks a value, then encodes it). When a value of another size comes
+    /// back, the engine's write fails with `Violation::UnstableValues` and stores nothing; one
+    /// of the same size (another number, or a date out of the service's range) is stored
+    /// unchecked, though reads of it still never panic.
     fn to_value(&self) -> Value;
 
     /// The field from a stored value.
