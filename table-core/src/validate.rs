@@ -14,7 +14,6 @@ use crate::datetime::{max_datetime, min_datetime};
 use crate::entity::{Entity, EntityKey};
 use crate::error::{KeyName, Result, Violation};
 use crate::identifier::{is_identifier_part, is_identifier_start};
-use crate::typed::FieldSink;
 use crate::value::ValueRef;
 use crate::value::{Value, utf16_len};
 
@@ -269,6 +268,28 @@ impl ViewName for str {
 
     fn utf16_len(&self) -> usize {
         utf16_len(self)
+    }
+}
+
+/// Takes an entity's custom properties one by one, in ascending name order, each name once:
+/// what the engine's writes and a typed value's
+/// [`TableEntity::write_through`](crate::typed::TableEntity::write_through) hand them to. `N`
+/// is how the names are held: a derived type's `typed::StaticName`s, or (inside this crate)
+/// an `Entity`'s `str`s.
+// Here, beside the entity rules, so that the rules (`EntityCheck`) are a sink without this
+// module knowing the typed layer above it.
+pub trait FieldSink<N: ?Sized> {
+    /// The property `name` of `value`.
+    fn property(&mut self, name: &N, value: ValueRef<'_>);
+}
+
+/// Two sinks fed by one walk, first `A` then `B`, each property: a write that checks the entity
+/// and sums its row's size walks it once for both.
+impl<N: ?Sized, A: FieldSink<N>, B: FieldSink<N>> FieldSink<N> for (A, B) {
+    #[inline(always)]
+    fn property(&mut self, name: &N, value: ValueRef<'_>) {
+        self.0.property(name, value);
+        self.1.property(name, value);
     }
 }
 

@@ -492,7 +492,7 @@ fn write_through(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
             )))
         }
 
-        fn write_through<__S: #p::FieldSink>(&self, __prepared: &#p::PreparedWrite, __sink: &mut __S) {
+        fn write_through<__S: #p::FieldSink<#p::StaticName>>(&self, __prepared: &#p::PreparedWrite, __sink: &mut __S) {
             #unread
             #(#writes)*
         }
@@ -1195,7 +1195,7 @@ fn expand_entities(p: &TokenStream, e: &Entities<'_>) -> TokenStream {
 
             fn prepare_write(&self) -> #p::Result<::core::option::Option<#p::PreparedWrite>> { #prepare_write }
 
-            fn write_through<__S: #p::FieldSink>(&self, __prepared: &#p::PreparedWrite, __sink: &mut __S) {
+            fn write_through<__S: #p::FieldSink<#p::StaticName>>(&self, __prepared: &#p::PreparedWrite, __sink: &mut __S) {
                 #write_through
             }
 

@@ -95,7 +95,7 @@ impl<T: TableEntity> EntityView for Put<'_, T> {
     }
 
     #[inline]
-    fn properties<S: FieldSink>(&self, sink: &mut S) {
+    fn properties<S: FieldSink<StaticName>>(&self, sink: &mut S) {
         self.value.write_through(&self.prepared, sink);
     }
 }
@@ -376,7 +376,7 @@ mod tests {
             Ok(Some(PreparedWrite::new(key(KeyName::PartitionKey, "p")?, key(KeyName::RowKey, "r")?, vec![])))
         }
 
-        fn write_through<S: FieldSink>(&self, _: &PreparedWrite, sink: &mut S) {
+        fn write_through<S: FieldSink<StaticName>>(&self, _: &PreparedWrite, sink: &mut S) {
             for (name, value) in &self.0 {
                 sink.property(name, ValueRef::of(value));
             }

@@ -38,28 +38,9 @@ use uuid::Uuid;
 
 use crate::entity::Entity;
 use crate::typed::CheckedKey;
-use crate::validate::ViewName;
+use crate::validate::{FieldSink, ViewName};
 use crate::value::ValueRef;
 use crate::value::{Value, utf16_len};
-
-/// Takes an entity's custom properties one by one, in ascending name order, each name once:
-/// what [`TableEntity::write_through`](super::TableEntity::write_through) hands them to. `N`
-/// is how the names are held: a derived type's [`StaticName`]s, or (inside this crate) an
-/// `Entity`'s `str`s.
-pub trait FieldSink<N: ?Sized = StaticName> {
-    /// The property `name` of `value`.
-    fn property(&mut self, name: &N, value: ValueRef<'_>);
-}
-
-/// Two sinks fed by one walk, first `A` then `B`, each property: a write that checks the entity
-/// and sums its row's size walks it once for both.
-impl<N: ?Sized, A: FieldSink<N>, B: FieldSink<N>> FieldSink<N> for (A, B) {
-    #[inline(always)]
-    fn property(&mut self, name: &N, value: ValueRef<'_>) {
-        self.0.property(name, value);
-        self.1.property(name, value);
-    }
-}
 
 /// What a write works out once from a typed value, before it walks the value's properties
 /// ([`TableEntity::prepare_write`](super::TableEntity::prepare_write)): the keys, and the text

@@ -2,9 +2,10 @@
 
 use crate::entity::{Entity, EntityKey};
 use crate::error::Result;
+use crate::validate::FieldSink;
 
 use super::decode::{EntityReader, PropertySlots, ReadEntity};
-use super::encode::{FieldSink, PreparedWrite};
+use super::encode::{PreparedWrite, StaticName};
 use super::grammar;
 use super::index::IndexDef;
 use super::template::KeyTemplates;
@@ -277,7 +278,7 @@ pub trait TableEntity: Sized {
     /// Generic, so that each sink (the entity rules, the engine's row encoder) gets a walk
     /// compiled for its own type, its work inlined into the field reads.
     #[doc(hidden)]
-    fn write_through<S: FieldSink>(&self, prepared: &PreparedWrite, sink: &mut S) {
+    fn write_through<S: FieldSink<StaticName>>(&self, prepared: &PreparedWrite, sink: &mut S) {
         let _ = (prepared, sink);
     }
 

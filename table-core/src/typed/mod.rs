@@ -20,6 +20,8 @@ mod index;
 pub(crate) mod private;
 mod template;
 
+#[doc(hidden)]
+pub use crate::validate::FieldSink;
 pub use column::{
     Column, ColumnValue, DateFormattedKey, KeyColumn, KeyEquality, KeyOperand, KeyOrder, OrderedWholeKey,
     PARTITION_KEY, PartOfCompositeKey, ROW_KEY, TIMESTAMP, UnorderedWholeKey,
@@ -29,8 +31,7 @@ pub use decode::{EntityParts, EntityReader, PropertyBag, PropertyList, PropertyS
 #[doc(hidden)]
 pub use decoder::Decoder;
 pub(crate) use encode::EntityBuilder;
-#[doc(hidden)]
-pub use encode::{FieldSink, FieldValue, PreparedWrite, StaticName};
+pub use encode::{FieldValue, PreparedWrite, StaticName};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};
 pub use index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};

@@ -11,13 +11,14 @@ pub use crate::entity::{ETag, Entity, EntityKey};
 pub use crate::error::{Error, KeyName, Result, Violation};
 pub use crate::filter::Filter;
 pub use crate::keys::{KeyCodecError, KeySpec};
+pub use crate::validate::FieldSink;
 pub use crate::value::{EdmType, Value, ValueRef};
 
 pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
 pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity};
-pub use super::encode::{FieldSink, FieldValue, PreparedWrite, StaticName};
+pub use super::encode::{FieldValue, PreparedWrite, StaticName};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
@@ -70,7 +71,7 @@ pub fn write_json<T: serde::Serialize>(entity: &mut Entity, name: &str, field: &
 /// field where its type lends it ([`TableEntity::write_through`]).
 // Always inlined into the derived walk, so that the sink's work inlines into the field read.
 #[inline(always)]
-pub fn write_field<T: Property, S: FieldSink>(sink: &mut S, name: &StaticName, field: &T) {
+pub fn write_field<T: Property, S: FieldSink<StaticName>>(sink: &mut S, name: &StaticName, field: &T) {
     if let Some(value) = T::to_field(field) {
         sink.property(name, value.get());
     }
@@ -79,7 +80,7 @@ pub fn write_field<T: Property, S: FieldSink>(sink: &mut S, name: &StaticName, f
 /// Hands the `index`th `#[table(json)]` field's text, as [`PreparedWrite`] holds it, to a
 /// write's sink (nothing for `null`).
 #[inline]
-pub fn write_json_field<S: FieldSink>(
+pub fn write_json_field<S: FieldSink<StaticName>>(
     sink: &mut S,
     name: &StaticName,
     prepared: &PreparedWrite,
