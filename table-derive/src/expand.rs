@@ -190,9 +190,8 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
     let (inherent_impl, _, inherent_where) = inherent_generics.split_for_impl();
 
     let templates = key_templates(p, c);
-    let (discriminator_consts, write_discriminator, check_discriminator) = discriminator(p, s);
-    let writes = property_writes(p, s);
-    let write_through = write_through(p, s);
+    let (discriminator_consts, check_discriminator) = discriminator(p, s);
+    let (prepare, write_through, property_count) = write_through(p, s);
     let decodes = key_only_decodes(p, c);
     let slot_names = slots::slot_names(read_properties(s));
     let reads = property_reads(p, s, &slot_names);
@@ -247,13 +246,11 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
             #encrypted
 
             fn to_entity(&self) -> #p::Result<#p::Entity> {
-                let mut __entity = #p::Entity::new(
-                    <Self as #p::TableEntity>::partition_key(self)?,
-                    <Self as #p::TableEntity>::row_key(self)?,
-                );
-                #write_discriminator
-                #(#writes)*
-                ::core::result::Result::Ok(__entity)
+                Self::__table_prepare(self).map(|__prepared| #p::written_entity(self, __prepared, #property_count))
+            }
+
+            fn prepare_write(&self) -> #p::Result<::core::option::Option<#p::PreparedWrite>> {
+                Self::__table_prepare(self).map(::core::option::Option::Some)
             }
 
             #write_through
@@ -296,12 +293,14 @@ fn expand_struct(p: &TokenStream, c: &Checked<'_, '_>) -> (TokenStream, TokenStr
                 ::core::result::Result::Ok(Self { #(#inits),* })
             }
 
-            /// The `PartitionKey`, for `partition_key` and `prepare_write` (which writes it
+            /// The `PartitionKey`, for `partition_key` and `__table_prepare` (which writes it
             /// without checking it again).
             fn __table_partition_key(&self) -> #p::Result<#p::CheckedKey> #build_pk
 
             /// The `RowKey`, as `__table_partition_key`.
             fn __table_row_key(&self) -> #p::Result<#p::CheckedKey> #build_rk
+
+            #prepare
         }
 
         #[automatically_derived]
@@ -399,10 +398,11 @@ fn key_templates(p: &TokenStream, c: &Checked<'_, '_>) -> TokenStream {
     out
 }
 
-/// The `ENTITY_TYPE`/`VERSION` constants, and the statements writing and checking them.
-fn discriminator(p: &TokenStream, s: &Struct<'_>) -> (TokenStream, TokenStream, TokenStream) {
+/// The `ENTITY_TYPE`/`VERSION` constants, and the statement checking them (`write_through`
+/// writes them).
+fn discriminator(p: &TokenStream, s: &Struct<'_>) -> (TokenStream, TokenStream) {
     let Some(entity_type) = s.attrs.entity_type.get().map(|lit| lit.value()) else {
-        return (quote!(), quote!(), quote!());
+        return (quote!(), quote!());
     };
     let version = match s.attrs.version.get() {
         Some(v) => quote!(::core::option::Option::Some(#v)),
@@ -413,38 +413,21 @@ fn discriminator(p: &TokenStream, s: &Struct<'_>) -> (TokenStream, TokenStream, 
             const ENTITY_TYPE: ::core::option::Option<&'static str> = ::core::option::Option::Some(#entity_type);
             const VERSION: ::core::option::Option<i32> = #version;
         },
-        quote!(#p::write_discriminator(&mut __entity, #entity_type, #version);),
         quote!(#p::check_discriminator(__entity, #entity_type, #version)?;),
     )
 }
 
-/// `to_entity`: one statement per field stored as a property.
-fn property_writes(p: &TokenStream, s: &Struct<'_>) -> Vec<TokenStream> {
-    s.fields
-        .iter()
-        .filter_map(|f| {
-            let (ident, ty, prop) = (f.ident, f.ty, &f.property);
-            let span = ty.span();
-            match f.attrs.role {
-                Role::Stored => Some(
-                    quote_spanned!(span=> #p::write_property::<#ty>(&mut __entity, #prop, &self.#ident);),
-                ),
-                Role::Json => {
-                    Some(quote_spanned!(span=> #p::write_json::<#ty>(&mut __entity, #prop, &self.#ident)?;))
-                }
-                Role::Skip | Role::Timestamp | Role::ETag | Role::KeyOnly => None,
-            }
-        })
-        .collect()
-}
-
-/// `prepare_write` and `write_through`: the entity of `to_entity`, handed to a sink property
-/// by property (see table-core's `encode` module). `prepare_write` builds the keys, then
-/// serialises the JSON fields in field order, so that the first to fail is the one `to_entity`
-/// names; `write_through` hands every property in ascending name order (the order a row
-/// stores them in, sorted here; `valid.rs` refuses two fields of one name), so that none is
-/// compared at run time, a JSON field as the text `prepare_write` kept at its position.
-fn write_through(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
+/// The inherent `__table_prepare` and the trait's `write_through`: the type's entity, handed to
+/// a sink property by property (see table-core's `encode` module), the one description of what
+/// a write stores (`to_entity` builds its entity from this walk, the engine checks and encodes
+/// a row from it). `__table_prepare` builds the keys, then serialises the JSON fields in field
+/// order, so that the first to fail is the first in the struct; `write_through` hands every
+/// property, the discriminator's included, in ascending name order (the order a row stores
+/// them in, sorted here; `valid.rs` refuses two fields of one name), so that none is compared
+/// at run time, a JSON field as the text `__table_prepare` kept at its position.
+///
+/// Also the most properties the walk hands (an `Option` field's `None` hands none).
+fn write_through(p: &TokenStream, s: &Struct<'_>) -> (TokenStream, TokenStream, usize) {
     let mut json = Vec::new();
     let mut properties: Vec<(String, TokenStream)> = Vec::new();
     if let Some(entity_type) = s.attrs.entity_type.get().map(|lit| lit.value()) {
@@ -478,25 +461,25 @@ fn write_through(p: &TokenStream, s: &Struct<'_>) -> TokenStream {
         }
     }
     writes.sort_by(|(a, _), (b, _)| a.cmp(b));
+    let property_count = writes.len();
     let writes = writes.iter().map(|(_, write)| write);
-    // Only JSON fields read what `prepare_write` kept beyond the keys.
+    // Only JSON fields read what `__table_prepare` kept beyond the keys.
     let unread = json.is_empty().then(|| quote!(let _ = __prepared;));
-    quote! {
-        fn prepare_write(&self) -> #p::Result<::core::option::Option<#p::PreparedWrite>> {
+    let prepare = quote! {
+        /// The keys and the JSON fields' text, for `to_entity` and `prepare_write`.
+        fn __table_prepare(&self) -> #p::Result<#p::PreparedWrite> {
             let __partition_key = Self::__table_partition_key(self)?;
             let __row_key = Self::__table_row_key(self)?;
-            ::core::result::Result::Ok(::core::option::Option::Some(#p::PreparedWrite::new(
-                __partition_key,
-                __row_key,
-                ::std::vec![#(#json),*],
-            )))
+            ::core::result::Result::Ok(#p::PreparedWrite::new(__partition_key, __row_key, ::std::vec![#(#json),*]))
         }
-
+    };
+    let write_through = quote! {
         fn write_through<__S: #p::FieldSink<#p::StaticName>>(&self, __prepared: &#p::PreparedWrite, __sink: &mut __S) {
             #unread
             #(#writes)*
         }
-    }
+    };
+    (prepare, write_through, property_count)
 }
 
 /// The local a key-only field is decoded into.

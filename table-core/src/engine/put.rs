@@ -17,7 +17,7 @@ use super::table::{Requires, RowWrite, Stores};
 use crate::batch::{Operation, validate_if_match};
 use crate::entity::IfMatch;
 use crate::error::Violation;
-use crate::typed::{EntityBuilder, FieldSink, PreparedWrite, StaticName, TableEntity};
+use crate::typed::{FieldSink, PreparedWrite, StaticName, TableEntity, written_entity};
 use crate::validate::{EntityCheck, EntityView};
 
 /// Which whole-entity write a [`Put`] is.
@@ -68,9 +68,8 @@ impl<'a, T: TableEntity> Put<'a, T> {
     /// The same write as an [`Operation`], for a caller that needs the entity it sends (to
     /// settle a write whose answer was lost).
     pub fn to_operation(&self) -> Operation {
-        let mut builder = EntityBuilder::new(&self.prepared);
-        self.value.write_through(&self.prepared, &mut builder);
-        let entity = builder.into_entity();
+        // A clone of the keys and JSON text: this runs only to settle a write whose answer was lost.
+        let entity = written_entity(self.value, self.prepared.clone(), self.count);
         match &self.kind {
             PutKind::Insert => Operation::Insert(entity),
             PutKind::Replace(if_match) => Operation::Replace { entity, if_match: if_match.clone() },

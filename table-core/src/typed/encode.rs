@@ -12,8 +12,9 @@
 //! text, the steps that can fail, in `to_entity`'s order), then walks it as often as it needs:
 //! the embedded engine walks it with the entity rules and the row's size
 //! (`validate::EntityCheck`, `engine::row::RowSize`), then with the row encoder; a caller that
-//! needs the [`Entity`] after all (to settle a write whose answer was lost) walks it with
-//! [`EntityBuilder`].
+//! needs the [`Entity`] after all (to settle a write whose answer was lost), and a derived
+//! type's `to_entity` (the HTTP backend's writes, batches), walk it into one with
+//! [`written_entity`]: the walk is the one description of what a derived type writes.
 //!
 //! Why walks rather than a list of the fields built once: the list (a `Vec` of names and
 //! values) had to be allocated, built, matched on each of its two walks and dropped, which cost
@@ -37,7 +38,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::entity::Entity;
-use crate::typed::CheckedKey;
+use crate::typed::{CheckedKey, TableEntity};
 use crate::validate::{FieldSink, ViewName};
 use crate::value::ValueRef;
 use crate::value::{Value, utf16_len};
@@ -79,25 +80,30 @@ impl PreparedWrite {
     }
 }
 
-/// A sink that builds the [`Entity`] of the walk, as `to_entity` makes it.
-#[derive(Debug)]
-pub(crate) struct EntityBuilder(Entity);
-
-impl EntityBuilder {
-    /// An entity with the keys `prepared` holds, and no properties yet.
-    pub(crate) fn new(prepared: &PreparedWrite) -> Self {
-        EntityBuilder(Entity::new(prepared.partition_key(), prepared.row_key()))
-    }
-
-    /// The entity built.
-    pub(crate) fn into_entity(self) -> Entity {
-        self.0
+/// The [`Entity`] a walk of `value` writes, with the keys `prepared` (what `value`'s
+/// `prepare_write` gave) holds, moved into it: a derived type's `to_entity`. `properties` is
+/// the most the walk hands (the derive counts them), so that the list is allocated once.
+pub fn written_entity<T: TableEntity>(value: &T, prepared: PreparedWrite, properties: usize) -> Entity {
+    let mut walked = PropertyList(Vec::with_capacity(properties));
+    value.write_through(&prepared, &mut walked);
+    Entity {
+        partition_key: prepared.partition_key.into_string(),
+        row_key: prepared.row_key.into_string(),
+        // The walk hands names in ascending order, which the map builds from in one pass:
+        // inserted one by one, each would search the map from its root (ascending names
+        // are the map's worst case), a tenth of a derived type's `to_entity`.
+        properties: walked.0.into_iter().collect(),
+        ..Entity::default()
     }
 }
 
-impl<N: ViewName + ?Sized> FieldSink<N> for EntityBuilder {
+/// A sink that lists the properties of the walk ([`written_entity`]).
+#[derive(Debug)]
+struct PropertyList(Vec<(String, Value)>);
+
+impl<N: ViewName + ?Sized> FieldSink<N> for PropertyList {
     fn property(&mut self, name: &N, value: ValueRef<'_>) {
-        self.0.properties.insert(name.text().to_owned(), value.to_value());
+        self.0.push((name.text().to_owned(), value.to_value()));
     }
 }
 
@@ -178,13 +184,11 @@ mod tests {
     use crate::error::KeyName;
 
     #[test]
-    fn the_entity_builder_makes_the_entity_of_the_walk() {
-        let key = |which, text: &str| CheckedKey::new(which, text.to_owned()).expect("a valid key");
-        let prepared = PreparedWrite::new(key(KeyName::PartitionKey, "p"), key(KeyName::RowKey, "r"), vec![]);
-        let mut builder = EntityBuilder::new(&prepared);
-        builder.property(&StaticName::new("A"), ValueRef::Int32(1));
-        builder.property(&StaticName::new("B"), FieldValue::owned(Value::from("b")).get());
-        assert_eq!(builder.into_entity(), Entity::new("p", "r").with("A", 1).with("B", "b"));
+    fn the_property_list_lists_the_walk() {
+        let mut list = PropertyList(Vec::new());
+        list.property(&StaticName::new("A"), ValueRef::Int32(1));
+        list.property(&StaticName::new("B"), FieldValue::owned(Value::from("b")).get());
+        assert_eq!(list.0, [("A".to_owned(), Value::Int32(1)), ("B".to_owned(), Value::from("b"))]);
     }
 
     #[test]

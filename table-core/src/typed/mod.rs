@@ -30,7 +30,7 @@ pub use column::{
 pub use decode::{EntityParts, EntityReader, PropertyBag, PropertyList, PropertySlots, ReadEntity, Taken};
 #[doc(hidden)]
 pub use decoder::Decoder;
-pub(crate) use encode::EntityBuilder;
+pub(crate) use encode::written_entity;
 pub use encode::{FieldValue, PreparedWrite, StaticName};
 pub use entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use field::{KeyValue, OrderedKeyValue, Property, PropertyValue, ValueError};

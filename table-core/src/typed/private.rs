@@ -18,7 +18,7 @@ pub use super::column::{
     Column, DateFormattedKey, KeyColumn, OrderedWholeKey, PartOfCompositeKey, UnorderedWholeKey,
 };
 pub use super::decode::{EntityParts, EntityReader, PropertyBag, PropertySlots, ReadEntity};
-pub use super::encode::{FieldValue, PreparedWrite, StaticName};
+pub use super::encode::{FieldValue, PreparedWrite, StaticName, written_entity};
 pub use super::entity::{ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, TableEntity};
 pub use super::field::{KeyValue, Property, PropertyValue, ValueError};
 pub use super::index::{Index, IndexDef, IndexKind, LookupIndex, SecondaryIndex};
@@ -30,13 +30,6 @@ use super::decode::Taken;
 #[cold]
 fn value_error(property: &str, message: impl std::fmt::Display) -> Error {
     Error::invalid(Violation::Value { property: property.to_owned(), message: message.to_string() })
-}
-
-/// Writes a field as a property (nothing for `None`).
-pub fn write_property<T: Property>(entity: &mut Entity, name: &str, field: &T) {
-    if let Some(value) = T::to_property(field) {
-        entity.properties.insert(name.to_owned(), value);
-    }
 }
 
 /// Takes a property (of slot number `slot` among the type's `slots`) out of the entity and
@@ -56,15 +49,6 @@ pub fn read_property<T: Property>(
         Taken::Lent(value) => T::from_stored_property(value),
     };
     read.map_err(|e| value_error(name, e))
-}
-
-/// Writes a `#[table(json)]` field as one JSON string property (nothing when it is `null`, so
-/// an `Option` field's `None` is an absent property).
-pub fn write_json<T: serde::Serialize>(entity: &mut Entity, name: &str, field: &T) -> Result<()> {
-    if let Some(json) = json_text(name, field)? {
-        entity.properties.insert(name.to_owned(), Value::String(json));
-    }
-    Ok(())
 }
 
 /// Hands a field to a write's sink as its property (nothing for `None`), borrowed from the
@@ -91,8 +75,8 @@ pub fn write_json_field<S: FieldSink<StaticName>>(
     }
 }
 
-/// A `#[table(json)]` field's JSON text, `None` for `null` (for [`write_json`], and for
-/// [`TableEntity::prepare_write`], which keeps it in the [`PreparedWrite`]).
+/// A `#[table(json)]` field's JSON text, `None` for `null` (for [`TableEntity::prepare_write`],
+/// which keeps it in the [`PreparedWrite`]).
 pub fn json_text<T: serde::Serialize>(name: &str, field: &T) -> Result<Option<String>> {
     // `to_string` keeps the struct's field order, which `to_value` (a sorted map) would lose.
     let json = serde_json::to_string(field).map_err(|e| value_error(name, e))?;
@@ -121,14 +105,6 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
         }
     };
     serde_json::from_str(&text).map_err(|e| value_error(name, format_args!("invalid JSON: {e}")))
-}
-
-/// Writes the discriminator properties of `entity_type = "..."` / `version = N`.
-pub fn write_discriminator(entity: &mut Entity, entity_type: &str, version: Option<i32>) {
-    entity.properties.insert(ENTITY_TYPE_PROPERTY.to_owned(), Value::String(entity_type.to_owned()));
-    if let Some(version) = version {
-        entity.properties.insert(ENTITY_VERSION_PROPERTY.to_owned(), Value::Int32(version));
-    }
 }
 
 /// A discriminator property, read without taking it out of the entity (an older type it is
