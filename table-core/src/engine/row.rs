@@ -874,12 +874,17 @@ impl<'a> Reader<'a> {
         DateTime::from_timestamp(secs, nanos)
     }
 
-    /// A DateTime property's value, written by [`datetime_bytes`].
+    /// A DateTime property's value, written by [`datetime_bytes`]: its 16 bytes taken with one
+    /// check of the room left, then cut into its four numbers (a take of each number checked
+    /// the room four times: 27 instructions more per read, a typed get 2,982.0 rather than
+    /// 2,955.0, ops_probe `probe_gets`).
     fn datetime(&mut self) -> Option<DateTime<Utc>> {
-        let year = i32::from_le_bytes(self.array()?);
-        let day = u32::from_le_bytes(self.array()?);
-        let second = u32::from_le_bytes(self.array()?);
-        let nanos = u32::from_le_bytes(self.array()?);
+        let bytes: [u8; 16] = self.array()?;
+        let ([year, day, second, nanos], []) = bytes.as_chunks::<4>() else {
+            return None;
+        };
+        let [year, day, second, nanos] = [year, day, second, nanos].map(|n| u32::from_le_bytes(*n));
+        let year = year.cast_signed();
         let date = NaiveDate::from_yo_opt(year, day)?;
         let time = NaiveTime::from_num_seconds_from_midnight_opt(second, nanos)?;
         Some(date.and_time(time).and_utc())
