@@ -445,7 +445,12 @@ impl<'a> RowReader<'a> {
             return self.parts.str(at);
         }
         let before_etag = self.parts.text.get(..self.parts.etag_at).unwrap_or_default();
-        self.text.get_or_init(|| text(before_etag)).get(at).unwrap_or_default()
+        let checked = self.text.get_or_init(|| text(before_etag));
+        // Cut at both ends, which inlines, rather than `checked.get(at)`, which stayed a call
+        // (one per String read): the same piece, or "" where `get` finds none. A typed get or
+        // scanned row 9 instructions fewer (callgrind, ops_probe `probe_gets`, `probe_scans`).
+        let head = checked.split_at_checked(at.end).map_or("", |(head, _)| head);
+        head.split_at_checked(at.start).map_or("", |(_, piece)| piece)
     }
 
     /// An encoded value, a String sliced from the checked text (`str_at`).
