@@ -1047,8 +1047,8 @@ fn value_size(value: ValueRef<'_>) -> usize {
 /// (`i32`), day of the year, second of the day and nanosecond (`u32`s; a leap second's
 /// nanosecond is past 10^9). Read back ([`Reader::datetime`]), they make the date from its
 /// year and day; Unix time (as the header's timestamp is kept) makes it from a day number, a
-/// walk over the calendar's 400-year cycle: 127 instructions a read against 97 (callgrind),
-/// and a write had to count the days too.
+/// walk over the calendar's 400-year cycle: 127 instructions a read against 97 (callgrind; 70
+/// since the read takes the 16 bytes with one check), and a write had to count the days too.
 #[inline]
 fn datetime_bytes(t: DateTime<Utc>) -> [u8; 16] {
     let (date, time) = (t.naive_utc().date(), t.naive_utc().time());
