@@ -445,7 +445,12 @@ impl<'a> RowReader<'a> {
             return self.parts.str(at);
         }
         let before_etag = self.parts.text.get(..self.parts.etag_at).unwrap_or_default();
-        self.text.get_or_init(|| text(before_etag)).get(at).unwrap_or_default()
+        let checked = self.text.get_or_init(|| text(before_etag));
+        // Cut at both ends, which inlines, rather than `checked.get(at)`, which stayed a call
+        // (one per String read): the same piece, or "" where `get` finds none. A typed get or
+        // scanned row 9 instructions fewer (callgrind, ops_probe `probe_gets`, `probe_scans`).
+        let head = checked.split_at_checked(at.end).map_or("", |(head, _)| head);
+        head.split_at_checked(at.start).map_or("", |(_, piece)| piece)
     }
 
     /// An encoded value, a String sliced from the checked text (`str_at`).
@@ -874,12 +879,17 @@ impl<'a> Reader<'a> {
         DateTime::from_timestamp(secs, nanos)
     }
 
-    /// A DateTime property's value, written by [`datetime_bytes`].
+    /// A DateTime property's value, written by [`datetime_bytes`]: its 16 bytes taken with one
+    /// check of the room left, then cut into its four numbers (a take of each number checked
+    /// the room four times: 27 instructions more per read, a typed get 2,982.0 rather than
+    /// 2,955.0, ops_probe `probe_gets`).
     fn datetime(&mut self) -> Option<DateTime<Utc>> {
-        let year = i32::from_le_bytes(self.array()?);
-        let day = u32::from_le_bytes(self.array()?);
-        let second = u32::from_le_bytes(self.array()?);
-        let nanos = u32::from_le_bytes(self.array()?);
+        let bytes: [u8; 16] = self.array()?;
+        let ([year, day, second, nanos], []) = bytes.as_chunks::<4>() else {
+            return None;
+        };
+        let [year, day, second, nanos] = [year, day, second, nanos].map(|n| u32::from_le_bytes(*n));
+        let year = year.cast_signed();
         let date = NaiveDate::from_yo_opt(year, day)?;
         let time = NaiveTime::from_num_seconds_from_midnight_opt(second, nanos)?;
         Some(date.and_time(time).and_utc())
@@ -1037,8 +1047,8 @@ fn value_size(value: ValueRef<'_>) -> usize {
 /// (`i32`), day of the year, second of the day and nanosecond (`u32`s; a leap second's
 /// nanosecond is past 10^9). Read back ([`Reader::datetime`]), they make the date from its
 /// year and day; Unix time (as the header's timestamp is kept) makes it from a day number, a
-/// walk over the calendar's 400-year cycle: 127 instructions a read against 97 (callgrind),
-/// and a write had to count the days too.
+/// walk over the calendar's 400-year cycle: 127 instructions a read against 97 (callgrind; 70
+/// since the read takes the 16 bytes with one check), and a write had to count the days too.
 #[inline]
 fn datetime_bytes(t: DateTime<Utc>) -> [u8; 16] {
     let (date, time) = (t.naive_utc().date(), t.naive_utc().time());
