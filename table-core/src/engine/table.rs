@@ -119,8 +119,9 @@ impl RowWrite for Operation {
 }
 
 /// A write of one entity the caller keeps: [`Engine`](super::Engine)'s insert, replace,
-/// merge and upserts. They borrow the entity, as `execute` borrows an operation: the engine
-/// copies what it stores, so the caller frees the entity (or sends it again) when it chooses.
+/// merge and upserts, and `execute` of the operations that say the same. They borrow the
+/// entity: the engine copies what it stores, so the caller frees the entity (or sends it
+/// again) when it chooses.
 pub(crate) struct EntityWrite<'a> {
     /// What is written.
     pub(crate) entity: &'a Entity,
