@@ -4,10 +4,11 @@
 //! Through `TypedTable` on one thread, as the `client` bench's throughput group: inserts `N`
 //! customers one by one into a fresh table (in `probe_inserts`), then point-reads each of them
 //! in a scattered order (in `probe_gets`); then inserts `N` untyped entities of the engine
-//! bench's shape straight into the engine (in `probe_engine_inserts`); then runs the `client`
-//! bench's typed filtered scan (`Age lt 45`, half the rows) once over a table of
-//! [`SCAN_ROWS`] customers (in `probe_scans`, which prints the rows it returned). Each phase
-//! runs in its own function, so a profiler can count it alone, e.g.
+//! bench's shape straight into the engine (in `probe_engine_inserts`), and as many again as
+//! insert operations through `Engine::execute` (in `probe_engine_executes`, table-server's
+//! way in); then runs the `client` bench's typed filtered scan (`Age lt 45`, half the rows)
+//! once over a table of [`SCAN_ROWS`] customers (in `probe_scans`, which prints the rows it
+//! returned). Each phase runs in its own function, so a profiler can count it alone, e.g.
 //!
 //! ```text
 //! cargo bench -p table-client --bench ops_probe --no-run
@@ -26,7 +27,7 @@ use std::time::Instant;
 use tokio::runtime::Runtime;
 
 use table_client::engine::Engine;
-use table_client::{Entity, EntityKey, TableServiceClient, TypedTable};
+use table_client::{Entity, EntityKey, Operation, TableServiceClient, TypedTable};
 
 #[path = "support/customer.rs"]
 mod customer;
@@ -64,6 +65,15 @@ fn probe_engine_inserts(engine: &Engine, entities: &[Entity]) {
     }
 }
 
+/// The same inserts as `Engine::execute` of insert operations, as table-server runs every
+/// single-entity write, lent.
+#[inline(never)]
+fn probe_engine_executes(engine: &Engine, operations: &[Operation]) {
+    for operation in operations {
+        engine.execute("executed", operation).expect("a fresh key");
+    }
+}
+
 /// The `client` bench's typed filtered scan of the whole table. The rows are dropped by the
 /// caller, outside the phase, as the `client` bench drops them after its clock stops.
 #[inline(never)]
@@ -95,6 +105,12 @@ fn main() {
     let started = Instant::now();
     probe_engine_inserts(&engine, &entities);
     let engine_inserts = started.elapsed();
+    engine.create_table("executed").expect("a new table");
+    let operations: Vec<Operation> =
+        (0..count as usize).map(|n| Operation::Insert(engine_row(n % 10, n))).collect();
+    let started = Instant::now();
+    probe_engine_executes(&engine, &operations);
+    let engine_executes = started.elapsed();
     let scanned = runtime.block_on(client.create_table("scan")).expect("a new table").typed::<Customer>();
     runtime.block_on(async {
         for c in (0..SCAN_ROWS).map(customer) {
@@ -105,7 +121,8 @@ fn main() {
     let returned = std::hint::black_box(probe_scans(&runtime, &scanned)).len();
     println!(
         "{count} each: typed inserts in {inserts:?}, typed gets in {gets:?}, engine inserts in \
-         {engine_inserts:?}; a scan of {SCAN_ROWS} rows returned {returned} in {:?}",
+         {engine_inserts:?} (executed: {engine_executes:?}); a scan of {SCAN_ROWS} rows returned \
+         {returned} in {:?}",
         started.elapsed()
     );
 }

@@ -283,6 +283,12 @@ pub trait FieldSink<N: ?Sized> {
     fn property(&mut self, name: &N, value: ValueRef<'_>);
 }
 
+/// The sink that takes nothing: a walk for one sink alone ([`validate_entity`]).
+impl<N: ?Sized> FieldSink<N> for () {
+    #[inline(always)]
+    fn property(&mut self, _: &N, _: ValueRef<'_>) {}
+}
+
 /// Two sinks fed by one walk, first `A` then `B`, each property: a write that checks the entity
 /// and sums its row's size walks it once for both.
 impl<N: ?Sized, A: FieldSink<N>, B: FieldSink<N>> FieldSink<N> for (A, B) {
@@ -302,6 +308,12 @@ pub(crate) trait EntityView {
     /// How the view holds a property name.
     type Name: ViewName + ?Sized;
 
+    /// `true` when every walk of [`properties`](Self::properties) hands over the same
+    /// properties, as an [`Entity`]'s map does. A typed value's walk asks its fields each time
+    /// (`PropertyValue::to_value`), which may answer differently, so a row sized by one walk
+    /// of it is summed again as the next walk encodes it (`Row::sized`).
+    const SAME_EVERY_WALK: bool;
+
     /// The `PartitionKey`.
     fn partition_key(&self) -> &str;
 
@@ -317,6 +329,8 @@ pub(crate) trait EntityView {
 
 impl EntityView for Entity {
     type Name = str;
+
+    const SAME_EVERY_WALK: bool = true;
 
     fn partition_key(&self) -> &str {
         &self.partition_key
@@ -341,11 +355,21 @@ impl EntityView for Entity {
 /// Checks everything the service checks on an entity a client writes: keys, property names,
 /// values, property count and total size, in the service's order (keys first).
 pub fn validate_entity(entity: &Entity) -> Result<(), Violation> {
+    validate_entity_with(entity, ())
+}
+
+/// [`validate_entity`], handing each property to `sink` as well, in the same walk: a write
+/// sums its row's size while it checks the entity, instead of walking it again for that. The
+/// sink, once the entity passes.
+#[inline]
+pub(crate) fn validate_entity_with<S: FieldSink<str>>(entity: &Entity, sink: S) -> Result<S, Violation> {
     validate_key(KeyName::PartitionKey, &entity.partition_key)?;
     validate_key(KeyName::RowKey, &entity.row_key)?;
-    let mut check = EntityCheck::new(&entity.partition_key, &entity.row_key);
-    entity.properties(&mut check);
-    check.finish()
+    let mut walk = (EntityCheck::new(&entity.partition_key, &entity.row_key), sink);
+    entity.properties(&mut walk);
+    let (check, sink) = walk;
+    check.finish()?;
+    Ok(sink)
 }
 
 /// The entity rules after the keys, as a sink: fed an entity's properties in order, it answers

@@ -81,6 +81,8 @@ impl<'a, T: TableEntity> Put<'a, T> {
 impl<T: TableEntity> EntityView for Put<'_, T> {
     type Name = StaticName;
 
+    const SAME_EVERY_WALK: bool = false;
+
     fn partition_key(&self) -> &str {
         self.prepared.partition_key()
     }

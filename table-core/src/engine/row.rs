@@ -21,7 +21,8 @@
 //! Writes. [`Row::new`] walks an [`EntityView`] (an `Entity`, or a typed value through its
 //! `write_through`) with [`RowSize`], to size the buffer, then with the row encoder, which
 //! writes each property as it is handed over; [`Row::sized`] takes the size from a walk that
-//! summed it while checking the entity (`Put::new`).
+//! summed it while checking the entity (`Put::new` for a typed value, `validate_entity_with`
+//! for an `Entity` an engine single-entity write stores whole).
 //!
 //! Reads. [`Row::to_entity`] and [`Row::read`] (the generic entity, and the parts a decoder
 //! without a reader takes) check the whole text as UTF-8 once and copy every name and value.
@@ -93,24 +94,29 @@ impl Row {
     }
 
     /// [`new`](Self::new), the properties' share of the buffer already summed by a walk that
-    /// had to visit them anyway (the one that checked them, `Put::new`). `None` when this walk
-    /// hands properties of another size than that one did (a typed value whose
-    /// `PropertyValue::to_value` answers differently on each call): the row would not hold
-    /// what was checked, and part of it would be left unwritten.
-    pub(crate) fn sized(
-        entity: &impl EntityView,
+    /// had to visit them anyway (the one that checked them: `Put::new`, or
+    /// `validate_entity_with` for an [`Entity`]). `None` when this walk hands properties of
+    /// another size than that one did (a typed value whose `PropertyValue::to_value` answers
+    /// differently on each call): the row would not hold what was checked, and part of it
+    /// would be left unwritten. A view whose walks all hand the same properties
+    /// ([`EntityView::SAME_EVERY_WALK`]) is not summed again.
+    pub(crate) fn sized<E: EntityView>(
+        entity: &E,
         properties: RowSize,
         timestamp: Stamp,
         etag: &ETag,
     ) -> Option<Row> {
-        let (row, encoded) = Row::encode::<true>(entity, Some(properties), timestamp, etag);
+        let (row, encoded) = match E::SAME_EVERY_WALK {
+            true => Row::encode::<false>(entity, Some(properties), timestamp, etag),
+            false => Row::encode::<true>(entity, Some(properties), timestamp, etag),
+        };
         (encoded == properties).then_some(row)
     }
 
     // One body for `new` and `sized`: as two (`new` summing, then calling `sized`), the
     // encoding of an `Entity` took about 65 more instructions per row.
     /// The row, and the properties' share of it as the encoding walk handed them (summed
-    /// again only when `RESUM`: see below).
+    /// again only when `RESUM`, else the share given or summed just above: see below).
     // A hint, for the untyped engine insert: without it, 5,171 instructions rather than 5,137
     // (`#[inline(never)]`: 5,172, and a typed insert 20 more; ops_probe `probe_engine_inserts`).
     #[inline]
@@ -143,10 +149,10 @@ impl Row {
             encoder.text.put(pk);
             encoder.text.put(rk);
             if RESUM {
-                // Summed again as written, when another walk summed the size: the writers drop
-                // what does not fit, so only the sum tells a walk that handed more (or less)
-                // than the buffer was sized for. A walk sized just above cannot differ, and is
-                // not summed again (summed, an untyped engine insert cost 5,220 instructions
+                // Summed again as written, when another walk of a typed value summed the size:
+                // the writers drop what does not fit, so only the sum tells a walk that handed
+                // more (or less) than the buffer was sized for. A walk sized just above, or of
+                // a view whose walks cannot differ, is not summed again (summed, an untyped engine insert cost 5,220 instructions
                 // rather than 5,172; ops_probe `probe_engine_inserts`).
                 let mut walk = (RowSize::default(), encoder);
                 entity.properties(&mut walk);
