@@ -396,9 +396,10 @@ impl Engine {
                 validate_if_match(if_match)?;
             }
             // A whole entity's row is sized by the walk that checks it, not walked again.
-            let storing = match merge {
-                true => validate_entity(entity).map(|()| Storing::Merged)?,
-                false => Storing::Whole(validate_entity_with(entity, RowSize::default())?),
+            let storing = if merge {
+                validate_entity(entity).map(|()| Storing::Merged)?
+            } else {
+                Storing::Whole(validate_entity_with(entity, RowSize::default())?)
             };
             Ok(EntityWrite { entity, requires, storing })
         })

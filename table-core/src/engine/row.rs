@@ -106,9 +106,10 @@ impl Row {
         timestamp: Stamp,
         etag: &ETag,
     ) -> Option<Row> {
-        let (row, encoded) = match E::SAME_EVERY_WALK {
-            true => Row::encode::<false>(entity, Some(properties), timestamp, etag),
-            false => Row::encode::<true>(entity, Some(properties), timestamp, etag),
+        let (row, encoded) = if E::SAME_EVERY_WALK {
+            Row::encode::<false>(entity, Some(properties), timestamp, etag)
+        } else {
+            Row::encode::<true>(entity, Some(properties), timestamp, etag)
         };
         (encoded == properties).then_some(row)
     }
@@ -152,8 +153,9 @@ impl Row {
                 // Summed again as written, when another walk of a typed value summed the size:
                 // the writers drop what does not fit, so only the sum tells a walk that handed
                 // more (or less) than the buffer was sized for. A walk sized just above, or of
-                // a view whose walks cannot differ, is not summed again (summed, an untyped engine insert cost 5,220 instructions
-                // rather than 5,172; ops_probe `probe_engine_inserts`).
+                // a view whose walks cannot differ, is not summed again (summed, an untyped
+                // engine insert cost 5,220 instructions rather than 5,172; ops_probe
+                // `probe_engine_inserts`).
                 let mut walk = (RowSize::default(), encoder);
                 entity.properties(&mut walk);
                 (encoded, encoder) = walk;
