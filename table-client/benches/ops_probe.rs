@@ -4,11 +4,12 @@
 //! Through `TypedTable` on one thread, as the `client` bench's throughput group: inserts `N`
 //! customers one by one into a fresh table (in `probe_inserts`), then point-reads each of them
 //! in a scattered order (in `probe_gets`); then inserts `N` untyped entities of the engine
-//! bench's shape straight into the engine (in `probe_engine_inserts`), and as many again as
+//! bench's shape straight into the engine (in `probe_engine_inserts`), as many again as
 //! insert operations through `Engine::execute` (in `probe_engine_executes`, table-server's
-//! way in); then runs the `client` bench's typed filtered scan (`Age lt 45`, half the rows)
-//! once over a table of [`SCAN_ROWS`] customers (in `probe_scans`, which prints the rows it
-//! returned). Each phase runs in its own function, so a profiler can count it alone, e.g.
+//! way in), and as many again in batches of 100 (in `probe_engine_batches`); then runs the
+//! `client` bench's typed filtered scan (`Age lt 45`, half the rows) once over a table of
+//! [`SCAN_ROWS`] customers (in `probe_scans`, which prints the rows it returned). Each phase
+//! runs in its own function, so a profiler can count it alone, e.g.
 //!
 //! ```text
 //! cargo bench -p table-client --bench ops_probe --no-run
@@ -74,6 +75,14 @@ fn probe_engine_executes(engine: &Engine, operations: &[Operation]) {
     }
 }
 
+/// The same inserts again, as batches of 100 (one partition each), lent.
+#[inline(never)]
+fn probe_engine_batches(engine: &Engine, batches: &[Vec<Operation>]) {
+    for batch in batches {
+        engine.submit_batch("batched", batch).expect("fresh keys");
+    }
+}
+
 /// The `client` bench's typed filtered scan of the whole table. The rows are dropped by the
 /// caller, outside the phase, as the `client` bench drops them after its clock stops.
 #[inline(never)]
@@ -111,6 +120,13 @@ fn main() {
     let started = Instant::now();
     probe_engine_executes(&engine, &operations);
     let engine_executes = started.elapsed();
+    engine.create_table("batched").expect("a new table");
+    let batches: Vec<Vec<Operation>> = (0..count as usize / 100)
+        .map(|b| (0..100).map(|i| Operation::Insert(engine_row(b % 10, b * 100 + i))).collect())
+        .collect();
+    let started = Instant::now();
+    probe_engine_batches(&engine, &batches);
+    let engine_batches = started.elapsed();
     let scanned = runtime.block_on(client.create_table("scan")).expect("a new table").typed::<Customer>();
     runtime.block_on(async {
         for c in (0..SCAN_ROWS).map(customer) {
@@ -121,8 +137,8 @@ fn main() {
     let returned = std::hint::black_box(probe_scans(&runtime, &scanned)).len();
     println!(
         "{count} each: typed inserts in {inserts:?}, typed gets in {gets:?}, engine inserts in \
-         {engine_inserts:?} (executed: {engine_executes:?}); a scan of {SCAN_ROWS} rows returned \
-         {returned} in {:?}",
+         {engine_inserts:?} (executed: {engine_executes:?}, in batches of 100: {engine_batches:?}); a \
+         scan of {SCAN_ROWS} rows returned {returned} in {:?}",
         started.elapsed()
     );
 }

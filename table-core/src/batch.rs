@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use crate::entity::{ETag, Entity, EntityKey, IfMatch};
 use crate::error::{Error, KeyName, Violation};
-use crate::validate::{validate_entity, validate_key};
+use crate::validate::{FieldSink, validate_entity_with, validate_key};
 use crate::value::Value;
 
 /// Most operations in one batch.
@@ -117,8 +117,18 @@ impl CheckedOperation {
 
 /// Checks what the service checks on one operation before looking at stored data: the keys,
 /// the `If-Match` ETag (which must be sendable as a header), and for writes of an entity the
-/// whole entity ([`validate_entity`]).
+/// whole entity ([`validate_entity`](crate::validate_entity)).
 pub fn validate_operation(operation: &Operation) -> Result<(), Violation> {
+    validate_operation_with(operation, ()).map(drop)
+}
+
+/// [`validate_operation`], handing the entity's properties (if the operation writes one) to
+/// `sink` in the walk that checks them: the engine sums a row's size there. The sink, once
+/// the operation passes.
+pub(crate) fn validate_operation_with<S: FieldSink<str>>(
+    operation: &Operation,
+    sink: S,
+) -> Result<S, Violation> {
     if let Operation::Replace { if_match, .. }
     | Operation::Merge { if_match, .. }
     | Operation::Delete { if_match, .. } = operation
@@ -126,10 +136,11 @@ pub fn validate_operation(operation: &Operation) -> Result<(), Violation> {
         validate_if_match(if_match)?;
     }
     match operation.entity() {
-        Some(entity) => validate_entity(entity),
+        Some(entity) => validate_entity_with(entity, sink),
         None => {
             validate_key(KeyName::PartitionKey, operation.partition_key())?;
-            validate_key(KeyName::RowKey, operation.row_key())
+            validate_key(KeyName::RowKey, operation.row_key())?;
+            Ok(sink)
         }
     }
 }
@@ -153,6 +164,14 @@ pub(crate) fn validate_if_match(if_match: &IfMatch) -> Result<(), Violation> {
 /// an estimated body over [`MAX_BATCH_BODY`] ([`estimated_body_size`]) concern the whole
 /// batch and carry none.
 pub fn validate_batch(operations: &[Operation]) -> crate::Result<()> {
+    validate_batch_with::<()>(operations).map(drop)
+}
+
+/// [`validate_batch`], with one sink per operation fed as [`validate_operation_with`] feeds
+/// it, in the operations' order: the engine sums each row's size in the walk that checks it.
+pub(crate) fn validate_batch_with<S: FieldSink<str> + Default>(
+    operations: &[Operation],
+) -> crate::Result<Vec<S>> {
     let Some(first) = operations.first() else {
         return Err(Error::invalid(Violation::EmptyBatch));
     };
@@ -164,8 +183,11 @@ pub fn validate_batch(operations: &[Operation]) -> crate::Result<()> {
     }
     let partition_key = first.partition_key();
     let mut row_keys = HashSet::with_capacity(operations.len());
+    let mut sinks = Vec::with_capacity(operations.len());
     for (index, op) in operations.iter().enumerate() {
-        validate_operation(op).map_err(|v| Error::invalid(v).with_batch_index(index))?;
+        let sink = validate_operation_with(op, S::default())
+            .map_err(|v| Error::invalid(v).with_batch_index(index))?;
+        sinks.push(sink);
         if op.partition_key() != partition_key {
             return Err(Error::invalid(Violation::MixedPartitions {
                 index,
@@ -181,7 +203,7 @@ pub fn validate_batch(operations: &[Operation]) -> crate::Result<()> {
     if size > MAX_BATCH_BODY {
         return Err(Error::invalid(Violation::BatchTooLarge { size, max: MAX_BATCH_BODY }));
     }
-    Ok(())
+    Ok(sinks)
 }
 
 /// Upper estimate of the MIME headers, request line and HTTP headers of one batch part,

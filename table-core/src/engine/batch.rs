@@ -7,9 +7,51 @@
 
 use super::clock::Clock;
 use super::journal::{self, Change, Journal, RowChange};
-use super::table::TableData;
-use crate::batch::{Operation, WriteOutcome};
+use super::row::RowSize;
+use super::table::{Requires, RowWrite, Stores, TableData};
+use crate::batch::{Operation, WriteOutcome, validate_batch_with};
+use crate::entity::Entity;
 use crate::error::Result;
+
+/// One operation of a batch, with its entity's share of a row as the walk that checked it
+/// summed it, so that a whole entity's row is not sized by a walk of its own. Made only by
+/// [`checked_batch`]: a size that is not its entity's would leave the row short.
+pub(crate) struct BatchWrite<'a> {
+    /// The operation.
+    operation: &'a Operation,
+    /// Its entity's properties' share of a row (empty for a delete).
+    size: RowSize,
+}
+
+/// A batch's operations once they pass the batch rules ([`validate_batch`]), each with its
+/// entity's share of a row, summed by the walk that checked the entity.
+///
+/// [`validate_batch`]: crate::validate_batch
+pub(crate) fn checked_batch(operations: &[Operation]) -> Result<Vec<BatchWrite<'_>>> {
+    let sizes = validate_batch_with::<RowSize>(operations)?;
+    // One size per operation, in order: `validate_batch_with` answers all or fails.
+    Ok(operations.iter().zip(sizes).map(|(operation, size)| BatchWrite { operation, size }).collect())
+}
+
+impl RowWrite for BatchWrite<'_> {
+    type Entity = Entity;
+
+    fn key(&self) -> (&str, &str) {
+        self.operation.key()
+    }
+
+    fn requires(&self) -> Requires<'_> {
+        self.operation.requires()
+    }
+
+    fn stores(&self) -> Option<Stores<'_, Entity>> {
+        // A merge's row is the merged entity's, which the check did not walk.
+        match self.operation.stores()? {
+            Stores::Entity(entity) => Some(Stores::Sized { entity, size: self.size }),
+            stores => Some(stores),
+        }
+    }
+}
 
 /// Checks every operation (failing with the first failure's index, naming its entity in
 /// `table`), then applies them all in order, each with its own timestamp. With a `journal`,
@@ -18,17 +60,16 @@ use crate::error::Result;
 pub(crate) fn apply_batch(
     data: &mut TableData,
     table: &str,
-    operations: &[Operation],
+    operations: &[BatchWrite<'_>],
     clock: &Clock,
     journal: Option<&dyn Journal>,
 ) -> Result<Vec<WriteOutcome>> {
     for (index, op) in operations.iter().enumerate() {
-        data.check(op)
-            .map_err(|e| e.with_batch_index(index).about(table, Some((op.partition_key(), op.row_key()))))?;
+        data.check(op).map_err(|e| e.with_batch_index(index).about(table, Some(op.key())))?;
     }
     let Some(journal) = journal else {
         // Without a journal, each row is stored as soon as it is made: no list of rows. (An
-        // `Operation` always encodes, so no failure can come after a row is stored.)
+        // `Entity` always encodes, so no failure can come after a row is stored.)
         return operations.iter().map(|op| data.apply(op, clock.tick())).collect();
     };
     let prepared = operations.iter().map(|op| data.prepare(op, clock.tick())).collect::<Result<Vec<_>>>()?;
@@ -49,7 +90,7 @@ pub(crate) fn apply_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entity::{Entity, EntityKey, IfMatch};
+    use crate::entity::{EntityKey, IfMatch};
     use crate::error::ErrorCode;
 
     #[test]
@@ -62,7 +103,8 @@ mod tests {
             Operation::InsertOrReplace(Entity::new("p", "2")),
             Operation::Delete { key: EntityKey::new("p", "9"), if_match: IfMatch::Any },
         ];
-        let e = apply_batch(&mut data, "t", &ops, &clock, None).expect_err("op 2 fails");
+        let writes = checked_batch(&ops).expect("the batch rules hold");
+        let e = apply_batch(&mut data, "t", &writes, &clock, None).expect_err("op 2 fails");
         assert_eq!(e.batch_index(), Some(2));
         assert_eq!(e.code(), Some(&ErrorCode::ResourceNotFound));
         assert!(data.get("p", "1").is_none() && data.get("p", "2").is_none());

@@ -354,7 +354,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::engine::batch::apply_batch;
+    use crate::engine::batch::{apply_batch, checked_batch};
     use chrono::{DateTime, Utc};
 
     use crate::entity::{ETag, EntityKey};
@@ -535,7 +535,8 @@ mod tests {
                     checked.push((op, passes));
                 } else {
                     let ops: Vec<Operation> = checked.iter().map(|(op, _)| op.clone()).collect();
-                    prop_assert_eq!(apply_batch(&mut t, "T", &ops, &clock, None).is_ok(), passes);
+                    let writes = checked_batch(&ops).expect("the batch rules hold");
+                    prop_assert_eq!(apply_batch(&mut t, "T", &writes, &clock, None).is_ok(), passes);
                 }
                 if passes {
                     let ops: Vec<Operation> = checked.into_iter().map(|(op, _)| op).collect();
