@@ -10,8 +10,8 @@ use hashbrown::HashSet;
 
 use crate::entity::{ETag, Entity, EntityKey, IfMatch};
 use crate::error::{Error, KeyName, Violation};
-use crate::validate::{FieldSink, validate_entity_with, validate_key};
-use crate::value::Value;
+use crate::validate::{EntityView, FieldSink, validate_entity_with, validate_key};
+use crate::value::ValueRef;
 
 /// Most operations in one batch.
 pub const MAX_BATCH_OPERATIONS: usize = 100;
@@ -170,6 +170,7 @@ pub fn validate_batch(operations: &[Operation]) -> crate::Result<()> {
 
 /// [`validate_batch`], with one sink per operation fed as [`validate_operation_with`] feeds
 /// it, in the operations' order: the engine sums each row's size in the walk that checks it.
+/// The body's estimate ([`estimated_body_size`]) is summed in that walk too.
 pub(crate) fn validate_batch_with<S: FieldSink<str> + Default>(
     operations: &[Operation],
 ) -> crate::Result<Vec<S>> {
@@ -188,9 +189,11 @@ pub(crate) fn validate_batch_with<S: FieldSink<str> + Default>(
     // operation more (ops_probe `probe_engine_batches`).
     let mut row_keys = HashSet::with_capacity_and_hasher(operations.len(), RandomState::default());
     let mut sinks = Vec::with_capacity(operations.len());
+    let mut size = 0;
     for (index, op) in operations.iter().enumerate() {
-        let sink = validate_operation_with(op, S::default())
+        let (estimate, sink) = validate_operation_with(op, (BodyEstimate::default(), S::default()))
             .map_err(|v| Error::invalid(v).with_batch_index(index))?;
+        size += part_size(op, estimate);
         sinks.push(sink);
         if op.partition_key() != partition_key {
             return Err(Error::invalid(Violation::MixedPartitions {
@@ -203,7 +206,6 @@ pub(crate) fn validate_batch_with<S: FieldSink<str> + Default>(
             return Err(Error::invalid(Violation::DuplicateRow { index, row_key: op.row_key().to_owned() }));
         }
     }
-    let size = estimated_body_size(operations);
     if size > MAX_BATCH_BODY {
         return Err(Error::invalid(Violation::BatchTooLarge { size, max: MAX_BATCH_BODY }));
     }
@@ -224,32 +226,53 @@ pub fn estimated_body_size(operations: &[Operation]) -> usize {
     operations
         .iter()
         .map(|op| {
-            let keys = op.partition_key().len() + op.row_key().len();
-            let body = op.entity().map_or(0, |e| {
-                let key_fields = r#"{"PartitionKey":"","RowKey":""}"#.len()
-                    + json_string_len(&e.partition_key)
-                    + json_string_len(&e.row_key);
-                key_fields
-                    + e.properties.iter().map(|(name, value)| json_property_len(name, value)).sum::<usize>()
-            });
-            PART_OVERHEAD + 3 * keys + body
+            let mut estimate = BodyEstimate::default();
+            if let Some(entity) = op.entity() {
+                entity.properties(&mut estimate);
+            }
+            part_size(op, estimate)
         })
         .sum()
 }
 
+/// One operation's part of [`estimated_body_size`], its entity's properties estimated by
+/// `properties`.
+fn part_size(op: &Operation, properties: BodyEstimate) -> usize {
+    let keys = op.partition_key().len() + op.row_key().len();
+    let body = op.entity().map_or(0, |e| {
+        r#"{"PartitionKey":"","RowKey":""}"#.len()
+            + json_string_len(&e.partition_key)
+            + json_string_len(&e.row_key)
+            + properties.0
+    });
+    PART_OVERHEAD + 3 * keys + body
+}
+
+/// The JSON of an entity's custom properties, estimated as a walk hands them over: by
+/// [`estimated_body_size`] alone, or in the walk that checks a batch's entities.
+#[derive(Default)]
+struct BodyEstimate(usize);
+
+impl FieldSink<str> for BodyEstimate {
+    #[inline(always)]
+    fn property(&mut self, name: &str, value: ValueRef<'_>) {
+        self.0 += json_property_len(name, value);
+    }
+}
+
 /// `,"name":value` plus its annotation when the value needs one.
-fn json_property_len(name: &str, value: &Value) -> usize {
+fn json_property_len(name: &str, value: ValueRef<'_>) -> usize {
     let name_len = json_string_len(name) + 4;
     let annotation = name_len + r#""@odata.type":"Edm.DateTime""#.len();
     match value {
-        Value::String(s) => name_len + json_string_len(s) + 2,
-        Value::Boolean(_) => name_len + 5,
-        Value::Int32(_) => name_len + 11,
-        Value::Double(_) => name_len + 26 + annotation,
-        Value::Int64(_) => name_len + 22 + annotation,
-        Value::DateTime(_) => name_len + 30 + annotation,
-        Value::Guid(_) => name_len + 38 + annotation,
-        Value::Binary(b) => name_len + b.len().div_ceil(3) * 4 + 2 + annotation,
+        ValueRef::Str(s) => name_len + json_string_len(s) + 2,
+        ValueRef::Boolean(_) => name_len + 5,
+        ValueRef::Int32(_) => name_len + 11,
+        ValueRef::Double(_) => name_len + 26 + annotation,
+        ValueRef::Int64(_) => name_len + 22 + annotation,
+        ValueRef::DateTime(_) => name_len + 30 + annotation,
+        ValueRef::Guid(_) => name_len + 38 + annotation,
+        ValueRef::Binary(b) => name_len + b.len().div_ceil(3) * 4 + 2 + annotation,
     }
 }
 
@@ -340,6 +363,31 @@ mod tests {
         let e = validate_batch(&ops).expect_err("too large");
         assert_eq!(e.code(), Some(&ErrorCode::RequestBodyTooLarge));
         assert!(estimated_body_size(&ops[..50]) < MAX_BATCH_BODY);
+    }
+
+    #[test]
+    fn the_size_refused_is_the_estimate_of_the_batch() {
+        // Every type and a delete, so that the estimate summed in the check walk meets each
+        // value's form; the strings carry escapes.
+        let ops: Vec<_> = (0..100)
+            .map(|i| match i {
+                0 => Operation::Delete { key: EntityKey::new("p", "gone"), if_match: IfMatch::Any },
+                _ => Operation::InsertOrMerge(
+                    Entity::new("p", format!("r\"{i}"))
+                        .with("Text", "\u{1}\\x".repeat(10_000))
+                        .with("Flag", true)
+                        .with("Small", 7)
+                        .with("Big", 7_i64)
+                        .with("Ratio", 0.5)
+                        .with("When", chrono::DateTime::UNIX_EPOCH)
+                        .with("Id", uuid::Uuid::nil())
+                        .with("Bytes", vec![0_u8; 1_000]),
+                ),
+            })
+            .collect();
+        let e = validate_batch(&ops).expect_err("too large");
+        let size = estimated_body_size(&ops);
+        assert_eq!(e.violation(), Some(&Violation::BatchTooLarge { size, max: MAX_BATCH_BODY }));
     }
 
     #[test]
