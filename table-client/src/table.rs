@@ -339,6 +339,9 @@ impl TableClient {
     /// entity as an [`Operation`] of `kind`, with the same checks, errors and retries. Its
     /// checks and its first attempt, made now ([`Now`]); the rest of the write is
     /// [`put_later`](Self::put_later)'s.
+    // Inlined into the typed write's `try_write_whole`: left a call when a point read's code
+    // changed, a typed insert cost 4,139.4 instructions rather than 4,089.5 (ops_probe).
+    #[inline]
     pub(crate) fn try_put<'v, T: TableEntity>(
         &self,
         kind: PutKind,
@@ -363,14 +366,23 @@ impl TableClient {
         require_etag(self.backend.put(&self.handle, &pending.put, pending.first).await?.etag)
     }
 
+    // `get` and `get_if_exists` each match on what `try_get_selected_as` answers now rather
+    // than await a shared `async fn` doing so, as the typed point calls do (see `TypedTable`).
+
     /// Reads one entity; `NotFound` (`ResourceNotFound`) if missing.
     pub async fn get(&self, partition_key: &str, row_key: &str) -> Result<Entity> {
-        self.get_with_select(partition_key, row_key, None).await
+        match self.try_get_selected_as(partition_key, row_key, Ok(None), Decode::ENTITY) {
+            Now::Answered(answer) => answer,
+            Now::Later(read) => self.get_selected_later(read).await,
+        }
     }
 
     /// Reads one entity, or `None` if it does not exist (a missing table is still an error).
     pub async fn get_if_exists(&self, partition_key: &str, row_key: &str) -> Result<Option<Entity>> {
-        if_exists(self.get(partition_key, row_key).await)
+        if_exists(match self.try_get_selected_as(partition_key, row_key, Ok(None), Decode::ENTITY) {
+            Now::Answered(answer) => answer,
+            Now::Later(read) => self.get_selected_later(read).await,
+        })
     }
 
     /// Reads only the `select`ed properties of one entity (keys, Timestamp and ETag always come).

@@ -38,7 +38,7 @@ use crate::error::{decode, invalid_input, refused};
 use crate::index::{self, Change, IndexReport};
 use crate::outcome::{if_exists, require_etag};
 use crate::query::{Query, QueryStream};
-use crate::table::{PendingPut, TableClient};
+use crate::table::{PendingPut, PendingRead, TableClient};
 
 /// A table holding entities of type `T`. Cheap to clone.
 ///
@@ -389,9 +389,8 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Reads the entity with `key`; `NotFound` if missing.
     pub async fn get(&self, key: &EntityKey) -> Result<T> {
-        let select = self.select.as_ref().map(|select| select.as_ref()).transpose();
-        // Answered here rather than by awaiting `get_selected_as`, as `insert` is.
-        match self.table.try_get_selected_as(&key.partition_key, &key.row_key, select, Decode::of()) {
+        // Answered here rather than by awaiting a shared `async fn`, as `insert` is.
+        match self.try_get(key) {
             Now::Answered(answer) => answer,
             Now::Later(read) => self.table.get_selected_later(read).await,
         }
@@ -399,7 +398,17 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Reads the entity with `key`, or `None` if it does not exist.
     pub async fn get_if_exists(&self, key: &EntityKey) -> Result<Option<T>> {
-        if_exists(self.get(key).await)
+        if_exists(match self.try_get(key) {
+            Now::Answered(answer) => answer,
+            Now::Later(read) => self.table.get_selected_later(read).await,
+        })
+    }
+
+    /// A point read of `key`, selecting what `T` reads: its checks and first attempt, made
+    /// now ([`Now`]); the rest is [`TableClient::get_selected_later`]'s.
+    fn try_get<'a>(&'a self, key: &'a EntityKey) -> Now<T, PendingRead<'a, T>> {
+        let select = self.select.as_ref().map(|select| select.as_ref()).transpose();
+        self.table.try_get_selected_as(&key.partition_key, &key.row_key, select, Decode::of())
     }
 
     /// A query returning `T`s, selecting exactly the properties `T` reads. For an indexed

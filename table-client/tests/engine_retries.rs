@@ -245,11 +245,11 @@ async fn fails_from<T: std::fmt::Debug>(
     (err, engine.faults().calls() - before)
 }
 
-// A typed point call makes its first attempt before any future of the retry loop is built;
-// when that attempt fails, the loop takes it as its own first: it counts in the retry budget,
-// and its ambiguity marks the write's final error.
+// A point call (typed, or an untyped read) makes its first attempt before any future of the
+// retry loop is built; when that attempt fails, the loop takes it as its own first: it counts
+// in the retry budget, and its ambiguity marks the write's final error.
 #[tokio::test]
-async fn a_typed_calls_failed_first_attempt_counts_in_the_retry_budget_and_marks_the_write() {
+async fn a_point_calls_failed_first_attempt_counts_in_the_retry_budget_and_marks_the_write() {
     let (engine, table) = table_with(fast_retries()).await;
     let people = table.typed::<Person>();
     let ann = Person { part: "p".into(), id: "r".into(), name: "ann".into() };
@@ -276,10 +276,17 @@ async fn a_typed_calls_failed_first_attempt_counts_in_the_retry_budget_and_marks
     assert_eq!(err.code(), Some(&ErrorCode::InternalError), "{err:?}");
     assert!(err.may_have_applied(), "{err:?}");
 
-    // A read: its first attempt counts, and nothing marks it.
+    // Reads: the first attempt counts, and nothing marks them.
     let key = Person::key("p", "r").unwrap();
-    let (err, attempts) = fails_from(&engine, internal_error(), people.get(&key)).await;
-    assert_eq!(attempts, every_attempt, "the first attempt counts");
-    assert_eq!(err.code(), Some(&ErrorCode::ServerBusy), "{err:?}");
-    assert!(!err.may_have_applied(), "{err:?}");
+    let reads = [
+        fails_from(&engine, internal_error(), people.get(&key)).await,
+        fails_from(&engine, internal_error(), people.get_if_exists(&key)).await,
+        fails_from(&engine, internal_error(), table.get("p", "r")).await,
+        fails_from(&engine, internal_error(), table.get_if_exists("p", "r")).await,
+    ];
+    for (err, attempts) in reads {
+        assert_eq!(attempts, every_attempt, "the first attempt counts: {err:?}");
+        assert_eq!(err.code(), Some(&ErrorCode::ServerBusy), "{err:?}");
+        assert!(!err.may_have_applied(), "{err:?}");
+    }
 }
