@@ -16,6 +16,13 @@
 //! errors and retries of the same write through `to_entity`. Merges (which combine
 //! with the stored row), indexed types (whose index rows are batched as entities), HTTP and
 //! clients that encrypt go through `to_entity`.
+//!
+//! Point reads and whole-entity writes on the embedded engine are answered without building a
+//! future when they can be (see the backend's `Now`): their checks and first attempt run in
+//! the public method's own body (`try_write_whole`, `TableClient::try_get_selected_as`), and
+//! only a first attempt that fails, or a path that must wait (HTTP, encryption, indexes),
+//! goes on through the async path (`write_whole_later`, `TableClient::get_selected_later`),
+//! whose retry loop takes that attempt as its first.
 
 use std::marker::PhantomData;
 
@@ -25,13 +32,13 @@ use table_core::{
     ETag, EntityKey, ErrorCode, ErrorKind, Filter, IfMatch, Operation, Result, Violation, WriteOutcome,
 };
 
-use crate::backend::Decode;
+use crate::backend::{Decode, Now};
 use crate::contention;
 use crate::error::{decode, invalid_input, refused};
 use crate::index::{self, Change, IndexReport};
 use crate::outcome::{if_exists, require_etag};
 use crate::query::{Query, QueryStream};
-use crate::table::TableClient;
+use crate::table::{PendingPut, PendingRead, TableClient};
 
 /// A table holding entities of type `T`. Cheap to clone.
 ///
@@ -169,17 +176,41 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         require_etag(index::apply::<T>(&self.table, change).await?.and_then(|written| written.etag))
     }
 
-    /// Writes `value` whole (a type without indexes): through its
-    /// [`TableEntity::write_through`] when the client stores it without building an `Entity`
-    /// (see [`TableClient::puts_through`]) and the type writes through a sink, else as
-    /// `to_entity`.
-    async fn write_whole(&self, value: &T, kind: PutKind) -> Result<ETag> {
-        if self.table.puts_through()
-            && let Some(prepared) = value.prepare_write()?
-        {
-            return self.table.put(kind, value, prepared).await;
+    /// Writes `value` whole, as `kind` says: for an indexed type, with its index rows (see the
+    /// `index` module); otherwise through its [`TableEntity::write_through`] when the client
+    /// stores it without building an `Entity` (see [`TableClient::puts_through`]) and the type
+    /// writes through a sink, else as `to_entity`. What can be done now is ([`Now`]): the
+    /// checks and the first attempt of a write through; the rest is
+    /// [`write_whole_later`](Self::write_whole_later)'s.
+    fn try_write_whole<'v>(&self, value: &'v T, kind: PutKind) -> Now<ETag, WholeWrite<'v, T>> {
+        if Self::indexed() || !self.table.puts_through() {
+            return Now::Later(WholeWrite::AsEntity(kind));
         }
+        match value.prepare_write() {
+            Ok(Some(prepared)) => match self.table.try_put(kind, value, prepared) {
+                Now::Answered(answer) => Now::Answered(answer),
+                Now::Later(pending) => Now::Later(WholeWrite::Through(pending)),
+            },
+            Ok(None) => Now::Later(WholeWrite::AsEntity(kind)),
+            Err(error) => Now::Answered(Err(error)),
+        }
+    }
+
+    /// The rest of a [`try_write_whole`](Self::try_write_whole) that went on `Later`.
+    async fn write_whole_later(&self, value: &T, later: WholeWrite<'_, T>) -> Result<ETag> {
+        let kind = match later {
+            WholeWrite::Through(pending) => return self.table.put_later(pending).await,
+            WholeWrite::AsEntity(kind) => kind,
+        };
         let entity = value.to_entity()?;
+        if Self::indexed() {
+            let change = match kind {
+                PutKind::Insert => Change::Insert(entity),
+                PutKind::Replace(if_match) => Change::Replace(entity, if_match),
+                PutKind::InsertOrReplace => Change::InsertOrReplace(entity),
+            };
+            return self.indexed_write(change).await;
+        }
         match kind {
             PutKind::Insert => self.table.insert(entity).await,
             PutKind::Replace(if_match) => self.table.replace(entity, if_match).await,
@@ -187,21 +218,26 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
         }
     }
 
+    // Insert, replace and insert-or-replace each match on what `try_write_whole` answers now,
+    // rather than await a shared `async fn` doing so: that future, which holds the retry
+    // loop's, would be set up on every call (a typed insert 4,133.7 rather than 4,108.6
+    // instructions, ops_probe `probe_inserts`).
+
     /// Inserts `value`; `AlreadyExists` if its key (or a unique same-partition index key) is
     /// taken. Returns the new ETag.
     pub async fn insert(&self, value: &T) -> Result<ETag> {
-        if Self::indexed() {
-            return self.indexed_write(Change::Insert(value.to_entity()?)).await;
+        match self.try_write_whole(value, PutKind::Insert) {
+            Now::Answered(answer) => answer,
+            Now::Later(later) => self.write_whole_later(value, later).await,
         }
-        self.write_whole(value, PutKind::Insert).await
     }
 
     /// Replaces the stored entity with `value`, if it matches `if_match`.
     pub async fn replace(&self, value: &T, if_match: IfMatch) -> Result<ETag> {
-        if Self::indexed() {
-            return self.indexed_write(Change::Replace(value.to_entity()?, if_match)).await;
+        match self.try_write_whole(value, PutKind::Replace(if_match)) {
+            Now::Answered(answer) => answer,
+            Now::Later(later) => self.write_whole_later(value, later).await,
         }
-        self.write_whole(value, PutKind::Replace(if_match)).await
     }
 
     /// Merges `value`'s stored properties into the stored entity, if it matches `if_match`
@@ -222,10 +258,10 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Inserts `value` or replaces whatever has its key.
     pub async fn insert_or_replace(&self, value: &T) -> Result<ETag> {
-        if Self::indexed() {
-            return self.indexed_write(Change::InsertOrReplace(value.to_entity()?)).await;
+        match self.try_write_whole(value, PutKind::InsertOrReplace) {
+            Now::Answered(answer) => answer,
+            Now::Later(later) => self.write_whole_later(value, later).await,
         }
-        self.write_whole(value, PutKind::InsertOrReplace).await
     }
 
     /// Inserts `value` or merges it into whatever has its key. Refused for a type with
@@ -353,13 +389,26 @@ impl<T: TableEntity + Send + 'static> TypedTable<T> {
 
     /// Reads the entity with `key`; `NotFound` if missing.
     pub async fn get(&self, key: &EntityKey) -> Result<T> {
-        let select = self.select.as_ref().map(|select| select.as_ref()).transpose();
-        self.table.get_selected_as(&key.partition_key, &key.row_key, select, Decode::of()).await
+        // Answered here rather than by awaiting a shared `async fn`, as `insert` is.
+        match self.try_get(key) {
+            Now::Answered(answer) => answer,
+            Now::Later(read) => self.table.get_selected_later(read).await,
+        }
     }
 
     /// Reads the entity with `key`, or `None` if it does not exist.
     pub async fn get_if_exists(&self, key: &EntityKey) -> Result<Option<T>> {
-        if_exists(self.get(key).await)
+        if_exists(match self.try_get(key) {
+            Now::Answered(answer) => answer,
+            Now::Later(read) => self.table.get_selected_later(read).await,
+        })
+    }
+
+    /// A point read of `key`, selecting what `T` reads: its checks and first attempt, made
+    /// now ([`Now`]); the rest is [`TableClient::get_selected_later`]'s.
+    fn try_get<'a>(&'a self, key: &'a EntityKey) -> Now<T, PendingRead<'a, T>> {
+        let select = self.select.as_ref().map(|select| select.as_ref()).transpose();
+        self.table.try_get_selected_as(&key.partition_key, &key.row_key, select, Decode::of())
     }
 
     /// A query returning `T`s, selecting exactly the properties `T` reads. For an indexed
@@ -495,4 +544,12 @@ pub(crate) fn refuse_encrypted_merge<T: TableEntity>(table: &str) -> Result<()> 
             properties.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
         ))),
     }
+}
+
+/// A whole-entity write that [`TypedTable::try_write_whole`] could not answer now.
+enum WholeWrite<'v, T> {
+    /// A write through the value's sink, checked, whose first attempt was made or is due.
+    Through(PendingPut<'v, T>),
+    /// A write of the value's `Entity`, of this kind: nothing done yet.
+    AsEntity(PutKind),
 }

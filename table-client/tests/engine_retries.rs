@@ -229,3 +229,64 @@ async fn a_typed_write_the_entity_rules_refuse_fails_as_the_untyped_write_before
     assert_eq!(typed.violation(), untyped.violation(), "the If-Match is checked first");
     assert_eq!(engine.faults().calls(), before, "nothing invalid reaches the engine");
 }
+
+/// Runs `call` with its first attempt failing as `first` and every later one throttled (503);
+/// returns its error and the number of attempts it made.
+async fn fails_from<T: std::fmt::Debug>(
+    engine: &Engine,
+    first: FaultSpec,
+    call: impl Future<Output = table_client::Result<T>>,
+) -> (table_client::Error, u64) {
+    engine.faults().fail_every(NonZeroU64::MIN, FaultSpec::server_busy());
+    engine.faults().fail_call(next_call(), first);
+    let before = engine.faults().calls();
+    let err = call.await.unwrap_err();
+    engine.faults().clear();
+    (err, engine.faults().calls() - before)
+}
+
+// A point call (typed, or an untyped read) makes its first attempt before any future of the
+// retry loop is built; when that attempt fails, the loop takes it as its own first: it counts
+// in the retry budget, and its ambiguity marks the write's final error.
+#[tokio::test]
+async fn a_point_calls_failed_first_attempt_counts_in_the_retry_budget_and_marks_the_write() {
+    let (engine, table) = table_with(fast_retries()).await;
+    let people = table.typed::<Person>();
+    let ann = Person { part: "p".into(), id: "r".into(), name: "ann".into() };
+    people.insert(&ann).await.unwrap();
+    let every_attempt = u64::from(MAX_RETRIES) + 1;
+    let internal_error = || FaultSpec::service(ErrorCode::InternalError);
+
+    // Writes sent twice with the effect of once: a 500 first (it may have applied), then 503s.
+    let replace = fails_from(&engine, internal_error(), people.replace(&ann, IfMatch::Any)).await;
+    let upsert = fails_from(&engine, internal_error(), people.insert_or_replace(&ann)).await;
+    for (err, attempts) in [replace, upsert] {
+        assert_eq!(attempts, every_attempt, "the first attempt counts: {err:?}");
+        assert_eq!(err.code(), Some(&ErrorCode::ServerBusy), "{err:?}");
+        assert!(err.may_have_applied(), "the first attempt's 500 marks it: {err:?}");
+    }
+
+    // An insert: after 503s alone, retried and not marked; after a first 500, ended at once.
+    let bob = Person { id: "s".into(), ..ann.clone() };
+    let (err, attempts) = fails_from(&engine, FaultSpec::server_busy(), people.insert(&bob)).await;
+    assert_eq!(attempts, every_attempt);
+    assert!(!err.may_have_applied(), "{err:?}");
+    let (err, attempts) = fails_from(&engine, internal_error(), people.insert(&bob)).await;
+    assert_eq!(attempts, 1, "an insert is not replayed after a 500");
+    assert_eq!(err.code(), Some(&ErrorCode::InternalError), "{err:?}");
+    assert!(err.may_have_applied(), "{err:?}");
+
+    // Reads: the first attempt counts, and nothing marks them.
+    let key = Person::key("p", "r").unwrap();
+    let reads = [
+        fails_from(&engine, internal_error(), people.get(&key)).await,
+        fails_from(&engine, internal_error(), people.get_if_exists(&key)).await,
+        fails_from(&engine, internal_error(), table.get("p", "r")).await,
+        fails_from(&engine, internal_error(), table.get_if_exists("p", "r")).await,
+    ];
+    for (err, attempts) in reads {
+        assert_eq!(attempts, every_attempt, "the first attempt counts: {err:?}");
+        assert_eq!(err.code(), Some(&ErrorCode::ServerBusy), "{err:?}");
+        assert!(!err.may_have_applied(), "{err:?}");
+    }
+}

@@ -7,10 +7,14 @@
 //! exactly as the HTTP backend classifies its answers, so the retry rules, the "may have
 //! applied" marker and the settling above this module behave offline as they do over HTTP.
 //! Only `Retry-After` has no counterpart: the engine asks for no pause.
+//!
+//! A point read or typed write may make its first attempt synchronously (`try_get_as`,
+//! `try_put`) and hand its error to the call's attempts (`get_as`, `put`), which
+//! [`serve_from`](EmbeddedBackend::serve_from) counts as the retry loop's first.
 
 use table_core::engine::{CheckedKeys, Engine, Put, PutKind, Select, TableHandle};
 use table_core::typed::TableEntity;
-use table_core::{Continuation, Operation, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
+use table_core::{Continuation, Error, Operation, QueryRequest, Result, TablePage, TableQuery, WriteOutcome};
 
 use super::{Decode, Write};
 
@@ -40,17 +44,31 @@ impl EmbeddedBackend {
         self.serve(Replay::Read, |e| e.query_tables(query)).await
     }
 
-    // Hands on `serve`'s future rather than awaiting it in one of its own: a layer of `async fn`
-    // adds a state to set up and a copy of the answer on its way out, which a typed point read,
-    // whose engine call never waits, paid for (callgrind: 19 of its 3,477 instructions).
+    /// The first attempt of [`get_as`](Self::get_as), made now: the engine never waits.
+    pub(crate) fn try_get_as<T>(
+        &self,
+        table: &TableHandle,
+        keys: CheckedKeys<'_>,
+        select: Option<&Select>,
+        decode: Decode<T>,
+    ) -> Result<T> {
+        read_one(table, keys, select, decode)(&self.engine)
+    }
+
+    /// A point read's attempts, after the `first` one's error when [`try_get_as`](Self::try_get_as)
+    /// made it.
+    // Hands on `serve_from`'s future rather than awaiting it in one of its own: a layer of
+    // `async fn` adds a state to set up and a copy of the answer on its way out (callgrind: 19
+    // of a typed point read's 3,477 instructions, when every read went this way).
     pub(crate) fn get_as<T>(
         &self,
         table: &TableHandle,
         keys: CheckedKeys<'_>,
         select: Option<&Select>,
         decode: Decode<T>,
+        first: Option<Error>,
     ) -> impl Future<Output = Result<T>> {
-        self.serve(Replay::Read, move |e| e.get_selected_in(table, keys, select, decode.decoder()))
+        self.serve_from(Replay::Read, first, read_one(table, keys, select, decode))
     }
 
     pub(crate) async fn execute(&self, table: &str, write: &Write) -> Result<WriteOutcome> {
@@ -61,15 +79,25 @@ impl EmbeddedBackend {
         }
     }
 
-    // Hands on `serve`'s future, as `get_as` does: awaited in an `async fn` of its own, a typed
-    // insert cost 4,323.6 instructions rather than 4,318.2 (ops_probe `probe_inserts`).
+    /// The first attempt of [`put`](Self::put), made now.
+    pub(crate) fn try_put<T: TableEntity>(
+        &self,
+        table: &TableHandle,
+        put: &Put<'_, T>,
+    ) -> Result<WriteOutcome> {
+        self.engine.put(table, put)
+    }
+
+    /// A typed whole-entity write's attempts, after the `first` one's error when
+    /// [`try_put`](Self::try_put) made it. Hands on `serve_from`'s future, as `get_as` does.
     pub(crate) fn put<T: TableEntity>(
         &self,
         table: &TableHandle,
         put: &Put<'_, T>,
+        first: Option<Error>,
     ) -> impl Future<Output = Result<WriteOutcome>> {
         let replay = Replay::of_write(*put.kind() == PutKind::Insert);
-        self.serve(replay, move |e| e.put(table, put))
+        self.serve_from(replay, first, move |e| e.put(table, put))
     }
 
     pub(crate) async fn query_as<T>(
@@ -90,18 +118,33 @@ impl EmbeddedBackend {
     }
 
     /// Runs `call` as the attempts of one request.
-    pub(crate) async fn serve<T>(
+    pub(crate) fn serve<T>(
         &self,
         replay: Replay,
+        call: impl FnMut(&Engine) -> Result<T>,
+    ) -> impl Future<Output = Result<T>> {
+        self.serve_from(replay, None, call)
+    }
+
+    /// [`serve`](Self::serve) of a request whose first attempt the caller made already, when
+    /// `first` holds its error (the typed point calls' synchronous path, see
+    /// [`Now`](super::Now)); with `None`, the first attempt is made here.
+    async fn serve_from<T>(
+        &self,
+        replay: Replay,
+        first: Option<Error>,
         mut call: impl FnMut(&Engine) -> Result<T>,
     ) -> Result<T> {
         // The first attempt is made before the retry loop's future is built: nearly every call
         // succeeds at once, and building, polling and dropping that future (it holds the
         // pause's timer) cost more than the engine's own work on a point read. A failed first
         // attempt is the loop's first, so it is retried and marked exactly as there.
-        let mut first = match call(&self.engine) {
-            Ok(value) => return Ok(value),
-            Err(error) => Some(error),
+        let mut first = match first {
+            Some(error) => Some(error),
+            None => match call(&self.engine) {
+                Ok(value) => return Ok(value),
+                Err(error) => Some(error),
+            },
         };
         let mut attempt = || match first.take() {
             Some(error) => Err(error),
@@ -109,4 +152,14 @@ impl EmbeddedBackend {
         };
         retry::run(&self.retry, replay, || std::future::ready(attempt().map_err(Failed::of))).await
     }
+}
+
+/// One attempt of a point read of `keys`, as both the first attempt and the retries make it.
+fn read_one<T>(
+    table: &TableHandle,
+    keys: CheckedKeys<'_>,
+    select: Option<&Select>,
+    decode: Decode<T>,
+) -> impl FnMut(&Engine) -> Result<T> {
+    move |e| e.get_selected_in(table, keys, select, decode.decoder())
 }

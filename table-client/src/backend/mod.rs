@@ -7,6 +7,12 @@
 //! faults stand for a status or a client-side timeout and are retried, or marked "may have
 //! applied", as the HTTP backend's answers are. What a retry's answer means after an ambiguous
 //! attempt is settled here, once for both.
+//!
+//! The typed point calls (a read, a whole-entity write) come in two halves: `try_*` makes the
+//! first attempt now where the backend can (the engine never waits) and answers with [`Now`];
+//! the async half (`get_as`, `put`) goes on from there, handed that attempt's error, so the
+//! retry loop, the marking and the settling see it as their first attempt's. Over HTTP, `try_*`
+//! attempts nothing and the async half makes every attempt.
 
 mod embedded;
 mod http;
@@ -45,6 +51,30 @@ use crate::retry::Replay;
 /// engine takes its table-core `Decoder`), its properties laid out by the type's slots as
 /// they are read.
 pub(crate) use crate::wire::JsonDecoder as Decode;
+
+/// A call answered synchronously where it can be: the embedded engine never waits, so the
+/// first attempt of a typed point call is made without building the futures of the retry
+/// loop and of the layers above it. When that attempt succeeds (or a local check fails) the
+/// call is [`Answered`](Now::Answered); otherwise it goes on `Later` through the call's async
+/// path, handed what that needs (among it the first attempt's error, which the retry loop
+/// takes as its first attempt's: retried, marked and settled exactly as if the loop had made
+/// it).
+pub(crate) enum Now<T, L> {
+    /// The call's answer.
+    Answered(Result<T>),
+    /// What the call's async path goes on from.
+    Later(L),
+}
+
+impl<T> Now<T, Option<Error>> {
+    /// A first attempt's result: its value, or its error for the async path.
+    fn first_attempt(result: Result<T>) -> Self {
+        match result {
+            Ok(value) => Now::Answered(Ok(value)),
+            Err(error) => Now::Later(Some(error)),
+        }
+    }
+}
 
 /// Where requests go.
 #[derive(Debug, Clone)]
@@ -85,20 +115,38 @@ impl Backend {
         select: Option<&Select>,
     ) -> Result<Entity> {
         let keys = CheckedKeys::new(partition_key, row_key).map_err(Error::invalid)?;
-        self.get_as(&TableHandle::new(std::sync::Arc::from(table)), keys, select, Decode::ENTITY).await
+        let table = TableHandle::new(std::sync::Arc::from(table));
+        self.get_as(&table, keys, select, Decode::ENTITY, None).await
+    }
+
+    /// The first attempt of [`get_as`](Self::get_as), when the backend makes it now (the
+    /// embedded engine): its answer, or its error to go on with. Over HTTP, nothing is tried.
+    pub(crate) fn try_get_as<T>(
+        &self,
+        table: &TableHandle,
+        keys: CheckedKeys<'_>,
+        select: Option<&Select>,
+        decode: Decode<T>,
+    ) -> Now<T, Option<Error>> {
+        match self {
+            Backend::Embedded(e) => Now::first_attempt(e.try_get_as(table, keys, select, decode)),
+            Backend::Http(_) => Now::Later(None),
+        }
     }
 
     /// [`get`](Self::get) of keys already checked, the entity as read handed to `decode` (see
-    /// [`Decode`]).
+    /// [`Decode`]), after the `first` attempt's error when [`try_get_as`](Self::try_get_as)
+    /// made one.
     pub(crate) async fn get_as<T>(
         &self,
         table: &TableHandle,
         keys: CheckedKeys<'_>,
         select: Option<&Select>,
         decode: Decode<T>,
+        first: Option<Error>,
     ) -> Result<T> {
         match self {
-            Backend::Embedded(e) => e.get_as(table, keys, select, decode).await,
+            Backend::Embedded(e) => e.get_as(table, keys, select, decode, first).await,
             Backend::Http(h) => {
                 h.get_as(table.name(), keys.partition_key(), keys.row_key(), select, decode).await
             }
@@ -116,15 +164,30 @@ impl Backend {
         }
     }
 
+    /// The first attempt of [`put`](Self::put), as [`try_get_as`](Self::try_get_as) makes a
+    /// read's.
+    pub(crate) fn try_put<T: TableEntity>(
+        &self,
+        table: &TableHandle,
+        put: &Put<'_, T>,
+    ) -> Now<WriteOutcome, Option<Error>> {
+        match self {
+            Backend::Embedded(e) => Now::first_attempt(e.try_put(table, put)),
+            Backend::Http(_) => Now::Later(None),
+        }
+    }
+
     /// [`execute`](Self::execute) of a typed value written whole: on the embedded engine
-    /// without building an `Entity`; over HTTP as the operation it is.
+    /// without building an `Entity`; over HTTP as the operation it is. Goes on after the
+    /// `first` attempt's error when [`try_put`](Self::try_put) made one.
     pub(crate) async fn put<T: TableEntity>(
         &self,
         table: &TableHandle,
         put: &Put<'_, T>,
+        first: Option<Error>,
     ) -> Result<WriteOutcome> {
         let result = match self {
-            Backend::Embedded(e) => e.put(table, put).await,
+            Backend::Embedded(e) => e.put(table, put, first).await,
             Backend::Http(h) => h.execute(table.name(), &put.to_operation()).await,
         };
         match result {
