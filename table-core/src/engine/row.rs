@@ -862,8 +862,9 @@ impl<'a> Iterator for Properties<'a> {
     // Always inlined, down to the reads of the record (`property`, `span`, `Reader::len`),
     // and stepped on a copy of the walk written back once, so that the walk stays in
     // registers while a record is read rather than being stored back after each of its
-    // reads. A typed get cost 2,868.0 instructions and a scanned row 3,062.7 this way; as a
-    // call, 2,948.0 and 3,114.7; inlined but stepped in place, 2,917.0 and 3,091.7; inlined
+    // reads. Measured before `property` took the record's start in one piece: a typed get
+    // cost 2,868.0 instructions and a scanned row 3,062.7 this way; as a call, 2,948.0 and
+    // 3,114.7; inlined but stepped in place, 2,917.0 and 3,091.7; inlined
     // without `span`'s hint, 3,074.0 and 3,268.7; with `Reader::take` and `array` hinted
     // too (and stepped in place), 2,962.0 and 3,133.7 (ops_probe `probe_gets`, `probe_scans`).
     #[inline(always)]
