@@ -366,11 +366,10 @@ impl TableClient {
         require_etag(self.backend.put(&self.handle, &pending.put, pending.first).await?.etag)
     }
 
-    // `get` and `get_if_exists` each match on what `try_get_selected_as` answers now rather
-    // than await a shared `async fn` doing so, as the typed point calls do (see `TypedTable`).
-
     /// Reads one entity; `NotFound` (`ResourceNotFound`) if missing.
     pub async fn get(&self, partition_key: &str, row_key: &str) -> Result<Entity> {
+        // Matched on what `try_get_selected_as` answers now rather than awaiting a shared
+        // `async fn` doing so, as the typed point calls do (see `TypedTable`).
         match self.try_get_selected_as(partition_key, row_key, Ok(None), Decode::ENTITY) {
             Now::Answered(answer) => answer,
             Now::Later(read) => self.get_selected_later(read).await,
@@ -379,10 +378,7 @@ impl TableClient {
 
     /// Reads one entity, or `None` if it does not exist (a missing table is still an error).
     pub async fn get_if_exists(&self, partition_key: &str, row_key: &str) -> Result<Option<Entity>> {
-        if_exists(match self.try_get_selected_as(partition_key, row_key, Ok(None), Decode::ENTITY) {
-            Now::Answered(answer) => answer,
-            Now::Later(read) => self.get_selected_later(read).await,
-        })
+        if_exists(self.get(partition_key, row_key).await)
     }
 
     /// Reads only the `select`ed properties of one entity (keys, Timestamp and ETag always come).
