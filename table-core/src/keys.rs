@@ -211,7 +211,63 @@ fn malformed(text: &str, expected: impl Into<String>) -> KeyCodecError {
 
 /// `true` when `text` is exactly `width` ASCII digits.
 fn is_digits(text: &str, width: usize) -> bool {
-    text.len() == width && text.bytes().all(|b| b.is_ascii_digit())
+    text.len() == width && all_digits(text.as_bytes())
+}
+
+/// `true` when every byte of `bytes` is an ASCII digit: eight at a time ([`eight_digits`]),
+/// then one at a time. A template's cut checks each fixed-width field with it.
+#[inline(always)]
+pub(crate) fn all_digits(bytes: &[u8]) -> bool {
+    let (eights, rest) = bytes.as_chunks::<8>();
+    eights.iter().all(|eight| eight_digits(*eight).is_some()) && rest.iter().all(u8::is_ascii_digit)
+}
+
+/// The number that `digits`, at most [`U64_SAFE_DIGITS`] of them (so it cannot overflow),
+/// write in decimal; `None` when one of them is not an ASCII digit. Eight at a time
+/// ([`eight_digits`]), then the rest one at a time.
+#[inline(always)]
+fn decimal_value(digits: &[u8]) -> Option<u64> {
+    let (eights, rest) = digits.as_chunks::<8>();
+    let mut value = 0u64;
+    for eight in eights {
+        value = value.wrapping_mul(100_000_000).wrapping_add(eight_digits(*eight)?);
+    }
+    // Each byte checked as it is folded, without a branch a digit: a byte that is no digit
+    // wraps `byte - b'0'` above 9, which `bad` keeps until the end (the sum it spoils,
+    // wrapping, is then thrown away).
+    let (value, bad) = rest.iter().fold((value, false), |(n, bad), &byte| {
+        let digit = byte.wrapping_sub(b'0');
+        (n.wrapping_mul(10).wrapping_add(u64::from(digit)), bad | (digit > 9))
+    });
+    (!bad).then_some(value)
+}
+
+/// Eight ASCII digits, most significant first, as the number they write; `None` when a byte
+/// is no digit. Read as one little-endian `u64`, the first digit in its lowest byte, and
+/// checked and folded as a whole (a byte at a time, the eight digits of a key cost about 40
+/// instructions to check and 40 more to fold):
+/// - a digit is a byte `0x30..=0x39`: its high nibble is 3, and adding 6 to it does not carry
+///   out of its low nibble (`0x3A` and above carry into the high nibble, making it 4; no
+///   byte of high nibble 3 carries into the next byte);
+/// - the digits' values (`x - "00000000"`, each byte 0 to 9) are then paired: each 16-bit lane
+///   takes `10 * its low byte + its high byte` (the earlier digit is the more significant),
+///   each 32-bit lane `100 * its low lane + its high lane`, then the whole `10_000 * low +
+///   high`. No lane's sum overflows its width (99, 9 999, 99 999 999), so nothing carries
+///   between lanes; the masks drop the neighbours' halves.
+#[inline(always)]
+fn eight_digits(eight: [u8; 8]) -> Option<u64> {
+    const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
+    const SIXES: u64 = u64::from_le_bytes([6; 8]);
+    const HIGH_NIBBLES: u64 = u64::from_le_bytes([0xF0; 8]);
+    let text = u64::from_le_bytes(eight);
+    let digits = text & HIGH_NIBBLES == ZEROS && text.wrapping_add(SIXES) & HIGH_NIBBLES == ZEROS;
+    if !digits {
+        return None;
+    }
+    let values = text.wrapping_sub(ZEROS);
+    let pairs = (values.wrapping_mul(10).wrapping_add(values >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let fours = (pairs.wrapping_mul(100).wrapping_add(pairs >> 16)) & 0x0000_FFFF_0000_FFFF;
+    Some((fours.wrapping_mul(10_000).wrapping_add(fours >> 32)) & 0xFFFF_FFFF)
 }
 
 /// The 19-digit .NET tick count of an instant (`2014-08-22T00:50:32Z` -> `0635442654320000000`).
@@ -324,25 +380,17 @@ static POWERS_OF_TEN: [u64; 19] = {
 /// Reads an integer written by [`zero_pad`] with the same width.
 // Always inlined into the key decoders, which a derived decoder inlines with its `const`
 // template: the width and the length of the text its cut took are then constants, and the
-// fold unrolls (see `KeyTemplate::split_fields`).
+// reading of the digits unrolls (see `KeyTemplate::split_fields`).
 #[inline(always)]
 pub fn parse_zero_padded(text: &str, width: usize) -> Result<i128, KeyCodecError> {
-    // Each byte checked as a digit as it is folded, in one pass; folded by hand, as `parse`
-    // of an `i128` costs several times more on the few digits of a key. Up to 19 digits
-    // cannot overflow a `u64` (below 10^19 < 2^64), so the widths of 32- and 64-bit fields
-    // fold without the `i128` overflow checks, which cost about 25 instructions a digit:
-    // every typed read of such a key field pays them. Those widths fold without a branch a
-    // digit, too: a byte that is no digit wraps `byte - b'0'` above 9, which `bad` keeps until
-    // the end (the sum it spoils, wrapping, is then thrown away).
+    // Each byte checked as a digit as it is read, in one pass; read by hand, as `parse` of an
+    // `i128` costs several times more on the few digits of a key. Up to 19 digits cannot
+    // overflow a `u64` (below 10^19 < 2^64), so the widths of 32- and 64-bit fields are read
+    // without the `i128` overflow checks, which cost about 25 instructions a digit (every
+    // typed read of such a key field pays them), and eight digits at a time.
     let value = match text.len() {
         len if len != width => None,
-        ..=U64_SAFE_DIGITS => {
-            let (n, bad) = text.bytes().fold((0u64, false), |(n, bad), byte| {
-                let digit = byte.wrapping_sub(b'0');
-                (n.wrapping_mul(10).wrapping_add(u64::from(digit)), bad | (digit > 9))
-            });
-            (!bad).then_some(i128::from(n))
-        }
+        ..=U64_SAFE_DIGITS => decimal_value(text.as_bytes()).map(i128::from),
         _ => {
             let digit = |byte: u8| byte.is_ascii_digit().then(|| byte - b'0');
             text.bytes().try_fold(0i128, |n, byte| n.checked_mul(10)?.checked_add(i128::from(digit(byte)?)))
@@ -643,19 +691,37 @@ mod tests {
             }
         }
 
-        /// The digits folded by hand read as `str::parse` reads them, up to and past the
+        /// The digits read by hand read as `str::parse` reads them, up to and past the
         /// largest `i128` (39 digits, so the second pattern is around where it overflows) and
-        /// on both sides of the widths folded in a `u64` (the third: 19 and 20 nines, and
-        /// around `u64::MAX`); anything but digits, anywhere among them (the last pattern), is
-        /// refused, and so is any other width than the text's.
+        /// on both sides of the widths read in a `u64` (the third: 19 and 20 nines, and
+        /// around `u64::MAX`), eight at a time or one at a time; anything but digits,
+        /// anywhere among them (the last pattern: bytes beside the digits' range and of
+        /// their high or low nibble among them), is refused, and so is any other width than
+        /// the text's.
         #[test]
         fn zero_padded_digits_read_as_parse_reads_them(
-            text in "[0-9]{1,45}|1701411834604692317316873037158841057[0-9]{2}|9{18,21}|1844674407370955161[0-9]{1,2}|[0-9+ -]{1,4}|[0-9]{0,12}[a/:é٣ ][0-9]{0,12}",
+            text in "[0-9]{1,45}|1701411834604692317316873037158841057[0-9]{2}|9{18,21}|1844674407370955161[0-9]{1,2}|[0-9+ -]{1,4}|[0-9]{0,12}[a/:;?@P\x00\x7fé٣ ][0-9]{0,12}",
         ) {
             let parsed = text.parse::<i128>().ok().filter(|_| text.bytes().all(|b| b.is_ascii_digit()));
             proptest::prop_assert_eq!(parse_zero_padded(&text, text.len()).ok(), parsed);
             proptest::prop_assert!(parse_zero_padded(&text, text.len() + 1).is_err());
             proptest::prop_assert!(parse_zero_padded(&text, text.len() - 1).is_err());
+        }
+
+        /// `all_digits`, eight bytes at a time, answers as a check of each byte does, for
+        /// digits with any byte at all among them (most often one beside the digits' range).
+        #[test]
+        fn all_digits_checks_every_byte(
+            digits in proptest::collection::vec(b'0'..=b'9', 0..40),
+            other in proptest::prop_oneof![proptest::num::u8::ANY, b'('..=b'A', 0xB0u8..=0xB9],
+            at in proptest::num::usize::ANY,
+            insert in proptest::bool::ANY,
+        ) {
+            let mut bytes = digits;
+            if insert {
+                bytes.insert(at % (bytes.len() + 1), other);
+            }
+            proptest::prop_assert_eq!(all_digits(&bytes), bytes.iter().all(u8::is_ascii_digit));
         }
     }
 }

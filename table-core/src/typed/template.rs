@@ -18,7 +18,7 @@ use std::ops::Bound;
 use crate::entity::EntityKey;
 use crate::error::{Error, KeyName, Result, Violation};
 use crate::filter::{CompareOp, Filter};
-use crate::keys::{KeyCodecError, KeySpec, KeyText, prefix_successor};
+use crate::keys::{self, KeyCodecError, KeySpec, KeyText, prefix_successor};
 use crate::validate::validate_key;
 use crate::value::Value;
 use crate::value::compare_ordinal;
@@ -156,8 +156,7 @@ impl KeyTemplate {
             }
             Some(Segment::Field { spec, .. }) => match (spec.fixed_width(), self.segments.get(i + 1)) {
                 (Some(width), _) => {
-                    let digits =
-                        rest.get(..width).is_some_and(|part| part.bytes().all(|b| b.is_ascii_digit()));
+                    let digits = rest.get(..width).is_some_and(|part| keys::all_digits(part.as_bytes()));
                     digits && self.cut_field(i, key, at, [width], failed, parts)
                 }
                 (None, None) => self.cut_field(i, key, at, [rest.len()], failed, parts),
@@ -320,7 +319,7 @@ impl KeyTemplate {
                     let (part, tail) = rest.split_at(len);
                     // Every fixed-width spec writes digits only.
                     if let Some(width) = width
-                        && !part.bytes().all(|b| b.is_ascii_digit())
+                        && !keys::all_digits(part.as_bytes())
                     {
                         return Err(not_digits(name, width, consumed, part));
                     }
