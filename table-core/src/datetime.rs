@@ -365,6 +365,9 @@ fn fraction_nanos(digits: &[u8]) -> Option<u32> {
 const NANOS_PER_UNIT: [u32; 8] = [0, 100_000_000, 10_000_000, 1_000_000, 100_000, 10_000, 1_000, 100];
 
 /// Drops sub-tick nanoseconds (a tick is 100 ns), as the service stores them.
+// Inlined: each walk of a typed write truncates every DateTime field, nearly always already
+// whole ticks, where the call cost more than the check.
+#[inline]
 pub fn truncate_to_ticks(t: DateTime<Utc>) -> DateTime<Utc> {
     let nanos = t.timestamp_subsec_nanos();
     let excess = nanos % 100;

@@ -48,6 +48,7 @@ impl<'a, T: TableEntity> Put<'a, T> {
     /// passes the checks of the same operation: the `If-Match` ETag, then the entity
     /// ([`validate_entity`](crate::validate_entity)'s rules after the keys, in its order; the
     /// keys were checked when they were built).
+    #[inline]
     pub fn new(kind: PutKind, value: &'a T, prepared: PreparedWrite) -> Result<Self, Violation> {
         if let PutKind::Replace(if_match) = &kind {
             validate_if_match(if_match)?;
