@@ -570,10 +570,11 @@ impl<'a> RowReader<'a> {
             // malformed one, the cursor stays at the end.
             let before = self.ahead.position();
             let property = self.ahead.next()?;
-            // Equality first, inlined: a derived decoder's takes nearly always find their name.
+            // Equality first, inlined: a derived decoder's takes nearly always find their name
+            // (the order, only on a miss, in `name_order`).
             let order = match same_bytes(property.name.bytes, wanted) {
                 true => Ordering::Equal,
-                false => property.name.bytes.cmp(wanted),
+                false => name_order(property.name.bytes, wanted),
             };
             if order == Ordering::Greater {
                 // Names ascend: `wanted` is not ahead. The cursor stays for a later name.
@@ -586,6 +587,18 @@ impl<'a> RowReader<'a> {
             }
         }
     }
+}
+
+/// How a property's `name` orders against the `wanted` one it is not equal to: whether a
+/// take passes it or stops before it. Out of line and cold, as a derived decoder's takes
+/// nearly always find their name next: inlined, its call to `memcmp` made every step of
+/// every take keep the cursor's way back and the property's record on the stack, found or
+/// not (a typed get and a scanned row 60 instructions more, callgrind, ops_probe); a step
+/// past a property the take does not want pays a call more instead.
+#[cold]
+#[inline(never)]
+fn name_order(name: &[u8], wanted: &[u8]) -> Ordering {
+    name.cmp(wanted)
 }
 
 // The keys and takes by slot are `#[inline]`, down to a value's decoding: see the module's
