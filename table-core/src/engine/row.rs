@@ -33,11 +33,12 @@
 //! a take by slot lends the value it finds ([`EntityReader::take_slot_lent`]), and the take,
 //! the cursor's forward step (`find`, down to the reading of each property's record) and the
 //! decoding of the value inline into the field's conversion (`PropertyValue::from_stored`),
-//! so that no `Value` is built and a fixed-width field's tag is matched where it is read;
-//! only a restart of the cursor (`find_again`) stays a call. A filter reads a [`RowSource`],
-//! which checks only the strings it compares. Scans and page decodes first [`touch_all`] a
-//! batch of rows, so that the cache misses of rows scattered over the heap overlap instead of
-//! stalling one row after another.
+//! so that no `Value` is built; the take names the type the field stores, so a value of that
+//! type is decoded after one comparison of its tag rather than a second match on it
+//! (`Fixed::decode_expecting`). Only a restart of the cursor (`start_over_for`) stays a
+//! call. A filter reads a [`RowSource`], which checks only the strings it compares. Scans and
+//! page decodes first [`touch_all`] a batch of rows, so that the cache misses of rows
+//! scattered over the heap overlap instead of stalling one row after another.
 //!
 //! Invariants: a buffer is only made by [`Row::new`] (or [`Row::sized`], given the
 //! [`RowSize`] `Row::new` would sum), from UTF-8 strings and in-range
@@ -65,7 +66,7 @@ use crate::typed::{
     Decoder, EntityParts, EntityReader, FieldSink, PropertyList, PropertySlots, ReadEntity, Taken,
 };
 use crate::validate::{EntityView, MAX_PROPERTIES, ViewName};
-use crate::value::{Value, ValueRef};
+use crate::value::{EdmType, Value, ValueRef};
 
 /// Bytes before the text: timestamp seconds and nanoseconds, four lengths, the property count.
 const HEADER: usize = 8 + 4 + 4 * 4 + 4;
@@ -461,12 +462,14 @@ impl<'a> RowReader<'a> {
         head.split_at_checked(at.start).map_or("", |(_, piece)| piece)
     }
 
-    /// An encoded value, a String sliced from the checked text (`str_at`).
+    /// An encoded value, a String sliced from the checked text (`str_at`), one of the
+    /// `expected` type decoded as that type ([`Fixed::decode_expecting`]).
     // The closure always inlined too: as a call of its own, a typed get or scan row cost
     // 31 instructions more (callgrind).
     #[inline(always)]
-    fn value_ref(&self, value: Encoded<'a>) -> Option<ValueRef<'a>> {
+    fn value_ref(&self, value: Encoded<'a>, expected: Option<EdmType>) -> Option<ValueRef<'a>> {
         value.value_ref_with(
+            expected,
             #[inline(always)]
             |span| Some(self.str_at(span.at)),
         )
@@ -476,16 +479,22 @@ impl<'a> RowReader<'a> {
     /// the cursor after it, lent from the row.
     fn lend(&mut self, name: &str) -> Option<ValueRef<'a>> {
         let value = self.seek(name)?;
-        self.value_ref(value)
+        self.value_ref(value, None)
     }
 
     /// [`lend`](Self::lend) of `name`, whose slot among `slots` is `slot` (see
-    /// [`EntityReader::take_slot`]).
+    /// [`EntityReader::take_slot`]), a value of the `expected` type decoded as that type.
     // Always inlined, down to a value's decoding, into a derived decoder compiled for this
     // reader: the field's type then matches the lent value away where it is decoded (as a
     // call, with a `Value` built and matched away, it cost 6-7% of a typed get or scan row).
     #[inline(always)]
-    fn lend_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<ValueRef<'a>> {
+    fn lend_slot(
+        &mut self,
+        slots: &PropertySlots,
+        slot: usize,
+        name: &str,
+        expected: Option<EdmType>,
+    ) -> Option<ValueRef<'a>> {
         // The decoder's own slot (its derived takes): the projection knows whether the select
         // admits it, so no selected name is compared. Asked as two questions: as one answer of
         // three (`Option<bool>`), the answer was built and matched again, about 8 instructions
@@ -497,7 +506,7 @@ impl<'a> RowReader<'a> {
             return None;
         }
         let value = self.find(name)?;
-        self.value_ref(value)
+        self.value_ref(value, expected)
     }
 
     /// The value of the property `name` when the row has it and the select admits it, leaving
@@ -512,34 +521,45 @@ impl<'a> RowReader<'a> {
     /// cursor after it.
     // Always inlined, with the forward step, into a derived decoder's takes: as a call it cost
     // a typed get or scan row about 150 instructions of 3,350 (callgrind). Only the restart,
-    // rare, stays a call.
+    // rare, stays a call, and it only moves the cursor back: the value is found by the inlined
+    // search either way. When the restart's call searched too and returned the value (40
+    // bytes, through memory), every take stored the value it found and read it back to meet
+    // that one: a typed get and a scanned row 97 instructions more (callgrind, ops_probe).
     #[inline(always)]
     fn find(&mut self, name: &str) -> Option<Encoded<'a>> {
         let wanted = name.as_bytes();
-        match self.find_ahead(wanted) {
-            Some(value) => Some(value),
-            None => self.find_again(wanted),
+        // At most once over again: after a start a miss is final (were `wanted` empty, a
+        // start would be asked for again and again).
+        let mut started_over = false;
+        loop {
+            if let Some(value) = self.find_ahead(wanted) {
+                return Some(value);
+            }
+            if started_over || !self.start_over_for(wanted) {
+                return None;
+            }
+            started_over = true;
         }
     }
 
-    /// [`find`](Self::find) of `wanted` once it is not ahead of the cursor: when it is passed,
-    /// a take out of ascending order, found from the first property. Asked only on a miss
+    /// Whether `wanted`, not ahead of the cursor, is passed (a take out of ascending order),
+    /// the cursor then moved back to the first property. Asked only on a miss
     /// (the properties ahead are all above `passed`, so a passed name misses at once), so that
     /// takes in ascending order compare each name once, with no restart check per take.
     #[inline(never)]
-    fn find_again(&mut self, wanted: &[u8]) -> Option<Encoded<'a>> {
+    fn start_over_for(&mut self, wanted: &[u8]) -> bool {
         if wanted > self.passed {
-            return None;
+            return false;
         }
         (self.ahead, self.selected, self.passed) =
             (self.parts.properties(), self.projection.select.map(Select::cursor), &[]);
-        self.find_ahead(wanted)
+        true
     }
 
     /// The value of the property `wanted` when it is ahead of the cursor, leaving the cursor
     /// after it; otherwise `None`, the cursor after the properties below `wanted`.
-    // Inlined into both callers, `find` and `find_again`: as a call of its own it cost a typed
-    // read more than the comparison it saves (callgrind).
+    // Inlined into `find`: as a call of its own it cost a typed read more than the comparison
+    // it saves (callgrind).
     #[inline(always)]
     fn find_ahead(&mut self, wanted: &[u8]) -> Option<Encoded<'a>> {
         loop {
@@ -550,10 +570,11 @@ impl<'a> RowReader<'a> {
             // malformed one, the cursor stays at the end.
             let before = self.ahead.position();
             let property = self.ahead.next()?;
-            // Equality first, inlined: a derived decoder's takes nearly always find their name.
+            // Equality first, inlined: a derived decoder's takes nearly always find their name
+            // (the order, only on a miss, in `name_order`).
             let order = match same_bytes(property.name.bytes, wanted) {
                 true => Ordering::Equal,
-                false => property.name.bytes.cmp(wanted),
+                false => name_order(property.name.bytes, wanted),
             };
             if order == Ordering::Greater {
                 // Names ascend: `wanted` is not ahead. The cursor stays for a later name.
@@ -566,6 +587,18 @@ impl<'a> RowReader<'a> {
             }
         }
     }
+}
+
+/// How a property's `name` orders against the `wanted` one it is not equal to: whether a
+/// take passes it or stops before it. Out of line and cold, as a derived decoder's takes
+/// nearly always find their name next: inlined, its call to `memcmp` made every step of
+/// every take keep the cursor's way back and the property's record on the stack, found or
+/// not (a typed get and a scanned row 60 instructions more, callgrind, ops_probe); a step
+/// past a property the take does not want pays a call more instead.
+#[cold]
+#[inline(never)]
+fn name_order(name: &[u8], wanted: &[u8]) -> Ordering {
+    name.cmp(wanted)
 }
 
 // The keys and takes by slot are `#[inline]`, down to a value's decoding: see the module's
@@ -594,19 +627,25 @@ impl EntityReader for RowReader<'_> {
     }
 
     fn take_slot(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Option<Value> {
-        self.lend_slot(slots, slot, name).map(ValueRef::to_value)
+        self.lend_slot(slots, slot, name, None).map(ValueRef::to_value)
     }
 
     // Always inlined: into a derived decoder compiled for this reader, in another crate, a
     // hint alone left it a call (see `lend_slot`).
     #[inline(always)]
-    fn take_slot_lent(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Taken<'_> {
-        Taken::Lent(self.lend_slot(slots, slot, name))
+    fn take_slot_lent(
+        &mut self,
+        slots: &PropertySlots,
+        slot: usize,
+        name: &str,
+        expected: EdmType,
+    ) -> Taken<'_> {
+        Taken::Lent(self.lend_slot(slots, slot, name, Some(expected)))
     }
 
     fn peek(&self, name: &str) -> Option<Value> {
         let admitted = self.projection.select.is_none_or(|select| select.cursor().admits(name));
-        admitted.then(|| self.value_ref(self.parts.find(name)?).map(ValueRef::to_value)).flatten()
+        admitted.then(|| self.value_ref(self.parts.find(name)?, None).map(ValueRef::to_value)).flatten()
     }
 
     fn take_entity(&mut self) -> Entity {
@@ -673,7 +712,7 @@ impl<'a> RowView<'a> {
             if wanted.as_mut().is_some_and(|wanted| !wanted.admits(name)) {
                 return None;
             }
-            Some((name, property.value.value_ref_with(|span| text.get(span.at))?))
+            Some((name, property.value.value_ref_with(None, |span| text.get(span.at))?))
         })
     }
 }
@@ -754,16 +793,21 @@ impl<'a> Encoded<'a> {
     /// of one property checks no other text.
     #[inline]
     fn value_ref(self) -> Option<ValueRef<'a>> {
-        self.value_ref_with(|span| std::str::from_utf8(span.bytes).ok())
+        self.value_ref_with(None, |span| std::str::from_utf8(span.bytes).ok())
     }
 
     /// The value, borrowed from the row, a String's text given by `string`: checked on its
-    /// own, or sliced from text checked before.
+    /// own, or sliced from text checked before; one of the `expected` type decoded as that
+    /// type ([`Fixed::decode_expecting`]).
     #[inline(always)]
-    fn value_ref_with(self, string: impl FnOnce(Span<'a>) -> Option<&'a str>) -> Option<ValueRef<'a>> {
+    fn value_ref_with(
+        self,
+        expected: Option<EdmType>,
+        string: impl FnOnce(Span<'a>) -> Option<&'a str>,
+    ) -> Option<ValueRef<'a>> {
         match self {
             Encoded::Text(span) => string(span).map(ValueRef::Str),
-            Encoded::Fixed(fixed) => fixed.decode(),
+            Encoded::Fixed(fixed) => fixed.decode_expecting(expected),
         }
     }
 }
@@ -775,19 +819,55 @@ struct Fixed<'a> {
 }
 
 impl<'a> Fixed<'a> {
+    /// The value, of the type its tag says.
     #[inline(always)]
     fn decode(&self) -> Option<ValueRef<'a>> {
-        let mut value = Reader(self.bytes);
-        Some(match self.tag {
-            INT32 => ValueRef::Int32(i32::from_le_bytes(value.array()?)),
-            INT64 => ValueRef::Int64(i64::from_le_bytes(value.array()?)),
-            DOUBLE => ValueRef::Double(f64::from_bits(u64::from_le_bytes(value.array()?))),
-            BOOLEAN => ValueRef::Boolean(value.array::<1>()? != [0]),
-            DATETIME => ValueRef::DateTime(value.datetime()?),
-            GUID => ValueRef::Guid(Uuid::from_bytes(value.array()?)),
-            BINARY => ValueRef::Binary(self.bytes),
-            _ => return None,
-        })
+        decode_tagged(self.tag, self.bytes)
+    }
+
+    /// [`decode`](Self::decode), a value of the `expected` type decoded as that type once its
+    /// tag is compared with that type's. A derived decoder's take inlines this with the
+    /// field's type, so the comparison is with a constant and the decode has one way left:
+    /// the tag is not dispatched a second time (the step over the property matched it once
+    /// already, for the value's size). Any other tag, or no expectation, is decoded by its
+    /// tag, the same value either way.
+    #[inline(always)]
+    fn decode_expecting(&self, expected: Option<EdmType>) -> Option<ValueRef<'a>> {
+        match expected.map(tag_of) {
+            Some(tag) if tag == self.tag => decode_tagged(tag, self.bytes),
+            _ => self.decode(),
+        }
+    }
+}
+
+/// The value of type tag `tag` encoded in `bytes`; `None` for a tag of no fixed-size type.
+#[inline(always)]
+fn decode_tagged(tag: u8, bytes: &[u8]) -> Option<ValueRef<'_>> {
+    let mut value = Reader(bytes);
+    Some(match tag {
+        INT32 => ValueRef::Int32(i32::from_le_bytes(value.array()?)),
+        INT64 => ValueRef::Int64(i64::from_le_bytes(value.array()?)),
+        DOUBLE => ValueRef::Double(f64::from_bits(u64::from_le_bytes(value.array()?))),
+        BOOLEAN => ValueRef::Boolean(value.array::<1>()? != [0]),
+        DATETIME => ValueRef::DateTime(value.datetime()?),
+        GUID => ValueRef::Guid(Uuid::from_bytes(value.array()?)),
+        BINARY => ValueRef::Binary(bytes),
+        _ => return None,
+    })
+}
+
+/// The type tag of the values of type `edm`.
+#[inline(always)]
+const fn tag_of(edm: EdmType) -> u8 {
+    match edm {
+        EdmType::String => STRING,
+        EdmType::Int32 => INT32,
+        EdmType::Int64 => INT64,
+        EdmType::Double => DOUBLE,
+        EdmType::Boolean => BOOLEAN,
+        EdmType::DateTime => DATETIME,
+        EdmType::Guid => GUID,
+        EdmType::Binary => BINARY,
     }
 }
 
@@ -1269,6 +1349,9 @@ mod tests {
         Slot,
         /// By its number among [`OTHER_SLOTS`].
         OtherSlot,
+        /// By its number among [`SLOTS`], lent to a field that stores the EDM type given, as a
+        /// derived decoder takes it (whatever type the property holds).
+        Lent(EdmType),
     }
 
     fn take(reader: &mut RowReader<'_>, how: Take, name: &str) -> Option<Value> {
@@ -1277,26 +1360,50 @@ mod tests {
             Take::Name => reader.take(name),
             Take::Slot => reader.take_slot(&SLOTS, slot, name),
             Take::OtherSlot => reader.take_slot(&OTHER_SLOTS, slot, name),
+            Take::Lent(expected) => match reader.take_slot_lent(&SLOTS, slot, name, expected) {
+                Taken::Lent(value) => value.map(ValueRef::to_value),
+                Taken::Owned(value) => value,
+            },
         }
+    }
+
+    /// Every EDM type, as a field may expect it.
+    fn any_edm_type() -> impl Strategy<Value = EdmType> {
+        prop::sample::select(vec![
+            EdmType::String,
+            EdmType::Int32,
+            EdmType::Int64,
+            EdmType::Double,
+            EdmType::Boolean,
+            EdmType::DateTime,
+            EdmType::Guid,
+            EdmType::Binary,
+        ])
     }
 
     proptest! {
         #[test]
         fn a_reader_reads_what_a_read_lists_whatever_the_order_of_its_takes(
             mut entity in any_entity(),
-            slotted in any::<u8>(),
+            slotted in proptest::collection::vec(prop::option::of(any_value()), SLOTS.names.len()),
             pick in any::<u16>(),
             order in proptest::collection::vec(
-                (any::<prop::sample::Index>(), prop_oneof![Just(Take::Name), Just(Take::Slot), Just(Take::OtherSlot)]),
+                (
+                    any::<prop::sample::Index>(),
+                    prop_oneof![
+                        Just(Take::Name),
+                        Just(Take::Slot),
+                        Just(Take::OtherSlot),
+                        any_edm_type().prop_map(Take::Lent),
+                    ],
+                ),
                 0..24,
             ),
             peeks in proptest::collection::vec(any::<prop::sample::Index>(), 0..4),
         ) {
-            // Some of the slots' names as properties of the entity.
-            for (i, name) in SLOTS.names.iter().enumerate() {
-                if slotted & (1 << i) != 0 {
-                    entity.properties.insert((*name).to_owned(), Value::Int32(i as i32));
-                }
+            // Some of the slots' names as properties of the entity, of any type.
+            for (name, value) in SLOTS.names.iter().zip(slotted) {
+                entity.properties.extend(value.map(|value| ((*name).to_owned(), value)));
             }
             let (t, etag) = stamp(7);
             let row = Row::new(&entity, t.into(), &etag);
@@ -1389,6 +1496,17 @@ mod tests {
             (reader.take("C"), reader.take("B"), reader.take("A")),
             (None, Some(Value::Int32(2)), None)
         );
+    }
+
+    #[test]
+    fn a_reader_starts_over_at_most_once_per_take() {
+        // The empty name is below every other and never passed ahead of them: a take of it
+        // finds no property, however often the reader has started over.
+        let (t, etag) = stamp(1);
+        let row = Row::new(&Entity::new("p", "r").with("A", 1), t.into(), &etag);
+        let everything = everything();
+        let mut reader = RowReader::new(&row, &everything);
+        assert_eq!((reader.take(""), reader.take("A"), reader.take("")), (None, Some(Value::Int32(1)), None));
     }
 
     #[test]

@@ -59,8 +59,7 @@ use std::borrow::Cow;
 use chrono::{DateTime, Utc};
 
 use crate::entity::{ETag, Entity, Properties};
-use crate::value::Value;
-use crate::value::ValueRef;
+use crate::value::{EdmType, Value, ValueRef};
 
 /// The parts of one read entity, `P` holding its custom properties: an `Entity`'s map, or a
 /// [`PropertyList`] from a reader. Field names are those of [`Entity`], so generated decoding
@@ -135,9 +134,18 @@ pub trait EntityReader {
     /// [`take_slot`](Self::take_slot), the value lent by a reader that holds it encoded (the
     /// engine's stored row), so that the field's type converts it without a `Value` being built
     /// ([`PropertyValue::from_stored`](super::PropertyValue::from_stored)); the default hands
-    /// the owned value over. Either way the field reads the same value or fault.
+    /// the owned value over. Either way the field reads the same value or fault. `expected` is
+    /// the type the field stores ([`PropertyValue::EDM_TYPE`](super::PropertyValue::EDM_TYPE)):
+    /// a reader may decode a value of that type first, by a cheaper path, never as another.
     #[doc(hidden)]
-    fn take_slot_lent(&mut self, slots: &PropertySlots, slot: usize, name: &str) -> Taken<'_> {
+    fn take_slot_lent(
+        &mut self,
+        slots: &PropertySlots,
+        slot: usize,
+        name: &str,
+        expected: EdmType,
+    ) -> Taken<'_> {
+        let _ = expected;
         Taken::Owned(self.take_slot(slots, slot, name))
     }
 

@@ -44,7 +44,7 @@ pub fn read_property<T: Property>(
     slots: &PropertySlots,
     slot: usize,
 ) -> Result<T> {
-    let read = match entity.take_slot_lent(slots, slot, name) {
+    let read = match entity.take_slot_lent(slots, slot, name, <T::Value as PropertyValue>::EDM_TYPE) {
         Taken::Owned(value) => T::from_property(value),
         Taken::Lent(value) => T::from_stored_property(value),
     };
