@@ -1369,16 +1369,7 @@ mod tests {
 
     /// Every EDM type, as a field may expect it.
     fn any_edm_type() -> impl Strategy<Value = EdmType> {
-        prop::sample::select(vec![
-            EdmType::String,
-            EdmType::Int32,
-            EdmType::Int64,
-            EdmType::Double,
-            EdmType::Boolean,
-            EdmType::DateTime,
-            EdmType::Guid,
-            EdmType::Binary,
-        ])
+        prop::sample::select(EdmType::EVERY.as_slice())
     }
 
     proptest! {
