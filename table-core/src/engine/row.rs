@@ -278,11 +278,20 @@ impl Row {
     /// their sum, so that a caller can take the cache misses of several rows at once (see
     /// [`touch_all`]) instead of one row after another.
     // Inlined, so that the loop over the lines is too: as a call it left `step_by`'s fold a
-    // call of its own per row of a scan (callgrind).
+    // call of its own per row of a scan (callgrind). A loop over indices rather than
+    // `step_by`'s fold, whose count of steps took about 25 instructions to set up per row:
+    // a scanned row 2,631.3 -> 2,581.1 instructions, a typed get 2,494.0 -> 2,468.0 (ops_probe
+    // `probe_scans`, `probe_gets`).
     #[inline]
     fn touch(&self) -> u8 {
         let head = self.0.get(..TOUCHED).unwrap_or(&self.0);
-        head.iter().step_by(CACHE_LINE).fold(0, |acc, byte| acc ^ byte)
+        let mut sum = 0;
+        let mut at = 0;
+        while let Some(byte) = head.get(at) {
+            sum ^= byte;
+            at += CACHE_LINE;
+        }
+        sum
     }
 
     /// Slices the buffer into its sections; a malformed buffer gives empty sections.
