@@ -48,13 +48,27 @@ impl<'f> Compiled<'f> {
 
     /// `true` when the entity `source` reads satisfies the filter: what
     /// [`Filter::matches`] answers for it.
+    // Always inlined, so that a filter of one comparison (the commonest) is tested in the
+    // caller's loop; any other filter is walked by `walk`, a call, as the tree is recursive.
+    // With every filter a call of `walk`, a scan paid 93 more instructions per row it
+    // returned, the call's and its dispatch's (ops_probe `probe_scans`: 2,777.5 rather than
+    // 2,684.7); with a lone `IsTrue` inlined as well, 2,707.7.
+    #[inline(always)]
     pub(crate) fn matches<S: Source + ?Sized>(&self, source: &S) -> bool {
+        if let Compiled::Compare { property, op, literal } = self {
+            return compare(source, *property, *op, *literal);
+        }
+        self.walk(source)
+    }
+
+    /// [`matches`](Self::matches), the walk down the tree to its leaves.
+    fn walk<S: Source + ?Sized>(&self, source: &S) -> bool {
         match self {
             Compiled::Compare { property, op, literal } => compare(source, *property, *op, *literal),
             Compiled::IsTrue(property) => is_true(source, *property),
-            Compiled::And(left, right) => left.matches(source) && right.matches(source),
-            Compiled::Or(left, right) => left.matches(source) || right.matches(source),
-            Compiled::Not(inner) => !inner.matches(source),
+            Compiled::And(left, right) => left.walk(source) && right.walk(source),
+            Compiled::Or(left, right) => left.walk(source) || right.walk(source),
+            Compiled::Not(inner) => !inner.walk(source),
         }
     }
 }
