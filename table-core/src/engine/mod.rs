@@ -669,6 +669,10 @@ pub struct CheckedKeys<'k> {
 impl<'k> CheckedKeys<'k> {
     /// The keys, once [`validate_key`] accepts both (the `PartitionKey` first); the first
     /// violation otherwise.
+    // Inlinable into the client's point read, where both keys are checked before the engine
+    // call: as a call, a typed get cost 43 instructions more (2,236.0 rather than 2,192.9;
+    // callgrind, ops_probe `probe_gets`).
+    #[inline]
     pub fn new(partition_key: &'k str, row_key: &'k str) -> std::result::Result<Self, Violation> {
         validate_key(KeyName::PartitionKey, partition_key)?;
         validate_key(KeyName::RowKey, row_key)?;
