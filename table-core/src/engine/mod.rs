@@ -638,6 +638,10 @@ impl Shared {
     }
 
     /// The row with `keys` in `data`, or `ResourceNotFound`.
+    // Inlined into the point reads' table access, as `Catalog::read_in` is into the read:
+    // as two calls they cost a typed get 22 instructions more (2,192.9 rather than 2,171.0;
+    // callgrind, ops_probe `probe_gets`).
+    #[inline]
     fn row(data: &table::TableData, keys: CheckedKeys<'_>) -> Result<Row> {
         data.get(keys.partition_key(), keys.row_key())
             .cloned()
