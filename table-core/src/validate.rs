@@ -40,8 +40,11 @@ pub const RESERVED_PROPERTY_NAMES: [&str; 3] = ["PartitionKey", "RowKey", "Times
 pub fn validate_key(which: KeyName, key: &str) -> Result<(), Violation> {
     // Most keys are short ASCII without a forbidden character: settled in one pass over the
     // bytes, one table lookup each (an ASCII key has as many UTF-16 units as bytes; every read
-    // and write checks two keys). Any other key takes the full path.
-    if key.len() <= MAX_KEY_LEN && key.bytes().all(|b| PLAIN_KEY_BYTE[usize::from(b)]) {
+    // and write checks two keys). Any other key takes the full path. Folded rather than
+    // stopped at the first byte that is not plain, which is rare: the loop then has no
+    // branch per byte and is unrolled (a typed get checked its two 8-byte keys in 137
+    // instructions with `all`, 118 so; callgrind, ops_probe `probe_gets`).
+    if key.len() <= MAX_KEY_LEN && key.bytes().fold(true, |plain, b| plain & PLAIN_KEY_BYTE[usize::from(b)]) {
         return Ok(());
     }
     validate_unusual_key(which, key)
@@ -504,12 +507,15 @@ mod tests {
     #[test]
     fn forbidden_key_characters_are_named_with_their_position() {
         for c in ['/', '\\', '#', '?', '\u{0}', '\t', '\n', '\u{1f}', '\u{7f}', '\u{85}', '\u{9f}'] {
-            let key = format!("ab{c}");
-            assert_eq!(
-                validate_key(KeyName::PartitionKey, &key),
-                Err(Violation::KeyCharacter { key: KeyName::PartitionKey, character: c, position: 2 }),
-                "{c:?}"
-            );
+            // Anywhere in a key of a few words, so that every byte of an unrolled pass meets it.
+            for position in 0..20 {
+                let key = format!("{}{c}{}", "k".repeat(position), "k".repeat(19 - position));
+                assert_eq!(
+                    validate_key(KeyName::PartitionKey, &key),
+                    Err(Violation::KeyCharacter { key: KeyName::PartitionKey, character: c, position }),
+                    "{key:?}"
+                );
+            }
         }
         for ok in ["", "a b", "it's", "%+é", "\u{2028}", "\u{20}", "\u{a0}"] {
             assert!(validate_key(KeyName::RowKey, ok).is_ok(), "{ok:?}");

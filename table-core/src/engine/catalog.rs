@@ -254,6 +254,8 @@ impl Catalog {
     /// Runs `read` on the rows of the table `handle` names, found through the handle while the
     /// table it kept lives, else by name ([`table`](Self::table), whose table the handle then
     /// keeps if it kept none). Errors as [`table`](Self::table).
+    // Inlined into each point read (see `Shared::row` in the engine module).
+    #[inline]
     pub(crate) fn read_in<T>(&self, handle: &TableHandle, read: impl Fn(&TableData) -> T) -> Result<T> {
         if let Some(answer) = self.kept(handle).and_then(|table| table.read_live(&read)) {
             return Ok(answer);

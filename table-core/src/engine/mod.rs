@@ -639,6 +639,10 @@ impl Shared {
     }
 
     /// The row with `keys` in `data`, or `ResourceNotFound`.
+    // Inlined into the point reads' table access, as `Catalog::read_in` is into the read:
+    // as two calls they cost a typed get 22 instructions more (2,192.9 rather than 2,171.0;
+    // callgrind, ops_probe `probe_gets`).
+    #[inline]
     fn row(data: &table::TableData, keys: CheckedKeys<'_>) -> Result<Row> {
         data.get(keys.partition_key(), keys.row_key())
             .cloned()
@@ -670,6 +674,10 @@ pub struct CheckedKeys<'k> {
 impl<'k> CheckedKeys<'k> {
     /// The keys, once [`validate_key`] accepts both (the `PartitionKey` first); the first
     /// violation otherwise.
+    // Inlinable into the client's point read, where both keys are checked before the engine
+    // call: as a call, a typed get cost 43 instructions more (2,236.0 rather than 2,192.9;
+    // callgrind, ops_probe `probe_gets`).
+    #[inline]
     pub fn new(partition_key: &'k str, row_key: &'k str) -> std::result::Result<Self, Violation> {
         validate_key(KeyName::PartitionKey, partition_key)?;
         validate_key(KeyName::RowKey, row_key)?;
