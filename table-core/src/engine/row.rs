@@ -1590,6 +1590,23 @@ mod tests {
     }
 
     #[test]
+    fn a_take_from_the_cursor_checks_the_name_and_the_type_not_only_their_sizes() {
+        // Each take finds at the cursor a property of the name's length and of the size of the
+        // type it expects: "A" stored as another type of that size, then "N" under another
+        // name. Neither may be read as the take's own.
+        let (t, etag) = stamp(1);
+        let row = Row::new(&Entity::new("p", "r").with("A", 1_i64).with("N", 7), t.into(), &etag);
+        let projection = Projection::new(None, &SLOTS);
+        let mut reader = RowReader::new(&row, &projection);
+        let taken = [
+            take(&mut reader, Take::Lent(EdmType::Double), "A", Some(EdmType::Int64)),
+            take(&mut reader, Take::Lent(EdmType::Int32), "B", None),
+            take(&mut reader, Take::Lent(EdmType::Int32), "N", Some(EdmType::Int32)),
+        ];
+        assert_eq!(taken, [Some(Value::Int64(1)), None, Some(Value::Int32(7))]);
+    }
+
+    #[test]
     fn a_read_puts_each_property_with_a_slot_in_it_and_lists_the_others() {
         const SLOTS: PropertySlots = PropertySlots {
             names: &["B", "N"],
