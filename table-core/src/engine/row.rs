@@ -1655,11 +1655,8 @@ mod tests {
         for cut in 0..slotted.0.len() {
             let row = Row(Arc::from(&slotted.0[..cut]));
             let mut reader = RowReader::new(&row, &projection);
-            let mut lend = |slot, name, expected| match reader.take_slot_lent(&SLOTS, slot, name, expected) {
-                Taken::Lent(value) => value.map(ValueRef::to_value),
-                Taken::Owned(value) => value,
-            };
-            let (a, n) = (lend(0, "A", EdmType::String), lend(3, "N", EdmType::Int32));
+            let a = take(&mut reader, Take::Lent(EdmType::String), "A", Some(EdmType::String));
+            let n = take(&mut reader, Take::Lent(EdmType::Int32), "N", Some(EdmType::Int32));
             // A prefix holds some of the properties, each whole, or none.
             assert!(matches!((&a, &n), (Some(_), Some(_)) | (Some(_), None) | (None, None)), "{a:?} {n:?}");
         }
