@@ -25,7 +25,9 @@
 //! for an `Entity` an engine single-entity write stores whole).
 //!
 //! Reads. [`Row::to_entity`] and [`Row::read`] (the generic entity, and the parts a decoder
-//! without a reader takes) check the whole text as UTF-8 once and copy every name and value.
+//! without a reader takes) check the whole text as UTF-8 once and copy every name and value,
+//! in one walk of the properties (`each_property`); the generic entity is built from it
+//! whole, as untyped gets and queries return it (`Decoder::ENTITY`), rather than from parts.
 //! A typed decoder instead reads through a [`RowReader`]: keys and names stay borrowed, and a
 //! value is decoded (a String copied) only when taken; the text before the ETag is checked as
 //! UTF-8 once, when the first key or String is read. A derived type's
@@ -39,7 +41,9 @@
 //! (`RowReader::take_next`); any other take goes through `find`, whose value of that type is
 //! decoded after one comparison of its tag rather than a second match on it
 //! (`Fixed::decode_expecting`). Only a restart of the cursor (`start_over_for`) stays a
-//! call. A filter reads a [`RowSource`], which checks only the strings it compares. Scans and
+//! call. A filter reads a [`RowSource`], which checks only the strings it compares and finds
+//! a property by stepping over the records before it, slicing only names of the wanted
+//! length (`Properties::value_named`). Scans and
 //! a server's page writes (`Engine::query_rows`) first [`touch_all`] a batch of rows, so that
 //! the cache misses of rows scattered over the heap overlap instead of stalling one row after
 //! another; a typed page decode reads the rows the scan has just touched without a second
@@ -213,7 +217,7 @@ impl Row {
     /// The entity as returned to a caller: with `select`, only the listed custom properties
     /// (absent ones stay absent); keys, timestamp and ETag are always kept.
     pub(crate) fn to_entity(&self, select: Option<&Select>) -> Entity {
-        self.read(select, &PropertySlots::NONE).into_entity()
+        entity_of(self, &self.parts(), select)
     }
 
     /// The row decoded by `decoder`, projected by `select` as [`to_entity`](Self::to_entity)
@@ -240,37 +244,24 @@ impl Row {
     /// [`Decoder::new`]) start here.
     pub(crate) fn read(&self, select: Option<&Select>, slots: &'static PropertySlots) -> ReadEntity<'_> {
         let parts = self.parts();
-        // One UTF-8 check for the keys, names, string values and ETag; slicing is then free.
         let all_text = text(parts.text);
-        let slice = |at: Range<usize>| all_text.get(at).unwrap_or_default();
-        let mut wanted = select.map(Select::cursor);
         let mut slotted = vec![None; slots.names.len()];
         // The count is a hint: a malformed buffer may claim any number. A typed read rarely
         // meets a property without a slot.
         let listed = if slots.names.is_empty() { parts.count.min(MAX_PROPERTIES) } else { 0 };
         let mut properties = Vec::with_capacity(listed);
-        for property in parts.properties() {
-            let name = slice(property.name.at);
-            if wanted.as_mut().is_some_and(|wanted| !wanted.admits(name)) {
-                continue;
-            }
-            let value = match property.value {
-                Encoded::Text(span) => Value::String(slice(span.at).to_owned()),
-                Encoded::Fixed(fixed) => match fixed.decode() {
-                    Some(value) => value.to_value(),
-                    None => continue,
-                },
-            };
+        each_property(&parts, all_text, select, |name, value| {
             match (slots.slot)(name).and_then(|slot| slotted.get_mut(slot)) {
                 Some(slot) => *slot = Some(value),
                 None => properties.push((Cow::Borrowed(name), Some(value))),
             }
-        }
+        });
+        let (partition_key, row_key, etag) = keys_and_etag(&parts, all_text);
         EntityParts {
-            partition_key: slice(parts.partition_key()).to_owned(),
-            row_key: slice(parts.row_key()).to_owned(),
+            partition_key,
+            row_key,
             timestamp: self.timestamp(),
-            etag: Some(ETag::new(slice(parts.etag()))),
+            etag: Some(etag),
             // Names of a row are unique and sorted by construction; a malformed buffer reads
             // as missing data, as everywhere in this module.
             properties: PropertyList::from_slots(slots, slotted, properties).unwrap_or_default(),
@@ -694,7 +685,7 @@ impl EntityReader for RowReader<'_> {
     }
 
     fn take_entity(&mut self) -> Entity {
-        self.row.to_entity(self.projection.select)
+        entity_of(self.row, &self.parts, self.projection.select)
     }
 }
 
@@ -786,8 +777,7 @@ impl<'a> Parts<'a> {
 
     /// The value of the custom property `name`.
     fn find(&self, name: &str) -> Option<Encoded<'a>> {
-        let found = self.properties().find(|property| same_bytes(property.name.bytes, name.as_bytes()))?;
-        Some(found.value)
+        self.properties().value_named(name.as_bytes())
     }
 
     fn partition_key(&self) -> Range<usize> {
@@ -810,6 +800,56 @@ impl<'a> Parts<'a> {
             values: Reader(self.values),
         }
     }
+}
+
+/// [`Row::to_entity`] of `row`, sliced into `parts`.
+fn entity_of(row: &Row, parts: &Parts<'_>, select: Option<&Select>) -> Entity {
+    let all_text = text(parts.text);
+    let mut properties = Vec::with_capacity(parts.count.min(MAX_PROPERTIES));
+    each_property(parts, all_text, select, |name, value| properties.push((name.to_owned(), value)));
+    let (partition_key, row_key, etag) = keys_and_etag(parts, all_text);
+    // A row's names are unique and ascending: std's sort of them is one pass, and the map is
+    // built in bulk.
+    let properties = properties.into_iter().collect();
+    Entity { partition_key, row_key, timestamp: row.timestamp(), etag: Some(etag), properties }
+}
+
+/// Hands `hand` each custom property of the row that `select` admits, in ascending name
+/// order: its name, sliced from `all_text` (the row's text, checked as UTF-8 once, so that
+/// slicing is free), and its value decoded (a String copied). What [`Row::to_entity`] and
+/// [`Row::read`] both return.
+fn each_property<'a>(
+    parts: &Parts<'a>,
+    all_text: &'a str,
+    select: Option<&Select>,
+    mut hand: impl FnMut(&'a str, Value),
+) {
+    let slice = |at: Range<usize>| all_text.get(at).unwrap_or_default();
+    let mut wanted = select.map(Select::cursor);
+    for property in parts.properties() {
+        let name = slice(property.name.at);
+        if wanted.as_mut().is_some_and(|wanted| !wanted.admits(name)) {
+            continue;
+        }
+        let value = match property.value {
+            Encoded::Text(span) => Value::String(slice(span.at).to_owned()),
+            Encoded::Fixed(fixed) => match fixed.decode() {
+                Some(value) => value.to_value(),
+                None => continue,
+            },
+        };
+        hand(name, value);
+    }
+}
+
+/// The row's keys and ETag, copied out of `all_text` (as [`each_property`] slices it).
+fn keys_and_etag(parts: &Parts<'_>, all_text: &str) -> (String, String, ETag) {
+    let slice = |at: Range<usize>| all_text.get(at).unwrap_or_default();
+    (
+        slice(parts.partition_key()).to_owned(),
+        slice(parts.row_key()).to_owned(),
+        ETag::new(slice(parts.etag())),
+    )
 }
 
 /// Text the row was built from (valid UTF-8 by the module invariant).
@@ -972,23 +1012,63 @@ impl<'a> Properties<'a> {
         Some((usize::try_from(u32::from_le_bytes([n0, n1, n2, n3])).ok()?, tag))
     }
 
+    /// The value of the property named `wanted`, the walk stepped past the properties before
+    /// it; `None` when there is none (or a malformed one comes first). Names of another length
+    /// are stepped over without being sliced.
+    #[inline(always)]
+    fn value_named(&mut self, wanted: &[u8]) -> Option<Encoded<'a>> {
+        loop {
+            let (name_len, tag) = self.record_start()?;
+            if name_len == wanted.len() {
+                if same_bytes(self.span(name_len)?.bytes, wanted) {
+                    return self.value(tag);
+                }
+            } else {
+                self.at = self.at.checked_add(name_len)?;
+            }
+            self.skip_value(tag)?;
+        }
+    }
+
     /// The value of the record the walk is in, whose name it has passed, of type tag `tag`.
     #[inline(always)]
     fn value(&mut self, tag: u8) -> Option<Encoded<'a>> {
-        let size = match tag {
-            STRING => {
-                let len = self.values.len()?;
-                return Some(Encoded::Text(self.span(len)?));
-            }
-            INT32 => 4,
-            INT64 | DOUBLE => 8,
-            BOOLEAN => 1,
-            DATETIME | GUID => 16,
-            BINARY => self.values.len()?,
-            _ => return None,
-        };
+        if tag == STRING {
+            let len = self.values.len()?;
+            return Some(Encoded::Text(self.span(len)?));
+        }
+        let size = self.stored_size(tag)?;
         let bytes = self.values.take(size)?;
         Some(Encoded::Fixed(Fixed { tag, bytes }))
+    }
+
+    /// Steps over the value of the record the walk is in, whose name it has passed, of type tag
+    /// `tag`, without reading it. A String's text is not sliced: a slice past the text's end
+    /// fails later, so a malformed row still reads as missing data.
+    #[inline(always)]
+    fn skip_value(&mut self, tag: u8) -> Option<()> {
+        if tag == STRING {
+            let len = self.values.len()?;
+            self.at = self.at.checked_add(len)?;
+            return Some(());
+        }
+        let size = self.stored_size(tag)?;
+        self.values.take(size).map(drop)
+    }
+
+    /// The bytes a value of type tag `tag` other than String takes in the value section after
+    /// its tag (a Binary's read from its length, which the walk steps past); `None` for an
+    /// unknown tag.
+    #[inline(always)]
+    fn stored_size(&mut self, tag: u8) -> Option<usize> {
+        match tag {
+            INT32 => Some(4),
+            INT64 | DOUBLE => Some(8),
+            BOOLEAN => Some(1),
+            DATETIME | GUID => Some(16),
+            BINARY => self.values.len(),
+            _ => None,
+        }
     }
 
     /// The property the walk is at, stepped past, only when its name is `wanted` and its value
@@ -1382,6 +1462,21 @@ mod tests {
             expected.retain(|name, _| names.contains(name));
             prop_assert_eq!(projected.properties, expected);
             prop_assert_eq!(projected.partition_key, entity.partition_key);
+        }
+
+        #[test]
+        fn the_generic_entity_is_the_same_built_whole_or_from_a_readers_parts(
+            entity in any_entity(),
+            pick in any::<u16>(),
+        ) {
+            // Untyped queries and gets build it whole (`Decoder::ENTITY`); a decoder without a
+            // row reader gets the parts, which `from_parts` may turn into it.
+            let (t, etag) = stamp(1);
+            let row = Row::new(&entity, t.into(), &etag);
+            let select = some_select(&entity, pick);
+            let whole = row.decode(select.as_ref(), Decoder::ENTITY).expect("the generic decoder never fails");
+            prop_assert_eq!(&whole, &row.read(select.as_ref(), &PropertySlots::NONE).into_entity());
+            prop_assert_eq!(whole, row.to_entity(select.as_ref()));
         }
     }
 

@@ -11,7 +11,7 @@
 //! compiled for that reader (the client's JSON reader does, in its `wire` module). Every
 //! compilation runs the same generic body, so all give the same values and errors.
 
-use super::decode::{PropertySlots, ReadEntity};
+use super::decode::{EntityReader, PropertySlots, ReadEntity};
 use super::entity::TableEntity;
 use crate::engine::RowReader;
 use crate::entity::Entity;
@@ -76,7 +76,13 @@ fn read_row<T: TableEntity>(reader: &mut RowReader<'_>) -> Result<T> {
 
 impl Decoder<Entity> {
     /// The generic decoder: the entity as read, as an [`Entity`], without slots.
-    pub const ENTITY: Self = Decoder::new(&PropertySlots::NONE, |read| Ok(read.into_entity()));
+    pub const ENTITY: Self = Decoder {
+        slots: &PropertySlots::NONE,
+        from_parts: |read| Ok(read.into_entity()),
+        // The whole row at once (the rows a query returns untyped): the entity as a reader's
+        // parts would give it, without laying them out first.
+        read_row: Some(|reader| Ok(reader.take_entity())),
+    };
 }
 
 // Derived, they would demand `T: Clone`.
