@@ -34,6 +34,17 @@
 //! counts once per byte (a 512 KiB copy shows as 524k instructions), so copies weigh far more
 //! there than in time. The kernel's work (receiving the pages) is not counted at all.
 //!
+//! Read glibc's allocator (`_int_malloc`, `malloc_consolidate`, `unlink_chunk`) apart from the
+//! rest: its cost per row depends on the heap the setup left, and swings between runs of one
+//! binary (the floor phase measured 12,331 and 13,328 instructions per row, the difference all
+//! in those three). Any allocation of 1 KiB or more that the thread cache cannot serve, or
+//! free of 64 KiB or more, merges the small chunks freed since (a scan's rows, as its consumer
+//! drops them) and sends the next page's small allocations down `_int_malloc`'s slow path;
+//! reqwest and hyper make such allocations for every request, so this cannot be avoided from
+//! the client's buffers alone. Run each `K` several times and compare medians, or compare the
+//! client's own functions; `GLIBC_TUNABLES=glibc.malloc.tcache_count=5000` (every freed row in
+//! the thread cache) shows what the allocator adds.
+//!
 //! Without a profiler it prints the phase's wall time, which is not a benchmark.
 
 // Bench setup fails loudly: an error is the bench's verdict.

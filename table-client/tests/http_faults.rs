@@ -268,12 +268,14 @@ async fn short_and_empty_pages_with_continuations_are_followed() {
                 .set_body_json(page(&["a", "b"]))
                 .insert_header("x-ms-continuation-nextpartitionkey", "tok2"),
         )
-        .up_to_n_times(1)
+        .up_to_n_times(2)
         .mount(&server)
         .await;
     let pages: Vec<_> = table.query().pages().map(|p| p.unwrap()).collect().await;
     let sizes: Vec<usize> = pages.iter().map(|p| p.items.len()).collect();
     assert_eq!(sizes, [2, 0, 1], "an empty page mid-query does not end it");
+    let streamed: Vec<String> = table.query().stream().map(|e| e.unwrap().row_key).collect().await;
+    assert_eq!(streamed, ["a", "b", "c"], "nor does it end a stream of the items");
     let token = pages[1].continuation.clone().unwrap();
     assert_eq!(token.next_partition_key, "tok3");
     assert_eq!(token.next_row_key.as_deref(), Some("rk3"));
