@@ -80,6 +80,19 @@ use crate::value::{EdmType, Value, ValueRef};
 /// Bytes before the text: timestamp seconds and nanoseconds, four lengths, the property count.
 const HEADER: usize = 8 + 4 + 4 * 4 + 4;
 
+/// The bytes after its tag of a value of each fixed-size type, by tag; 0 for String, Binary
+/// and unknown tags.
+const FIXED_SIZES: [u8; 256] = {
+    let mut sizes = [0; 256];
+    sizes[INT32 as usize] = 4;
+    sizes[INT64 as usize] = 8;
+    sizes[DOUBLE as usize] = 8;
+    sizes[BOOLEAN as usize] = 1;
+    sizes[DATETIME as usize] = 16;
+    sizes[GUID as usize] = 16;
+    sizes
+};
+
 /// Type tags of encoded values.
 const STRING: u8 = 0;
 const INT32: u8 = 1;
@@ -1008,8 +1021,13 @@ impl<'a> Properties<'a> {
         // Taken with one check of the room left, as `Writer::record` writes it: a typed get 23
         // instructions fewer, a scanned row 31 (while this step was a call, two takes were 24
         // fewer a get).
-        let [n0, n1, n2, n3, tag] = self.values.array::<RECORD_START>()?;
-        Some((usize::try_from(u32::from_le_bytes([n0, n1, n2, n3])).ok()?, tag))
+        // Cut from the slice rather than copied out as a five-byte array, which the compiler
+        // put back together from a five-byte load with three more instructions per record: a
+        // typed get 2,145.0 -> 2,087.0 and a scanned row 2,288.1 -> 2,232.1 (ops_probe
+        // `probe_gets`, `probe_scans`), a filter's lookup 9 fewer per examined row.
+        let record = self.values.take(RECORD_START)?;
+        let (len, tag) = record.split_first_chunk::<4>()?;
+        Some((usize::try_from(u32::from_le_bytes(*len)).ok()?, *tag.first()?))
     }
 
     /// The value of the property named `wanted`, the walk stepped past the properties before
@@ -1059,15 +1077,17 @@ impl<'a> Properties<'a> {
     /// The bytes a value of type tag `tag` other than String takes in the value section after
     /// its tag (a Binary's read from its length, which the walk steps past); `None` for an
     /// unknown tag.
+    // Looked up in a table rather than matched, which compiled to a jump table: with the
+    // record's start taken as a slice (`record_start`), a filter's lookup of the 7th of 8
+    // properties 532.7 -> 490.4 instructions per examined row (the untyped engine bench's
+    // `Score lt 10` scan), a typed get 2,087.0 -> 2,079.0, a scanned row 2,232.1 -> 2,220.1
+    // (ops_probe `probe_gets`, `probe_scans`).
     #[inline(always)]
     fn stored_size(&mut self, tag: u8) -> Option<usize> {
-        match tag {
-            INT32 => Some(4),
-            INT64 | DOUBLE => Some(8),
-            BOOLEAN => Some(1),
-            DATETIME | GUID => Some(16),
-            BINARY => self.values.len(),
-            _ => None,
+        match FIXED_SIZES[usize::from(tag)] {
+            0 if tag == BINARY => self.values.len(),
+            0 => None,
+            size => Some(usize::from(size)),
         }
     }
 
