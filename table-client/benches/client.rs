@@ -224,7 +224,7 @@ const SCAN_REPEATS: usize = 5;
 #[derive(Default)]
 struct Best {
     half: Option<(Duration, Duration)>,
-    none: Option<(Duration, Duration)>,
+    empty: Option<(Duration, Duration)>,
     returned: usize,
 }
 
@@ -237,7 +237,7 @@ impl Best {
             }
             Scan::Empty => {
                 assert_eq!(returned, 0, "{} matches no row", scan.filter());
-                &mut self.none
+                &mut self.empty
             }
         };
         let (w, c) = best.get_or_insert((wall, cpu));
@@ -251,7 +251,7 @@ impl Best {
             gets,
             scan_rows: of(self.returned as f64, self.half),
             scan_returned: self.returned,
-            examined: of(f64::from(THROUGHPUT_ENTITIES), self.none),
+            examined: of(f64::from(THROUGHPUT_ENTITIES), self.empty),
         }
     }
 }
