@@ -172,17 +172,41 @@ impl Server {
     }
 }
 
-/// The next connection, with Nagle's algorithm off. An answer larger than one TCP segment (a
-/// page of entities) otherwise holds its last, partial segment until the client acknowledges
-/// the ones before it, and a client that delays its acknowledgements (Linux: up to 40 ms)
-/// stalls the whole answer that long. Measured with the server bench's lean client, scans in
-/// pages of 1000 rows at 16 and 64 requests in flight: 0.61 and 0.58 M rows/s with Nagle on
-/// (p99 47 and 51 ms), 1.86 and 2.14 M with it off (p99 13 and 12 ms). A connection whose
-/// option cannot be set (reset already) is served anyway: its first read reports the reset.
-async fn accept(listener: &TcpListener) -> std::io::Result<(TcpStream, SocketAddr)> {
-    let (stream, peer) = listener.accept().await?;
-    let _ = stream.set_nodelay(true);
-    Ok((stream, peer))
+/// How long accepting pauses after an error that is not one connection's (out of file
+/// descriptors or memory): accepting again at once fails the same way until some are freed.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The next connection, with Nagle's algorithm off.
+///
+/// Nagle: an answer larger than one TCP segment (a page of entities) otherwise holds its last,
+/// partial segment until the client acknowledges the ones before it, and a client that delays
+/// its acknowledgements (Linux: up to 40 ms) stalls the whole answer that long. Measured with
+/// the server bench's lean client, scans in pages of 1000 rows at 16 and 64 requests in
+/// flight: 0.61 and 0.58 M rows/s with Nagle on (p99 47 and 51 ms), 1.86 and 2.14 M with it
+/// off (p99 13 and 12 ms). A connection whose option cannot be set (reset already) is served
+/// anyway: its first read reports the reset.
+///
+/// Errors: a connection reset or aborted before it was accepted concerns it alone, and the
+/// next is taken at once. Any other error (no file descriptor or memory left) would recur on
+/// every try, spinning the worker threads until some are freed, so accepting pauses for
+/// [`ACCEPT_BACKOFF`] first; connections wait in the listen backlog meanwhile.
+async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, peer)) => {
+                let _ = stream.set_nodelay(true);
+                return (stream, peer);
+            }
+            Err(e) if is_one_connections(&e) => {}
+            Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+        }
+    }
+}
+
+/// Whether an accept error concerns the one connection it was about to hand out.
+fn is_one_connections(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(error.kind(), ConnectionAborted | ConnectionRefused | ConnectionReset)
 }
 
 async fn serve(
@@ -194,10 +218,7 @@ async fn serve(
     let graceful = GracefulShutdown::new();
     loop {
         tokio::select! {
-            accepted = accept(&listener) => {
-                // A failed accept (out of file descriptors, a reset before accept) concerns one
-                // connection; the listener goes on.
-                let Ok((stream, peer)) = accepted else { continue };
+            (stream, peer) = accept(&listener) => {
                 let origin = Origin { ip: peer.ip(), https: tls.is_some() };
                 let service = Arc::clone(&service);
                 let handler = service_fn(move |request| {
@@ -239,7 +260,7 @@ mod tests {
     async fn accepted_connections_send_without_waiting_for_acknowledgements() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
-        let (served, peer) = accept(&listener).await.unwrap();
+        let (served, peer) = accept(&listener).await;
         assert_eq!(peer, client.local_addr().unwrap());
         assert!(served.nodelay().unwrap(), "Nagle's algorithm is off on the served connection");
     }

@@ -55,6 +55,8 @@ impl Drop for KillOnDrop {
 #[cfg(unix)]
 fn lists_tables(address: &str) {
     let mut stream = TcpStream::connect(address).unwrap();
+    // A server that stopped serving fails the test rather than hanging it.
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     write!(
         stream,
         "GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: {address}\r\nx-ms-version: 2019-02-02\r\n\
@@ -162,6 +164,44 @@ fn threads_flag_sets_the_worker_threads() {
         }
         assert_eq!(counted, expected, "{flags:?}");
     }
+}
+
+/// The CPU time the process `pid` has used so far, in clock ticks (utime + stime).
+#[cfg(target_os = "linux")]
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name (which may hold spaces) start with the state; utime
+    // and stime are the 14th and 15th fields of the whole line.
+    let after_name = stat.rsplit_once(')').unwrap().1;
+    after_name.split_whitespace().skip(11).take(2).map(|ticks| ticks.parse::<u64>().unwrap()).sum()
+}
+
+/// Out of file descriptors, the server waits for some to be freed rather than retrying its
+/// failing accept at once (which spun every worker thread at full CPU), and serves again when
+/// they are.
+#[cfg(target_os = "linux")]
+#[test]
+fn out_of_file_descriptors_it_waits_without_spinning_and_serves_again() {
+    use rustix::process::{Pid, Resource, Rlimit, getrlimit, prlimit};
+    let (server, address) = start(&[]);
+    lists_tables(&address);
+    let pid = server.0.id();
+    // Room for what it has open and two connections more.
+    let open = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count() as u64;
+    let limit = Rlimit { current: Some(open + 2), maximum: getrlimit(Resource::Nofile).maximum };
+    prlimit(Pid::from_raw(pid as i32), Resource::Nofile, limit).unwrap();
+
+    // Connections past the limit wait in the listen backlog; accepting them fails.
+    let waiting: Vec<TcpStream> = (0..16).map(|_| TcpStream::connect(&address).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_ticks(pid) - before;
+    // Retrying at once took about 1.2 s of CPU a second here; waiting takes next to none.
+    assert!(used < 50, "the server used {used} ticks of CPU in 2 s while out of file descriptors");
+
+    drop(waiting);
+    lists_tables(&address);
 }
 
 const KEY_ONE: &str = "a2V5LW9uZQ=="; // "key-one"
