@@ -186,7 +186,7 @@ async fn throughput_workload() -> Throughput {
     let gets = Rate::of(f64::from(THROUGHPUT_ENTITIES), started.elapsed());
 
     let mut best = Best::default();
-    for scan in Scan::BOTH.into_iter().cycle().take(2 * SCAN_REPEATS) {
+    for scan in Scan::rounds() {
         let started = Stopwatch::start();
         let rows = table.query().filter_str(&scan.filter()).table_scan().collect().await.expect("scan");
         best.record(scan, started.elapsed(), rows.len());
@@ -202,7 +202,10 @@ enum Scan {
 }
 
 impl Scan {
-    const BOTH: [Scan; 2] = [Scan::Half, Scan::Empty];
+    /// Each scan [`SCAN_REPEATS`] times, the two alternated so both meet the same machine.
+    fn rounds() -> impl Iterator<Item = Scan> {
+        [Scan::Half, Scan::Empty].into_iter().cycle().take(2 * SCAN_REPEATS)
+    }
 
     /// The rows' `Age` (0 to 89) it keeps: below this.
     fn below(self) -> i32 {
@@ -281,7 +284,7 @@ fn plain_struct_floor() -> Throughput {
     let gets = Rate::of(f64::from(THROUGHPUT_ENTITIES), started.elapsed());
 
     let mut best = Best::default();
-    for scan in Scan::BOTH.into_iter().cycle().take(2 * SCAN_REPEATS) {
+    for scan in Scan::rounds() {
         let started = Stopwatch::start();
         let rows: Vec<Customer> =
             map.values().flat_map(BTreeMap::values).filter(|c| c.age < scan.below()).cloned().collect();
